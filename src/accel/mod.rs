@@ -1,0 +1,1 @@
+//! Acceleration structures: binned-SAH BVH, QBVH collapse, the top level over instances, VD patch bounds.

@@ -1,0 +1,1 @@
+//! The scene language: pest grammar to AST, evaluation into the scene IR, and diagnostics.

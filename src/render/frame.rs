@@ -1,0 +1,76 @@
+//! A rendered frame: the colour, the AOV layers and the metadata written into the EXR header.
+
+use glam::Vec3;
+
+/// One image layer: `channels.len()` interleaved floats per pixel, rows from the top.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layer {
+    /// Layer name in the EXR file ("albedo", "normal", "depth", ...).
+    pub name: String,
+    /// Channel names within the layer, e.g. `["R", "G", "B"]`, `["X", "Y", "Z"]` or `["Z"]`.
+    pub channels: Vec<String>,
+    pub pixels: Vec<f32>,
+}
+
+impl Layer {
+    /// A layer of RGB triples.
+    pub fn rgb(name: &str, values: &[Vec3]) -> Layer {
+        Layer::from_vec3(name, ["R", "G", "B"], values)
+    }
+
+    /// A layer of three named channels.
+    pub fn from_vec3(name: &str, channels: [&str; 3], values: &[Vec3]) -> Layer {
+        Layer {
+            name: name.to_string(),
+            channels: channels.iter().map(|c| c.to_string()).collect(),
+            pixels: values.iter().flat_map(|v| v.to_array()).collect(),
+        }
+    }
+
+    /// A layer of one channel.
+    pub fn scalar(name: &str, channel: &str, values: &[f32]) -> Layer {
+        Layer { name: name.to_string(), channels: vec![channel.to_string()], pixels: values.to_vec() }
+    }
+
+    /// The value of `channel` at pixel index `i`.
+    pub fn get(&self, i: usize, channel: usize) -> f32 {
+        self.pixels[i * self.channels.len() + channel]
+    }
+}
+
+/// What was rendered and how, written as EXR header attributes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameMetadata {
+    pub frame: i64,
+    pub time: f32,
+    /// Wall-clock time of rendering this frame (excluding parsing and the hierarchy build).
+    pub render_seconds: f64,
+    /// Wall-clock time of building the hierarchy for this frame.
+    pub build_seconds: f64,
+    pub spp: u32,
+    pub camera_position: Vec3,
+    pub camera_look_at: Vec3,
+    pub camera_up: Vec3,
+    pub camera_fov_deg: f32,
+    /// "cpu" or the GPU adapter's name.
+    pub device: String,
+    /// Named counters (`"bvh/nodes"`, `"rays/primary"`, ...).
+    pub stats: Vec<(String, f64)>,
+}
+
+/// A rendered frame. `color` is linear RGB with rows from the top.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub width: u32,
+    pub height: u32,
+    pub color: Vec<Vec3>,
+    /// Extra layers in the order requested.
+    pub aovs: Vec<Layer>,
+    pub metadata: FrameMetadata,
+}
+
+impl Frame {
+    pub fn aov(&self, name: &str) -> Option<&Layer> {
+        self.aovs.iter().find(|l| l.name == name)
+    }
+}

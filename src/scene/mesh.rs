@@ -1,0 +1,68 @@
+//! Mesh geometry as the renderer sees it: shared vertices, triangles and quads.
+
+use glam::{Vec2, Vec3};
+
+/// Indexed geometry of one mesh in object space. Attributes are per vertex; `normals` and `uvs`
+/// are either empty or exactly as long as `positions`. Quads are given in order around the
+/// face, `v0 v1 v2 v3`; their patch parameter is `(s, t)` with `v0` at (0,0), `v1` at (1,0),
+/// `v2` at (1,1) and `v3` at (0,1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshData {
+    pub positions: Vec<Vec3>,
+    pub normals: Vec<Vec3>,
+    pub uvs: Vec<Vec2>,
+    pub triangles: Vec<[u32; 3]>,
+    pub quads: Vec<[u32; 4]>,
+}
+
+impl MeshData {
+    /// Checks the invariants above; the message says what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        let n = self.positions.len();
+        if !self.normals.is_empty() && self.normals.len() != n {
+            return Err(format!("{} normals for {} vertices", self.normals.len(), n));
+        }
+        if !self.uvs.is_empty() && self.uvs.len() != n {
+            return Err(format!("{} texture coordinates for {} vertices", self.uvs.len(), n));
+        }
+        for (i, t) in self.triangles.iter().enumerate() {
+            if let Some(&bad) = t.iter().find(|&&v| v as usize >= n) {
+                return Err(format!("triangle {i} uses vertex {bad}, but there are only {n} vertices"));
+            }
+        }
+        for (i, q) in self.quads.iter().enumerate() {
+            if let Some(&bad) = q.iter().find(|&&v| v as usize >= n) {
+                return Err(format!("quad {i} uses vertex {bad}, but there are only {n} vertices"));
+            }
+        }
+        if let Some(p) = self.positions.iter().find(|p| !p.is_finite()) {
+            return Err(format!("vertex position {p} is not finite"));
+        }
+        Ok(())
+    }
+
+    /// Number of triangles plus quads.
+    pub fn face_count(&self) -> usize {
+        self.triangles.len() + self.quads.len()
+    }
+
+    /// Object-space bounds `(min, max)`; `None` for a mesh without vertices.
+    pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
+        let first = *self.positions.first()?;
+        Some(self.positions.iter().fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))))
+    }
+
+    /// The four corner positions of quad `i`.
+    pub fn quad_corners(&self, i: usize) -> [Vec3; 4] {
+        self.quads[i].map(|v| self.positions[v as usize])
+    }
+
+    /// The four corner UVs of quad `i`; the unit square's corners when the mesh has no UVs.
+    pub fn quad_uvs(&self, i: usize) -> [Vec2; 4] {
+        if self.uvs.is_empty() {
+            [Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 1.0)]
+        } else {
+            self.quads[i].map(|v| self.uvs[v as usize])
+        }
+    }
+}

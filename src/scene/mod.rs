@@ -1,0 +1,362 @@
+//! The scene IR: what a scene *is* for one frame, without syntax and without GPU.
+//!
+//! `lang::eval` produces a [`Scene`] for one frame; `accel` builds the hierarchy from it and the
+//! backends render it. Every user-visible entity keeps the [`Span`] of the text that declared it,
+//! so later stages can still point at `file:line:col` when they reject something.
+
+pub mod mesh;
+pub mod shapes;
+pub mod span;
+pub mod vdmap;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use glam::{Affine3A, Vec2, Vec3};
+
+pub use mesh::MeshData;
+pub use span::Span;
+pub use vdmap::{VdImage, VdMap, VdSpace};
+
+/// Index into [`Scene::materials`].
+pub type MaterialId = u32;
+/// Index into [`Scene::meshes`].
+pub type MeshId = u32;
+/// Index into [`Scene::textures`].
+pub type TextureId = u32;
+/// Index into [`Scene::vdmaps`].
+pub type VdMapId = u32;
+
+/// Pinhole or thin-lens perspective camera.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Camera {
+    pub position: Vec3,
+    pub look_at: Vec3,
+    pub up: Vec3,
+    /// Vertical field of view in degrees.
+    pub fov_deg: f32,
+    /// Thin-lens aperture radius in scene units; 0 is a pinhole.
+    pub lens_radius: f32,
+    /// Distance to the plane in focus; only used when `lens_radius > 0`.
+    pub focus_distance: f32,
+    pub span: Span,
+}
+
+impl Default for Camera {
+    fn default() -> Self {
+        Camera {
+            position: Vec3::new(0.0, 0.0, 5.0),
+            look_at: Vec3::ZERO,
+            up: Vec3::Y,
+            fov_deg: 40.0,
+            lens_radius: 0.0,
+            focus_distance: 1.0,
+            span: Span::NONE,
+        }
+    }
+}
+
+/// Film and sampling settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Film {
+    pub width: u32,
+    pub height: u32,
+    /// Camera samples per pixel (stratified jitter; 1 means the pixel centre).
+    pub spp: u32,
+    /// Maximum number of specular bounces (reflection/refraction) after the camera hit.
+    pub max_depth: u32,
+    pub seed: u64,
+    pub span: Span,
+}
+
+impl Default for Film {
+    fn default() -> Self {
+        Film { width: 640, height: 480, spp: 4, max_depth: 8, seed: 0, span: Span::NONE }
+    }
+}
+
+/// A named texture image (linear RGB, row 0 at the top, addressed by OBJ-style UVs with v up).
+#[derive(Clone, Debug)]
+pub struct Texture {
+    pub name: String,
+    pub path: PathBuf,
+    pub image: Arc<TextureImage>,
+    pub span: Span,
+}
+
+/// Decoded texels of a [`Texture`], linear RGB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureImage {
+    pub width: u32,
+    pub height: u32,
+    pub texels: Vec<Vec3>,
+}
+
+impl TextureImage {
+    /// Bilinear lookup with wrap-around addressing; `uv` uses the OBJ convention (v = 1 is the top row).
+    pub fn sample(&self, uv: Vec2) -> Vec3 {
+        if self.width == 0 || self.height == 0 {
+            return Vec3::ONE;
+        }
+        let w = self.width as i64;
+        let h = self.height as i64;
+        let x = uv.x * self.width as f32 - 0.5;
+        let y = (1.0 - uv.y) * self.height as f32 - 0.5;
+        let x0 = x.floor();
+        let y0 = y.floor();
+        let fx = x - x0;
+        let fy = y - y0;
+        let texel = |xi: i64, yi: i64| {
+            let xi = xi.rem_euclid(w) as usize;
+            let yi = yi.rem_euclid(h) as usize;
+            self.texels[yi * self.width as usize + xi]
+        };
+        let (x0, y0) = (x0 as i64, y0 as i64);
+        let top = texel(x0, y0).lerp(texel(x0 + 1, y0), fx);
+        let bottom = texel(x0, y0 + 1).lerp(texel(x0 + 1, y0 + 1), fx);
+        top.lerp(bottom, fy)
+    }
+}
+
+/// What a surface does with light.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MaterialKind {
+    /// Lambertian reflection; the albedo is multiplied by the texture when one is given.
+    Diffuse { albedo: Vec3, texture: Option<TextureId> },
+    /// Perfect specular reflection scaled by `reflectance` (a mirror or an idealised conductor).
+    Mirror { reflectance: Vec3 },
+    /// Smooth dielectric interface with Schlick's Fresnel approximation; `tint` scales transmission.
+    Dielectric { ior: f32, tint: Vec3 },
+    /// Emits `radiance` from its front side and reflects nothing.
+    Emissive { radiance: Vec3 },
+}
+
+/// A named material.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Material {
+    pub name: String,
+    pub kind: MaterialKind,
+    pub span: Span,
+}
+
+/// A named mesh: its geometry (loaded or generated), and optionally a VD map on its quads.
+#[derive(Clone, Debug)]
+pub struct Mesh {
+    pub name: String,
+    /// Where the geometry came from, for `caustica info` and error messages.
+    pub origin: MeshOrigin,
+    pub data: Arc<MeshData>,
+    /// When set, every quad of the mesh is a vector-displacement patch carrying this map.
+    pub displacement: Option<VdMapId>,
+    pub span: Span,
+}
+
+/// Where a mesh's geometry came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MeshOrigin {
+    File(PathBuf),
+    Inline,
+    Sphere,
+    Quad,
+    Box,
+}
+
+/// One placement of a mesh in the world.
+#[derive(Clone, Debug)]
+pub struct Instance {
+    pub mesh: MeshId,
+    pub material: MaterialId,
+    /// Object space to world space.
+    pub transform: Affine3A,
+    pub span: Span,
+}
+
+/// A light source. Powers are radiant flux in watts per RGB channel (scene units are metres).
+#[derive(Clone, Debug, PartialEq)]
+pub enum LightKind {
+    /// Isotropic point light of total power `power`.
+    Point { position: Vec3, power: Vec3 },
+    /// Point light emitting into a cone around `direction`, with a smooth falloff between
+    /// `cone_inner_deg` and `cone_outer_deg` (half-angles). `power` is the power of the isotropic
+    /// point light with the same intensity (pbrt's convention for spot lights).
+    Spot { position: Vec3, direction: Vec3, power: Vec3, cone_inner_deg: f32, cone_outer_deg: f32 },
+    /// Light arriving from infinitely far away along `direction`, with irradiance `irradiance`
+    /// (W/m²) on a surface facing it.
+    Directional { direction: Vec3, irradiance: Vec3 },
+    /// One-sided parallelogram emitter at `corner` spanned by `edge_u` and `edge_v`, emitting
+    /// uniform `radiance` on the side of `edge_u × edge_v`. `samples` shadow rays per shading point.
+    Quad { corner: Vec3, edge_u: Vec3, edge_v: Vec3, radiance: Vec3, samples: u32 },
+}
+
+/// A light with the span that declared it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Light {
+    pub kind: LightKind,
+    pub span: Span,
+}
+
+/// Photon-mapping settings (paper 003 chapter 6).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PhotonSettings {
+    pub global: u32,
+    pub caustic: u32,
+    pub max_bounces: u32,
+    /// k of the k-nearest-neighbour radiance estimate.
+    pub knn: u32,
+    /// Largest search radius of a radiance estimate, in scene units; 0 lets the renderer choose.
+    pub max_radius: f32,
+    pub span: Span,
+}
+
+impl Default for PhotonSettings {
+    fn default() -> Self {
+        PhotonSettings {
+            global: 200_000,
+            caustic: 100_000,
+            max_bounces: 6,
+            knn: 64,
+            max_radius: 0.0,
+            span: Span::NONE,
+        }
+    }
+}
+
+/// Final-gather settings (paper 003 section 6.2.3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatherSettings {
+    /// Number of irradiance seeds placed by adaptive seeding.
+    pub seeds: u32,
+    /// Hemisphere rays per seed.
+    pub rays: u32,
+    /// Levels of the screen-space quadtree.
+    pub quadtree_levels: u32,
+    pub span: Span,
+}
+
+impl Default for GatherSettings {
+    fn default() -> Self {
+        GatherSettings { seeds: 4096, rays: 128, quadtree_levels: 7, span: Span::NONE }
+    }
+}
+
+/// A layer of the output EXR besides the colour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Aov {
+    /// Surface albedo at the first non-specular hit (RGB).
+    Albedo,
+    /// World-space shading normal at the first hit (XYZ in [-1, 1]).
+    Normal,
+    /// Distance along the camera ray to the first hit; infinite for misses.
+    Depth,
+}
+
+impl Aov {
+    pub const ALL: [Aov; 3] = [Aov::Albedo, Aov::Normal, Aov::Depth];
+
+    /// The layer name in the language and in the EXR file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Aov::Albedo => "albedo",
+            Aov::Normal => "normal",
+            Aov::Depth => "depth",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Aov> {
+        Aov::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
+
+/// Where and what to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSettings {
+    /// Output path pattern; a run of `#` is replaced by the zero-padded frame number.
+    /// Relative paths are relative to the current directory of the process.
+    pub path: String,
+    /// Extra layers written beside the colour.
+    pub layers: Vec<Aov>,
+    pub span: Span,
+}
+
+impl Default for OutputSettings {
+    fn default() -> Self {
+        OutputSettings { path: "out/frame_####.exr".into(), layers: Vec::new(), span: Span::NONE }
+    }
+}
+
+impl OutputSettings {
+    /// The output path for `frame`: the first run of `#` becomes the zero-padded frame number.
+    /// A pattern without `#` is used as it is.
+    pub fn path_for_frame(&self, frame: i64) -> PathBuf {
+        expand_frame_pattern(&self.path, frame)
+    }
+}
+
+/// Replaces the first run of `#` in `pattern` by `frame`, zero-padded to the run's length.
+pub fn expand_frame_pattern(pattern: &str, frame: i64) -> PathBuf {
+    if let Some(start) = pattern.find('#') {
+        let len = pattern[start..].chars().take_while(|&c| c == '#').count();
+        let number = if frame < 0 {
+            format!("-{:0width$}", -frame, width = len)
+        } else {
+            format!("{:0width$}", frame, width = len)
+        };
+        PathBuf::from(format!("{}{}{}", &pattern[..start], number, &pattern[start + len..]))
+    } else {
+        PathBuf::from(pattern)
+    }
+}
+
+/// The frames a scene file describes: `first..=last` at `fps`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrameRange {
+    pub first: i64,
+    pub last: i64,
+    pub fps: f32,
+    pub span: Span,
+}
+
+impl Default for FrameRange {
+    fn default() -> Self {
+        FrameRange { first: 1, last: 1, fps: 24.0, span: Span::NONE }
+    }
+}
+
+impl FrameRange {
+    /// Scene time in seconds of `frame`: frame `first` is at time 0.
+    pub fn time_of(&self, frame: i64) -> f32 {
+        (frame - self.first) as f32 / self.fps
+    }
+}
+
+/// Everything a scene is, evaluated for one frame.
+#[derive(Clone, Debug, Default)]
+pub struct Scene {
+    /// The frame this scene was evaluated for, and its time in seconds.
+    pub frame: i64,
+    pub time: f32,
+    pub camera: Camera,
+    pub film: Film,
+    pub materials: Vec<Material>,
+    pub textures: Vec<Texture>,
+    pub vdmaps: Vec<VdMap>,
+    pub meshes: Vec<Mesh>,
+    pub instances: Vec<Instance>,
+    pub lights: Vec<Light>,
+    pub photons: PhotonSettings,
+    pub gather: GatherSettings,
+    pub output: OutputSettings,
+    pub frames: FrameRange,
+}
+
+/// Loads the files a scene refers to. `lang::eval` calls it while evaluating a scene, so that a
+/// file that is missing or malformed is reported at the place that names it; `io::AssetCache`
+/// implements it (with a cache, so an animation loads each file once).
+pub trait AssetLoader: Sync {
+    /// Loads a triangle/quad mesh from an OBJ, PLY or gzip-compressed PLY file.
+    fn load_mesh(&self, path: &std::path::Path) -> Result<Arc<MeshData>, String>;
+    /// Loads a texture (PNG, JPEG or EXR) as linear RGB. PNG and JPEG are decoded from sRGB.
+    fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
+    /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.
+    fn load_vd_image(&self, path: &std::path::Path) -> Result<Arc<VdImage>, String>;
+}
