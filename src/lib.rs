@@ -1,4 +1,15 @@
 //! Caustica: an offline photon-mapping renderer. Scene files in, OpenEXR frames out.
+//!
+//! The library API is small, and the command line, the tests and the benchmarks all go
+//! through it:
+//! 1. [`load_scene`] parses a scene file (and its includes) into a [`SceneFile`];
+//! 2. [`evaluate_frame`] evaluates it for one frame into a [`scene::Scene`], loading the files it
+//!    names through an [`io::AssetCache`];
+//! 3. [`prepare`] builds the hierarchy ([`accel::Prepared`]);
+//! 4. a [`render::Backend`] from [`select_backend`] renders a [`render::Frame`];
+//! 5. [`io::write_frame`] writes it as a layered EXR.
+//!
+//! [`render_animation`] runs the whole loop for a range of frames.
 
 pub mod accel;
 pub mod cpu;
@@ -6,3 +17,259 @@ pub mod io;
 pub mod lang;
 pub mod render;
 pub mod scene;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use lang::{Diagnostics, SceneFile};
+
+use accel::{PrepareOptions, Prepared};
+use render::{Backend, Frame, RenderOptions};
+use scene::Scene;
+
+/// Everything that can stop a render, each with a message fit for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scene text or a file it names is wrong; the diagnostics carry `file:line:col`.
+    #[error("{0}")]
+    Scene(#[from] Diagnostics),
+    #[error("building the hierarchy failed: {0}")]
+    Accel(#[from] accel::AccelError),
+    #[error("{0}")]
+    Render(#[from] render::RenderError),
+    #[error("{0}")]
+    Io(#[from] io::IoError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Which backend renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// The GPU when there is one, otherwise the CPU with a warning.
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+/// Whether the environment demands a GPU (`CAUSTICA_REQUIRE_GPU=1`, as CI sets it).
+pub fn gpu_required() -> bool {
+    std::env::var("CAUSTICA_REQUIRE_GPU").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// Picks the backend for `device`.
+///
+/// The wgpu pipeline is not part of this build yet, so `gpu` (and `auto` under
+/// `CAUSTICA_REQUIRE_GPU=1`) is an error that says so, and `auto` falls back to the CPU.
+pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
+    let no_gpu = "this build of Caustica has no GPU backend yet (the wgpu pipeline is in progress); use --device cpu";
+    match device {
+        Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
+        Device::Gpu => Err(render::RenderError::DeviceUnavailable(no_gpu.to_string()).into()),
+        Device::Auto if gpu_required() => {
+            Err(render::RenderError::DeviceUnavailable(format!("CAUSTICA_REQUIRE_GPU is set, but {no_gpu}")).into())
+        }
+        Device::Auto => {
+            log::warn!("no GPU backend available; rendering on the CPU");
+            Ok(Box::new(cpu::CpuBackend))
+        }
+    }
+}
+
+/// Command-line overrides of what a scene file says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    pub resolution: Option<(u32, u32)>,
+    pub spp: Option<u32>,
+    pub seed: Option<u64>,
+    /// Output path pattern (`####` becomes the frame number).
+    pub output: Option<String>,
+}
+
+impl Overrides {
+    pub fn apply(&self, scene: &mut Scene) {
+        if let Some((w, h)) = self.resolution {
+            scene.film.width = w;
+            scene.film.height = h;
+        }
+        if let Some(spp) = self.spp {
+            scene.film.spp = spp;
+        }
+        if let Some(seed) = self.seed {
+            scene.film.seed = seed;
+        }
+        if let Some(output) = &self.output {
+            scene.output.path = output.clone();
+        }
+    }
+}
+
+/// Parses a scene file and everything it includes.
+pub fn load_scene(path: &Path) -> Result<SceneFile, Error> {
+    Ok(SceneFile::load(path)?)
+}
+
+/// Evaluates a parsed scene for `frame`, loading the files it names through `assets`, and
+/// applies `overrides`.
+pub fn evaluate_frame(file: &SceneFile, frame: i64, assets: &io::AssetCache, overrides: &Overrides) -> Result<Scene, Error> {
+    let mut scene = file.eval(frame, assets)?;
+    overrides.apply(&mut scene);
+    Ok(scene)
+}
+
+/// Builds the hierarchy of a scene with default options.
+pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
+    Ok(Prepared::build(scene, &PrepareOptions::default())?)
+}
+
+/// Parses `A..B` (inclusive) or a single frame number `A`.
+pub fn parse_frame_range(text: &str) -> Result<(i64, i64), Error> {
+    let bad = || Error::Usage(format!("bad frame range \"{text}\": expected A..B or a frame number"));
+    let (a, b) = match text.split_once("..") {
+        Some((a, b)) => (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?),
+        None => {
+            let a = text.trim().parse().map_err(|_| bad())?;
+            (a, a)
+        }
+    };
+    if b < a {
+        return Err(Error::Usage(format!("bad frame range \"{text}\": the last frame comes before the first")));
+    }
+    Ok((a, b))
+}
+
+/// What to render and how: the whole of `caustica render`.
+#[derive(Clone, Debug)]
+pub struct RenderJob {
+    pub scene_path: PathBuf,
+    /// Frames to render; the scene's `frames` range when `None`.
+    pub frames: Option<(i64, i64)>,
+    pub overrides: Overrides,
+    pub device: Device,
+    /// Also write a tone-mapped PNG here (`####` becomes the frame number).
+    pub preview: Option<String>,
+    pub progress: bool,
+}
+
+/// What happened to one frame.
+#[derive(Clone, Debug)]
+pub struct FrameReport {
+    pub frame: i64,
+    pub exr: PathBuf,
+    pub preview: Option<PathBuf>,
+    pub build_seconds: f64,
+    pub render_seconds: f64,
+    /// Hierarchy counters followed by render counters.
+    pub stats: Vec<(String, f64)>,
+}
+
+/// Renders every frame of a job and writes its outputs. Each file is written whole or not at
+/// all; the scene is checked for every frame before anything is rendered.
+pub fn render_animation(job: &RenderJob, mut on_frame: impl FnMut(&FrameReport)) -> Result<Vec<FrameReport>, Error> {
+    let file = load_scene(&job.scene_path)?;
+    let (first, last) = match job.frames {
+        Some(range) => range,
+        None => {
+            let range = file.frame_range()?;
+            (range.first, range.last)
+        }
+    };
+    let backend = select_backend(job.device)?;
+    let assets = io::AssetCache::default();
+    // Evaluate every frame up front so that an error in frame 40 stops the run before frame 1 is
+    // written; evaluation is cheap, and files are loaded once through the cache.
+    for frame in first..=last {
+        evaluate_frame(&file, frame, &assets, &job.overrides)?;
+    }
+    let mut reports = Vec::new();
+    for frame in first..=last {
+        let scene = evaluate_frame(&file, frame, &assets, &job.overrides)?;
+        let report = render_one(&scene, backend.as_ref(), job)?;
+        on_frame(&report);
+        reports.push(report);
+    }
+    Ok(reports)
+}
+
+/// Builds, renders and writes one evaluated frame.
+fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<FrameReport, Error> {
+    let build_start = Instant::now();
+    let prepared = prepare(scene)?;
+    let build_seconds = build_start.elapsed().as_secs_f64();
+    let mut frame: Frame = backend.render_frame(scene, &prepared, &RenderOptions { progress: job.progress })?;
+    frame.metadata.build_seconds = build_seconds;
+    let mut stats = prepared.stats();
+    stats.append(&mut frame.metadata.stats.clone());
+    frame.metadata.stats = stats.clone();
+    let exr = scene.output.path_for_frame(scene.frame);
+    io::write_frame(&exr, &frame)?;
+    let preview = match &job.preview {
+        Some(pattern) => {
+            let path = scene::expand_frame_pattern(pattern, scene.frame);
+            io::write_preview_png(&path, &frame, 0.0)?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(FrameReport {
+        frame: scene.frame,
+        exr,
+        preview,
+        build_seconds,
+        render_seconds: frame.metadata.render_seconds,
+        stats,
+    })
+}
+
+/// Counts and bounds of what a scene holds, for `caustica info`.
+pub fn describe_scene(scene: &Scene) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let mut lo = glam::Vec3::splat(f32::INFINITY);
+    let mut hi = glam::Vec3::splat(f32::NEG_INFINITY);
+    let (mut tris, mut quads, mut patches) = (0usize, 0usize, 0usize);
+    for inst in &scene.instances {
+        let mesh = &scene.meshes[inst.mesh as usize];
+        tris += mesh.data.triangles.len();
+        if mesh.displacement.is_some() {
+            patches += mesh.data.quads.len();
+        } else {
+            quads += mesh.data.quads.len();
+        }
+        if let Some((a, b)) = mesh.data.bounds() {
+            for i in 0..8 {
+                let corner = glam::Vec3::new(
+                    if i & 1 == 0 { a.x } else { b.x },
+                    if i & 2 == 0 { a.y } else { b.y },
+                    if i & 4 == 0 { a.z } else { b.z },
+                );
+                let w = inst.transform.transform_point3(corner);
+                lo = lo.min(w);
+                hi = hi.max(w);
+            }
+        }
+    }
+    let _ = writeln!(s, "frame        {} (time {:.3} s), frames {}..{} at {} fps", scene.frame, scene.time, scene.frames.first, scene.frames.last, scene.frames.fps);
+    let _ = writeln!(s, "film         {}x{}, {} spp, max depth {}, seed {}", scene.film.width, scene.film.height, scene.film.spp, scene.film.max_depth, scene.film.seed);
+    let _ = writeln!(s, "camera       at {} looking at {}, fov {}°", scene.camera.position, scene.camera.look_at, scene.camera.fov_deg);
+    let _ = writeln!(s, "materials    {}", scene.materials.len());
+    let _ = writeln!(s, "textures     {}", scene.textures.len());
+    let _ = writeln!(s, "vdmaps       {}", scene.vdmaps.len());
+    let _ = writeln!(s, "meshes       {}", scene.meshes.len());
+    for m in &scene.meshes {
+        let disp = m.displacement.map(|d| format!(", displaced by {}", scene.vdmaps[d as usize].name)).unwrap_or_default();
+        let _ = writeln!(s, "  {:<12} {} vertices, {} triangles, {} quads{}", m.name, m.data.positions.len(), m.data.triangles.len(), m.data.quads.len(), disp);
+    }
+    let _ = writeln!(s, "instances    {} ({} triangles, {} quads, {} VD patches in the world)", scene.instances.len(), tris, quads, patches);
+    let _ = writeln!(s, "lights       {}", scene.lights.len());
+    if lo.x <= hi.x {
+        let _ = writeln!(s, "bounds       {} .. {}", lo, hi);
+    } else {
+        let _ = writeln!(s, "bounds       empty");
+    }
+    let layers: Vec<&str> = scene.output.layers.iter().map(|l| l.name()).collect();
+    let _ = writeln!(s, "output       {} (color{}{})", scene.output.path, if layers.is_empty() { "" } else { ", " }, layers.join(", "));
+    let _ = writeln!(s, "photons      global {}, caustic {}, max bounces {}, knn {}, max radius {}", scene.photons.global, scene.photons.caustic, scene.photons.max_bounces, scene.photons.knn, scene.photons.max_radius);
+    let _ = write!(s, "gather       seeds {}, rays {}, quadtree levels {}", scene.gather.seeds, scene.gather.rays, scene.gather.quadtree_levels);
+    s
+}

@@ -1,1 +1,173 @@
-fn main() {}
+//! The `caustica` command line: arguments, logging and progress; the work is done by the library.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use caustica::{Device, Error, Overrides, RenderJob};
+
+#[derive(Parser)]
+#[command(name = "caustica", version, about = "An offline photon-mapping renderer: scene files in, OpenEXR frames out.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a scene's frames to EXR files.
+    Render {
+        /// The scene file (.csc).
+        scene: PathBuf,
+        /// Output path pattern; `####` becomes the frame number [default: the scene's output path].
+        #[arg(short, long, value_name = "PATTERN")]
+        output: Option<String>,
+        /// Frames to render, `A..B` (inclusive) or one frame [default: the scene's frame range].
+        #[arg(long, value_name = "A..B")]
+        frames: Option<String>,
+        /// Image size, e.g. 1024x768 [default: the scene's film resolution].
+        #[arg(long, value_name = "WxH", value_parser = parse_resolution)]
+        resolution: Option<(u32, u32)>,
+        /// Camera samples per pixel [default: the scene's film spp].
+        #[arg(long, value_name = "N")]
+        spp: Option<u32>,
+        /// Random seed [default: the scene's film seed].
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Which backend renders.
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
+        /// Also write a tone-mapped PNG (`####` becomes the frame number).
+        #[arg(long, value_name = "PNG")]
+        preview: Option<String>,
+        /// Print the named counters and timings of every frame.
+        #[arg(long)]
+        stats: bool,
+        /// Print only errors.
+        #[arg(short, long)]
+        quiet: bool,
+    },
+    /// Check a scene for errors without rendering it.
+    Check {
+        scene: PathBuf,
+    },
+    /// Print counts and bounds of what a scene holds.
+    Info {
+        scene: PathBuf,
+        /// Describe this frame [default: the first of the scene's range].
+        #[arg(long)]
+        frame: Option<i64>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DeviceArg {
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, got \"{text}\""))?;
+    let w: u32 = w.trim().parse().map_err(|_| format!("bad width in \"{text}\""))?;
+    let h: u32 = h.trim().parse().map_err(|_| format!("bad height in \"{text}\""))?;
+    if w == 0 || h == 0 || w > 65536 || h > 65536 {
+        return Err(format!("resolution {w}x{h} is out of range (1..65536)"));
+    }
+    Ok((w, h))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let quiet = matches!(cli.command, Command::Render { quiet: true, .. });
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if quiet { "error" } else { "warn" }))
+        .format_timestamp(None)
+        .init();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", e.to_string().trim_end());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<(), Error> {
+    match command {
+        Command::Render { scene, output, frames, resolution, spp, seed, device, preview, stats, quiet } => {
+            let job = RenderJob {
+                scene_path: scene,
+                frames: frames.as_deref().map(caustica::parse_frame_range).transpose()?,
+                overrides: Overrides { resolution, spp, seed, output },
+                device: match device {
+                    DeviceArg::Auto => Device::Auto,
+                    DeviceArg::Cpu => Device::Cpu,
+                    DeviceArg::Gpu => Device::Gpu,
+                },
+                preview,
+                progress: !quiet,
+            };
+            caustica::render_animation(&job, |report| {
+                if !quiet {
+                    println!(
+                        "frame {}: {} (build {:.3} s, render {:.3} s)",
+                        report.frame,
+                        report.exr.display(),
+                        report.build_seconds,
+                        report.render_seconds
+                    );
+                    if let Some(p) = &report.preview {
+                        println!("  preview: {}", p.display());
+                    }
+                }
+                if stats {
+                    for (name, value) in &report.stats {
+                        println!("  {name:<28} {}", format_value(*value));
+                    }
+                }
+            })?;
+            Ok(())
+        }
+        Command::Check { scene } => {
+            let file = caustica::load_scene(&scene)?;
+            let range = file.frame_range()?;
+            let assets = caustica::io::AssetCache::default();
+            let mut errors: Option<caustica::Diagnostics> = None;
+            for frame in range.first..=range.last {
+                if let Err(e) = file.eval(frame, &assets) {
+                    // The same mistake usually repeats in every frame: report the first failing frame.
+                    errors = Some(e);
+                    break;
+                }
+            }
+            match errors {
+                Some(e) => Err(e.into()),
+                None => {
+                    println!("{}: ok ({} frame{})", scene.display(), range.last - range.first + 1, if range.last == range.first { "" } else { "s" });
+                    Ok(())
+                }
+            }
+        }
+        Command::Info { scene, frame } => {
+            let file = caustica::load_scene(&scene)?;
+            let frame = match frame {
+                Some(f) => f,
+                None => file.frame_range()?.first,
+            };
+            let assets = caustica::io::AssetCache::default();
+            let evaluated = caustica::evaluate_frame(&file, frame, &assets, &Overrides::default())?;
+            println!("{}", scene.display());
+            println!("{}", caustica::describe_scene(&evaluated));
+            Ok(())
+        }
+    }
+}
+
+fn format_value(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
+}

@@ -1,1 +1,132 @@
 //! Acceleration structures: binned-SAH BVH, QBVH collapse, the top level over instances, VD patch bounds.
+//!
+//! [`Prepared::build`] turns a [`Scene`](crate::scene::Scene) into flat `#[repr(C)]` arrays that
+//! both backends use unchanged: a QBVH per mesh (the middle level) over its triangles, quads and
+//! VD patches, and a QBVH over the instances (the top level). Rays are traced through both levels
+//! in one fused loop with the compact stack of paper 004 (see [`prepared`]).
+//!
+//! Primitive numbering inside a mesh: triangles first (`0..triangles`), then quads
+//! (`triangles..triangles + quads`). In a mesh with a displacement map every quad is a VD patch.
+
+pub mod aabb;
+pub mod bvh;
+pub mod prepared;
+pub mod primitives;
+pub mod qbvh;
+pub mod vd_fallback;
+
+use glam::{Vec2, Vec3};
+
+pub use aabb::Aabb;
+pub use prepared::{InstanceRecord, MeshRecord, Prepared};
+pub use qbvh::QbvhNode;
+pub use vd_fallback::{PretessellatedVdFallback, VdPatchRecord};
+
+/// A ray `origin + t·dir` for `t` in `(t_min, t_max)`; `dir` need not be unit length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ray {
+    pub origin: Vec3,
+    pub dir: Vec3,
+    pub t_min: f32,
+    pub t_max: f32,
+}
+
+impl Ray {
+    /// A ray over `(0, +inf)`.
+    pub fn new(origin: Vec3, dir: Vec3) -> Ray {
+        Ray {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        }
+    }
+
+    pub fn at(&self, t: f32) -> Vec3 {
+        self.origin + self.dir * t
+    }
+}
+
+/// The closest (or any) intersection of a ray.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hit {
+    /// Ray parameter of the hit (in units of the world ray's `dir`).
+    pub t: f32,
+    /// Index into `Scene::instances`.
+    pub instance: u32,
+    /// Index in the mesh's primitive list: triangles first, then quads (and VD patches).
+    pub prim: u32,
+    /// Barycentrics `(b1, b2)` of vertices 1 and 2 for a triangle; the patch parameter `(s, t)`
+    /// for a quad or a VD patch.
+    pub st: Vec2,
+}
+
+/// Everything shading needs about a hit, in world space.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfacePoint {
+    pub position: Vec3,
+    /// Unit normal from the face winding, not flipped toward the ray.
+    pub geometric_normal: Vec3,
+    /// Unit interpolated vertex normal when the mesh has normals, else the geometric normal;
+    /// always in the geometric normal's hemisphere.
+    pub shading_normal: Vec3,
+    /// Interpolated vertex UV, or the hit's barycentrics / patch parameter without UVs.
+    pub uv: Vec2,
+    /// The instance's material (`scene::MaterialId`).
+    pub material: u32,
+    pub mesh: u32,
+}
+
+/// Settings of [`Prepared::build`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrepareOptions {
+    /// Cells per side of the pre-tessellated VD fallback grid; a power of two up to 256.
+    pub vd_fallback_resolution: u32,
+}
+
+impl Default for PrepareOptions {
+    fn default() -> Self {
+        PrepareOptions {
+            vd_fallback_resolution: 16,
+        }
+    }
+}
+
+/// Why a scene could not be prepared.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum AccelError {
+    #[error(
+        "{tree} needs {nodes} BVH nodes, but traversal addresses at most {limit} (26-bit indices)"
+    )]
+    TooManyNodes {
+        tree: String,
+        nodes: usize,
+        limit: usize,
+    },
+    #[error("{tree} has a BVH {depth} levels deep, more than the traversal stack holds ({limit})")]
+    TooDeep {
+        tree: String,
+        depth: usize,
+        limit: usize,
+    },
+    #[error("mesh \"{mesh}\": {message}")]
+    InvalidMesh { mesh: String, message: String },
+    #[error("instance {instance} refers to mesh {mesh}, but the scene has {mesh_count} meshes")]
+    UnknownMesh {
+        instance: usize,
+        mesh: u32,
+        mesh_count: usize,
+    },
+    #[error("mesh \"{mesh}\" refers to displacement map {map}, but the scene has {map_count}")]
+    UnknownVdMap {
+        mesh: String,
+        map: u32,
+        map_count: usize,
+    },
+    #[error("instance {instance} has a transform that cannot be inverted")]
+    SingularTransform { instance: usize },
+    #[error("the VD fallback resolution must be a power of two from 1 to {max}, not {resolution}")]
+    BadVdResolution { resolution: u32, max: u32 },
+    #[error("the scene has {count} {what}, more than 32-bit indices address")]
+    TooManyElements { what: &'static str, count: usize },
+}

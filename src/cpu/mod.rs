@@ -1,1 +1,5 @@
 //! The CPU reference backend: the same stages as the GPU, in plain Rust with rayon.
+
+pub mod whitted;
+
+pub use whitted::{render_whitted, CpuBackend, Tracer};

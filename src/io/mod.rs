@@ -1,1 +1,17 @@
 //! Files in and out: meshes (OBJ, PLY), textures, VD maps and EXR frames.
+
+mod atomic;
+mod cache;
+mod error;
+mod exr;
+mod mesh;
+mod preview;
+mod texture;
+pub mod vdgen;
+
+pub use self::exr::{read_frame, write_frame};
+pub use cache::AssetCache;
+pub use error::IoError;
+pub use mesh::load_mesh;
+pub use preview::{encode_srgb8, tone_map, write_preview_png};
+pub use texture::{load_texture, load_vd_image, srgb_to_linear};

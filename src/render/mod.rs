@@ -1,5 +1,39 @@
-//! The frame loop, stage order, render options and statistics; the `Backend` trait.
+//! The frame loop's shared parts: the `Backend` trait, render options, statistics, the camera
+//! model and sampling.
 
+pub mod camera;
 pub mod frame;
+pub mod sampling;
+pub mod stats;
 
+pub use camera::CameraModel;
 pub use frame::{Frame, FrameMetadata, Layer};
+pub use stats::Stats;
+
+use crate::accel::Prepared;
+use crate::scene::Scene;
+
+/// Why a backend could not render a frame.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error("{0}")]
+    DeviceUnavailable(String),
+    #[error("the render was cancelled")]
+    Cancelled,
+}
+
+/// How a frame is rendered, beyond what the scene says.
+#[derive(Clone, Debug, Default)]
+pub struct RenderOptions {
+    /// Show a progress bar on standard error.
+    pub progress: bool,
+}
+
+/// A renderer of prepared scenes: the GPU pipeline or its CPU twin.
+pub trait Backend: Send + Sync {
+    /// "cpu", or the GPU adapter's name.
+    fn name(&self) -> String;
+    /// Renders `scene` (already built into `prepared`) into a frame with the scene's film
+    /// settings and the requested output layers.
+    fn render_frame(&self, scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Result<Frame, RenderError>;
+}

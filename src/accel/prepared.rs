@@ -1,0 +1,877 @@
+//! The prepared scene: flat GPU-ready arrays of geometry, the middle-level QBVH of every mesh,
+//! the top-level QBVH over instances, VD patches, and the fused CPU traversal of both levels.
+//!
+//! Every array is a `Vec` of `#[repr(C)]` `bytemuck::Pod` records with `u32` indices, uploaded
+//! unchanged as a storage buffer by the GPU backend. Indices inside a mesh's QBVH (children,
+//! primitive references) are local to that mesh; [`MeshRecord`] holds the global offsets.
+//!
+//! Traversal is one loop with one [`CompactStack`]: top-level entries, then, after descending
+//! into an instance, a [`RETURN_TO_WORLD`] marker and middle-level entries in object space.
+//! Popping the marker brings the ray back to world space. The WGSL kernel runs the same loop.
+
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Affine3A, Mat3A, Vec2, Vec3, Vec3A};
+use rayon::prelude::*;
+
+use super::aabb::{Aabb, SlabRay};
+use super::bvh::{build_binary_bvh, BuildSettings};
+use super::primitives::{intersect_quad, intersect_triangle, quad_half_at};
+use super::qbvh::{
+    collapse_to_qbvh, qbvh_depth, visit_children, CompactStack, QbvhNode, MAX_TREE_NODES,
+};
+use super::vd_fallback::{
+    vd_patch_bounds, PretessellatedVdFallback, VdPatchRecord, MAX_VD_FALLBACK_RESOLUTION,
+};
+use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
+use crate::scene::vdmap::{bilinear, bilinear2};
+use crate::scene::{MeshData, Scene};
+
+/// Entries of the traversal stack: enough for the deepest top level, the marker and the
+/// deepest middle level (the builder keeps depths below `bvh::MAX_SAH_DEPTH + 32` each).
+pub const TRAVERSAL_STACK_SIZE: usize = 128;
+
+/// Stack entry that means "leave the instance and return to world space". No compact entry
+/// equals it because node indices stay below `qbvh::MAX_TREE_NODES`.
+pub const RETURN_TO_WORLD: u32 = u32::MAX;
+
+/// [`MeshRecord::flags`] bit: the mesh has per-vertex normals.
+pub const MESH_HAS_NORMALS: u32 = 1;
+/// [`MeshRecord::flags`] bit: the mesh has per-vertex UVs.
+pub const MESH_HAS_UVS: u32 = 2;
+/// [`MeshRecord::flags`] bit: the mesh's quads are VD patches.
+pub const MESH_DISPLACED: u32 = 4;
+
+/// Middle-level build settings: SAH with up to four primitives per leaf.
+const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
+    bins: 16,
+    max_leaf_size: 4,
+    traversal_cost: 1.0,
+    intersection_cost: 1.0,
+};
+/// Top-level build settings: one instance per leaf, so that a top leaf is "enter this instance".
+const TOP_SETTINGS: BuildSettings = BuildSettings {
+    bins: 16,
+    max_leaf_size: 1,
+    traversal_cost: 1.0,
+    intersection_cost: 1.0,
+};
+
+/// One mesh; 48 bytes, three vec4<u32>.
+///
+/// ```text
+/// offset  0: vertex_offset, vertex_count        into positions / normals / uvs
+/// offset  8: triangle_offset, triangle_count    into triangles
+/// offset 16: quad_offset, quad_count            into quads
+/// offset 24: node_offset, node_count            into mesh_nodes (root = node_offset; none if 0)
+/// offset 32: prim_ref_offset                    into prim_refs (leaf `first` is relative to it)
+/// offset 36: vd_patch_offset                    patch of quad q = vd_patch_offset + q; u32::MAX if none
+/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED
+/// offset 44: depth                              levels of the mesh's QBVH
+/// ```
+/// WGSL twin: `struct MeshRecord` with the same twelve `u32` fields.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct MeshRecord {
+    pub vertex_offset: u32,
+    pub vertex_count: u32,
+    pub triangle_offset: u32,
+    pub triangle_count: u32,
+    pub quad_offset: u32,
+    pub quad_count: u32,
+    pub node_offset: u32,
+    pub node_count: u32,
+    pub prim_ref_offset: u32,
+    pub vd_patch_offset: u32,
+    pub flags: u32,
+    pub depth: u32,
+}
+
+/// One instance; 112 bytes, seven vec4s.
+///
+/// ```text
+/// offset  0: object_to_world: 3 rows of vec4<f32>   world = row_i · (x, y, z, 1)
+/// offset 48: world_to_object: 3 rows of vec4<f32>   its inverse; normals use its transpose
+/// offset 96: mesh: u32, material: u32, _pad: vec2<u32>
+/// ```
+/// WGSL twin: `struct Instance { object_to_world: array<vec4<f32>, 3>, world_to_object:
+/// array<vec4<f32>, 3>, mesh: u32, material: u32, _pad: vec2<u32> }`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct InstanceRecord {
+    pub object_to_world: [[f32; 4]; 3],
+    pub world_to_object: [[f32; 4]; 3],
+    pub mesh: u32,
+    pub material: u32,
+    pub _pad: [u32; 2],
+}
+
+/// The rows of a 3×4 affine matrix.
+pub fn affine_to_rows(a: &Affine3A) -> [[f32; 4]; 3] {
+    let m = a.matrix3;
+    let t = a.translation;
+    [0, 1, 2].map(|r| [m.x_axis[r], m.y_axis[r], m.z_axis[r], t[r]])
+}
+
+/// The affine matrix of three rows.
+pub fn rows_to_affine(rows: &[[f32; 4]; 3]) -> Affine3A {
+    let col = |c: usize| Vec3A::new(rows[0][c], rows[1][c], rows[2][c]);
+    Affine3A::from_mat3_translation(
+        Mat3A::from_cols(col(0), col(1), col(2)).into(),
+        col(3).into(),
+    )
+}
+
+#[inline]
+fn rows_point(rows: &[[f32; 4]; 3], p: Vec3) -> Vec3 {
+    let r = |i: usize| rows[i][0] * p.x + rows[i][1] * p.y + rows[i][2] * p.z + rows[i][3];
+    Vec3::new(r(0), r(1), r(2))
+}
+
+#[inline]
+fn rows_vector(rows: &[[f32; 4]; 3], v: Vec3) -> Vec3 {
+    let r = |i: usize| rows[i][0] * v.x + rows[i][1] * v.y + rows[i][2] * v.z;
+    Vec3::new(r(0), r(1), r(2))
+}
+
+/// `Mᵀ·n` for the linear part `M` of `rows`: with `rows` = world_to_object this carries an
+/// object-space normal to world space (the inverse transpose of object_to_world).
+#[inline]
+fn rows_transpose_vector(rows: &[[f32; 4]; 3], n: Vec3) -> Vec3 {
+    let c = |j: usize| rows[0][j] * n.x + rows[1][j] * n.y + rows[2][j] * n.z;
+    Vec3::new(c(0), c(1), c(2))
+}
+
+/// The scene prepared for tracing.
+#[derive(Clone, Debug, Default)]
+pub struct Prepared {
+    /// Object-space vertex positions of every mesh (xyz, w = 1).
+    pub positions: Vec<[f32; 4]>,
+    /// Vertex normals (xyz, w = 0); zeros for meshes without normals.
+    pub normals: Vec<[f32; 4]>,
+    /// Vertex UVs; zeros for meshes without UVs.
+    pub uvs: Vec<[f32; 2]>,
+    /// Triangles as global vertex indices (xyz, w = 0).
+    pub triangles: Vec<[u32; 4]>,
+    /// Quads `v0 v1 v2 v3` as global vertex indices.
+    pub quads: Vec<[u32; 4]>,
+    pub meshes: Vec<MeshRecord>,
+    /// The middle-level QBVHs of all meshes, each at its mesh's `node_offset`.
+    pub mesh_nodes: Vec<QbvhNode>,
+    /// Primitive references of the middle-level leaves: local primitive indices (triangles,
+    /// then quads), each mesh's at its `prim_ref_offset`.
+    pub prim_refs: Vec<u32>,
+    /// One record per scene instance, in scene order (so `Hit::instance` indexes both).
+    pub instances: Vec<InstanceRecord>,
+    /// The top-level QBVH over instances (root = 0). Every leaf holds one reference.
+    pub top_nodes: Vec<QbvhNode>,
+    /// Instance indices referenced by the top-level leaves. Instances of empty meshes are left out.
+    pub top_instance_refs: Vec<u32>,
+    /// One record per VD patch.
+    pub vd_patches: Vec<VdPatchRecord>,
+    /// The pre-tessellated stand-in for the VD bottom level.
+    pub vd_fallback: PretessellatedVdFallback,
+    /// Levels of the top-level QBVH.
+    pub top_depth: u32,
+    /// Wall-clock build times in milliseconds.
+    pub middle_build_ms: f64,
+    pub vd_fallback_build_ms: f64,
+    pub top_build_ms: f64,
+    pub total_build_ms: f64,
+}
+
+/// The middle level of one mesh before it is appended to the flat arrays.
+struct MeshBuild {
+    nodes: Vec<QbvhNode>,
+    prim_refs: Vec<u32>,
+    depth: usize,
+    /// Conservative bounds of the VD patches (one per quad) when the mesh is displaced.
+    patch_bounds: Option<Vec<Aabb>>,
+}
+
+fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
+    if nodes > MAX_TREE_NODES {
+        return Err(AccelError::TooManyNodes {
+            tree: tree(),
+            nodes,
+            limit: MAX_TREE_NODES,
+        });
+    }
+    Ok(())
+}
+
+/// Checks that a tree of `nodes` nodes can be addressed by the 26-bit indices of the compact
+/// traversal stack; the error names `tree`.
+pub fn check_node_index_limit(tree: &str, nodes: usize) -> Result<(), AccelError> {
+    check_tree_size(|| tree.to_string(), nodes)
+}
+
+fn to_u32(what: &'static str, count: usize) -> Result<u32, AccelError> {
+    u32::try_from(count).map_err(|_| AccelError::TooManyElements { what, count })
+}
+
+fn build_mesh_level(scene: &Scene, mesh_index: usize) -> Result<MeshBuild, AccelError> {
+    let mesh = &scene.meshes[mesh_index];
+    let data: &MeshData = &mesh.data;
+    data.validate().map_err(|message| AccelError::InvalidMesh {
+        mesh: mesh.name.clone(),
+        message,
+    })?;
+    to_u32("primitives in one mesh", data.face_count())?;
+    let map = match mesh.displacement {
+        None => None,
+        Some(id) => {
+            Some(
+                scene
+                    .vdmaps
+                    .get(id as usize)
+                    .ok_or_else(|| AccelError::UnknownVdMap {
+                        mesh: mesh.name.clone(),
+                        map: id,
+                        map_count: scene.vdmaps.len(),
+                    })?,
+            )
+        }
+    };
+    let p = |v: u32| data.positions[v as usize];
+    let patch_bounds: Option<Vec<Aabb>> = map.map(|map| {
+        (0..data.quads.len())
+            .into_par_iter()
+            .map(|q| vd_patch_bounds(map, &data.quad_corners(q), &data.quad_uvs(q)))
+            .collect()
+    });
+    let mut bounds: Vec<Aabb> = data
+        .triangles
+        .par_iter()
+        .map(|t| Aabb::from_points(t.map(p)))
+        .collect();
+    match &patch_bounds {
+        Some(patches) => bounds.extend_from_slice(patches),
+        None => bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p)))),
+    }
+    let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
+    let nodes = collapse_to_qbvh(&binary);
+    check_tree_size(|| format!("mesh \"{}\"", mesh.name), nodes.len())?;
+    let depth = qbvh_depth(&nodes);
+    Ok(MeshBuild {
+        nodes,
+        prim_refs: binary.prim_order,
+        depth,
+        patch_bounds,
+    })
+}
+
+fn elapsed_ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1e3
+}
+
+impl Prepared {
+    /// Builds the middle level of every mesh, the VD fallback and the top level (with rayon).
+    pub fn build(scene: &Scene, options: &PrepareOptions) -> Result<Prepared, AccelError> {
+        let build_start = Instant::now();
+        let resolution = options.vd_fallback_resolution;
+        if !resolution.is_power_of_two() || resolution > MAX_VD_FALLBACK_RESOLUTION {
+            return Err(AccelError::BadVdResolution {
+                resolution,
+                max: MAX_VD_FALLBACK_RESOLUTION,
+            });
+        }
+        let mut out = Prepared {
+            vd_fallback: PretessellatedVdFallback::new(resolution),
+            ..Default::default()
+        };
+
+        // Middle level, one mesh per task (each build is itself parallel).
+        let start = Instant::now();
+        let builds: Vec<MeshBuild> = (0..scene.meshes.len())
+            .into_par_iter()
+            .map(|m| build_mesh_level(scene, m))
+            .collect::<Result<_, _>>()?;
+        for (mesh, build) in scene.meshes.iter().zip(&builds) {
+            out.append_mesh(&mesh.data, build)?;
+        }
+        out.middle_build_ms = elapsed_ms(start);
+
+        // VD fallback: tessellate every patch of every displaced mesh.
+        let start = Instant::now();
+        for (m, (mesh, build)) in scene.meshes.iter().zip(&builds).enumerate() {
+            let (Some(map_id), Some(patch_bounds)) = (mesh.displacement, &build.patch_bounds)
+            else {
+                continue;
+            };
+            // The map exists: build_mesh_level checked the id.
+            let map = &scene.vdmaps[map_id as usize];
+            let data = &mesh.data;
+            let fallback = &out.vd_fallback;
+            let tessellated: Vec<_> = (0..data.quads.len())
+                .into_par_iter()
+                .map(|q| fallback.tessellate(map, &data.quad_corners(q), &data.quad_uvs(q)))
+                .collect();
+            out.meshes[m].vd_patch_offset = to_u32("VD patches", out.vd_patches.len())?;
+            for (q, (patch, bounds)) in tessellated.iter().zip(patch_bounds).enumerate() {
+                let (tree_offset, grid_offset) = out.vd_fallback.append(patch);
+                to_u32("VD fallback grid points", out.vd_fallback.grid_points.len())?;
+                to_u32("VD fallback tree nodes", out.vd_fallback.tree_nodes.len())?;
+                out.vd_patches.push(VdPatchRecord {
+                    bounds_min: bounds.min.to_array(),
+                    tree_offset,
+                    bounds_max: bounds.max.to_array(),
+                    grid_offset,
+                    mesh: m as u32,
+                    quad: q as u32,
+                    _pad: [0; 2],
+                });
+            }
+        }
+        out.vd_fallback_build_ms = elapsed_ms(start);
+
+        // Top level over the instances of non-empty meshes.
+        let start = Instant::now();
+        to_u32("instances", scene.instances.len())?;
+        let mut world_bounds = Vec::new();
+        for (i, instance) in scene.instances.iter().enumerate() {
+            let mesh = out
+                .meshes
+                .get(instance.mesh as usize)
+                .ok_or(AccelError::UnknownMesh {
+                    instance: i,
+                    mesh: instance.mesh,
+                    mesh_count: scene.meshes.len(),
+                })?;
+            let world_to_object = instance.transform.inverse();
+            let invertible = instance.transform.matrix3.determinant() != 0.0
+                && affine_to_rows(&world_to_object)
+                    .iter()
+                    .flatten()
+                    .all(|x| x.is_finite())
+                && affine_to_rows(&instance.transform)
+                    .iter()
+                    .flatten()
+                    .all(|x| x.is_finite());
+            if !invertible {
+                return Err(AccelError::SingularTransform { instance: i });
+            }
+            out.instances.push(InstanceRecord {
+                object_to_world: affine_to_rows(&instance.transform),
+                world_to_object: affine_to_rows(&world_to_object),
+                mesh: instance.mesh,
+                material: instance.material,
+                _pad: [0; 2],
+            });
+            if mesh.node_count > 0 {
+                let root = out.mesh_nodes[mesh.node_offset as usize].bounds();
+                world_bounds.push((i as u32, root.transformed(&instance.transform)));
+            }
+        }
+        let bounds: Vec<Aabb> = world_bounds.iter().map(|&(_, b)| b).collect();
+        let binary = build_binary_bvh(&bounds, &TOP_SETTINGS);
+        out.top_nodes = collapse_to_qbvh(&binary);
+        check_tree_size(|| "the top level".to_string(), out.top_nodes.len())?;
+        out.top_instance_refs = binary
+            .prim_order
+            .iter()
+            .map(|&k| world_bounds[k as usize].0)
+            .collect();
+        out.top_depth = qbvh_depth(&out.top_nodes) as u32;
+        let deepest_mesh = out.meshes.iter().map(|m| m.depth).max().unwrap_or(0);
+        let needed = (out.top_depth + deepest_mesh + 1) as usize;
+        if needed > TRAVERSAL_STACK_SIZE {
+            return Err(AccelError::TooDeep {
+                tree: "the scene".into(),
+                depth: needed,
+                limit: TRAVERSAL_STACK_SIZE,
+            });
+        }
+        out.top_build_ms = elapsed_ms(start);
+        out.total_build_ms = elapsed_ms(build_start);
+        Ok(out)
+    }
+
+    fn append_mesh(&mut self, data: &MeshData, build: &MeshBuild) -> Result<(), AccelError> {
+        let vertex_offset = to_u32("vertices", self.positions.len() + data.positions.len())?
+            - data.positions.len() as u32;
+        let record = MeshRecord {
+            vertex_offset,
+            vertex_count: data.positions.len() as u32,
+            triangle_offset: to_u32("triangles", self.triangles.len() + data.triangles.len())?
+                - data.triangles.len() as u32,
+            triangle_count: data.triangles.len() as u32,
+            quad_offset: to_u32("quads", self.quads.len() + data.quads.len())?
+                - data.quads.len() as u32,
+            quad_count: data.quads.len() as u32,
+            node_offset: to_u32("BVH nodes", self.mesh_nodes.len() + build.nodes.len())?
+                - build.nodes.len() as u32,
+            node_count: build.nodes.len() as u32,
+            prim_ref_offset: to_u32(
+                "primitive references",
+                self.prim_refs.len() + build.prim_refs.len(),
+            )? - build.prim_refs.len() as u32,
+            vd_patch_offset: u32::MAX,
+            flags: (if data.normals.is_empty() {
+                0
+            } else {
+                MESH_HAS_NORMALS
+            }) | (if data.uvs.is_empty() { 0 } else { MESH_HAS_UVS })
+                | (if build.patch_bounds.is_some() {
+                    MESH_DISPLACED
+                } else {
+                    0
+                }),
+            depth: build.depth as u32,
+        };
+        self.positions
+            .extend(data.positions.iter().map(|p| p.extend(1.0).to_array()));
+        if data.normals.is_empty() {
+            self.normals
+                .extend(std::iter::repeat_n([0.0; 4], data.positions.len()));
+        } else {
+            self.normals
+                .extend(data.normals.iter().map(|n| n.extend(0.0).to_array()));
+        }
+        if data.uvs.is_empty() {
+            self.uvs
+                .extend(std::iter::repeat_n([0.0; 2], data.positions.len()));
+        } else {
+            self.uvs.extend(data.uvs.iter().map(|uv| uv.to_array()));
+        }
+        self.triangles.extend(data.triangles.iter().map(|t| {
+            [
+                t[0] + vertex_offset,
+                t[1] + vertex_offset,
+                t[2] + vertex_offset,
+                0,
+            ]
+        }));
+        self.quads
+            .extend(data.quads.iter().map(|q| q.map(|v| v + vertex_offset)));
+        self.mesh_nodes.extend_from_slice(&build.nodes);
+        self.prim_refs.extend_from_slice(&build.prim_refs);
+        self.meshes.push(record);
+        Ok(())
+    }
+
+    #[inline]
+    fn position(&self, v: u32) -> Vec3 {
+        let p = self.positions[v as usize];
+        Vec3::new(p[0], p[1], p[2])
+    }
+
+    fn quad_corners(&self, mesh: &MeshRecord, q: u32) -> [Vec3; 4] {
+        self.quads[(mesh.quad_offset + q) as usize].map(|v| self.position(v))
+    }
+
+    /// Intersects primitive `prim` of `mesh` with an object-space ray: `t` and `st`.
+    /// `brute_force` tests VD patches cell by cell instead of through their trees.
+    #[inline]
+    fn intersect_prim(
+        &self,
+        mesh: &MeshRecord,
+        prim: u32,
+        ray: &Ray,
+        brute_force: bool,
+    ) -> Option<(f32, Vec2)> {
+        if prim < mesh.triangle_count {
+            let t = self.triangles[(mesh.triangle_offset + prim) as usize];
+            let (p0, p1, p2) = (
+                self.position(t[0]),
+                self.position(t[1]),
+                self.position(t[2]),
+            );
+            return intersect_triangle(ray.origin, ray.dir, p0, p1, p2, ray.t_min, ray.t_max)
+                .map(|(t, b1, b2)| (t, Vec2::new(b1, b2)));
+        }
+        let q = prim - mesh.triangle_count;
+        if mesh.flags & MESH_DISPLACED != 0 {
+            let patch = &self.vd_patches[(mesh.vd_patch_offset + q) as usize];
+            if brute_force {
+                return self
+                    .vd_fallback
+                    .intersect_brute_force(patch, ray.origin, ray.dir, ray.t_min, ray.t_max);
+            }
+            SlabRay::new(ray.origin, ray.dir).entry_box(&patch.bounds(), ray.t_min, ray.t_max)?;
+            return self
+                .vd_fallback
+                .intersect(patch, ray.origin, ray.dir, ray.t_min, ray.t_max);
+        }
+        intersect_quad(
+            ray.origin,
+            ray.dir,
+            &self.quad_corners(mesh, q),
+            ray.t_min,
+            ray.t_max,
+        )
+    }
+
+    /// The closest hit in `(t_min, t_max)`. Ties in `t` go to the lower (instance, prim).
+    pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
+        self.traverse::<false>(ray)
+    }
+
+    /// Whether anything is hit in `(t_min, t_max)`.
+    pub fn occluded(&self, ray: &Ray) -> bool {
+        self.traverse::<true>(ray).is_some()
+    }
+
+    /// The fused top + middle level traversal; `ANY_HIT` stops at the first hit found.
+    fn traverse<const ANY_HIT: bool>(&self, ray: &Ray) -> Option<Hit> {
+        let t_min = ray.t_min;
+        let world = SlabRay::new(ray.origin, ray.dir);
+        let mut best: Option<Hit> = None;
+        let mut limit = ray.t_max;
+        let mut stack = CompactStack::<TRAVERSAL_STACK_SIZE>::default();
+        // The instance being traversed, with its mesh, its nodes and the object-space ray.
+        struct ObjectLevel<'a> {
+            instance: u32,
+            mesh: &'a MeshRecord,
+            nodes: &'a [QbvhNode],
+            refs: &'a [u32],
+            origin: Vec3,
+            dir: Vec3,
+            slab: SlabRay,
+        }
+        let mut object: Option<ObjectLevel> = None;
+        let mut node = self
+            .top_nodes
+            .first()
+            .and_then(|root| root.entry(&world, t_min, limit))
+            .map(|_| 0u32);
+        loop {
+            let Some(current) = node else {
+                match stack.top() {
+                    None => break,
+                    Some(RETURN_TO_WORLD) => {
+                        stack.drop_top();
+                        object = None;
+                    }
+                    Some(_) => {
+                        // The stack is not empty, so this pops a node; cull it if the closest
+                        // hit found since it was pushed lies in front of it.
+                        let (nodes, slab) = match &object {
+                            Some(o) => (o.nodes, &o.slab),
+                            None => (self.top_nodes.as_slice(), &world),
+                        };
+                        node = stack
+                            .pop_node()
+                            .filter(|&k| nodes[k as usize].entry(slab, t_min, limit).is_some());
+                    }
+                }
+                continue;
+            };
+            match &object {
+                None => {
+                    let top = &self.top_nodes[current as usize];
+                    if !top.is_leaf() {
+                        node =
+                            visit_children(&self.top_nodes, top, &world, t_min, limit, &mut stack);
+                        continue;
+                    }
+                    // A top leaf holds exactly one instance (TOP_SETTINGS); enter it.
+                    let instance = self.top_instance_refs[top.first as usize];
+                    let record = &self.instances[instance as usize];
+                    let mesh = &self.meshes[record.mesh as usize];
+                    let origin = rows_point(&record.world_to_object, ray.origin);
+                    let dir = rows_vector(&record.world_to_object, ray.dir);
+                    let start = mesh.node_offset as usize;
+                    let refs_start = mesh.prim_ref_offset as usize;
+                    object = Some(ObjectLevel {
+                        instance,
+                        mesh,
+                        nodes: &self.mesh_nodes[start..start + mesh.node_count as usize],
+                        refs: &self.prim_refs[refs_start
+                            ..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
+                        origin,
+                        dir,
+                        slab: SlabRay::new(origin, dir),
+                    });
+                    stack.push(RETURN_TO_WORLD);
+                    node = Some(0);
+                }
+                Some(o) => {
+                    let n = &o.nodes[current as usize];
+                    if !n.is_leaf() {
+                        node = visit_children(o.nodes, n, &o.slab, t_min, limit, &mut stack);
+                        continue;
+                    }
+                    for &prim in &o.refs[n.first as usize..(n.first + n.count()) as usize] {
+                        let tie_limit = if best.is_some() {
+                            next_up(limit)
+                        } else {
+                            limit
+                        };
+                        if let Some((t, st)) = self.intersect_prim(
+                            o.mesh,
+                            prim,
+                            &Ray {
+                                origin: o.origin,
+                                dir: o.dir,
+                                t_min,
+                                t_max: tie_limit,
+                            },
+                            false,
+                        ) {
+                            let hit = Hit {
+                                t,
+                                instance: o.instance,
+                                prim,
+                                st,
+                            };
+                            if ANY_HIT {
+                                return Some(hit);
+                            }
+                            if is_closer(&hit, &best) {
+                                limit = t;
+                                best = Some(hit);
+                            }
+                        }
+                    }
+                    node = None;
+                }
+            }
+        }
+        best
+    }
+
+    /// The closest hit found by testing every primitive of every instance, without any BVH
+    /// (VD patches cell by cell): the oracle for tests.
+    pub fn intersect_brute_force(&self, ray: &Ray) -> Option<Hit> {
+        let mut best: Option<Hit> = None;
+        for (i, record) in self.instances.iter().enumerate() {
+            let mesh = &self.meshes[record.mesh as usize];
+            let origin = rows_point(&record.world_to_object, ray.origin);
+            let dir = rows_vector(&record.world_to_object, ray.dir);
+            for prim in 0..mesh.triangle_count + mesh.quad_count {
+                let limit = best.map_or(ray.t_max, |b| next_up(b.t));
+                if let Some((t, st)) = self.intersect_prim(
+                    mesh,
+                    prim,
+                    &Ray {
+                        origin,
+                        dir,
+                        t_min: ray.t_min,
+                        t_max: limit,
+                    },
+                    true,
+                ) {
+                    let hit = Hit {
+                        t,
+                        instance: i as u32,
+                        prim,
+                        st,
+                    };
+                    if is_closer(&hit, &best) {
+                        best = Some(hit);
+                    }
+                }
+            }
+        }
+        best
+    }
+
+    /// Position, normals, UV and material of a hit returned for `ray`.
+    pub fn surface_point(&self, ray: &Ray, hit: &Hit) -> SurfacePoint {
+        let record = &self.instances[hit.instance as usize];
+        let mesh = &self.meshes[record.mesh as usize];
+        let has_normals = mesh.flags & MESH_HAS_NORMALS != 0;
+        let has_uvs = mesh.flags & MESH_HAS_UVS != 0;
+        let normal = |v: u32| Vec3::from_slice(&self.normals[v as usize][..3]);
+        let uv = |v: u32| Vec2::from_array(self.uvs[v as usize]);
+        let (position, geometric, shading, uv) = if hit.prim < mesh.triangle_count {
+            let t = self.triangles[(mesh.triangle_offset + hit.prim) as usize];
+            let (b1, b2) = (hit.st.x, hit.st.y);
+            let b0 = 1.0 - b1 - b2;
+            let p = [t[0], t[1], t[2]].map(|v| self.position(v));
+            let position = p[0] * b0 + p[1] * b1 + p[2] * b2;
+            let geometric = (p[1] - p[0]).cross(p[2] - p[0]);
+            let shading =
+                has_normals.then(|| normal(t[0]) * b0 + normal(t[1]) * b1 + normal(t[2]) * b2);
+            let uv = if has_uvs {
+                uv(t[0]) * b0 + uv(t[1]) * b1 + uv(t[2]) * b2
+            } else {
+                hit.st
+            };
+            (position, geometric, shading, uv)
+        } else {
+            let q = hit.prim - mesh.triangle_count;
+            let vertices = self.quads[(mesh.quad_offset + q) as usize];
+            let uvs = if has_uvs {
+                vertices.map(uv)
+            } else {
+                [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y]
+            };
+            let uv = bilinear2(&uvs, hit.st.x, hit.st.y);
+            if mesh.flags & MESH_DISPLACED != 0 {
+                let patch = &self.vd_patches[(mesh.vd_patch_offset + q) as usize];
+                let (position, geometric) = self.vd_fallback.surface_at(patch, hit.st);
+                (position, geometric, None, uv)
+            } else {
+                let corners = vertices.map(|v| self.position(v));
+                let (position, geometric) = quad_half_at(&corners, hit.st);
+                let shading =
+                    has_normals.then(|| bilinear(&vertices.map(normal), hit.st.x, hit.st.y));
+                (position, geometric, shading, uv)
+            }
+        };
+        let to_world_normal =
+            |n: Vec3| rows_transpose_vector(&record.world_to_object, n).normalize_or_zero();
+        let mut geometric_normal = to_world_normal(geometric);
+        if geometric_normal == Vec3::ZERO || !geometric_normal.is_finite() {
+            // A sliver too thin for its cross product: face the ray.
+            geometric_normal = (-ray.dir).normalize_or(Vec3::Z);
+        }
+        let shading_normal = match shading.map(to_world_normal) {
+            Some(n) if n != Vec3::ZERO && n.is_finite() => {
+                if n.dot(geometric_normal) < 0.0 {
+                    -n
+                } else {
+                    n
+                }
+            }
+            _ => geometric_normal,
+        };
+        SurfacePoint {
+            position: rows_point(&record.object_to_world, position),
+            geometric_normal,
+            shading_normal,
+            uv,
+            material: record.material,
+            mesh: record.mesh,
+        }
+    }
+
+    /// World-space bounds of everything that can be hit; `(0, 0)` for an empty scene.
+    pub fn world_bounds(&self) -> (Vec3, Vec3) {
+        match self.top_nodes.first() {
+            Some(root) => (
+                Vec3::from_array(root.bounds_min),
+                Vec3::from_array(root.bounds_max),
+            ),
+            None => (Vec3::ZERO, Vec3::ZERO),
+        }
+    }
+
+    /// Bytes of each flat array, by name.
+    pub fn memory_by_array(&self) -> Vec<(&'static str, usize)> {
+        use std::mem::size_of_val;
+        vec![
+            ("positions", size_of_val(self.positions.as_slice())),
+            ("normals", size_of_val(self.normals.as_slice())),
+            ("uvs", size_of_val(self.uvs.as_slice())),
+            ("triangles", size_of_val(self.triangles.as_slice())),
+            ("quads", size_of_val(self.quads.as_slice())),
+            ("meshes", size_of_val(self.meshes.as_slice())),
+            ("mesh_nodes", size_of_val(self.mesh_nodes.as_slice())),
+            ("prim_refs", size_of_val(self.prim_refs.as_slice())),
+            ("instances", size_of_val(self.instances.as_slice())),
+            ("top_nodes", size_of_val(self.top_nodes.as_slice())),
+            (
+                "top_instance_refs",
+                size_of_val(self.top_instance_refs.as_slice()),
+            ),
+            ("vd_patches", size_of_val(self.vd_patches.as_slice())),
+            (
+                "vd_grid_points",
+                size_of_val(self.vd_fallback.grid_points.as_slice()),
+            ),
+            (
+                "vd_tree_nodes",
+                size_of_val(self.vd_fallback.tree_nodes.as_slice()),
+            ),
+        ]
+    }
+
+    /// Named counters: node and primitive counts, memory per array, build times.
+    pub fn stats(&self) -> Vec<(String, f64)> {
+        let memory = self.memory_by_array();
+        let total: usize = memory.iter().map(|(_, b)| b).sum();
+        let mut stats: Vec<(String, f64)> = vec![
+            ("bvh/instances".into(), self.instances.len() as f64),
+            ("bvh/meshes".into(), self.meshes.len() as f64),
+            ("bvh/triangles".into(), self.triangles.len() as f64),
+            ("bvh/quads".into(), self.quads.len() as f64),
+            ("bvh/vd_patches".into(), self.vd_patches.len() as f64),
+            (
+                "bvh/vd_fallback_resolution".into(),
+                self.vd_fallback.resolution as f64,
+            ),
+            ("bvh/top_nodes".into(), self.top_nodes.len() as f64),
+            ("bvh/middle_nodes".into(), self.mesh_nodes.len() as f64),
+            (
+                "bvh/nodes".into(),
+                (self.top_nodes.len() + self.mesh_nodes.len()) as f64,
+            ),
+            ("bvh/top_depth".into(), self.top_depth as f64),
+            (
+                "bvh/middle_depth_max".into(),
+                self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as f64,
+            ),
+            ("bvh/build_ms".into(), self.total_build_ms),
+            ("bvh/middle_build_ms".into(), self.middle_build_ms),
+            ("bvh/vd_fallback_build_ms".into(), self.vd_fallback_build_ms),
+            ("bvh/top_build_ms".into(), self.top_build_ms),
+            ("bvh/memory_bytes".into(), total as f64),
+        ];
+        stats.extend(
+            memory
+                .into_iter()
+                .map(|(name, bytes)| (format!("bvh/memory/{name}_bytes"), bytes as f64)),
+        );
+        stats
+    }
+}
+
+/// Whether `hit` beats `best`: closer, or equally close with a lower (instance, prim), so that
+/// the result does not depend on the order in which primitives are tested.
+#[inline]
+fn is_closer(hit: &Hit, best: &Option<Hit>) -> bool {
+    match best {
+        None => true,
+        Some(b) => hit.t < b.t || (hit.t == b.t && (hit.instance, hit.prim) < (b.instance, b.prim)),
+    }
+}
+
+/// The next float above a non-negative `x` (so that a primitive at exactly the closest distance
+/// so far still gets tested for the tie rule); infinities and NaN are returned unchanged.
+#[inline]
+fn next_up(x: f32) -> f32 {
+    if x.is_finite() && x >= 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        x
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_round_trip_an_affine_transform() {
+        let a = Affine3A::from_scale_rotation_translation(
+            Vec3::new(1.0, 2.0, 3.0),
+            glam::Quat::from_rotation_z(0.3),
+            Vec3::new(4.0, 5.0, 6.0),
+        );
+        let rows = affine_to_rows(&a);
+        assert!(rows_to_affine(&rows).abs_diff_eq(a, 1e-6));
+        let p = Vec3::new(0.5, -1.0, 2.0);
+        assert!((rows_point(&rows, p) - a.transform_point3(p)).length() < 1e-5);
+        assert!((rows_vector(&rows, p) - a.transform_vector3(p)).length() < 1e-5);
+    }
+
+    #[test]
+    fn records_have_vec4_friendly_sizes() {
+        assert_eq!(std::mem::size_of::<QbvhNode>(), 32);
+        assert_eq!(std::mem::size_of::<MeshRecord>(), 48);
+        assert_eq!(std::mem::size_of::<InstanceRecord>(), 112);
+        assert_eq!(std::mem::size_of::<VdPatchRecord>(), 48);
+    }
+
+    #[test]
+    fn node_limit_is_reported_as_an_error() {
+        assert!(check_node_index_limit("mesh \"m\"", MAX_TREE_NODES).is_ok());
+        let err = check_node_index_limit("mesh \"m\"", MAX_TREE_NODES + 1).unwrap_err();
+        assert!(matches!(err, AccelError::TooManyNodes { .. }));
+        assert!(err.to_string().contains("26-bit"), "{err}");
+    }
+}

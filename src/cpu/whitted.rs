@@ -1,0 +1,557 @@
+//! The Whitted ray tracer on the CPU: direct light with shadow rays, perfect reflection and
+//! Schlick-Fresnel refraction, evaluated as a recursive shade tree, with rayon over tiles.
+//!
+//! What it computes, per camera sample:
+//! - at a diffuse surface: `albedo/π · Σ_lights E_light`, each light's irradiance tested with
+//!   shadow rays (quad lights with `samples` stratified shadow rays each);
+//! - at a mirror: `reflectance · L(reflected ray)`;
+//! - at a dielectric: `F · L(reflected) + (1 − F) · tint · L(refracted)` with Schlick's `F`, or
+//!   total internal reflection;
+//! - at an emissive surface seen from its front: its radiance (emissive geometry does not light
+//!   other surfaces here; photon mapping brings that);
+//! - quad area lights are visible to camera and specular rays from their emitting side.
+//!
+//! Specular branches stop after `film.max_depth` bounces. Misses are black.
+
+use glam::{Vec2, Vec3};
+use rayon::prelude::*;
+
+use crate::accel::{Hit, Prepared, Ray, SurfacePoint};
+use crate::render::sampling::{stratified_sample, SampleStream};
+use crate::render::stats::Counter;
+use crate::render::{Backend, CameraModel, Frame, FrameMetadata, Layer, RenderError, RenderOptions};
+use crate::scene::{Aov, LightKind, MaterialKind, Scene};
+
+/// Side of the square tiles that rayon hands out.
+const TILE: u32 = 16;
+
+/// The CPU reference backend.
+#[derive(Clone, Debug, Default)]
+pub struct CpuBackend;
+
+impl Backend for CpuBackend {
+    fn name(&self) -> String {
+        "cpu".to_string()
+    }
+
+    fn render_frame(&self, scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Result<Frame, RenderError> {
+        Ok(render_whitted(scene, prepared, options))
+    }
+}
+
+/// Per-pixel results of a tile.
+struct TileOutput {
+    x0: u32,
+    y0: u32,
+    w: u32,
+    h: u32,
+    color: Vec<Vec3>,
+    albedo: Vec<Vec3>,
+    normal: Vec<Vec3>,
+    depth: Vec<f32>,
+}
+
+/// Ray counters, shared by the worker threads.
+#[derive(Default)]
+struct RayCounters {
+    primary: Counter,
+    shadow: Counter,
+    specular: Counter,
+}
+
+/// Renders the whole frame with the Whitted model described in the module docs.
+pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Frame {
+    let start = std::time::Instant::now();
+    let width = scene.film.width.max(1);
+    let height = scene.film.height.max(1);
+    let tracer = Tracer::new(scene, prepared);
+    let tiles: Vec<(u32, u32)> =
+        (0..height.div_ceil(TILE)).flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE))).collect();
+    let bar = if options.progress {
+        let bar = indicatif::ProgressBar::new(tiles.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} frame {msg} [{bar:40}] {percent}% ({eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message(scene.frame.to_string());
+        Some(bar)
+    } else {
+        None
+    };
+    let outputs: Vec<TileOutput> = tiles
+        .par_iter()
+        .map(|&(x0, y0)| {
+            let out = tracer.render_tile(x0, y0, TILE.min(width - x0), TILE.min(height - y0));
+            if let Some(bar) = &bar {
+                bar.inc(1);
+            }
+            out
+        })
+        .collect();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+
+    let n = (width * height) as usize;
+    let mut color = vec![Vec3::ZERO; n];
+    let mut albedo = vec![Vec3::ZERO; n];
+    let mut normal = vec![Vec3::ZERO; n];
+    let mut depth = vec![f32::INFINITY; n];
+    for t in &outputs {
+        for y in 0..t.h {
+            for x in 0..t.w {
+                let src = (y * t.w + x) as usize;
+                let dst = ((t.y0 + y) * width + t.x0 + x) as usize;
+                color[dst] = t.color[src];
+                albedo[dst] = t.albedo[src];
+                normal[dst] = t.normal[src];
+                depth[dst] = t.depth[src];
+            }
+        }
+    }
+    let aovs = scene
+        .output
+        .layers
+        .iter()
+        .map(|aov| match aov {
+            Aov::Albedo => Layer::rgb("albedo", &albedo),
+            Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
+            Aov::Depth => Layer::scalar("depth", "Z", &depth),
+        })
+        .collect();
+    let c = &tracer.counters;
+    let seconds = start.elapsed().as_secs_f64();
+    let rays = (c.primary.get() + c.shadow.get() + c.specular.get()) as f64;
+    Frame {
+        width,
+        height,
+        color,
+        aovs,
+        metadata: FrameMetadata {
+            frame: scene.frame,
+            time: scene.time,
+            render_seconds: seconds,
+            spp: scene.film.spp.max(1),
+            camera_position: scene.camera.position,
+            camera_look_at: scene.camera.look_at,
+            camera_up: scene.camera.up,
+            camera_fov_deg: scene.camera.fov_deg,
+            device: "cpu".to_string(),
+            stats: vec![
+                ("rays/primary".to_string(), c.primary.get() as f64),
+                ("rays/shadow".to_string(), c.shadow.get() as f64),
+                ("rays/specular".to_string(), c.specular.get() as f64),
+                ("rays/mrays_per_s".to_string(), rays / seconds.max(1e-9) / 1e6),
+                ("time/whitted_ms".to_string(), seconds * 1e3),
+            ],
+            ..Default::default()
+        },
+    }
+}
+
+/// Fresnel reflectance by Schlick's approximation for a dielectric of index ratio `ior`
+/// (inside over outside), given the cosine on the side of the lower index.
+pub fn schlick_fresnel(cos_theta: f32, ior: f32) -> f32 {
+    let r0 = ((1.0 - ior) / (1.0 + ior)).powi(2);
+    r0 + (1.0 - r0) * (1.0 - cos_theta.clamp(0.0, 1.0)).powi(5)
+}
+
+/// Mirror reflection of `d` about the unit normal `n`.
+pub fn reflect(d: Vec3, n: Vec3) -> Vec3 {
+    d - 2.0 * d.dot(n) * n
+}
+
+/// Refraction of the unit direction `d` through a surface with unit normal `n` facing against
+/// `d`, with `eta` = n_incident / n_transmitted. `None` on total internal reflection.
+pub fn refract(d: Vec3, n: Vec3, eta: f32) -> Option<Vec3> {
+    let cos_i = -d.dot(n);
+    let sin2_t = eta * eta * (1.0 - cos_i * cos_i).max(0.0);
+    if sin2_t > 1.0 {
+        return None;
+    }
+    let cos_t = (1.0 - sin2_t).sqrt();
+    Some((eta * d + (eta * cos_i - cos_t) * n).normalize())
+}
+
+/// How a dielectric interface splits a ray: the reflected direction with its Fresnel weight and,
+/// unless totally reflected, the refracted direction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DielectricSplit {
+    pub reflected: Vec3,
+    pub fresnel: f32,
+    pub refracted: Option<Vec3>,
+}
+
+/// Splits unit direction `d` at a dielectric with index `ior`, where `geometric_normal` points
+/// outside (the winding normal) and `shading_normal` is in the same hemisphere.
+pub fn dielectric_split(d: Vec3, shading_normal: Vec3, geometric_normal: Vec3, ior: f32) -> DielectricSplit {
+    let entering = d.dot(geometric_normal) < 0.0;
+    let n = if entering { shading_normal } else { -shading_normal };
+    let eta = if entering { 1.0 / ior } else { ior };
+    let reflected = reflect(d, n);
+    match refract(d, n, eta) {
+        None => DielectricSplit { reflected, fresnel: 1.0, refracted: None },
+        Some(t) => {
+            // Schlick uses the cosine on the side of the lower index.
+            let cos = if ior >= 1.0 {
+                if entering { -d.dot(n) } else { -t.dot(n) }
+            } else if entering {
+                -t.dot(n)
+            } else {
+                -d.dot(n)
+            };
+            DielectricSplit { reflected, fresnel: schlick_fresnel(cos, ior.max(1.0 / ior)), refracted: Some(t) }
+        }
+    }
+}
+
+/// The state shared by all tiles of one frame.
+pub struct Tracer<'a> {
+    scene: &'a Scene,
+    prepared: &'a Prepared,
+    camera: CameraModel,
+    counters: RayCounters,
+    /// Distance offset for secondary ray origins, relative to the scene size.
+    epsilon: f32,
+}
+
+impl<'a> Tracer<'a> {
+    pub fn new(scene: &'a Scene, prepared: &'a Prepared) -> Tracer<'a> {
+        let (lo, hi) = prepared.world_bounds();
+        let extent = if lo.is_finite() && hi.is_finite() { (hi - lo).max_element().max(lo.abs().max(hi.abs()).max_element()) } else { 1.0 };
+        Tracer {
+            scene,
+            prepared,
+            camera: CameraModel::new(&scene.camera, &scene.film),
+            counters: RayCounters::default(),
+            epsilon: 1e-5 * extent.max(1.0),
+        }
+    }
+
+    fn render_tile(&self, x0: u32, y0: u32, w: u32, h: u32) -> TileOutput {
+        let n = (w * h) as usize;
+        let mut out = TileOutput {
+            x0,
+            y0,
+            w,
+            h,
+            color: vec![Vec3::ZERO; n],
+            albedo: vec![Vec3::ZERO; n],
+            normal: vec![Vec3::ZERO; n],
+            depth: vec![f32::INFINITY; n],
+        };
+        let spp = self.scene.film.spp.max(1);
+        for y in 0..h {
+            for x in 0..w {
+                let (px, py) = (x0 + x, y0 + y);
+                let pixel_index = py * self.camera.width + px;
+                let mut sum = Vec3::ZERO;
+                let mut first = FirstHitValues { depth: f32::INFINITY, ..Default::default() };
+                for s in 0..spp {
+                    let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
+                    let jitter = if spp == 1 { Vec2::splat(0.5) } else { rng.next_vec2() };
+                    let offset = stratified_sample(s, spp, jitter);
+                    let lens = rng.next_vec2();
+                    let (origin, dir) = self.camera.generate_ray(Vec2::new(px as f32, py as f32) + offset, lens);
+                    self.counters.primary.add(1);
+                    let ray = Ray { origin, dir, t_min: 0.0, t_max: f32::INFINITY };
+                    let mut hit_info = FirstHitValues { depth: f32::INFINITY, ..Default::default() };
+                    sum += self.radiance(&ray, 0, &mut rng, Some(&mut hit_info));
+                    first.albedo += hit_info.albedo;
+                    first.normal += hit_info.normal;
+                    if s == 0 {
+                        first.depth = hit_info.depth;
+                    }
+                }
+                let i = (y * w + x) as usize;
+                out.color[i] = sum / spp as f32;
+                out.albedo[i] = first.albedo / spp as f32;
+                out.normal[i] = first.normal.try_normalize().unwrap_or(Vec3::ZERO);
+                out.depth[i] = first.depth;
+            }
+        }
+        out
+    }
+
+    /// The closest quad light hit from its emitting side before `t_max`: (t, radiance).
+    fn visible_quad_light(&self, ray: &Ray, t_max: f32) -> Option<(f32, Vec3)> {
+        let mut best: Option<(f32, Vec3)> = None;
+        for light in &self.scene.lights {
+            if let LightKind::Quad { corner, edge_u, edge_v, radiance, .. } = light.kind {
+                let n = edge_u.cross(edge_v);
+                let denom = ray.dir.dot(n);
+                if denom >= 0.0 {
+                    continue; // parallel, or seen from the back
+                }
+                let t = (corner - ray.origin).dot(n) / denom;
+                if t <= ray.t_min || t >= t_max.min(best.map_or(f32::INFINITY, |b| b.0)) {
+                    continue;
+                }
+                let p = ray.origin + ray.dir * t - corner;
+                // Solve p = a·edge_u + b·edge_v in the plane.
+                let (uu, uv, vv) = (edge_u.dot(edge_u), edge_u.dot(edge_v), edge_v.dot(edge_v));
+                let (pu, pv) = (p.dot(edge_u), p.dot(edge_v));
+                let det = uu * vv - uv * uv;
+                if det <= 0.0 {
+                    continue;
+                }
+                let a = (pu * vv - pv * uv) / det;
+                let b = (pv * uu - pu * uv) / det;
+                if (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b) {
+                    best = Some((t, radiance));
+                }
+            }
+        }
+        best
+    }
+
+    /// Radiance arriving along `ray` (towards its origin). `first` receives the AOV values of the
+    /// first surface hit when given.
+    pub fn radiance(&self, ray: &Ray, depth: u32, rng: &mut SampleStream, first: Option<&mut FirstHitValues>) -> Vec3 {
+        let hit = self.prepared.intersect(ray);
+        let t_hit = hit.as_ref().map_or(f32::INFINITY, |h| h.t);
+        if let Some((t, radiance)) = self.visible_quad_light(ray, t_hit) {
+            if let Some(f) = first {
+                f.albedo = Vec3::ONE;
+                f.normal = -ray.dir.normalize();
+                f.depth = t * ray.dir.length();
+            }
+            return radiance;
+        }
+        let Some(hit) = hit else {
+            return Vec3::ZERO;
+        };
+        let sp = self.prepared.surface_point(ray, &hit);
+        let material = &self.scene.materials[sp.material as usize];
+        let dir = ray.dir.normalize();
+        if let Some(f) = first {
+            f.albedo = self.albedo_of(&material.kind, &sp);
+            f.normal = sp.shading_normal;
+            f.depth = hit.t * ray.dir.length();
+        }
+        match &material.kind {
+            MaterialKind::Emissive { radiance } => {
+                if dir.dot(sp.geometric_normal) < 0.0 {
+                    *radiance
+                } else {
+                    Vec3::ZERO
+                }
+            }
+            MaterialKind::Diffuse { .. } => {
+                let albedo = self.albedo_of(&material.kind, &sp);
+                self.direct_light(&sp, dir, rng) * albedo * std::f32::consts::FRAC_1_PI
+            }
+            MaterialKind::Mirror { reflectance } => {
+                if depth >= self.scene.film.max_depth {
+                    return Vec3::ZERO;
+                }
+                let n = face_forward(sp.shading_normal, dir);
+                let ng = face_forward(sp.geometric_normal, dir);
+                let bounce = self.spawn(&sp, ng, reflect(dir, n));
+                *reflectance * self.radiance(&bounce, depth + 1, rng, None)
+            }
+            MaterialKind::Dielectric { ior, tint } => {
+                if depth >= self.scene.film.max_depth {
+                    return Vec3::ZERO;
+                }
+                let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior);
+                let ng_out = face_forward(sp.geometric_normal, dir);
+                let mut l = Vec3::ZERO;
+                if split.fresnel > 0.0 {
+                    let bounce = self.spawn(&sp, ng_out, split.reflected);
+                    l += split.fresnel * self.radiance(&bounce, depth + 1, rng, None);
+                }
+                if let Some(t) = split.refracted {
+                    let bounce = self.spawn(&sp, -ng_out, t);
+                    l += (1.0 - split.fresnel) * *tint * self.radiance(&bounce, depth + 1, rng, None);
+                }
+                l
+            }
+        }
+    }
+
+    /// A secondary ray from the surface point, offset to the side of `side_normal`.
+    fn spawn(&self, sp: &SurfacePoint, side_normal: Vec3, dir: Vec3) -> Ray {
+        self.counters.specular.add(1);
+        Ray { origin: offset_origin(sp.position, side_normal, self.epsilon), dir, t_min: 0.0, t_max: f32::INFINITY }
+    }
+
+    fn albedo_of(&self, kind: &MaterialKind, sp: &SurfacePoint) -> Vec3 {
+        match kind {
+            MaterialKind::Diffuse { albedo, texture } => match texture {
+                Some(t) => *albedo * self.scene.textures[*t as usize].image.sample(sp.uv),
+                None => *albedo,
+            },
+            MaterialKind::Mirror { reflectance } => *reflectance,
+            MaterialKind::Dielectric { tint, .. } => *tint,
+            MaterialKind::Emissive { radiance } => radiance.min(Vec3::ONE),
+        }
+    }
+
+    /// Irradiance at a diffuse point from every light, with shadow rays. Surfaces are two-sided:
+    /// the normal is turned towards the viewer.
+    fn direct_light(&self, sp: &SurfacePoint, view_dir: Vec3, rng: &mut SampleStream) -> Vec3 {
+        let n = face_forward(sp.shading_normal, view_dir);
+        let ng = face_forward(sp.geometric_normal, view_dir);
+        let origin = offset_origin(sp.position, ng, self.epsilon);
+        let mut e = Vec3::ZERO;
+        for light in &self.scene.lights {
+            match light.kind {
+                LightKind::Point { position, power } => {
+                    e += self.point_irradiance(origin, n, position, power / (4.0 * std::f32::consts::PI));
+                }
+                LightKind::Spot { position, direction, power, cone_inner_deg, cone_outer_deg } => {
+                    let to_point = (sp.position - position).normalize_or_zero();
+                    let cos = to_point.dot(direction.normalize_or_zero());
+                    let falloff = smoothstep(cone_outer_deg.to_radians().cos(), cone_inner_deg.to_radians().cos(), cos);
+                    if falloff > 0.0 {
+                        e += self.point_irradiance(origin, n, position, power * falloff / (4.0 * std::f32::consts::PI));
+                    }
+                }
+                LightKind::Directional { direction, irradiance } => {
+                    let wi = -direction.normalize_or_zero();
+                    let cos = n.dot(wi);
+                    if cos > 0.0 && ng.dot(wi) > 0.0 {
+                        self.counters.shadow.add(1);
+                        let shadow = Ray { origin, dir: wi, t_min: 0.0, t_max: f32::INFINITY };
+                        if !self.prepared.occluded(&shadow) {
+                            e += irradiance * cos;
+                        }
+                    }
+                }
+                LightKind::Quad { corner, edge_u, edge_v, radiance, samples } => {
+                    let normal_area = edge_u.cross(edge_v);
+                    let area = normal_area.length();
+                    if area <= 0.0 {
+                        continue;
+                    }
+                    let light_n = normal_area / area;
+                    let count = samples.max(1);
+                    let mut sum = Vec3::ZERO;
+                    for s in 0..count {
+                        let uv = stratified_sample(s, count, rng.next_vec2());
+                        let target = corner + edge_u * uv.x + edge_v * uv.y;
+                        let to_light = target - origin;
+                        let dist2 = to_light.length_squared();
+                        if dist2 <= 0.0 {
+                            continue;
+                        }
+                        let wi = to_light / dist2.sqrt();
+                        let cos_surface = n.dot(wi);
+                        let cos_light = -light_n.dot(wi);
+                        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
+                            continue;
+                        }
+                        self.counters.shadow.add(1);
+                        let shadow = Ray { origin, dir: to_light, t_min: 0.0, t_max: 1.0 - 1e-4 };
+                        if !self.prepared.occluded(&shadow) {
+                            sum += radiance * (cos_surface * cos_light / dist2);
+                        }
+                    }
+                    e += sum * (area / count as f32);
+                }
+            }
+        }
+        e
+    }
+
+    /// Irradiance from an isotropic point source of intensity `intensity` (W/sr), with a shadow ray.
+    fn point_irradiance(&self, origin: Vec3, n: Vec3, position: Vec3, intensity: Vec3) -> Vec3 {
+        let to_light = position - origin;
+        let dist2 = to_light.length_squared();
+        if dist2 <= 0.0 {
+            return Vec3::ZERO;
+        }
+        let cos = n.dot(to_light) / dist2.sqrt();
+        if cos <= 0.0 {
+            return Vec3::ZERO;
+        }
+        self.counters.shadow.add(1);
+        let shadow = Ray { origin, dir: to_light, t_min: 0.0, t_max: 1.0 - 1e-4 };
+        if self.prepared.occluded(&shadow) {
+            return Vec3::ZERO;
+        }
+        intensity * (cos / dist2)
+    }
+
+    /// Follows only the refracted branch of a ray through dielectrics (no Fresnel weighting),
+    /// returning the direction after each interface; stops at the first non-dielectric surface,
+    /// a miss, total internal reflection or `max_steps`. Used to check refraction geometry.
+    pub fn follow_refraction(&self, ray: &Ray, max_steps: u32) -> Vec<(Vec3, Vec3)> {
+        let mut path = Vec::new();
+        let mut ray = *ray;
+        for _ in 0..max_steps {
+            let Some(hit): Option<Hit> = self.prepared.intersect(&ray) else { break };
+            let sp = self.prepared.surface_point(&ray, &hit);
+            let MaterialKind::Dielectric { ior, .. } = self.scene.materials[sp.material as usize].kind else { break };
+            let dir = ray.dir.normalize();
+            let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, ior);
+            let Some(t) = split.refracted else { break };
+            let ng_out = face_forward(sp.geometric_normal, dir);
+            ray = Ray { origin: offset_origin(sp.position, -ng_out, self.epsilon), dir: t, t_min: 0.0, t_max: f32::INFINITY };
+            path.push((sp.position, t));
+        }
+        path
+    }
+}
+
+/// What the camera saw first through one sample, for the AOV layers.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FirstHitValues {
+    pub albedo: Vec3,
+    pub normal: Vec3,
+    pub depth: f32,
+}
+
+/// `n` turned to face against `dir` (towards where the ray came from).
+fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
+    if n.dot(dir) > 0.0 {
+        -n
+    } else {
+        n
+    }
+}
+
+/// Moves a surface point off the surface along `n` by a scale-aware epsilon.
+fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
+    p + n * (epsilon + p.abs().max_element() * 1e-6)
+}
+
+fn smoothstep(edge0: f32, edge1: f32, x: f32) -> f32 {
+    if edge1 <= edge0 {
+        return if x >= edge0 { 1.0 } else { 0.0 };
+    }
+    let t = ((x - edge0) / (edge1 - edge0)).clamp(0.0, 1.0);
+    t * t * (3.0 - 2.0 * t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refraction_obeys_snells_law() {
+        let theta = 40f32.to_radians();
+        let d = Vec3::new(theta.sin(), -theta.cos(), 0.0);
+        let t = refract(d, Vec3::Y, 1.0 / 1.5).unwrap();
+        let sin_t = t.x;
+        assert!((sin_t - theta.sin() / 1.5).abs() < 1e-6);
+        assert!(t.y < 0.0);
+    }
+
+    #[test]
+    fn total_internal_reflection_reflects_everything() {
+        let theta = 60f32.to_radians();
+        // Leaving glass (ior 1.5) at 60 degrees: beyond the critical angle of 41.8 degrees.
+        let d = Vec3::new(theta.sin(), theta.cos(), 0.0);
+        let split = dielectric_split(d, Vec3::Y, Vec3::Y, 1.5);
+        assert_eq!(split.fresnel, 1.0);
+        assert!(split.refracted.is_none());
+    }
+
+    #[test]
+    fn schlick_matches_normal_incidence_reflectance() {
+        assert!((schlick_fresnel(1.0, 1.5) - 0.04).abs() < 1e-6);
+        assert!((schlick_fresnel(0.0, 1.5) - 1.0).abs() < 1e-6);
+    }
+}

@@ -1,0 +1,410 @@
+//! EXR out (and back in): a rendered [`Frame`] as one OpenEXR image with AOV channels and metadata attributes.
+//!
+//! # File layout
+//!
+//! One single-part, scan-line, ZIP-compressed (lossless) image of 32-bit float channels:
+//!
+//! - the colour as the unnamed default layer, channels `R`, `G`, `B`, which is what every
+//!   viewer (and any reader asking for RGB) shows;
+//! - each AOV layer as a *named layer* in the OpenEXR multi-view/layer naming convention:
+//!   channels `<layer>.<channel>`, e.g. `albedo.R`, `normal.X`, `depth.Z`.
+//!
+//! Prefixed channels in one part are what Blender, Nuke, OpenImageIO, `exrheader` and the
+//! OpenEXR layer API read as layers; multi-part files are less widely supported, so they are
+//! not used. OpenEXR stores channels sorted by name, so the frame's own order of layers and
+//! channels is kept in the attribute `caustica/channelOrder`.
+//!
+//! # Header attributes
+//!
+//! | attribute | type | value |
+//! |---|---|---|
+//! | `software` | string | `Caustica <version>` |
+//! | `caustica/version` | string | the crate version |
+//! | `caustica/frame` | int (double when outside i32) | frame number |
+//! | `caustica/time` | float | scene time in seconds |
+//! | `caustica/renderSeconds`, `caustica/buildSeconds` | double | wall-clock times |
+//! | `caustica/spp` | int | samples per pixel |
+//! | `caustica/camera/position`, `/lookAt`, `/up` | v3f | camera placement |
+//! | `caustica/camera/fovDeg` | float | vertical field of view in degrees |
+//! | `caustica/device` | string | `cpu` or the GPU adapter |
+//! | `caustica/stats/<name>` | double | each named counter |
+//! | `caustica/statsOrder` | stringvector | the counters' names in the frame's order |
+//!
+//! Strings are stored as Latin-1, which OpenEXR requires; other characters become `?`.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use exr::meta::attribute::{AttributeValue, Text};
+use glam::Vec3;
+
+use super::atomic::write_atomically;
+use super::texture::exr_read_error;
+use super::IoError;
+use crate::render::{Frame, FrameMetadata, Layer};
+
+const ATTR_VERSION: &str = "caustica/version";
+const ATTR_FRAME: &str = "caustica/frame";
+const ATTR_TIME: &str = "caustica/time";
+const ATTR_RENDER_SECONDS: &str = "caustica/renderSeconds";
+const ATTR_BUILD_SECONDS: &str = "caustica/buildSeconds";
+const ATTR_SPP: &str = "caustica/spp";
+const ATTR_CAMERA_POSITION: &str = "caustica/camera/position";
+const ATTR_CAMERA_LOOK_AT: &str = "caustica/camera/lookAt";
+const ATTR_CAMERA_UP: &str = "caustica/camera/up";
+const ATTR_CAMERA_FOV: &str = "caustica/camera/fovDeg";
+const ATTR_DEVICE: &str = "caustica/device";
+const ATTR_STATS_PREFIX: &str = "caustica/stats/";
+const ATTR_STATS_ORDER: &str = "caustica/statsOrder";
+const ATTR_CHANNEL_ORDER: &str = "caustica/channelOrder";
+
+/// Writes `frame` to `path` as described in the module docs. The file is written to a
+/// temporary file beside it and renamed into place; missing directories are created.
+pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
+    use exr::prelude::{
+        AnyChannel, AnyChannels, Encoding, FlatSamples, Image, LayerAttributes, WritableImage,
+    };
+
+    check_frame(path, frame)?;
+    let size = (frame.width as usize, frame.height as usize);
+
+    let mut channels: Vec<AnyChannel<FlatSamples>> = Vec::new();
+    let mut channel_order: Vec<String> = Vec::new();
+    let colour_channels = ["R", "G", "B"];
+    for (index, name) in colour_channels.iter().enumerate() {
+        let samples = frame.color.iter().map(|c| c[index]).collect();
+        channels.push(AnyChannel::new(*name, FlatSamples::F32(samples)));
+        channel_order.push(name.to_string());
+    }
+    for layer in &frame.aovs {
+        let stride = layer.channels.len();
+        for (index, channel) in layer.channels.iter().enumerate() {
+            let full_name = format!("{}.{}", layer.name, channel);
+            let Some(text) = Text::new_or_none(&full_name) else {
+                return Err(IoError::invalid_data(
+                    path,
+                    format!("channel name {full_name:?} is not Latin-1"),
+                ));
+            };
+            let samples = layer
+                .pixels
+                .iter()
+                .skip(index)
+                .step_by(stride)
+                .copied()
+                .collect();
+            channels.push(AnyChannel::new(text, FlatSamples::F32(samples)));
+            channel_order.push(full_name);
+        }
+    }
+
+    let mut attributes = LayerAttributes {
+        software_name: Some(latin1(&format!("Caustica {}", env!("CARGO_PKG_VERSION")))),
+        other: metadata_attributes(&frame.metadata),
+        ..LayerAttributes::default()
+    };
+    attributes.other.insert(
+        latin1(ATTR_CHANNEL_ORDER),
+        AttributeValue::TextVector(channel_order.iter().map(|n| latin1(n)).collect()),
+    );
+
+    let layer = exr::prelude::Layer::new(
+        size,
+        attributes,
+        Encoding::SMALL_LOSSLESS,
+        AnyChannels::sort(channels.into()),
+    );
+    let image = Image::from_layer(layer);
+    write_atomically(path, |file| {
+        image.write().to_buffered(file).map_err(|e| match e {
+            exr::error::Error::Io(source) => IoError::write(path, source),
+            other => IoError::invalid_data(path, format!("EXR: {other}")),
+        })
+    })
+}
+
+/// Rejects frames whose buffers do not match their size, before anything is written.
+fn check_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
+    if frame.width == 0 || frame.height == 0 {
+        return Err(IoError::invalid_data(
+            path,
+            format!("the frame is {}x{} pixels", frame.width, frame.height),
+        ));
+    }
+    let pixels = frame.width as usize * frame.height as usize;
+    if frame.color.len() != pixels {
+        return Err(IoError::invalid_data(
+            path,
+            format!(
+                "{} colour values for {}x{} pixels",
+                frame.color.len(),
+                frame.width,
+                frame.height
+            ),
+        ));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for layer in &frame.aovs {
+        if layer.name.is_empty() || layer.channels.is_empty() {
+            return Err(IoError::invalid_data(
+                path,
+                "an AOV layer without a name or without channels",
+            ));
+        }
+        if !seen.insert(layer.name.as_str()) || ["R", "G", "B"].contains(&layer.name.as_str()) {
+            return Err(IoError::invalid_data(
+                path,
+                format!("the layer name {:?} is used twice", layer.name),
+            ));
+        }
+        if layer
+            .channels
+            .iter()
+            .any(|c| c.is_empty() || c.contains('.'))
+        {
+            return Err(IoError::invalid_data(
+                path,
+                format!("layer {:?} has an empty or dotted channel name", layer.name),
+            ));
+        }
+        if layer.pixels.len() != pixels * layer.channels.len() {
+            return Err(IoError::invalid_data(
+                path,
+                format!(
+                    "layer {:?} has {} values for {} pixels of {} channels",
+                    layer.name,
+                    layer.pixels.len(),
+                    pixels,
+                    layer.channels.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `text` as an EXR string, with characters outside Latin-1 replaced by `?`.
+fn latin1(text: &str) -> Text {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if (c as u32) < 256 { c } else { '?' })
+        .collect();
+    // Every character of `cleaned` is below 256, which is all `Text` requires.
+    Text::new_or_none(cleaned).unwrap_or_default()
+}
+
+fn vec3_attribute(v: Vec3) -> AttributeValue {
+    AttributeValue::FloatVec3((v.x, v.y, v.z))
+}
+
+fn metadata_attributes(meta: &FrameMetadata) -> HashMap<Text, AttributeValue> {
+    let mut attrs = HashMap::new();
+    let mut put = |name: &str, value: AttributeValue| {
+        attrs.insert(latin1(name), value);
+    };
+    put(
+        ATTR_VERSION,
+        AttributeValue::Text(latin1(env!("CARGO_PKG_VERSION"))),
+    );
+    put(
+        ATTR_FRAME,
+        match i32::try_from(meta.frame) {
+            Ok(frame) => AttributeValue::I32(frame),
+            Err(_) => AttributeValue::F64(meta.frame as f64),
+        },
+    );
+    put(ATTR_TIME, AttributeValue::F32(meta.time));
+    put(
+        ATTR_RENDER_SECONDS,
+        AttributeValue::F64(meta.render_seconds),
+    );
+    put(ATTR_BUILD_SECONDS, AttributeValue::F64(meta.build_seconds));
+    put(
+        ATTR_SPP,
+        match i32::try_from(meta.spp) {
+            Ok(spp) => AttributeValue::I32(spp),
+            Err(_) => AttributeValue::F64(meta.spp as f64),
+        },
+    );
+    put(ATTR_CAMERA_POSITION, vec3_attribute(meta.camera_position));
+    put(ATTR_CAMERA_LOOK_AT, vec3_attribute(meta.camera_look_at));
+    put(ATTR_CAMERA_UP, vec3_attribute(meta.camera_up));
+    put(ATTR_CAMERA_FOV, AttributeValue::F32(meta.camera_fov_deg));
+    put(ATTR_DEVICE, AttributeValue::Text(latin1(&meta.device)));
+    for (name, value) in &meta.stats {
+        put(
+            &format!("{ATTR_STATS_PREFIX}{name}"),
+            AttributeValue::F64(*value),
+        );
+    }
+    // OpenEXR forbids empty string vectors.
+    if !meta.stats.is_empty() {
+        put(
+            ATTR_STATS_ORDER,
+            AttributeValue::TextVector(meta.stats.iter().map(|(n, _)| latin1(n)).collect()),
+        );
+    }
+    attrs
+}
+
+/// Reads a frame written by [`write_frame`]: the colour from the unprefixed `R`, `G`, `B`
+/// channels, every `<layer>.<channel>` group as an AOV layer, and the metadata attributes
+/// (those missing are left at their defaults). Works on other tools' single- and multi-part
+/// files too, as long as they have R, G and B.
+pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
+    use exr::prelude::{read, ReadChannels, ReadLayers};
+    let image = read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .all_layers()
+        .all_attributes()
+        .from_file(path)
+        .map_err(|e| exr_read_error(path, e))?;
+
+    let Some(first_part) = image.layer_data.first() else {
+        return Err(IoError::format(path, "EXR: the file has no image"));
+    };
+    let size = first_part.size;
+    let pixels = size.area();
+
+    // Every channel of every part, by its full name (`albedo.R`, or `R` for the default layer).
+    let mut by_name: Vec<(String, Vec<f32>)> = Vec::new();
+    for part in &image.layer_data {
+        if part.size != size {
+            return Err(IoError::format(
+                path,
+                "EXR: the parts of the file differ in size",
+            ));
+        }
+        let prefix = part.attributes.layer_name.as_ref().map(|n| format!("{n}."));
+        for channel in &part.channel_data.list {
+            if channel.sample_data.len() != pixels {
+                return Err(IoError::format(
+                    path,
+                    "EXR: subsampled channels are not supported",
+                ));
+            }
+            let name = format!("{}{}", prefix.as_deref().unwrap_or(""), channel.name);
+            by_name.push((name, channel.sample_data.values_as_f32().collect()));
+        }
+    }
+
+    let attributes: HashMap<&Text, &AttributeValue> = first_part
+        .attributes
+        .other
+        .iter()
+        .chain(image.attributes.other.iter())
+        .collect();
+    let attribute = |name: &str| attributes.get(&latin1(name)).copied();
+
+    // The frame's channel order when we wrote the file, then anything else in the file's order.
+    let mut ordered: Vec<String> = match attribute(ATTR_CHANNEL_ORDER) {
+        Some(AttributeValue::TextVector(names)) => names.iter().map(|n| n.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    ordered.retain(|n| by_name.iter().any(|(name, _)| name == n));
+    for (name, _) in &by_name {
+        if !ordered.contains(name) {
+            ordered.push(name.clone());
+        }
+    }
+    let samples_of = |name: &str| by_name.iter().find(|(n, _)| n == name).map(|(_, s)| s);
+
+    let (Some(r), Some(g), Some(b)) = (samples_of("R"), samples_of("G"), samples_of("B")) else {
+        return Err(IoError::format(path, "EXR: no R, G, B channels"));
+    };
+    let color = (0..pixels).map(|i| Vec3::new(r[i], g[i], b[i])).collect();
+
+    let mut aovs: Vec<Layer> = Vec::new();
+    for name in &ordered {
+        let Some((layer_name, channel)) = name.rsplit_once('.') else {
+            continue; // a channel of the default layer
+        };
+        let index = match aovs.iter().position(|l| l.name == layer_name) {
+            Some(index) => index,
+            None => {
+                aovs.push(Layer {
+                    name: layer_name.to_string(),
+                    channels: Vec::new(),
+                    pixels: Vec::new(),
+                });
+                aovs.len() - 1
+            }
+        };
+        aovs[index].channels.push(channel.to_string());
+    }
+    for layer in &mut aovs {
+        let columns: Vec<&Vec<f32>> = layer
+            .channels
+            .iter()
+            // Each channel name was built from an entry of `by_name` above.
+            .filter_map(|c| samples_of(&format!("{}.{}", layer.name, c)))
+            .collect();
+        layer.pixels = (0..pixels)
+            .flat_map(|i| columns.iter().map(move |column| column[i]))
+            .collect();
+    }
+
+    let to_u32 =
+        |n: usize| u32::try_from(n).map_err(|_| IoError::format(path, "EXR: image is too large"));
+    Ok(Frame {
+        width: to_u32(size.width())?,
+        height: to_u32(size.height())?,
+        color,
+        aovs,
+        metadata: read_metadata(&attributes),
+    })
+}
+
+fn read_metadata(attributes: &HashMap<&Text, &AttributeValue>) -> FrameMetadata {
+    let attribute = |name: &str| attributes.get(&latin1(name)).copied();
+    let f64_of = |name: &str| match attribute(name) {
+        Some(AttributeValue::F64(v)) => Some(*v),
+        Some(AttributeValue::F32(v)) => Some(*v as f64),
+        Some(AttributeValue::I32(v)) => Some(*v as f64),
+        _ => None,
+    };
+    let vec3_of = |name: &str| match attribute(name) {
+        Some(AttributeValue::FloatVec3((x, y, z))) => Vec3::new(*x, *y, *z),
+        _ => Vec3::ZERO,
+    };
+    let mut meta = FrameMetadata {
+        frame: f64_of(ATTR_FRAME).map_or(0, |f| f as i64),
+        time: f64_of(ATTR_TIME).unwrap_or(0.0) as f32,
+        render_seconds: f64_of(ATTR_RENDER_SECONDS).unwrap_or(0.0),
+        build_seconds: f64_of(ATTR_BUILD_SECONDS).unwrap_or(0.0),
+        spp: f64_of(ATTR_SPP).map_or(0, |s| s as u32),
+        camera_position: vec3_of(ATTR_CAMERA_POSITION),
+        camera_look_at: vec3_of(ATTR_CAMERA_LOOK_AT),
+        camera_up: vec3_of(ATTR_CAMERA_UP),
+        camera_fov_deg: f64_of(ATTR_CAMERA_FOV).unwrap_or(0.0) as f32,
+        device: match attribute(ATTR_DEVICE) {
+            Some(AttributeValue::Text(text)) => text.to_string(),
+            _ => String::new(),
+        },
+        stats: Vec::new(),
+    };
+    if let Some(AttributeValue::TextVector(names)) = attribute(ATTR_STATS_ORDER) {
+        for name in names {
+            let name = name.to_string();
+            if let Some(value) = f64_of(&format!("{ATTR_STATS_PREFIX}{name}")) {
+                meta.stats.push((name, value));
+            }
+        }
+    }
+    // Counters without an order entry (another writer, or an edited file), sorted by name.
+    let mut unlisted: Vec<(String, f64)> = attributes
+        .keys()
+        .filter_map(|key| {
+            key.to_string()
+                .strip_prefix(ATTR_STATS_PREFIX)
+                .map(str::to_string)
+        })
+        .filter(|name| !meta.stats.iter().any(|(listed, _)| listed == name))
+        .filter_map(|name| f64_of(&format!("{ATTR_STATS_PREFIX}{name}")).map(|value| (name, value)))
+        .collect();
+    unlisted.sort_by(|a, b| a.0.cmp(&b.0));
+    meta.stats.extend(unlisted);
+    meta
+}

@@ -1,0 +1,454 @@
+//! Meshes in: OBJ (via `tobj`) and PLY (via `ply-rs-bw`, ascii or binary), each optionally gzip-compressed.
+//!
+//! Triangles stay triangles and four-sided faces stay quads (they may become VD patches);
+//! polygons with more sides are split into triangle fans. Faces with fewer than three corners
+//! (points and lines) are skipped. Every object of an OBJ file is merged into one [`MeshData`].
+//! Normals and texture coordinates are kept when every vertex has them.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use glam::{Vec2, Vec3};
+use ply_rs_bw::parser::{Parser, Reader};
+use ply_rs_bw::ply::{ElementDef, Header, Property, PropertyAccess, PropertyAccessResult};
+
+use super::IoError;
+use crate::scene::MeshData;
+
+/// Size of the read buffer; large meshes are tens of megabytes.
+const READ_BUFFER_BYTES: usize = 1 << 20;
+
+/// Loads a triangle/quad mesh from an `.obj`, `.ply`, `.obj.gz` or `.ply.gz` file and checks it
+/// with [`MeshData::validate`]. Gzip compression is recognised by its magic bytes.
+pub fn load_mesh(path: &Path) -> Result<MeshData, IoError> {
+    let format = mesh_format(path)?;
+    let mut reader = open_maybe_gzip(path)?;
+    let mesh = match format {
+        MeshFormat::Obj => read_obj(&mut reader, path)?,
+        MeshFormat::Ply => read_ply(&mut reader, path)?,
+    };
+    mesh.validate()
+        .map_err(|message| IoError::format(path, message))?;
+    Ok(mesh)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MeshFormat {
+    Obj,
+    Ply,
+}
+
+/// The format named by the file extension, ignoring a final `.gz`.
+fn mesh_format(path: &Path) -> Result<MeshFormat, IoError> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let name = name.strip_suffix(".gz").unwrap_or(&name);
+    if name.ends_with(".obj") {
+        Ok(MeshFormat::Obj)
+    } else if name.ends_with(".ply") {
+        Ok(MeshFormat::Ply)
+    } else {
+        Err(IoError::UnknownFormat {
+            path: path.to_path_buf(),
+            message: "unknown mesh format (expected .obj, .ply, .obj.gz or .ply.gz)".into(),
+        })
+    }
+}
+
+/// Opens `path` for buffered reading, decompressing it on the fly when it starts with the gzip
+/// magic bytes.
+pub(crate) fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>, IoError> {
+    let file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
+    let head = reader.fill_buf().map_err(|e| IoError::read(path, e))?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
+        Ok(Box::new(BufReader::with_capacity(
+            READ_BUFFER_BYTES,
+            decoder,
+        )))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// Adds a polygon given by its corner indices: a triangle, a quad, or a fan of triangles.
+/// Returns false when the polygon has fewer than three corners and was skipped.
+fn push_polygon(mesh: &mut MeshData, corners: &[u32]) -> bool {
+    match *corners {
+        [a, b, c] => mesh.triangles.push([a, b, c]),
+        [a, b, c, d] => mesh.quads.push([a, b, c, d]),
+        [first, ref rest @ ..] if rest.len() >= 4 => {
+            for pair in rest.windows(2) {
+                mesh.triangles.push([first, pair[0], pair[1]]);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+fn vertex_count_as_u32(count: usize, path: &Path) -> Result<u32, IoError> {
+    u32::try_from(count)
+        .map_err(|_| IoError::format(path, format!("{count} vertices are more than 2^32")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// OBJ
+
+fn read_obj(reader: &mut dyn BufRead, path: &Path) -> Result<MeshData, IoError> {
+    // tobj's optional features ("merging", "reordering") add fields that must stay false.
+    #[allow(clippy::needless_update)]
+    let options = tobj::LoadOptions {
+        single_index: true,
+        triangulate: false,
+        ignore_points: true,
+        ignore_lines: true,
+        ..Default::default()
+    };
+    let mut reader = reader;
+    // Materials belong to the scene file, not to the mesh: `mtllib` references are not followed.
+    let (models, _materials) = tobj::load_obj_buf(&mut reader, &options, |_| {
+        Err(tobj::LoadError::GenericFailure)
+    })
+    .map_err(|e| IoError::format(path, format!("OBJ: {e}")))?;
+
+    let mut mesh = MeshData::default();
+    let mut all_have_normals = true;
+    let mut all_have_uvs = true;
+    let mut skipped_faces = 0usize;
+    for model in &models {
+        let m = &model.mesh;
+        let base = vertex_count_as_u32(mesh.positions.len(), path)?;
+        let count = m.positions.len() / 3;
+        mesh.positions.extend(
+            m.positions
+                .chunks_exact(3)
+                .map(|p| Vec3::new(p[0], p[1], p[2])),
+        );
+        if m.normals.len() == count * 3 {
+            mesh.normals.extend(
+                m.normals
+                    .chunks_exact(3)
+                    .map(|n| Vec3::new(n[0], n[1], n[2])),
+            );
+        } else {
+            all_have_normals = false;
+        }
+        if m.texcoords.len() == count * 2 {
+            mesh.uvs
+                .extend(m.texcoords.chunks_exact(2).map(|t| Vec2::new(t[0], t[1])));
+        } else {
+            all_have_uvs = false;
+        }
+        let mut corners = Vec::with_capacity(8);
+        let mut push = |indices: &[u32]| {
+            corners.clear();
+            corners.extend(indices.iter().map(|&i| i + base));
+            if !push_polygon(&mut mesh, &corners) {
+                skipped_faces += 1;
+            }
+        };
+        if m.face_arities.is_empty() {
+            m.indices.chunks_exact(3).for_each(&mut push);
+        } else {
+            let mut start = 0usize;
+            for &arity in &m.face_arities {
+                let end = start + arity as usize;
+                let Some(indices) = m.indices.get(start..end) else {
+                    return Err(IoError::format(
+                        path,
+                        "OBJ: face list is shorter than its face sizes",
+                    ));
+                };
+                push(indices);
+                start = end;
+            }
+        }
+    }
+    if !all_have_normals {
+        if !mesh.normals.is_empty() {
+            log::warn!(
+                "{}: some vertices have no normal; ignoring all normals",
+                path.display()
+            );
+        }
+        mesh.normals.clear();
+    }
+    if !all_have_uvs {
+        if !mesh.uvs.is_empty() {
+            log::warn!(
+                "{}: some vertices have no texture coordinates; ignoring all of them",
+                path.display()
+            );
+        }
+        mesh.uvs.clear();
+    }
+    if skipped_faces > 0 {
+        log::warn!(
+            "{}: skipped {skipped_faces} faces with fewer than three corners",
+            path.display()
+        );
+    }
+    Ok(mesh)
+}
+
+// ---------------------------------------------------------------------------------------------
+// PLY
+
+/// One PLY `vertex` element; the attributes the file does not declare stay zero.
+#[derive(Default)]
+struct PlyVertex {
+    position: [f32; 3],
+    normal: [f32; 3],
+    uv: [f32; 2],
+}
+
+/// Which vertex property names carry which attribute component.
+fn vertex_slot(name: &str) -> Option<(VertexSlot, usize)> {
+    Some(match name {
+        "x" => (VertexSlot::Position, 0),
+        "y" => (VertexSlot::Position, 1),
+        "z" => (VertexSlot::Position, 2),
+        "nx" => (VertexSlot::Normal, 0),
+        "ny" => (VertexSlot::Normal, 1),
+        "nz" => (VertexSlot::Normal, 2),
+        "u" | "s" | "texture_u" | "texture_s" => (VertexSlot::Uv, 0),
+        "v" | "t" | "texture_v" | "texture_t" => (VertexSlot::Uv, 1),
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum VertexSlot {
+    Position,
+    Normal,
+    Uv,
+}
+
+impl PropertyAccess for PlyVertex {
+    fn new() -> Self {
+        PlyVertex::default()
+    }
+
+    fn set_property(&mut self, name: &str, property: Property) -> PropertyAccessResult {
+        let Some((slot, component)) = vertex_slot(name) else {
+            return PropertyAccessResult::Ignored;
+        };
+        let Some(value) = property.to_f32_lossy() else {
+            return PropertyAccessResult::UnsupportedType;
+        };
+        match slot {
+            VertexSlot::Position => self.position[component] = value,
+            VertexSlot::Normal => self.normal[component] = value,
+            VertexSlot::Uv => self.uv[component] = value,
+        }
+        PropertyAccessResult::Set
+    }
+
+    fn set_float(&mut self, name: &str, value: f32) -> PropertyAccessResult {
+        self.set_property(name, Property::Float(value))
+    }
+}
+
+/// One PLY `face` element: its corner indices, or a note that one of them was negative.
+#[derive(Default)]
+struct PlyFace {
+    corners: Vec<u32>,
+    has_negative_index: bool,
+}
+
+impl PropertyAccess for PlyFace {
+    fn new() -> Self {
+        PlyFace::default()
+    }
+
+    fn set_property(&mut self, name: &str, property: Property) -> PropertyAccessResult {
+        if name != "vertex_indices" && name != "vertex_index" {
+            return PropertyAccessResult::Ignored;
+        }
+        match property.to_u32_list() {
+            Some(list) => self.corners = list,
+            None => match property {
+                Property::ListChar(_) | Property::ListShort(_) | Property::ListInt(_) => {
+                    self.has_negative_index = true
+                }
+                _ => return PropertyAccessResult::UnsupportedType,
+            },
+        }
+        PropertyAccessResult::Set
+    }
+}
+
+/// Elements that are neither vertices nor faces (edges, materials, ...): read and dropped.
+struct IgnoredElement;
+
+impl PropertyAccess for IgnoredElement {
+    fn new() -> Self {
+        IgnoredElement
+    }
+}
+
+fn read_ply(reader: &mut dyn BufRead, path: &Path) -> Result<MeshData, IoError> {
+    let mut reader = Reader::new(reader);
+    let header = Parser::<IgnoredElement>::new()
+        .read_header(&mut reader)
+        .map_err(|e| IoError::format(path, format!("PLY header: {}", one_line(&e.to_string()))))?;
+    let Some(vertex_def) = header.elements.get("vertex") else {
+        return Err(IoError::format(path, "PLY header: no \"vertex\" element"));
+    };
+    for axis in ["x", "y", "z"] {
+        if !vertex_def.properties.contains_key(axis) {
+            return Err(IoError::format(
+                path,
+                format!("PLY header: the vertex element has no \"{axis}\" property"),
+            ));
+        }
+    }
+    let declares = |names: &[&str]| names.iter().any(|n| vertex_def.properties.contains_key(*n));
+    let has_normals = declares(&["nx"]) && declares(&["ny"]) && declares(&["nz"]);
+    let has_uvs = declares(&["u", "s", "texture_u", "texture_s"])
+        && declares(&["v", "t", "texture_v", "texture_t"]);
+
+    let mut mesh = MeshData::default();
+    let mut skipped_faces = 0usize;
+    for element in header.elements.values() {
+        match element.name.as_str() {
+            "vertex" => {
+                let vertices = read_ply_element::<PlyVertex>(&mut reader, element, &header, path)?;
+                mesh.positions = vertices
+                    .iter()
+                    .map(|v| Vec3::from_array(v.position))
+                    .collect();
+                if has_normals {
+                    mesh.normals = vertices
+                        .iter()
+                        .map(|v| Vec3::from_array(v.normal))
+                        .collect();
+                }
+                if has_uvs {
+                    mesh.uvs = vertices.iter().map(|v| Vec2::from_array(v.uv)).collect();
+                }
+            }
+            "face" => {
+                let faces = read_ply_element::<PlyFace>(&mut reader, element, &header, path)?;
+                if !faces.is_empty()
+                    && !element.properties.contains_key("vertex_indices")
+                    && !element.properties.contains_key("vertex_index")
+                {
+                    return Err(IoError::format(
+                        path,
+                        "PLY header: the face element has no \"vertex_indices\" list",
+                    ));
+                }
+                mesh.triangles.reserve(faces.len());
+                for (i, face) in faces.iter().enumerate() {
+                    if face.has_negative_index {
+                        return Err(IoError::format(
+                            path,
+                            format!("PLY face {i} has a negative vertex index"),
+                        ));
+                    }
+                    if !push_polygon(&mut mesh, &face.corners) {
+                        skipped_faces += 1;
+                    }
+                }
+            }
+            _ => {
+                read_ply_element::<IgnoredElement>(&mut reader, element, &header, path)?;
+            }
+        }
+    }
+    if skipped_faces > 0 {
+        log::warn!(
+            "{}: skipped {skipped_faces} faces with fewer than three corners",
+            path.display()
+        );
+    }
+    Ok(mesh)
+}
+
+fn read_ply_element<E: PropertyAccess>(
+    reader: &mut Reader<&mut dyn BufRead>,
+    element: &ElementDef,
+    header: &Header,
+    path: &Path,
+) -> Result<Vec<E>, IoError> {
+    Parser::<E>::new()
+        .read_payload_for_element(reader, element, header)
+        .map_err(|e| {
+            IoError::format(
+                path,
+                format!(
+                    "PLY \"{}\" data: {}",
+                    element.name,
+                    one_line(&e.to_string())
+                ),
+            )
+        })
+}
+
+/// `ply-rs-bw` messages span several tab-indented lines, repeat nested parts and may end in a
+/// parser's debug dump; this joins the distinct parts into one line and drops the dump.
+fn one_line(message: &str) -> String {
+    let message = message.replace("\n'", "'");
+    let mut parts: Vec<&str> = Vec::new();
+    for part in message.lines().map(str::trim) {
+        if !part.is_empty() && !part.starts_with("Error: ParseError {") && !parts.contains(&part) {
+            parts.push(part);
+        }
+    }
+    parts.join(" ")
+}
+
+/// Reads a whole stream into memory; used by tests of the gzip path.
+#[cfg(test)]
+fn read_all(mut reader: Box<dyn BufRead>) -> Vec<u8> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).unwrap(); // test helper: the input is a file the test wrote
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn polygons_become_triangles_quads_or_fans() {
+        let mut mesh = MeshData::default();
+        assert!(push_polygon(&mut mesh, &[0, 1, 2]));
+        assert!(push_polygon(&mut mesh, &[0, 1, 2, 3]));
+        assert!(push_polygon(&mut mesh, &[0, 1, 2, 3, 4]));
+        assert!(!push_polygon(&mut mesh, &[0, 1]));
+        assert_eq!(
+            mesh.triangles,
+            vec![[0, 1, 2], [0, 1, 2], [0, 2, 3], [0, 3, 4]]
+        );
+        assert_eq!(mesh.quads, vec![[0, 1, 2, 3]]);
+    }
+
+    #[test]
+    fn the_format_comes_from_the_extension_without_gz() {
+        assert_eq!(
+            mesh_format(Path::new("a/b.PLY.gz")).unwrap(),
+            MeshFormat::Ply
+        );
+        assert_eq!(mesh_format(Path::new("b.obj")).unwrap(), MeshFormat::Obj);
+        assert!(mesh_format(Path::new("b.stl")).is_err());
+    }
+
+    #[test]
+    fn gzip_streams_are_recognised_by_their_magic_bytes() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.bin");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(b"hello").unwrap();
+        std::fs::write(&path, encoder.finish().unwrap()).unwrap();
+        assert_eq!(read_all(open_maybe_gzip(&path).unwrap()), b"hello");
+    }
+}

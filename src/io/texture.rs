@@ -1,0 +1,176 @@
+//! Images in: textures (PNG and JPEG decoded from sRGB, OpenEXR as linear) and float EXR vector-displacement maps.
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::Path;
+
+use glam::Vec3;
+
+use super::IoError;
+use crate::scene::{TextureImage, VdImage};
+
+/// The four bytes every OpenEXR file starts with.
+const EXR_MAGIC: [u8; 4] = [0x76, 0x2f, 0x31, 0x01];
+
+/// Loads a texture as linear RGB, row 0 at the top. PNG and JPEG are decoded from sRGB (their
+/// alpha is dropped, grey is repeated into R, G and B); OpenEXR is taken as linear, see
+/// [`read_exr_rgb`] for the channels used. The format is recognised from the file's first bytes.
+pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
+    let (width, height, texels) = if starts_with_exr_magic(path)? {
+        read_exr_rgb(path)?
+    } else {
+        read_srgb_image(path)?
+    };
+    Ok(TextureImage {
+        width,
+        height,
+        texels,
+    })
+}
+
+/// Loads a vector-displacement map from a float OpenEXR file: the R, G and B channels as stored
+/// (no colour conversion), row 0 at the top. See [`read_exr_rgb`] for other channel names.
+pub fn load_vd_image(path: &Path) -> Result<VdImage, IoError> {
+    if !starts_with_exr_magic(path)? {
+        return Err(IoError::format(
+            path,
+            "not an OpenEXR file (vector displacement maps must be float EXR images)",
+        ));
+    }
+    let (width, height, texels) = read_exr_rgb(path)?;
+    Ok(VdImage {
+        width,
+        height,
+        texels,
+    })
+}
+
+fn starts_with_exr_magic(path: &Path) -> Result<bool, IoError> {
+    let mut file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    let mut head = [0u8; 4];
+    let mut filled = 0;
+    while filled < head.len() {
+        match file.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(IoError::read(path, e)),
+        }
+    }
+    Ok(filled == head.len() && head == EXR_MAGIC)
+}
+
+/// PNG or JPEG through the `image` crate, converted from sRGB to linear.
+fn read_srgb_image(path: &Path) -> Result<(u32, u32, Vec<Vec3>), IoError> {
+    let file = File::open(path).map_err(|e| IoError::read(path, e))?;
+    let decoded = image::ImageReader::new(BufReader::new(file))
+        .with_guessed_format()
+        .map_err(|e| IoError::read(path, e))?
+        .decode()
+        .map_err(|e| match e {
+            image::ImageError::IoError(source) => IoError::read(path, source),
+            other => IoError::format(path, other.to_string()),
+        })?;
+    let rgb = decoded.to_rgb32f();
+    let texels = rgb
+        .pixels()
+        .map(|p| {
+            Vec3::new(
+                srgb_to_linear(p[0]),
+                srgb_to_linear(p[1]),
+                srgb_to_linear(p[2]),
+            )
+        })
+        .collect();
+    Ok((rgb.width(), rgb.height(), texels))
+}
+
+/// The sRGB electro-optical transfer function (IEC 61966-2-1): encoded value to linear.
+pub fn srgb_to_linear(encoded: f32) -> f32 {
+    if encoded <= 0.04045 {
+        encoded / 12.92
+    } else {
+        ((encoded + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+/// Reads the first layer of an OpenEXR file as three float channels, row 0 at the top. It uses,
+/// in this order of preference, the channels `R G B`, `X Y Z`, or one channel (`Y` or the only
+/// one) repeated three times. Channels of named layers (`albedo.R`) are not considered.
+pub fn read_exr_rgb(path: &Path) -> Result<(u32, u32, Vec<Vec3>), IoError> {
+    use exr::prelude::*;
+    let image = read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .first_valid_layer()
+        .all_attributes()
+        .from_file(path)
+        .map_err(|e| exr_read_error(path, e))?;
+    let layer = &image.layer_data;
+    let (width, height) = (layer.size.width(), layer.size.height());
+    let channels = &layer.channel_data.list;
+    let find = |name: &str| channels.iter().find(|c| c.name.eq(name));
+    let chosen: [&AnyChannel<FlatSamples>; 3] =
+        if let (Some(r), Some(g), Some(b)) = (find("R"), find("G"), find("B")) {
+            [r, g, b]
+        } else if let (Some(x), Some(y), Some(z)) = (find("X"), find("Y"), find("Z")) {
+            [x, y, z]
+        } else if let Some(grey) = find("Y").or(if channels.len() == 1 {
+            channels.first()
+        } else {
+            None
+        }) {
+            [grey, grey, grey]
+        } else {
+            let names: Vec<String> = channels.iter().map(|c| c.name.to_string()).collect();
+            return Err(IoError::format(
+                path,
+                format!(
+                    "EXR: no R, G, B channels (the file has {})",
+                    names.join(", ")
+                ),
+            ));
+        };
+    let pixel_count = width * height;
+    if chosen.iter().any(|c| c.sample_data.len() != pixel_count) {
+        return Err(IoError::format(
+            path,
+            "EXR: subsampled channels are not supported",
+        ));
+    }
+    let [r, g, b] = chosen.map(|c| c.sample_data.values_as_f32());
+    let texels: Vec<Vec3> = r
+        .zip(g)
+        .zip(b)
+        .map(|((r, g), b)| Vec3::new(r, g, b))
+        .collect();
+    let to_u32 =
+        |n: usize| u32::try_from(n).map_err(|_| IoError::format(path, "EXR: image is too large"));
+    Ok((to_u32(width)?, to_u32(height)?, texels))
+}
+
+/// Turns an error of the `exr` crate into an [`IoError`]: file-system errors stay read errors,
+/// everything else is a format error.
+pub(crate) fn exr_read_error(path: &Path, error: exr::error::Error) -> IoError {
+    match error {
+        exr::error::Error::Io(source) if source.kind() == std::io::ErrorKind::UnexpectedEof => {
+            IoError::format(path, "EXR: the file ends early (truncated?)")
+        }
+        exr::error::Error::Io(source) => IoError::read(path, source),
+        other => IoError::format(path, format!("EXR: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn srgb_decoding_matches_the_standard_curve() {
+        assert_eq!(srgb_to_linear(0.0), 0.0);
+        assert!((srgb_to_linear(1.0) - 1.0).abs() < 1e-6);
+        assert!((srgb_to_linear(188.0 / 255.0) - 0.5029).abs() < 1e-3);
+        assert!((srgb_to_linear(0.04) - 0.04 / 12.92).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,1378 @@
+//! Evaluation: walks the statements for one frame and builds the scene IR, collecting every
+//! semantic error on the way.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use glam::{Affine3A, Mat3, Mat4, Vec2, Vec3};
+
+use super::ast::{Block, Expr, ExprKind, Statement};
+use super::params::{
+    self, check_whole, names, numbers, repeated, text, Ctx, ParamSpec, Params, Word,
+};
+use super::suggest;
+use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
+use super::{Diagnostic, SourceMap};
+use crate::scene::{
+    self, shapes, Aov, AssetLoader, Camera, FrameRange, GatherSettings, Instance, Light, LightKind,
+    Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings, PhotonSettings, Scene,
+    Span, Texture, VdMap, VdSpace,
+};
+
+/// Evaluates only the `frames` statement (and the constant `let`s it may use).
+pub fn frame_range(
+    statements: &[Statement],
+    sources: &SourceMap,
+) -> Result<FrameRange, Vec<Diagnostic>> {
+    let mut ctx = Ctx {
+        env: Env::default(),
+        errors: Vec::new(),
+        sources,
+    };
+    let mut range = FrameRange::default();
+    let mut seen: Option<Span> = None;
+    for statement in statements {
+        match statement {
+            Statement::Let {
+                name,
+                name_span,
+                value,
+                ..
+            } => {
+                if ctx.env.variables.contains_key(name)
+                    || BUILTIN_VARIABLES.contains(&name.as_str())
+                {
+                    continue; // reported by `evaluate`
+                }
+                let binding = match ctx.env.eval(value) {
+                    Ok(v) => Binding::Value(v),
+                    Err(_) if mentions_time(value, &ctx.env) => Binding::DependsOnTime,
+                    Err(_) => Binding::Failed,
+                };
+                ctx.env.variables.insert(
+                    name.clone(),
+                    Variable {
+                        binding,
+                        span: *name_span,
+                        used: true.into(),
+                    },
+                );
+            }
+            Statement::Frames {
+                first,
+                last,
+                fps,
+                span,
+            } => {
+                if let Some(previous) = seen {
+                    let note = format!("first given at {}", ctx.place(previous));
+                    ctx.errors.push(
+                        Diagnostic::error(*span, "the frame range is given twice").with_note(note),
+                    );
+                    continue;
+                }
+                seen = Some(*span);
+                range.span = *span;
+                let first_frame = whole_frame(&mut ctx, first);
+                let last_frame = whole_frame(&mut ctx, last);
+                if let (Some(a), Some(b)) = (first_frame, last_frame) {
+                    if b < a {
+                        ctx.error(
+                            last.span,
+                            format!("the last frame ({b}) comes before the first ({a})"),
+                        );
+                    } else {
+                        range.first = a;
+                        range.last = b;
+                    }
+                }
+                if let Some(fps) = fps {
+                    if let Some(v) = ctx.eval(fps) {
+                        match v {
+                            Value::Number(f) if f > 0.0 && f.is_finite() => range.fps = f as f32,
+                            other => ctx.error(
+                                fps.span,
+                                format!(
+                                    "fps must be a positive number, but it is {}",
+                                    show(&other)
+                                ),
+                            ),
+                        }
+                    }
+                }
+            }
+            Statement::Block(_) => {}
+        }
+    }
+    if ctx.errors.is_empty() {
+        Ok(range)
+    } else {
+        Err(ctx.errors)
+    }
+}
+
+/// Whether an expression uses `frame`, `time`, or a variable that depends on them.
+fn mentions_time(expr: &Expr, env: &Env) -> bool {
+    match &expr.kind {
+        ExprKind::Ident(name) => {
+            name == "frame"
+                || name == "time"
+                || env
+                    .variables
+                    .get(name)
+                    .is_some_and(|v| matches!(v.binding, Binding::DependsOnTime))
+        }
+        ExprKind::Number(_) | ExprKind::Str(_) => false,
+        ExprKind::Neg(e) | ExprKind::Paren(e) => mentions_time(e, env),
+        ExprKind::Binary(_, a, b) => mentions_time(a, env) || mentions_time(b, env),
+        ExprKind::Call { args, .. } | ExprKind::Vector(args) => {
+            args.iter().any(|a| mentions_time(a, env))
+        }
+    }
+}
+
+fn show(value: &Value) -> String {
+    let parts: Vec<String> = value.components().iter().map(|c| c.to_string()).collect();
+    match value {
+        Value::Number(_) => parts.join(""),
+        Value::Vector(_) => format!("[{}]", parts.join(", ")),
+    }
+}
+
+fn whole_frame(ctx: &mut Ctx, expr: &Expr) -> Option<i64> {
+    match ctx.eval(expr)? {
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 1e15 => Some(n as i64),
+        other => {
+            ctx.error(
+                expr.span,
+                format!(
+                    "a frame number must be a whole number, but it is {}",
+                    show(&other)
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Names declared so far of one kind: name to (index, or `None` if its declaration failed).
+#[derive(Default)]
+struct Names {
+    map: HashMap<String, (Option<u32>, Span)>,
+}
+
+impl Names {
+    /// Registers a name; reports a duplicate and returns false.
+    fn declare(&mut self, ctx: &mut Ctx, kind: &str, name: &str, span: Span) -> bool {
+        if let Some((_, first)) = self.map.get(name) {
+            let note = format!("first declared at {}", ctx.place(*first));
+            ctx.errors.push(
+                Diagnostic::error(span, format!("duplicate {kind} \"{name}\"")).with_note(note),
+            );
+            return false;
+        }
+        self.map.insert(name.to_string(), (None, span));
+        true
+    }
+
+    fn set(&mut self, name: &str, index: u32) {
+        if let Some(entry) = self.map.get_mut(name) {
+            entry.0 = Some(index);
+        }
+    }
+
+    /// Looks a reference up; reports unknown names (with a suggestion). Names whose
+    /// declaration failed resolve to `None` silently (their error is already reported).
+    fn resolve(&self, ctx: &mut Ctx, kind: &str, name: &str, span: Span) -> Option<u32> {
+        match self.map.get(name) {
+            Some((index, _)) => *index,
+            None => {
+                let hint = suggest::did_you_mean(name, self.map.keys().map(String::as_str));
+                ctx.error(span, format!("unknown {kind} \"{name}\"{hint}"));
+                None
+            }
+        }
+    }
+}
+
+struct PendingInstance {
+    mesh: Option<(String, Span)>,
+    material: Option<(String, Span)>,
+    transform: Affine3A,
+    span: Span,
+}
+
+/// Builds a scene from the statements, one block at a time.
+struct Builder<'s, 'l> {
+    ctx: Ctx<'s>,
+    loader: &'l dyn AssetLoader,
+    scene: Scene,
+    /// The first place each single block (camera, film, ...) was given.
+    singles: HashMap<&'static str, Span>,
+    texture_names: Names,
+    material_names: Names,
+    mesh_names: Names,
+    vdmap_names: Names,
+    /// Material index → the named texture it refers to.
+    material_textures: Vec<(u32, String, Span)>,
+    /// Mesh index → the vdmap it refers to.
+    mesh_displacements: Vec<(u32, String, Span)>,
+    instances: Vec<PendingInstance>,
+}
+
+/// Evaluates the scene for `frame`.
+pub fn evaluate(
+    statements: &[Statement],
+    sources: &SourceMap,
+    frame: i64,
+    loader: &dyn AssetLoader,
+) -> Result<Scene, Vec<Diagnostic>> {
+    let (frames, errors) = match frame_range(statements, sources) {
+        Ok(range) => (range, Vec::new()),
+        Err(errors) => (FrameRange::default(), errors),
+    };
+    let time = frames.time_of(frame);
+    let env = Env {
+        variables: HashMap::new(),
+        frame_time: Some((frame as f64, time as f64)),
+    };
+    let mut b = Builder {
+        ctx: Ctx {
+            env,
+            errors,
+            sources,
+        },
+        loader,
+        scene: Scene {
+            frame,
+            time,
+            frames,
+            ..Scene::default()
+        },
+        singles: HashMap::new(),
+        texture_names: Names::default(),
+        material_names: Names::default(),
+        mesh_names: Names::default(),
+        vdmap_names: Names::default(),
+        material_textures: Vec::new(),
+        mesh_displacements: Vec::new(),
+        instances: Vec::new(),
+    };
+    for statement in statements {
+        match statement {
+            Statement::Let {
+                name,
+                name_span,
+                value,
+                ..
+            } => b.define(name, *name_span, value),
+            Statement::Frames { .. } => {}
+            Statement::Block(block) => b.block(block),
+        }
+    }
+    b.resolve_references();
+    b.warn_about_unused_and_empty();
+    if b.ctx.errors.is_empty() {
+        Ok(b.scene)
+    } else {
+        Err(b.ctx.errors)
+    }
+}
+
+const CAMERA: &[ParamSpec] = &[
+    numbers("position"),
+    numbers("look_at"),
+    numbers("up"),
+    numbers("fov"),
+    numbers("aperture"),
+    numbers("focus_distance"),
+];
+const FILM: &[ParamSpec] = &[
+    numbers("resolution"),
+    numbers("spp"),
+    numbers("max_depth"),
+    numbers("seed"),
+];
+const MATERIAL: &[ParamSpec] = &[
+    numbers("diffuse"),
+    numbers("mirror"),
+    numbers("dielectric"),
+    numbers("emissive"),
+    text("texture"),
+    numbers("ior"),
+    numbers("tint"),
+];
+const MATERIAL_KINDS: [&str; 4] = ["diffuse", "mirror", "dielectric", "emissive"];
+const TEXTURE: &[ParamSpec] = &[text("file")];
+const MESH: &[ParamSpec] = &[
+    text("file"),
+    numbers("sphere"),
+    numbers("quad"),
+    numbers("box"),
+    numbers("vertices"),
+    numbers("normals"),
+    numbers("uvs"),
+    numbers("triangles"),
+    numbers("quads"),
+    numbers("radius"),
+    numbers("segments"),
+    numbers("size"),
+    numbers("divisions"),
+    names("displacement"),
+];
+const MESH_KINDS: [&str; 5] = ["file", "sphere", "quad", "box", "vertices"];
+const VDMAP: &[ParamSpec] = &[
+    text("file"),
+    names("space"),
+    numbers("channels"),
+    numbers("scale"),
+    numbers("midlevel"),
+    numbers("padding"),
+];
+const INSTANCE: &[ParamSpec] = &[
+    names("mesh"),
+    names("material"),
+    repeated("translate"),
+    repeated("rotate"),
+    repeated("scale"),
+    repeated("matrix"),
+    repeated("look_at"),
+];
+const TRANSFORMS: [&str; 5] = ["translate", "rotate", "scale", "matrix", "look_at"];
+const LIGHT: &[ParamSpec] = &[
+    numbers("position"),
+    numbers("power"),
+    numbers("look_at"),
+    numbers("direction"),
+    numbers("cone"),
+    numbers("irradiance"),
+    numbers("corner"),
+    numbers("edge_u"),
+    numbers("edge_v"),
+    numbers("center"),
+    numbers("size"),
+    numbers("radiance"),
+    numbers("samples"),
+];
+const LIGHT_KINDS: [&str; 4] = ["point", "spot", "directional", "quad"];
+const PHOTONS: &[ParamSpec] = &[
+    numbers("global"),
+    numbers("caustic"),
+    numbers("max_bounces"),
+    numbers("knn"),
+    numbers("max_radius"),
+];
+const GATHER: &[ParamSpec] = &[
+    numbers("seeds"),
+    numbers("rays"),
+    numbers("quadtree_levels"),
+];
+const OUTPUT: &[ParamSpec] = &[text("path"), names("layers")];
+
+/// The block keywords, for suggestions.
+const BLOCKS: [&str; 11] = [
+    "camera", "film", "material", "texture", "mesh", "vdmap", "instance", "light", "photons",
+    "gather", "output",
+];
+
+const MAX_U32: u64 = u32::MAX as u64;
+
+fn nonnegative(v: f32) -> bool {
+    v >= 0.0
+}
+fn positive(v: f32) -> bool {
+    v > 0.0
+}
+
+impl Builder<'_, '_> {
+    fn define(&mut self, name: &str, span: Span, value: &Expr) {
+        if BUILTIN_VARIABLES.contains(&name) {
+            self.ctx.error(
+                span,
+                format!("\"{name}\" is a built-in variable and cannot be redefined"),
+            );
+            return;
+        }
+        if let Some(first) = self.ctx.env.variables.get(name) {
+            let note = format!("first defined at {}", self.ctx.place(first.span));
+            self.ctx.errors.push(
+                Diagnostic::error(span, format!("variable \"{name}\" is already defined"))
+                    .with_note(note),
+            );
+            return;
+        }
+        let binding = match self.ctx.env.eval(value) {
+            Ok(v) => Binding::Value(v),
+            Err(EvalError::Diagnostic(d)) => {
+                self.ctx.errors.push(*d);
+                Binding::Failed
+            }
+            Err(EvalError::Reported) => Binding::Failed,
+        };
+        self.ctx.env.variables.insert(
+            name.to_string(),
+            Variable {
+                binding,
+                span,
+                used: false.into(),
+            },
+        );
+    }
+
+    fn block(&mut self, block: &Block) {
+        let keyword = block.keyword.as_str();
+        let needs_name = matches!(keyword, "material" | "texture" | "mesh" | "vdmap");
+        let takes_kind = keyword == "light";
+        if !BLOCKS.contains(&keyword) {
+            let hint = suggest::did_you_mean(keyword, BLOCKS);
+            self.ctx.error(
+                block.keyword_span,
+                format!("unknown block \"{keyword}\"{hint}"),
+            );
+            return;
+        }
+        let name = match (&block.header, needs_name || takes_kind) {
+            (Some(h), true) => h.clone(),
+            (None, true) => {
+                let what = if takes_kind {
+                    "a kind (point, spot, directional or quad)"
+                } else {
+                    "a name"
+                };
+                self.ctx.error(
+                    block.keyword_span,
+                    format!("{keyword} needs {what}: `{keyword} NAME {{ ... }}`"),
+                );
+                return;
+            }
+            (Some((h, span)), false) => {
+                self.ctx
+                    .error(*span, format!("{keyword} takes no name, found \"{h}\""));
+                return;
+            }
+            (None, false) => (String::new(), Span::NONE),
+        };
+        if !needs_name && !takes_kind && keyword != "instance" {
+            // Blocks that describe the one camera, film, ...: only one of each.
+            let keyword: &'static str = BLOCKS
+                .iter()
+                .copied()
+                .find(|k| *k == keyword)
+                .unwrap_or("block");
+            if let Some(first) = self.singles.get(keyword) {
+                let note = format!("first given at {}", self.ctx.place(*first));
+                self.ctx.errors.push(
+                    Diagnostic::error(block.keyword_span, format!("{keyword} is given twice"))
+                        .with_note(note),
+                );
+                return;
+            }
+            self.singles.insert(keyword, block.keyword_span);
+        }
+        match keyword {
+            "camera" => self.camera(block),
+            "film" => self.film(block),
+            "material" => self.material(block, name),
+            "texture" => self.texture(block, name),
+            "mesh" => self.mesh(block, name),
+            "vdmap" => self.vdmap(block, name),
+            "instance" => self.instance(block),
+            "light" => self.light(block, name),
+            "photons" => self.photons(block),
+            "gather" => self.gather(block),
+            _ => self.output(block),
+        }
+    }
+
+    fn camera(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, CAMERA, "camera", ctx);
+        let d = Camera::default();
+        let position = p.vec3(ctx, "position", d.position);
+        let look_at = p.vec3(ctx, "look_at", d.look_at);
+        let up = p.vec3(ctx, "up", d.up);
+        let fov_deg = p.float(
+            ctx,
+            "fov",
+            d.fov_deg,
+            |v| v > 0.0 && v < 180.0,
+            "between 0 and 180 degrees",
+        );
+        let lens_radius = p.float(ctx, "aperture", d.lens_radius, nonnegative, "at least 0");
+        let focus_distance = p.float(
+            ctx,
+            "focus_distance",
+            d.focus_distance,
+            positive,
+            "greater than 0",
+        );
+        let direction = look_at - position;
+        if direction.length_squared() == 0.0 {
+            ctx.error(block.span, "the camera looks at its own position");
+        } else if direction
+            .normalize()
+            .cross(up.normalize_or_zero())
+            .length_squared()
+            < 1e-12
+        {
+            ctx.error(
+                block.span,
+                "the camera's up vector is parallel to its viewing direction",
+            );
+        }
+        p.finish(ctx, "the camera");
+        self.scene.camera = Camera {
+            position,
+            look_at,
+            up,
+            fov_deg,
+            lens_radius,
+            focus_distance,
+            span: block.span,
+        };
+    }
+
+    fn film(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, FILM, "film", ctx);
+        let mut film = scene::Film {
+            span: block.span,
+            ..scene::Film::default()
+        };
+        if let Some((v, span)) = p.numbers(ctx, "resolution", &[2]) {
+            let w = check_whole(ctx, "resolution", v[0], span, 1, 65536);
+            let h = check_whole(ctx, "resolution", v[1], span, 1, 65536);
+            if let (Some(w), Some(h)) = (w, h) {
+                film.width = w as u32;
+                film.height = h as u32;
+            }
+        }
+        film.spp = p.whole(ctx, "spp", film.spp.into(), 1, MAX_U32) as u32;
+        film.max_depth = p.whole(ctx, "max_depth", film.max_depth.into(), 0, 1000) as u32;
+        film.seed = p.whole(ctx, "seed", film.seed, 0, 1 << 53);
+        p.finish(ctx, "film");
+        self.scene.film = film;
+    }
+
+    /// Loads a file through the loader and reports failures at the file string.
+    fn load<T>(
+        &mut self,
+        what: &str,
+        written: &str,
+        span: Span,
+        load: impl FnOnce(&dyn AssetLoader, &std::path::Path) -> Result<T, String>,
+    ) -> Option<(T, PathBuf)> {
+        let path = self.ctx.sources.resolve(span.file, written);
+        match load(self.loader, &path) {
+            Ok(value) => Some((value, path)),
+            Err(message) => {
+                let d = if path.exists() {
+                    Diagnostic::error(span, format!("cannot load {what} \"{written}\": {message}"))
+                } else {
+                    Diagnostic::error(span, format!("missing file \"{written}\": {message}"))
+                        .with_note(format!("looked for {}", path.display()))
+                };
+                self.ctx.errors.push(d);
+                None
+            }
+        }
+    }
+
+    fn texture(&mut self, block: &Block, (name, name_span): (String, Span)) {
+        let declared = self
+            .texture_names
+            .declare(&mut self.ctx, "texture", &name, name_span);
+        let p = params::split(
+            block,
+            TEXTURE,
+            &format!("texture \"{name}\""),
+            &mut self.ctx,
+        );
+        let file = if p.require(&mut self.ctx, "file", "a texture") {
+            p.string(&mut self.ctx, "file")
+        } else {
+            None
+        };
+        p.finish(&mut self.ctx, "a texture");
+        let Some((written, span)) = file else { return };
+        let Some((image, path)) = self.load("texture", &written, span, |l, p| l.load_texture(p))
+        else {
+            return;
+        };
+        if declared {
+            self.scene.textures.push(Texture {
+                name: name.clone(),
+                path,
+                image,
+                span: block.span,
+            });
+            self.texture_names
+                .set(&name, (self.scene.textures.len() - 1) as u32);
+        }
+    }
+
+    /// A texture named by its file inside a material; the same file is loaded once.
+    fn inline_texture(&mut self, written: &str, span: Span) -> Option<u32> {
+        let path = self.ctx.sources.resolve(span.file, written);
+        if let Some(i) = self
+            .scene
+            .textures
+            .iter()
+            .position(|t| t.path == path && t.name == written)
+        {
+            return Some(i as u32);
+        }
+        let (image, path) = self.load("texture", written, span, |l, p| l.load_texture(p))?;
+        self.scene.textures.push(Texture {
+            name: written.to_string(),
+            path,
+            image,
+            span,
+        });
+        Some((self.scene.textures.len() - 1) as u32)
+    }
+
+    fn material(&mut self, block: &Block, (name, name_span): (String, Span)) {
+        let declared = self
+            .material_names
+            .declare(&mut self.ctx, "material", &name, name_span);
+        let p = params::split(
+            block,
+            MATERIAL,
+            &format!("material \"{name}\""),
+            &mut self.ctx,
+        );
+        let kinds: Vec<&str> = MATERIAL_KINDS.into_iter().filter(|k| p.has(k)).collect();
+        let kind = match kinds.as_slice() {
+            [] => {
+                self.ctx.error(
+                    block.span,
+                    format!(
+                        "material \"{name}\" needs a kind: diffuse, mirror, dielectric or emissive"
+                    ),
+                );
+                "diffuse"
+            }
+            [one] => one,
+            [first, second, ..] => {
+                let span = p.take(second).map_or(block.span, |s| s.name_span);
+                self.ctx.error(
+                    span,
+                    format!("material \"{name}\" has two kinds: {first} and {second}"),
+                );
+                first
+            }
+        };
+        let ctx = &mut self.ctx;
+        let mut texture_ref = None;
+        let material_kind = match kind {
+            "diffuse" => {
+                let albedo = kind_color(&p, ctx, "diffuse", Vec3::splat(0.8), true);
+                texture_ref = p.word(ctx, "texture");
+                MaterialKind::Diffuse {
+                    albedo,
+                    texture: None,
+                }
+            }
+            "mirror" => MaterialKind::Mirror {
+                reflectance: kind_color(&p, ctx, "mirror", Vec3::ONE, true),
+            },
+            "emissive" => MaterialKind::Emissive {
+                radiance: kind_color(&p, ctx, "emissive", Vec3::ONE, false),
+            },
+            _ => {
+                let _ = p.numbers(ctx, "dielectric", &[0]);
+                let ior = p.float(ctx, "ior", 1.5, positive, "greater than 0");
+                let tint = p.color(ctx, "tint", Vec3::ONE);
+                if tint.max_element() > 1.0 {
+                    let span = p.take("tint").map_or(block.span, |t| t.span);
+                    ctx.error(span, "\"tint\" must be at most 1 in each channel");
+                }
+                MaterialKind::Dielectric { ior, tint }
+            }
+        };
+        p.finish(ctx, &format!("a {kind} material"));
+        let mut material_kind = material_kind;
+        if let Some(word) = texture_ref {
+            match word {
+                Word::Str(file, span) => {
+                    let id = self.inline_texture(&file, span);
+                    if let MaterialKind::Diffuse { texture, .. } = &mut material_kind {
+                        *texture = id;
+                    }
+                }
+                Word::Name(texture, span) => {
+                    self.material_textures
+                        .push((self.scene.materials.len() as u32, texture, span))
+                }
+            }
+        }
+        if declared {
+            self.scene.materials.push(Material {
+                name: name.clone(),
+                kind: material_kind,
+                span: block.span,
+            });
+            self.material_names
+                .set(&name, (self.scene.materials.len() - 1) as u32);
+        } else {
+            // Keep the pending texture reference pointing at a real material slot.
+            self.material_textures
+                .retain(|(m, _, _)| (*m as usize) < self.scene.materials.len());
+        }
+    }
+
+    fn vdmap(&mut self, block: &Block, (name, name_span): (String, Span)) {
+        let declared = self
+            .vdmap_names
+            .declare(&mut self.ctx, "vdmap", &name, name_span);
+        let ctx = &mut self.ctx;
+        let p = params::split(block, VDMAP, &format!("vdmap \"{name}\""), ctx);
+        let file = if p.require(ctx, "file", "a vdmap") {
+            p.string(ctx, "file")
+        } else {
+            None
+        };
+        let space = match p.words(ctx, "space").as_slice() {
+            [] => VdSpace::Tangent,
+            [(w, _)] if w == "tangent" => VdSpace::Tangent,
+            [(w, _)] if w == "object" => VdSpace::Object,
+            [(w, span)] => {
+                ctx.error(
+                    *span,
+                    format!("unknown space \"{w}\": expected object or tangent"),
+                );
+                VdSpace::Tangent
+            }
+            [_, (_, span), ..] => {
+                ctx.error(*span, "\"space\" takes 1 value: object or tangent");
+                VdSpace::Tangent
+            }
+        };
+        let mut channels = [0u8, 1, 2];
+        if let Some((v, span)) = p.numbers(ctx, "channels", &[3]) {
+            for (slot, value) in channels.iter_mut().zip(&v) {
+                if let Some(c) = check_whole(ctx, "channels", *value, span, 0, 2) {
+                    *slot = c as u8;
+                }
+            }
+        }
+        let scale = p.float(ctx, "scale", 1.0, |_| true, "a finite number");
+        let midlevel = p.float(ctx, "midlevel", 0.0, |_| true, "a finite number");
+        let padding = p.float(ctx, "padding", 0.0, nonnegative, "at least 0");
+        p.finish(ctx, "a vdmap");
+        let Some((written, span)) = file else { return };
+        let Some((image, path)) = self.load("vdmap", &written, span, |l, p| l.load_vd_image(p))
+        else {
+            return;
+        };
+        if declared {
+            let span = block.span;
+            self.scene.vdmaps.push(VdMap {
+                name: name.clone(),
+                path,
+                image,
+                space,
+                channels,
+                scale,
+                midlevel,
+                padding,
+                span,
+            });
+            self.vdmap_names
+                .set(&name, (self.scene.vdmaps.len() - 1) as u32);
+        }
+    }
+
+    fn mesh(&mut self, block: &Block, (name, name_span): (String, Span)) {
+        let declared = self
+            .mesh_names
+            .declare(&mut self.ctx, "mesh", &name, name_span);
+        let p = params::split(block, MESH, &format!("mesh \"{name}\""), &mut self.ctx);
+        let kinds: Vec<&str> = MESH_KINDS.into_iter().filter(|k| p.has(k)).collect();
+        let kind = match kinds.as_slice() {
+            [one] => *one,
+            [] => {
+                self.ctx.error(
+                    block.span,
+                    format!("mesh \"{name}\" needs a source: file, sphere, quad, box or vertices"),
+                );
+                p.finish(&mut self.ctx, "a mesh without a source");
+                return;
+            }
+            [first, second, ..] => {
+                let span = p.take(second).map_or(block.span, |s| s.name_span);
+                self.ctx.error(
+                    span,
+                    format!("mesh \"{name}\" has two sources: {first} and {second}"),
+                );
+                first
+            }
+        };
+        let displacement = p.word(&mut self.ctx, "displacement");
+        let built: Option<(Arc<MeshData>, MeshOrigin)> = match kind {
+            "file" => {
+                let file = p.string(&mut self.ctx, "file");
+                p.finish(&mut self.ctx, "a mesh from a file");
+                file.and_then(|(written, span)| {
+                    let (data, path) = self.load("mesh", &written, span, |l, p| l.load_mesh(p))?;
+                    if let Err(message) = data.validate() {
+                        self.ctx
+                            .error(span, format!("invalid mesh in \"{written}\": {message}"));
+                        return None;
+                    }
+                    Some((data, MeshOrigin::File(path)))
+                })
+            }
+            "sphere" => {
+                let ctx = &mut self.ctx;
+                let _ = p.numbers(ctx, "sphere", &[0]);
+                let radius = p.float(ctx, "radius", 1.0, positive, "greater than 0");
+                let segments = p.whole(ctx, "segments", 32, 3, 4096) as u32;
+                p.finish(ctx, "a sphere mesh");
+                Some((
+                    Arc::new(shapes::uv_sphere(radius, segments)),
+                    MeshOrigin::Sphere,
+                ))
+            }
+            "quad" => {
+                let ctx = &mut self.ctx;
+                let _ = p.numbers(ctx, "quad", &[0]);
+                let size = positive_sizes(&p, ctx, 2).map_or(Vec2::ONE, |s| Vec2::new(s[0], s[1]));
+                let mut divisions = [1u32, 1];
+                if let Some((v, span)) = p.numbers(ctx, "divisions", &[2]) {
+                    for (slot, value) in divisions.iter_mut().zip(&v) {
+                        if let Some(d) = check_whole(ctx, "divisions", *value, span, 1, 4096) {
+                            *slot = d as u32;
+                        }
+                    }
+                }
+                p.finish(ctx, "a quad mesh");
+                Some((
+                    Arc::new(shapes::grid_quad(size, divisions)),
+                    MeshOrigin::Quad,
+                ))
+            }
+            "box" => {
+                let ctx = &mut self.ctx;
+                let _ = p.numbers(ctx, "box", &[0]);
+                let size =
+                    positive_sizes(&p, ctx, 3).map_or(Vec3::ONE, |s| Vec3::new(s[0], s[1], s[2]));
+                p.finish(ctx, "a box mesh");
+                Some((Arc::new(shapes::box_mesh(size)), MeshOrigin::Box))
+            }
+            _ => self
+                .inline_mesh(&p, &name, block.span)
+                .map(|m| (Arc::new(m), MeshOrigin::Inline)),
+        };
+        if let (Some((data, origin)), true) = (built, declared) {
+            let index = self.scene.meshes.len() as u32;
+            if let Some(word) = displacement {
+                match word {
+                    Word::Name(map, span) => self.mesh_displacements.push((index, map, span)),
+                    Word::Str(_, span) => self.ctx.error(
+                        span,
+                        "\"displacement\" takes the name of a vdmap, not a string",
+                    ),
+                }
+                if data.quads.is_empty() {
+                    log::warn!(
+                        "{}: mesh \"{name}\" has a displacement map but no quads",
+                        self.ctx.place(block.span)
+                    );
+                }
+            }
+            self.scene.meshes.push(Mesh {
+                name: name.clone(),
+                origin,
+                data,
+                displacement: None,
+                span: block.span,
+            });
+            self.mesh_names.set(&name, index);
+        }
+    }
+
+    fn inline_mesh(&mut self, p: &Params, name: &str, span: Span) -> Option<MeshData> {
+        let ctx = &mut self.ctx;
+        let vertices = p.number_list(ctx, "vertices", 3);
+        let normals = p.number_list(ctx, "normals", 3);
+        let uvs = p.number_list(ctx, "uvs", 2);
+        let triangles = p.number_list(ctx, "triangles", 3);
+        let quads = p.number_list(ctx, "quads", 4);
+        p.finish(ctx, "an inline mesh");
+        if !p.has("triangles") && !p.has("quads") {
+            ctx.error(
+                span,
+                format!("mesh \"{name}\" needs \"triangles\" or \"quads\""),
+            );
+            return None;
+        }
+        let mut mesh = MeshData::default();
+        let vec3s = |v: &[f64]| {
+            v.chunks_exact(3)
+                .map(|c| Vec3::new(c[0] as f32, c[1] as f32, c[2] as f32))
+                .collect()
+        };
+        mesh.positions = vec3s(&vertices?.0);
+        if let Some((n, _)) = &normals {
+            mesh.normals = vec3s(n);
+        }
+        if let Some((uv, _)) = &uvs {
+            mesh.uvs = uv
+                .chunks_exact(2)
+                .map(|c| Vec2::new(c[0] as f32, c[1] as f32))
+                .collect();
+        }
+        let mut ok = true;
+        let mut indices = |list: &Option<(Vec<f64>, Span)>, what: &str| -> Vec<u32> {
+            let Some((values, span)) = list else {
+                return Vec::new();
+            };
+            let mut out = Vec::with_capacity(values.len());
+            for v in values {
+                match check_whole(ctx, what, *v, *span, 0, MAX_U32 - 1) {
+                    Some(i) => out.push(i as u32),
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                }
+            }
+            out
+        };
+        mesh.triangles = indices(&triangles, "triangles")
+            .chunks_exact(3)
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
+        mesh.quads = indices(&quads, "quads")
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
+        if (p.has("triangles") && triangles.is_none()) || (p.has("quads") && quads.is_none()) || !ok
+        {
+            return None;
+        }
+        if let Err(message) = mesh.validate() {
+            ctx.error(span, format!("invalid mesh \"{name}\": {message}"));
+            return None;
+        }
+        Some(mesh)
+    }
+
+    fn instance(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, INSTANCE, "instance", ctx);
+        let mesh = name_word(&p, ctx, "mesh");
+        let material = name_word(&p, ctx, "material");
+        if !p.has("mesh") {
+            ctx.error(block.span, "an instance needs \"mesh\"");
+        }
+        if !p.has("material") {
+            ctx.error(block.span, "an instance needs \"material\"");
+        }
+        let mut transform = Affine3A::IDENTITY;
+        for param in p.take_all(&TRANSFORMS) {
+            let step = match param.name {
+                "translate" => {
+                    counted(ctx, param, &[3]).map(|v| Affine3A::from_translation(vec3(&v)))
+                }
+                "rotate" => counted(ctx, param, &[3]).map(|v| {
+                    let r = vec3(&v) * (std::f32::consts::PI / 180.0);
+                    Affine3A::from_rotation_z(r.z)
+                        * Affine3A::from_rotation_y(r.y)
+                        * Affine3A::from_rotation_x(r.x)
+                }),
+                "scale" => counted(ctx, param, &[1, 3]).and_then(|v| {
+                    let s = if v.len() == 1 {
+                        Vec3::splat(v[0] as f32)
+                    } else {
+                        vec3(&v)
+                    };
+                    if s.x * s.y * s.z == 0.0 {
+                        ctx.error(param.span, "\"scale\" must not be zero");
+                        return None;
+                    }
+                    Some(Affine3A::from_scale(s))
+                }),
+                "matrix" => counted(ctx, param, &[16]).and_then(|v| {
+                    let m: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+                    if m[12..16] != [0.0, 0.0, 0.0, 1.0] {
+                        ctx.error(param.span, "the last row of \"matrix\" must be 0 0 0 1");
+                        return None;
+                    }
+                    // Row-major in the file; glam wants columns.
+                    let matrix = Mat4::from_cols_slice(&m).transpose();
+                    let affine = Affine3A::from_mat4(matrix);
+                    if affine.matrix3.determinant() == 0.0 {
+                        ctx.error(param.span, "\"matrix\" is singular");
+                        return None;
+                    }
+                    Some(affine)
+                }),
+                _ => counted(ctx, param, &[9]).and_then(|v| {
+                    let (from, to, up) = (vec3(&v[0..3]), vec3(&v[3..6]), vec3(&v[6..9]));
+                    let forward = (to - from).normalize_or_zero();
+                    let right = up.cross(forward).normalize_or_zero();
+                    if forward == Vec3::ZERO || right == Vec3::ZERO {
+                        ctx.error(
+                            param.span,
+                            "\"look_at\" needs FROM and TO apart and UP not along TO - FROM",
+                        );
+                        return None;
+                    }
+                    let new_up = forward.cross(right);
+                    Some(Affine3A::from_mat3_translation(
+                        Mat3::from_cols(right, new_up, forward),
+                        from,
+                    ))
+                }),
+            };
+            if let Some(step) = step {
+                transform = step * transform;
+            }
+        }
+        p.finish(ctx, "an instance");
+        self.instances.push(PendingInstance {
+            mesh,
+            material,
+            transform,
+            span: block.span,
+        });
+    }
+
+    fn light(&mut self, block: &Block, (kind, kind_span): (String, Span)) {
+        let ctx = &mut self.ctx;
+        if !LIGHT_KINDS.contains(&kind.as_str()) {
+            let hint = suggest::did_you_mean(&kind, LIGHT_KINDS);
+            ctx.error(kind_span, format!("unknown light kind \"{kind}\"{hint}: expected point, spot, directional or quad"));
+            return;
+        }
+        let p = params::split(block, LIGHT, &format!("{kind} light"), ctx);
+        let who = format!("a {kind} light");
+        let light = match kind.as_str() {
+            "point" => {
+                p.require(ctx, "position", &who);
+                let position = p.vec3(ctx, "position", Vec3::ZERO);
+                let power = p.color(ctx, "power", Vec3::ONE);
+                Some(LightKind::Point { position, power })
+            }
+            "spot" => {
+                p.require(ctx, "position", &who);
+                let position = p.vec3(ctx, "position", Vec3::ZERO);
+                let power = p.color(ctx, "power", Vec3::ONE);
+                let target = p.vec3_opt(ctx, "look_at").map(|(t, s)| (t - position, s));
+                let along = p.vec3_opt(ctx, "direction");
+                let direction = match (target, along, p.has("look_at") || p.has("direction")) {
+                    (Some(_), Some((_, span)), _) => {
+                        ctx.error(
+                            span,
+                            "a spot light takes \"look_at\" or \"direction\", not both",
+                        );
+                        None
+                    }
+                    (Some((d, span)), None, _) | (None, Some((d, span)), _) => {
+                        if d.length_squared() == 0.0 {
+                            ctx.error(span, "the spot light's direction is zero");
+                        }
+                        Some(d.normalize_or_zero())
+                    }
+                    (None, None, false) => {
+                        ctx.error(
+                            block.span,
+                            "a spot light needs \"look_at\" or \"direction\"",
+                        );
+                        None
+                    }
+                    (None, None, true) => None,
+                };
+                let (mut inner, mut outer) = (30.0, 45.0);
+                if let Some((v, span)) = p.numbers(ctx, "cone", &[2]) {
+                    let (i, o) = (v[0] as f32, v[1] as f32);
+                    if 0.0 <= i && i <= o && o <= 180.0 {
+                        (inner, outer) = (i, o);
+                    } else {
+                        ctx.error(span, format!("\"cone\" needs 0 <= inner <= outer <= 180 degrees, but it is {i} {o}"));
+                    }
+                }
+                direction.map(|direction| LightKind::Spot {
+                    position,
+                    direction,
+                    power,
+                    cone_inner_deg: inner,
+                    cone_outer_deg: outer,
+                })
+            }
+            "directional" => {
+                p.require(ctx, "direction", &who);
+                let direction = p.vec3_opt(ctx, "direction");
+                let irradiance = p.color(ctx, "irradiance", Vec3::ONE);
+                direction.and_then(|(d, span)| {
+                    if d.length_squared() == 0.0 {
+                        ctx.error(span, "the light's direction is zero");
+                        return None;
+                    }
+                    Some(LightKind::Directional {
+                        direction: d.normalize(),
+                        irradiance,
+                    })
+                })
+            }
+            _ => {
+                let radiance = p.color(ctx, "radiance", Vec3::ONE);
+                let samples = p.whole(ctx, "samples", 1, 1, 65536) as u32;
+                let edges = if p.has("center") || p.has("size") {
+                    if p.has("corner") || p.has("edge_u") || p.has("edge_v") {
+                        ctx.error(
+                            block.span,
+                            "a quad light takes corner/edge_u/edge_v or center/size, not both",
+                        );
+                    }
+                    p.require(ctx, "center", &who);
+                    p.require(ctx, "size", &who);
+                    let center = p.vec3_opt(ctx, "center");
+                    let size = positive_sizes(&p, ctx, 2);
+                    center.zip(size).map(|((c, _), s)| {
+                        // Horizontal, emitting downwards: X × Z = -Y.
+                        let (u, v) = (Vec3::new(s[0], 0.0, 0.0), Vec3::new(0.0, 0.0, s[1]));
+                        (c - 0.5 * (u + v), u, v)
+                    })
+                } else {
+                    let all = ["corner", "edge_u", "edge_v"].map(|n| p.require(ctx, n, &who));
+                    let corner = p.vec3_opt(ctx, "corner");
+                    let u = p.vec3_opt(ctx, "edge_u");
+                    let v = p.vec3_opt(ctx, "edge_v");
+                    match (corner, u, v, all.iter().all(|x| *x)) {
+                        (Some((c, _)), Some((u, _)), Some((v, span)), true) => {
+                            if u.cross(v).length_squared() == 0.0 {
+                                ctx.error(span, "the quad light's edges are parallel or zero");
+                                None
+                            } else {
+                                Some((c, u, v))
+                            }
+                        }
+                        _ => None,
+                    }
+                };
+                edges.map(|(corner, edge_u, edge_v)| LightKind::Quad {
+                    corner,
+                    edge_u,
+                    edge_v,
+                    radiance,
+                    samples,
+                })
+            }
+        };
+        p.finish(ctx, &who);
+        if let Some(kind) = light {
+            self.scene.lights.push(Light {
+                kind,
+                span: block.span,
+            });
+        }
+    }
+
+    fn photons(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, PHOTONS, "photons", ctx);
+        let d = PhotonSettings::default();
+        self.scene.photons = PhotonSettings {
+            global: p.whole(ctx, "global", d.global.into(), 0, MAX_U32) as u32,
+            caustic: p.whole(ctx, "caustic", d.caustic.into(), 0, MAX_U32) as u32,
+            max_bounces: p.whole(ctx, "max_bounces", d.max_bounces.into(), 1, 1000) as u32,
+            knn: p.whole(ctx, "knn", d.knn.into(), 1, 4096) as u32,
+            max_radius: p.float(ctx, "max_radius", d.max_radius, nonnegative, "at least 0"),
+            span: block.span,
+        };
+        p.finish(ctx, "photons");
+    }
+
+    fn gather(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, GATHER, "gather", ctx);
+        let d = GatherSettings::default();
+        self.scene.gather = GatherSettings {
+            seeds: p.whole(ctx, "seeds", d.seeds.into(), 1, MAX_U32) as u32,
+            rays: p.whole(ctx, "rays", d.rays.into(), 1, MAX_U32) as u32,
+            quadtree_levels: p.whole(ctx, "quadtree_levels", d.quadtree_levels.into(), 1, 16)
+                as u32,
+            span: block.span,
+        };
+        p.finish(ctx, "gather");
+    }
+
+    fn output(&mut self, block: &Block) {
+        let ctx = &mut self.ctx;
+        let p = params::split(block, OUTPUT, "output", ctx);
+        let mut output = OutputSettings {
+            span: block.span,
+            ..OutputSettings::default()
+        };
+        if let Some((path, span)) = p.string(ctx, "path") {
+            if path.is_empty() {
+                ctx.error(span, "the output path is empty");
+            } else {
+                output.path = path;
+            }
+        }
+        for (layer, span) in p.words(ctx, "layers") {
+            if layer == "color" {
+                continue; // always written
+            }
+            match Aov::from_name(&layer) {
+                Some(aov) if !output.layers.contains(&aov) => output.layers.push(aov),
+                Some(_) => {}
+                None => {
+                    let names = Aov::ALL.map(Aov::name);
+                    let hint =
+                        suggest::did_you_mean(&layer, names.iter().copied().chain(["color"]));
+                    ctx.error(
+                        span,
+                        format!(
+                            "unknown layer \"{layer}\"{hint}: expected color, {}",
+                            names.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        p.finish(ctx, "output");
+        self.scene.output = output;
+    }
+
+    /// Resolves names used before or after their declaration.
+    fn resolve_references(&mut self) {
+        let ctx = &mut self.ctx;
+        for (material, texture, span) in std::mem::take(&mut self.material_textures) {
+            let id = self.texture_names.resolve(ctx, "texture", &texture, span);
+            if let Some(MaterialKind::Diffuse { texture, .. }) = self
+                .scene
+                .materials
+                .get_mut(material as usize)
+                .map(|m| &mut m.kind)
+            {
+                *texture = id;
+            }
+        }
+        for (mesh, map, span) in std::mem::take(&mut self.mesh_displacements) {
+            let id = self.vdmap_names.resolve(ctx, "vdmap", &map, span);
+            if let Some(m) = self.scene.meshes.get_mut(mesh as usize) {
+                m.displacement = id;
+            }
+        }
+        for pending in std::mem::take(&mut self.instances) {
+            let mesh = pending
+                .mesh
+                .and_then(|(n, s)| self.mesh_names.resolve(ctx, "mesh", &n, s));
+            let material = pending
+                .material
+                .and_then(|(n, s)| self.material_names.resolve(ctx, "material", &n, s));
+            if let (Some(mesh), Some(material)) = (mesh, material) {
+                self.scene.instances.push(Instance {
+                    mesh,
+                    material,
+                    transform: pending.transform,
+                    span: pending.span,
+                });
+            }
+        }
+    }
+
+    fn warn_about_unused_and_empty(&self) {
+        if !self.ctx.errors.is_empty() {
+            return;
+        }
+        let mut unused: Vec<(&String, &Variable)> = self
+            .ctx
+            .env
+            .variables
+            .iter()
+            .filter(|(_, v)| !v.used.get())
+            .collect();
+        unused.sort_by_key(|(_, v)| (v.span.file, v.span.start));
+        for (name, variable) in unused {
+            log::warn!(
+                "{}: variable \"{name}\" is never used",
+                self.ctx.place(variable.span)
+            );
+        }
+        if self.scene.instances.is_empty() {
+            log::warn!("the scene has no instances: the image will show nothing");
+        }
+        if self.scene.lights.is_empty()
+            && !self
+                .scene
+                .materials
+                .iter()
+                .any(|m| matches!(m.kind, MaterialKind::Emissive { .. }))
+        {
+            log::warn!("the scene has no lights: the image will be black");
+        }
+    }
+}
+
+/// The colour given after a material kind (`diffuse 0.7 0.7 0.7`), or `default` when the kind
+/// stands alone. `at_most_one` rejects reflectances above 1.
+fn kind_color(p: &Params, ctx: &mut Ctx, name: &str, default: Vec3, at_most_one: bool) -> Vec3 {
+    let empty = p.take(name).is_none_or(|param| param.values.is_empty());
+    if empty {
+        return default;
+    }
+    let color = p.color(ctx, name, default);
+    if at_most_one && color.max_element() > 1.0 {
+        let span = p.take(name).map_or(Span::NONE, |param| param.span);
+        ctx.error(
+            span,
+            format!(
+                "\"{name}\" reflects more light than it receives: each channel must be at most 1"
+            ),
+        );
+        return default;
+    }
+    color
+}
+
+/// A `size` with `count` values, all greater than zero.
+fn positive_sizes(p: &Params, ctx: &mut Ctx, count: usize) -> Option<Vec<f32>> {
+    let (v, span) = p.numbers(ctx, "size", &[count])?;
+    if v.iter().any(|&s| s <= 0.0) {
+        ctx.error(span, "\"size\" must be greater than 0");
+        return None;
+    }
+    Some(v.iter().map(|&s| s as f32).collect())
+}
+
+/// A parameter that names something declared elsewhere.
+fn name_word(p: &Params, ctx: &mut Ctx, name: &str) -> Option<(String, Span)> {
+    match p.word(ctx, name)? {
+        Word::Name(n, s) => Some((n, s)),
+        Word::Str(_, s) => {
+            ctx.error(s, format!("\"{name}\" takes a name without quotes"));
+            None
+        }
+    }
+}
+
+/// The numbers of one occurrence of a repeatable parameter, checked in count.
+fn counted(ctx: &mut Ctx, param: &params::Param, counts: &[usize]) -> Option<Vec<f64>> {
+    let values = params::param_numbers(param, ctx)?;
+    if !counts.contains(&values.len()) {
+        let expected: Vec<String> = counts.iter().map(|c| c.to_string()).collect();
+        ctx.error(
+            param.span,
+            format!(
+                "\"{}\" takes {} values, but {} were given",
+                param.name,
+                expected.join(" or "),
+                values.len()
+            ),
+        );
+        return None;
+    }
+    Some(values)
+}
+
+fn vec3(v: &[f64]) -> Vec3 {
+    Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+}

@@ -1,0 +1,382 @@
+//! Structural invariants of the prepared QBVHs, edge cases that must not panic, errors, normals.
+
+mod accel_support;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use accel_support::*;
+use caustica::accel::aabb::Aabb;
+use caustica::accel::qbvh::QbvhNode;
+use caustica::accel::{AccelError, PrepareOptions, Prepared, Ray};
+use caustica::scene::shapes::{box_mesh, grid_quad, uv_sphere};
+use caustica::scene::{MeshData, Span, VdImage, VdMap, VdSpace};
+use glam::{Affine3A, Quat, Vec2, Vec3};
+
+/// Checks one tree: child ranges lie inside the tree, each node but the root is the child of
+/// exactly one parent (so siblings are contiguous runs), parents contain their children, leaves
+/// contain their primitives, and every primitive is referenced exactly once.
+fn check_qbvh(nodes: &[QbvhNode], refs: &[u32], prim_bounds: &[Aabb]) {
+    if prim_bounds.is_empty() {
+        assert!(nodes.is_empty());
+        return;
+    }
+    let mut parents = vec![0usize; nodes.len()];
+    let mut seen = vec![0usize; prim_bounds.len()];
+    for node in nodes {
+        let bounds = node.bounds();
+        let (first, count) = (node.first as usize, node.count() as usize);
+        if node.is_leaf() {
+            assert!(count >= 1 && first + count <= refs.len());
+            for &p in &refs[first..first + count] {
+                seen[p as usize] += 1;
+                assert!(
+                    bounds.contains_box(&prim_bounds[p as usize]),
+                    "leaf {bounds:?} misses primitive {p}"
+                );
+            }
+        } else {
+            assert!((2..=4).contains(&count), "inner node with {count} children");
+            assert!(first > 0 && first + count <= nodes.len());
+            for child in &nodes[first..first + count] {
+                assert!(bounds.contains_box(&child.bounds()));
+            }
+            for p in &mut parents[first..first + count] {
+                *p += 1;
+            }
+        }
+    }
+    assert_eq!(parents[0], 0, "the root is nobody's child");
+    assert!(
+        parents[1..].iter().all(|&p| p == 1),
+        "every other node has exactly one parent"
+    );
+    assert!(
+        seen.iter().all(|&s| s == 1),
+        "every primitive appears exactly once"
+    );
+}
+
+fn bumpy_map() -> VdMap {
+    let n = 16;
+    let texels = (0..n * n)
+        .map(|i| {
+            let (x, y) = ((i % n) as f32 / n as f32, (i / n) as f32 / n as f32);
+            Vec3::new(
+                0.05 * (7.0 * x).sin(),
+                0.03 * (5.0 * y).cos(),
+                0.2 * (x * 9.0 + y * 4.0).sin(),
+            )
+        })
+        .collect();
+    VdMap {
+        name: "bumps".into(),
+        path: PathBuf::new(),
+        image: Arc::new(VdImage {
+            width: n as u32,
+            height: n as u32,
+            texels,
+        }),
+        space: VdSpace::Tangent,
+        channels: [0, 1, 2],
+        scale: 1.0,
+        midlevel: 0.0,
+        padding: 0.01,
+        span: Span::NONE,
+    }
+}
+
+fn mixed_scene() -> caustica::scene::Scene {
+    let bunny = load_obj_asset("meshes/stanford/bunny/bun_zipper_res4.obj")
+        .unwrap_or_else(|| uv_sphere(0.1, 24));
+    let meshes = vec![
+        mesh("bunny", bunny, None),
+        mesh("sphere", uv_sphere(1.0, 32), None),
+        mesh("ground", grid_quad(Vec2::new(4.0, 4.0), [6, 5]), Some(0)),
+        mesh("empty", MeshData::default(), None),
+        mesh("box", box_mesh(Vec3::new(1.0, 2.0, 0.5)), None),
+    ];
+    let mut instances = Vec::new();
+    for i in 0..12 {
+        let transform = Affine3A::from_scale_rotation_translation(
+            Vec3::new(1.0 + i as f32 * 0.1, 1.0, 0.5 + i as f32 * 0.05),
+            Quat::from_rotation_y(i as f32),
+            Vec3::new(i as f32 * 0.7 - 4.0, (i % 3) as f32, (i % 4) as f32 - 2.0),
+        );
+        instances.push(instance(i % 5, i, transform));
+    }
+    scene(meshes, instances, vec![bumpy_map()])
+}
+
+#[test]
+fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
+    let scene = mixed_scene();
+    let prepared = Prepared::build(
+        &scene,
+        &PrepareOptions {
+            vd_fallback_resolution: 4,
+        },
+    )
+    .unwrap();
+    for (m, record) in prepared.meshes.iter().enumerate() {
+        let nodes = &prepared.mesh_nodes
+            [record.node_offset as usize..(record.node_offset + record.node_count) as usize];
+        let prim_count = (record.triangle_count + record.quad_count) as usize;
+        let refs = &prepared.prim_refs
+            [record.prim_ref_offset as usize..record.prim_ref_offset as usize + prim_count];
+        let position = |v: u32| Vec3::from_slice(&prepared.positions[v as usize][..3]);
+        let mut prim_bounds: Vec<Aabb> = (0..record.triangle_count)
+            .map(|t| {
+                Aabb::from_points(
+                    prepared.triangles[(record.triangle_offset + t) as usize][..3]
+                        .iter()
+                        .map(|&v| position(v)),
+                )
+            })
+            .collect();
+        for q in 0..record.quad_count {
+            prim_bounds.push(if scene.meshes[m].displacement.is_some() {
+                prepared.vd_patches[(record.vd_patch_offset + q) as usize].bounds()
+            } else {
+                Aabb::from_points(prepared.quads[(record.quad_offset + q) as usize].map(position))
+            });
+        }
+        check_qbvh(nodes, refs, &prim_bounds);
+    }
+    // The top level over the instances of non-empty meshes.
+    let instance_bounds: Vec<Aabb> = prepared
+        .top_instance_refs
+        .iter()
+        .map(|&i| {
+            let record = &prepared.meshes[scene.instances[i as usize].mesh as usize];
+            prepared.mesh_nodes[record.node_offset as usize]
+                .bounds()
+                .transformed(&scene.instances[i as usize].transform)
+        })
+        .collect();
+    let identity: Vec<u32> = (0..instance_bounds.len() as u32).collect();
+    // Top leaves refer to positions in top_instance_refs; check against the bounds in that order.
+    check_qbvh(&prepared.top_nodes, &identity, &instance_bounds);
+    assert!(prepared
+        .top_nodes
+        .iter()
+        .filter(|n| n.is_leaf())
+        .all(|n| n.count() == 1));
+    assert_eq!(
+        prepared.top_instance_refs.len(),
+        12 - 2,
+        "the two instances of the empty mesh are left out"
+    );
+}
+
+#[test]
+fn mixed_scene_matches_brute_force_and_reports_stats() {
+    let prepared = Prepared::build(
+        &mixed_scene(),
+        &PrepareOptions {
+            vd_fallback_resolution: 8,
+        },
+    )
+    .unwrap();
+    let (lo, hi) = prepared.world_bounds();
+    let mut rng = Rng::new(11);
+    let mut hits = 0;
+    for i in 0..1500 {
+        let ray = if i % 2 == 0 {
+            ray_from_outside(&mut rng, lo, hi)
+        } else {
+            ray_from_inside(&mut rng, lo, hi)
+        };
+        hits += assert_matches_brute_force(&prepared, &ray) as usize;
+    }
+    assert!(hits > 300, "{hits}");
+    let stats = prepared.stats();
+    let stat = |name: &str| {
+        stats
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|s| s.1)
+            .unwrap_or(-1.0)
+    };
+    assert_eq!(stat("bvh/vd_patches"), 30.0);
+    assert_eq!(stat("bvh/instances"), 12.0);
+    assert_eq!(stat("bvh/middle_nodes"), prepared.mesh_nodes.len() as f64);
+    assert!(stat("bvh/build_ms") >= 0.0 && stat("bvh/memory_bytes") > 0.0);
+}
+
+#[test]
+fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit() {
+    let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
+    let empty =
+        Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions::default()).unwrap();
+    assert_eq!(empty.intersect(&ray), None);
+    assert!(!empty.occluded(&ray));
+    assert_eq!(empty.world_bounds(), (Vec3::ZERO, Vec3::ZERO));
+    assert!(!empty.stats().is_empty());
+
+    let degenerate = MeshData {
+        positions: vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0, Vec3::ZERO],
+        triangles: vec![[0, 1, 2], [0, 0, 0], [1, 3, 1]],
+        quads: vec![[0, 1, 2, 3]],
+        ..Default::default()
+    };
+    let s = scene(
+        vec![
+            mesh("empty", MeshData::default(), None),
+            mesh("degenerate", degenerate, None),
+        ],
+        vec![
+            instance(0, 0, Affine3A::IDENTITY),
+            instance(1, 0, Affine3A::IDENTITY),
+        ],
+        vec![],
+    );
+    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
+    for dir in [
+        Vec3::NEG_Z,
+        Vec3::X,
+        Vec3::NEG_X,
+        Vec3::new(0.0, 0.0, 0.0),
+        Vec3::NAN,
+    ] {
+        for origin in [
+            Vec3::new(0.5, 0.0, 1.0),
+            Vec3::new(-1.0, 0.0, 0.0),
+            Vec3::ZERO,
+        ] {
+            let ray = Ray::new(origin, dir);
+            assert_eq!(prepared.intersect(&ray), None, "{ray:?}");
+            assert!(!prepared.occluded(&ray));
+            assert_eq!(prepared.intersect_brute_force(&ray), None);
+        }
+    }
+}
+
+#[test]
+fn axis_parallel_rays_along_box_faces_hit_like_brute_force() {
+    let s = scene(
+        vec![mesh("box", box_mesh(Vec3::ONE), None)],
+        vec![instance(0, 0, Affine3A::IDENTITY)],
+        vec![],
+    );
+    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
+    let mut rng = Rng::new(5);
+    for _ in 0..500 {
+        // Origins on the planes of the box's faces and edges, directions along the axes.
+        let snap = |v: f32| if v.abs() > 0.3 { 0.5 * v.signum() } else { v };
+        let origin = Vec3::new(
+            snap(rng.range(-1.0, 1.0)),
+            snap(rng.range(-1.0, 1.0)),
+            snap(rng.range(-1.0, 1.0)),
+        ) * 1.5;
+        for dir in [
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::Y,
+            Vec3::NEG_Y,
+            Vec3::Z,
+            Vec3::NEG_Z,
+        ] {
+            let ray = Ray::new(origin, dir);
+            assert_matches_brute_force(&prepared, &ray);
+        }
+    }
+}
+
+#[test]
+fn invalid_scenes_are_errors_not_panics() {
+    let quad = || grid_quad(Vec2::ONE, [1, 1]);
+    let build = |s| Prepared::build(&s, &PrepareOptions::default());
+    let bad_mesh = MeshData {
+        positions: vec![Vec3::ZERO],
+        triangles: vec![[0, 1, 2]],
+        ..Default::default()
+    };
+    assert!(matches!(
+        build(scene(vec![mesh("bad", bad_mesh, None)], vec![], vec![])),
+        Err(AccelError::InvalidMesh { .. })
+    ));
+    assert!(matches!(
+        build(scene(
+            vec![mesh("q", quad(), None)],
+            vec![instance(3, 0, Affine3A::IDENTITY)],
+            vec![]
+        )),
+        Err(AccelError::UnknownMesh { .. })
+    ));
+    assert!(matches!(
+        build(scene(vec![mesh("q", quad(), Some(2))], vec![], vec![])),
+        Err(AccelError::UnknownVdMap { .. })
+    ));
+    let flat = Affine3A::from_scale(Vec3::new(1.0, 0.0, 1.0));
+    assert!(matches!(
+        build(scene(
+            vec![mesh("q", quad(), None)],
+            vec![instance(0, 0, flat)],
+            vec![]
+        )),
+        Err(AccelError::SingularTransform { instance: 0 })
+    ));
+    let s = scene(vec![], vec![], vec![]);
+    for resolution in [0, 3, 512] {
+        let err = Prepared::build(
+            &s,
+            &PrepareOptions {
+                vd_fallback_resolution: resolution,
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err, AccelError::BadVdResolution { .. }));
+    }
+}
+
+#[test]
+fn non_uniformly_scaled_sphere_gets_ellipsoid_normals() {
+    let radii = Vec3::new(3.0, 1.0, 0.5);
+    let transform =
+        Affine3A::from_scale_rotation_translation(radii, Quat::IDENTITY, Vec3::new(1.0, 2.0, 3.0));
+    let s = scene(
+        vec![mesh("sphere", uv_sphere(1.0, 64), None)],
+        vec![instance(0, 4, transform)],
+        vec![],
+    );
+    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
+    let mut rng = Rng::new(9);
+    let centre = Vec3::new(1.0, 2.0, 3.0);
+    let mut checked = 0;
+    for _ in 0..500 {
+        let origin = centre + rng.unit_vector() * 10.0;
+        let ray = Ray::new(
+            origin,
+            centre + rng.in_box(-radii * 0.5, radii * 0.5) - origin,
+        );
+        let Some(hit) = prepared.intersect(&ray) else {
+            continue;
+        };
+        let sp = prepared.surface_point(&ray, &hit);
+        let local = sp.position - centre;
+        let analytic = (local / (radii * radii)).normalize();
+        assert!((sp.position - ray.at(hit.t)).length() < 1e-3);
+        assert!(
+            sp.shading_normal.dot(analytic) > 0.999,
+            "shading {} vs {}",
+            sp.shading_normal,
+            analytic
+        );
+        assert!(
+            sp.geometric_normal.dot(analytic) > 0.95,
+            "geometric {} vs {}",
+            sp.geometric_normal,
+            analytic
+        );
+        assert!(
+            sp.geometric_normal.dot(ray.dir) < 0.0,
+            "hit from outside, on the front side"
+        );
+        assert!((sp.shading_normal.length() - 1.0).abs() < 1e-5);
+        assert!(sp.uv.cmpge(Vec2::ZERO).all() && sp.uv.cmple(Vec2::ONE).all());
+        assert_eq!((sp.material, sp.mesh), (4, 0));
+        checked += 1;
+    }
+    assert!(checked > 400);
+}

@@ -1,0 +1,159 @@
+//! Helpers shared by the accel integration tests: a seeded RNG, scene building, the bunny.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use caustica::accel::{Prepared, Ray};
+use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span, VdMap};
+use glam::{Affine3A, Vec3};
+
+/// xorshift64* : reproducible randomness without a dependency.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_f32(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        ((self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 40) as f32) / (1u64 << 24) as f32
+    }
+
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next_f32()
+    }
+
+    pub fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
+        Vec3::new(
+            self.range(lo.x, hi.x),
+            self.range(lo.y, hi.y),
+            self.range(lo.z, hi.z),
+        )
+    }
+
+    pub fn unit_vector(&mut self) -> Vec3 {
+        loop {
+            let v = self.in_box(Vec3::splat(-1.0), Vec3::ONE);
+            let l = v.length_squared();
+            if l > 1e-4 && l <= 1.0 {
+                return v / l.sqrt();
+            }
+        }
+    }
+}
+
+pub fn assets_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets")
+}
+
+/// Loads a triangle OBJ of the shared assets, or prints why the test is skipped.
+pub fn load_obj_asset(relative: &str) -> Option<MeshData> {
+    let path = assets_dir().join(relative);
+    if !path.exists() {
+        eprintln!("skipping: ../shared/assets/{relative} not found");
+        return None;
+    }
+    let options = tobj::LoadOptions {
+        triangulate: true,
+        single_index: true,
+        ..Default::default()
+    };
+    let (models, _) = tobj::load_obj(&path, &options).expect("the shared OBJ asset parses");
+    let mut mesh = MeshData::default();
+    for model in models {
+        let base = mesh.positions.len() as u32;
+        mesh.positions.extend(
+            model
+                .mesh
+                .positions
+                .chunks_exact(3)
+                .map(|p| Vec3::new(p[0], p[1], p[2])),
+        );
+        mesh.triangles.extend(
+            model
+                .mesh
+                .indices
+                .chunks_exact(3)
+                .map(|t| [base + t[0], base + t[1], base + t[2]]),
+        );
+    }
+    Some(mesh)
+}
+
+/// The 16,301-triangle Stanford bunny, if the shared assets are there.
+pub fn bunny() -> Option<MeshData> {
+    let dir = "meshes/stanford/bunny";
+    if !assets_dir().join(dir).exists() {
+        eprintln!("skipping: ../shared/assets/meshes/stanford/bunny not found");
+        return None;
+    }
+    load_obj_asset(&format!("{dir}/bun_zipper_res2.obj"))
+}
+
+pub fn mesh(name: &str, data: MeshData, displacement: Option<u32>) -> Mesh {
+    Mesh {
+        name: name.into(),
+        origin: MeshOrigin::Inline,
+        data: Arc::new(data),
+        displacement,
+        span: Span::NONE,
+    }
+}
+
+pub fn instance(mesh: u32, material: u32, transform: Affine3A) -> Instance {
+    Instance {
+        mesh,
+        material,
+        transform,
+        span: Span::NONE,
+    }
+}
+
+pub fn scene(meshes: Vec<Mesh>, instances: Vec<Instance>, vdmaps: Vec<VdMap>) -> Scene {
+    Scene {
+        meshes,
+        instances,
+        vdmaps,
+        ..Default::default()
+    }
+}
+
+/// A ray from outside the box `(lo, hi)` aimed at a random point inside it.
+pub fn ray_from_outside(rng: &mut Rng, lo: Vec3, hi: Vec3) -> Ray {
+    let centre = (lo + hi) * 0.5;
+    let radius = (hi - lo).length();
+    let origin = centre + rng.unit_vector() * radius * 1.5;
+    let target = rng.in_box(lo, hi);
+    Ray::new(origin, (target - origin) * rng.range(0.1, 3.0))
+}
+
+/// A ray starting inside the box `(lo, hi)` in a random direction.
+pub fn ray_from_inside(rng: &mut Rng, lo: Vec3, hi: Vec3) -> Ray {
+    Ray::new(rng.in_box(lo, hi), rng.unit_vector())
+}
+
+/// Checks that the QBVH closest hit equals the brute-force one; returns whether it hit.
+pub fn assert_matches_brute_force(prepared: &Prepared, ray: &Ray) -> bool {
+    let fast = prepared.intersect(ray);
+    let slow = prepared.intersect_brute_force(ray);
+    match (fast, slow) {
+        (None, None) => false,
+        (Some(a), Some(b)) => {
+            assert_eq!(
+                (a.instance, a.prim),
+                (b.instance, b.prim),
+                "ray {ray:?}: {a:?} vs {b:?}"
+            );
+            assert!(
+                (a.t - b.t).abs() <= 1e-4 * b.t.abs().max(1e-6),
+                "ray {ray:?}: {a:?} vs {b:?}"
+            );
+            true
+        }
+        (a, b) => panic!("ray {ray:?}: QBVH {a:?} but brute force {b:?}"),
+    }
+}

@@ -1,0 +1,301 @@
+//! Golden tests of the diagnostics: exact `file:line:col`, message, source line and caret.
+
+mod lang_support;
+
+use caustica::lang::{Diagnostic, Diagnostics, SceneFile, SourceMap};
+use caustica::scene::Span;
+use lang_support::{errors, MemoryLoader};
+
+/// Asserts that the rendered errors contain `expected` (a whole first line, or more).
+fn assert_error(text: &str, expected: &str) {
+    let rendered = errors(text);
+    assert!(
+        rendered.contains(expected),
+        "expected\n{expected}\nin\n{rendered}"
+    );
+}
+
+#[test]
+fn wrong_value_count_says_expected_and_given_with_source_and_caret() {
+    let rendered = errors("camera {\n  fov 40\n  position 0 1 }");
+    assert_eq!(
+        rendered,
+        "scene.csc:3:3: error: \"position\" takes 3 values, but 2 were given\n  position 0 1 }\n  ^^^^^^^^^^^^\n"
+    );
+}
+
+#[test]
+fn unknown_material_with_and_without_a_suggestion() {
+    let base = "material white { diffuse 1 1 1 }\nmesh m { box }\n";
+    assert_error(
+        &format!("{base}instance {{ mesh m material gold }}"),
+        "scene.csc:3:28: error: unknown material \"gold\"\n",
+    );
+    assert_error(
+        &format!("{base}instance {{ mesh m material whit }}"),
+        "scene.csc:3:28: error: unknown material \"whit\" (did you mean \"white\"?)\ninstance { mesh m material whit }\n                           ^^^^\n",
+    );
+}
+
+#[test]
+fn unknown_mesh_vdmap_and_texture_names() {
+    assert_error(
+        "material w { diffuse 1 }\ninstance { mesh bunny material w }",
+        "scene.csc:2:17: error: unknown mesh \"bunny\"",
+    );
+    assert_error(
+        "mesh m { box displacement bark }",
+        "scene.csc:1:27: error: unknown vdmap \"bark\"",
+    );
+    assert_error(
+        "material w { diffuse 1 texture wood }",
+        "scene.csc:1:32: error: unknown texture \"wood\"",
+    );
+}
+
+#[test]
+fn syntax_errors_use_human_names_for_grammar_rules() {
+    assert_error(
+        "let x = 1 +\n",
+        "scene.csc:2:1: error: expected a value, found end of file",
+    );
+    assert_error(
+        "camera { position 0 1 3",
+        "scene.csc:1:24: error: expected a value, a parameter name or `}`, found end of file",
+    );
+    assert_error("camera { fov 40 }}", "scene.csc:1:18: error: expected a statement (`let`, `include`, `frames` or a block) or end of file");
+    assert_error(
+        "let v = [1, 2",
+        "scene.csc:1:14: error: expected an operator, `,` or `]`, found end of file",
+    );
+}
+
+#[test]
+fn infix_arithmetic_inside_a_block_asks_for_parentheses() {
+    let rendered = errors("instance {\n  translate 1 + 2 0 }");
+    assert!(
+        rendered.starts_with("scene.csc:2:15: error: expected a value, a parameter name or `}`\n"),
+        "{rendered}"
+    );
+    assert!(
+        rendered.contains("note: inside a block, arithmetic needs parentheses"),
+        "{rendered}"
+    );
+}
+
+#[test]
+fn a_string_where_a_number_belongs() {
+    assert_error(
+        "camera { fov \"wide\" }",
+        "scene.csc:1:14: error: \"fov\" takes numbers, found a string",
+    );
+    assert_error(
+        "let x = \"wide\"",
+        "scene.csc:1:9: error: expected a number, found a string",
+    );
+}
+
+#[test]
+fn unknown_block_parameter_and_unused_parameter() {
+    assert_error(
+        "camra { fov 40 }",
+        "scene.csc:1:1: error: unknown block \"camra\" (did you mean \"camera\"?)",
+    );
+    assert_error(
+        "camera { fvo 40 }",
+        "scene.csc:1:10: error: unknown parameter \"fvo\" for camera (did you mean \"fov\"?)",
+    );
+    assert_error(
+        "material m { diffuse 0.5 ior 1.5 }",
+        "scene.csc:1:26: error: unused parameter \"ior\": a diffuse material does not use it",
+    );
+    assert_error(
+        "light point { position 0 1 0 cone 10 20 }",
+        "scene.csc:1:30: error: unused parameter \"cone\": a point light does not use it",
+    );
+    assert_error(
+        "light pont { position 0 0 0 }",
+        "scene.csc:1:7: error: unknown light kind \"pont\" (did you mean \"point\"?)",
+    );
+    assert_error(
+        "output { layers color albdo }",
+        "scene.csc:1:23: error: unknown layer \"albdo\" (did you mean \"albedo\"?)",
+    );
+}
+
+#[test]
+fn duplicates_point_at_the_second_and_note_the_first() {
+    assert_error(
+        "material m { diffuse 0.5 }\nmaterial m { mirror 1 }",
+        "scene.csc:2:10: error: duplicate material \"m\"\nmaterial m { mirror 1 }\n         ^\n  = note: first declared at scene.csc:1:10\n",
+    );
+    assert_error(
+        "let x = 1\nlet x = 2",
+        "scene.csc:2:5: error: variable \"x\" is already defined",
+    );
+    assert_error(
+        "camera { fov 40 }\ncamera { fov 30 }",
+        "scene.csc:2:1: error: camera is given twice",
+    );
+    assert_error(
+        "camera { fov 40 fov 30 }",
+        "scene.csc:1:17: error: parameter \"fov\" is given twice in camera",
+    );
+}
+
+#[test]
+fn arithmetic_errors_and_out_of_range_values() {
+    assert_error(
+        "let a = 2 / (1 - 1)",
+        "scene.csc:1:9: error: division by zero",
+    );
+    assert_error(
+        "let b = sqrt(-1)",
+        "scene.csc:1:9: error: the result is not a finite number",
+    );
+    assert_error("let c = 1e400", "scene.csc:1:9: error: number is too large");
+    assert_error(
+        "film { resolution -640 480 }",
+        "scene.csc:1:8: error: \"resolution\" must be a whole number from 1 to 65536, but it is -640",
+    );
+    assert_error(
+        "film { spp 2.5 }",
+        "scene.csc:1:8: error: \"spp\" must be a whole number of at least 1, but it is 2.5",
+    );
+    assert_error(
+        "material g { dielectric ior 0 }",
+        "scene.csc:1:25: error: \"ior\" must be greater than 0, but it is 0",
+    );
+    assert_error(
+        "camera { fov 190 }",
+        "scene.csc:1:10: error: \"fov\" must be between 0 and 180 degrees, but it is 190",
+    );
+    assert_error(
+        "frames 5..1",
+        "scene.csc:1:11: error: the last frame (1) comes before the first (5)",
+    );
+}
+
+#[test]
+fn expression_errors_name_what_is_wrong() {
+    assert_error(
+        "let y = foo(1)",
+        "scene.csc:1:9: error: unknown function \"foo\"",
+    );
+    assert_error(
+        "let y = sni(1)",
+        "scene.csc:1:9: error: unknown function \"sni\" (did you mean \"sin\"?)",
+    );
+    assert_error(
+        "let t2 = 1\nlet z = t3",
+        "scene.csc:2:9: error: unknown variable \"t3\" (did you mean \"t2\"?)",
+    );
+    assert_error(
+        "let a = [1,2] + [1,2,3]",
+        "scene.csc:1:9: error: cannot apply `+`: vectors of 2 and 3 components do not match",
+    );
+    assert_error(
+        "let a = clamp(1, 2)",
+        "scene.csc:1:9: error: clamp() takes 3 arguments, but 2 were given",
+    );
+    assert_error(
+        "let time = 3",
+        "scene.csc:1:5: error: \"time\" is a built-in variable and cannot be redefined",
+    );
+}
+
+#[test]
+fn frame_range_must_be_constant() {
+    assert_error(
+        "frames 1..time",
+        "scene.csc:1:11: error: `time` cannot be used here: the frame range must be constant",
+    );
+    assert_error(
+        "let n = frame * 2\nframes 1..n",
+        "scene.csc:2:11: error: \"n\" depends on frame or time, but the frame range must be constant",
+    );
+}
+
+#[test]
+fn missing_and_malformed_files_are_reported_at_the_file_string() {
+    assert_error(
+        "mesh m { file \"missing.ply\" }",
+        "scene.csc:1:15: error: missing file \"missing.ply\": No such file or directory (os error 2)\nmesh m { file \"missing.ply\" }\n              ^^^^^^^^^^^^^\n",
+    );
+    // A file that exists but that the loader rejects.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.obj"), "v 1 2\n").unwrap();
+    let path = dir.path().join("scene.csc");
+    std::fs::write(&path, "mesh m {\n  file \"bad.obj\" }").unwrap();
+    let rendered = SceneFile::load(&path)
+        .unwrap()
+        .eval(1, &MemoryLoader)
+        .unwrap_err()
+        .to_string();
+    let expected = format!(
+        "{}:2:8: error: cannot load mesh \"bad.obj\": line 3: expected 3 numbers after `v`",
+        path.display()
+    );
+    assert!(rendered.starts_with(&expected), "{rendered}");
+}
+
+#[test]
+fn invalid_inline_mesh_data_uses_the_mesh_validation_message() {
+    assert_error(
+        "mesh m { vertices 0 0 0 1 0 0 triangles 0 1 2 }",
+        "scene.csc:1:1: error: invalid mesh \"m\": triangle 0 uses vertex 2, but there are only 2 vertices",
+    );
+    assert_error(
+        "mesh m { vertices 0 0 0 1 0 triangles 0 1 2 }",
+        "scene.csc:1:10: error: \"vertices\" takes a multiple of 3 values, but 5 were given",
+    );
+}
+
+#[test]
+fn several_semantic_errors_are_reported_in_one_run() {
+    let rendered = errors(
+        "camera { fov 0 }\nmaterial m { diffuse 2 }\nlight spot { position 0 0 0 }\ninstance { mesh nothing material m }",
+    );
+    for expected in [
+        "scene.csc:1:10: error: \"fov\" must be between 0 and 180 degrees",
+        "scene.csc:2:14: error: \"diffuse\" reflects more light than it receives",
+        "scene.csc:3:1: error: a spot light needs \"look_at\" or \"direction\"",
+        "scene.csc:4:17: error: unknown mesh \"nothing\"",
+        "4 errors",
+    ] {
+        assert!(
+            rendered.contains(expected),
+            "missing {expected:?} in\n{rendered}"
+        );
+    }
+}
+
+#[test]
+fn a_declaration_that_failed_does_not_cause_follow_up_errors() {
+    let rendered = errors(
+        "mesh m { file \"missing.obj\" }\nmaterial w { diffuse 1 }\ninstance { mesh m material w }",
+    );
+    assert!(!rendered.contains("unknown mesh"), "{rendered}");
+    let rendered = errors("let a = 1 / 0\ncamera { fov (a) }");
+    assert_eq!(rendered.matches("error:").count(), 1, "{rendered}");
+}
+
+#[test]
+fn diagnostics_without_a_place_print_only_the_message() {
+    let d = Diagnostics {
+        sources: Default::default(),
+        items: vec![Diagnostic::error(Span::NONE, "no scene given")],
+    };
+    assert_eq!(d.to_string(), "error: no scene given\n");
+    assert_eq!(SourceMap::default().line_col(Span::NONE), None);
+}
+
+#[test]
+fn columns_count_characters_and_carets_follow_tabs() {
+    let rendered = errors("# é\n\tcamera { fov -1 }");
+    assert!(
+        rendered.contains("scene.csc:2:11: error: \"fov\" must be between"),
+        "{rendered}"
+    );
+    assert!(rendered.contains("\n\t         ^^^^^^\n"), "{rendered}");
+}
