@@ -1,7 +1,6 @@
 //! Build time, size and a primary-ray rate of the middle level on the Stanford dragon
 //! (871K triangles). Prints the median of a few runs; skips with a message without the assets.
 
-use std::io::BufReader;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,8 +8,6 @@ use std::time::Instant;
 use caustica::accel::{PrepareOptions, Prepared, Ray};
 use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span};
 use glam::{Affine3A, Vec3};
-use ply_rs_bw::parser::Parser;
-use ply_rs_bw::ply::{DefaultElement, Property};
 use rayon::prelude::*;
 
 const RUNS: usize = 5;
@@ -18,45 +15,17 @@ const RUNS: usize = 5;
 fn load_dragon() -> Option<MeshData> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/assets/meshes/stanford/dragon/dragon_vrip.ply.gz");
-    let Ok(file) = std::fs::File::open(&path) else {
+    if !path.exists() {
         eprintln!("skipping: ../shared/assets/meshes/stanford/dragon/dragon_vrip.ply.gz not found");
         return None;
-    };
-    let mut reader = BufReader::new(flate2::read::GzDecoder::new(BufReader::new(file)));
-    let ply = match Parser::<DefaultElement>::new().read_ply(&mut reader) {
-        Ok(ply) => ply,
+    }
+    match caustica::io::load_mesh(&path) {
+        Ok(mesh) => Some(mesh),
         Err(e) => {
-            eprintln!("skipping: cannot parse {}: {e}", path.display());
-            return None;
-        }
-    };
-    let float = |e: &DefaultElement, key: &str| match e.get(key) {
-        Some(Property::Float(v)) => *v,
-        Some(Property::Double(v)) => *v as f32,
-        _ => 0.0,
-    };
-    let mut mesh = MeshData::default();
-    for v in ply
-        .payload
-        .get("vertex")
-        .map(|v| v.as_slice())
-        .unwrap_or(&[])
-    {
-        mesh.positions
-            .push(Vec3::new(float(v, "x"), float(v, "y"), float(v, "z")));
-    }
-    for f in ply.payload.get("face").map(|f| f.as_slice()).unwrap_or(&[]) {
-        let indices: Vec<u32> = match f.get("vertex_indices") {
-            Some(Property::ListInt(l)) => l.iter().map(|&i| i as u32).collect(),
-            Some(Property::ListUInt(l)) => l.clone(),
-            _ => continue,
-        };
-        for k in 1..indices.len().saturating_sub(1) {
-            mesh.triangles
-                .push([indices[0], indices[k], indices[k + 1]]);
+            eprintln!("skipping: {e}");
+            None
         }
     }
-    Some(mesh)
 }
 
 fn median(mut values: Vec<f64>) -> f64 {

@@ -66,9 +66,10 @@ pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
         Device::Gpu => Err(render::RenderError::DeviceUnavailable(no_gpu.to_string()).into()),
-        Device::Auto if gpu_required() => {
-            Err(render::RenderError::DeviceUnavailable(format!("CAUSTICA_REQUIRE_GPU is set, but {no_gpu}")).into())
-        }
+        Device::Auto if gpu_required() => Err(render::RenderError::DeviceUnavailable(format!(
+            "CAUSTICA_REQUIRE_GPU is set, but {no_gpu}"
+        ))
+        .into()),
         Device::Auto => {
             log::warn!("no GPU backend available; rendering on the CPU");
             Ok(Box::new(cpu::CpuBackend))
@@ -111,8 +112,19 @@ pub fn load_scene(path: &Path) -> Result<SceneFile, Error> {
 
 /// Evaluates a parsed scene for `frame`, loading the files it names through `assets`, and
 /// applies `overrides`.
-pub fn evaluate_frame(file: &SceneFile, frame: i64, assets: &io::AssetCache, overrides: &Overrides) -> Result<Scene, Error> {
-    let mut scene = file.eval(frame, assets)?;
+pub fn evaluate_frame(
+    file: &SceneFile,
+    frame: i64,
+    assets: &io::AssetCache,
+    overrides: &Overrides,
+) -> Result<Scene, Error> {
+    let mut scene = file.eval(frame, assets).map_err(|mut e| {
+        // The same text can evaluate differently per frame: say which one failed.
+        for d in &mut e.items {
+            d.notes.push(format!("while evaluating frame {frame}"));
+        }
+        e
+    })?;
     overrides.apply(&mut scene);
     Ok(scene)
 }
@@ -124,16 +136,25 @@ pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
 
 /// Parses `A..B` (inclusive) or a single frame number `A`.
 pub fn parse_frame_range(text: &str) -> Result<(i64, i64), Error> {
-    let bad = || Error::Usage(format!("bad frame range \"{text}\": expected A..B or a frame number"));
+    let bad = || {
+        Error::Usage(format!(
+            "bad frame range \"{text}\": expected A..B or a frame number"
+        ))
+    };
     let (a, b) = match text.split_once("..") {
-        Some((a, b)) => (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?),
+        Some((a, b)) => (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        ),
         None => {
             let a = text.trim().parse().map_err(|_| bad())?;
             (a, a)
         }
     };
     if b < a {
-        return Err(Error::Usage(format!("bad frame range \"{text}\": the last frame comes before the first")));
+        return Err(Error::Usage(format!(
+            "bad frame range \"{text}\": the last frame comes before the first"
+        )));
     }
     Ok((a, b))
 }
@@ -165,7 +186,10 @@ pub struct FrameReport {
 
 /// Renders every frame of a job and writes its outputs. Each file is written whole or not at
 /// all; the scene is checked for every frame before anything is rendered.
-pub fn render_animation(job: &RenderJob, mut on_frame: impl FnMut(&FrameReport)) -> Result<Vec<FrameReport>, Error> {
+pub fn render_animation(
+    job: &RenderJob,
+    mut on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
     let file = load_scene(&job.scene_path)?;
     let (first, last) = match job.frames {
         Some(range) => range,
@@ -196,7 +220,13 @@ fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<F
     let build_start = Instant::now();
     let prepared = prepare(scene)?;
     let build_seconds = build_start.elapsed().as_secs_f64();
-    let mut frame: Frame = backend.render_frame(scene, &prepared, &RenderOptions { progress: job.progress })?;
+    let mut frame: Frame = backend.render_frame(
+        scene,
+        &prepared,
+        &RenderOptions {
+            progress: job.progress,
+        },
+    )?;
     frame.metadata.build_seconds = build_seconds;
     let mut stats = prepared.stats();
     stats.append(&mut frame.metadata.stats.clone());
@@ -249,18 +279,48 @@ pub fn describe_scene(scene: &Scene) -> String {
             }
         }
     }
-    let _ = writeln!(s, "frame        {} (time {:.3} s), frames {}..{} at {} fps", scene.frame, scene.time, scene.frames.first, scene.frames.last, scene.frames.fps);
-    let _ = writeln!(s, "film         {}x{}, {} spp, max depth {}, seed {}", scene.film.width, scene.film.height, scene.film.spp, scene.film.max_depth, scene.film.seed);
-    let _ = writeln!(s, "camera       at {} looking at {}, fov {}°", scene.camera.position, scene.camera.look_at, scene.camera.fov_deg);
+    let _ = writeln!(
+        s,
+        "frame        {} (time {:.3} s), frames {}..{} at {} fps",
+        scene.frame, scene.time, scene.frames.first, scene.frames.last, scene.frames.fps
+    );
+    let _ = writeln!(
+        s,
+        "film         {}x{}, {} spp, max depth {}, seed {}",
+        scene.film.width, scene.film.height, scene.film.spp, scene.film.max_depth, scene.film.seed
+    );
+    let _ = writeln!(
+        s,
+        "camera       at {} looking at {}, fov {}°",
+        scene.camera.position, scene.camera.look_at, scene.camera.fov_deg
+    );
     let _ = writeln!(s, "materials    {}", scene.materials.len());
     let _ = writeln!(s, "textures     {}", scene.textures.len());
     let _ = writeln!(s, "vdmaps       {}", scene.vdmaps.len());
     let _ = writeln!(s, "meshes       {}", scene.meshes.len());
     for m in &scene.meshes {
-        let disp = m.displacement.map(|d| format!(", displaced by {}", scene.vdmaps[d as usize].name)).unwrap_or_default();
-        let _ = writeln!(s, "  {:<12} {} vertices, {} triangles, {} quads{}", m.name, m.data.positions.len(), m.data.triangles.len(), m.data.quads.len(), disp);
+        let disp = m
+            .displacement
+            .map(|d| format!(", displaced by {}", scene.vdmaps[d as usize].name))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {:<12} {} vertices, {} triangles, {} quads{}",
+            m.name,
+            m.data.positions.len(),
+            m.data.triangles.len(),
+            m.data.quads.len(),
+            disp
+        );
     }
-    let _ = writeln!(s, "instances    {} ({} triangles, {} quads, {} VD patches in the world)", scene.instances.len(), tris, quads, patches);
+    let _ = writeln!(
+        s,
+        "instances    {} ({} triangles, {} quads, {} VD patches in the world)",
+        scene.instances.len(),
+        tris,
+        quads,
+        patches
+    );
     let _ = writeln!(s, "lights       {}", scene.lights.len());
     if lo.x <= hi.x {
         let _ = writeln!(s, "bounds       {} .. {}", lo, hi);
@@ -268,8 +328,26 @@ pub fn describe_scene(scene: &Scene) -> String {
         let _ = writeln!(s, "bounds       empty");
     }
     let layers: Vec<&str> = scene.output.layers.iter().map(|l| l.name()).collect();
-    let _ = writeln!(s, "output       {} (color{}{})", scene.output.path, if layers.is_empty() { "" } else { ", " }, layers.join(", "));
-    let _ = writeln!(s, "photons      global {}, caustic {}, max bounces {}, knn {}, max radius {}", scene.photons.global, scene.photons.caustic, scene.photons.max_bounces, scene.photons.knn, scene.photons.max_radius);
-    let _ = write!(s, "gather       seeds {}, rays {}, quadtree levels {}", scene.gather.seeds, scene.gather.rays, scene.gather.quadtree_levels);
+    let _ = writeln!(
+        s,
+        "output       {} (color{}{})",
+        scene.output.path,
+        if layers.is_empty() { "" } else { ", " },
+        layers.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "photons      global {}, caustic {}, max bounces {}, knn {}, max radius {}",
+        scene.photons.global,
+        scene.photons.caustic,
+        scene.photons.max_bounces,
+        scene.photons.knn,
+        scene.photons.max_radius
+    );
+    let _ = write!(
+        s,
+        "gather       seeds {}, rays {}, quadtree levels {}",
+        scene.gather.seeds, scene.gather.rays, scene.gather.quadtree_levels
+    );
     s
 }

@@ -8,7 +8,11 @@ use clap::{Parser, Subcommand, ValueEnum};
 use caustica::{Device, Error, Overrides, RenderJob};
 
 #[derive(Parser)]
-#[command(name = "caustica", version, about = "An offline photon-mapping renderer: scene files in, OpenEXR frames out.")]
+#[command(
+    name = "caustica",
+    version,
+    about = "An offline photon-mapping renderer: scene files in, OpenEXR frames out."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -49,9 +53,7 @@ enum Command {
         quiet: bool,
     },
     /// Check a scene for errors without rendering it.
-    Check {
-        scene: PathBuf,
-    },
+    Check { scene: PathBuf },
     /// Print counts and bounds of what a scene holds.
     Info {
         scene: PathBuf,
@@ -69,9 +71,17 @@ enum DeviceArg {
 }
 
 fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
-    let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("expected WxH, got \"{text}\""))?;
-    let w: u32 = w.trim().parse().map_err(|_| format!("bad width in \"{text}\""))?;
-    let h: u32 = h.trim().parse().map_err(|_| format!("bad height in \"{text}\""))?;
+    let (w, h) = text
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WxH, got \"{text}\""))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad width in \"{text}\""))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad height in \"{text}\""))?;
     if w == 0 || h == 0 || w > 65536 || h > 65536 {
         return Err(format!("resolution {w}x{h} is out of range (1..65536)"));
     }
@@ -81,25 +91,53 @@ fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let quiet = matches!(cli.command, Command::Render { quiet: true, .. });
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if quiet { "error" } else { "warn" }))
-        .format_timestamp(None)
-        .init();
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if quiet {
+        "error"
+    } else {
+        "warn"
+    }))
+    .format_timestamp(None)
+    .init();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{}", e.to_string().trim_end());
-            ExitCode::FAILURE
+            // Usage mistakes exit with 2, like the argument parser's own.
+            if matches!(e, Error::Usage(_)) {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
 
 fn run(command: Command) -> Result<(), Error> {
     match command {
-        Command::Render { scene, output, frames, resolution, spp, seed, device, preview, stats, quiet } => {
+        Command::Render {
+            scene,
+            output,
+            frames,
+            resolution,
+            spp,
+            seed,
+            device,
+            preview,
+            stats,
+            quiet,
+        } => {
             let job = RenderJob {
                 scene_path: scene,
-                frames: frames.as_deref().map(caustica::parse_frame_range).transpose()?,
-                overrides: Overrides { resolution, spp, seed, output },
+                frames: frames
+                    .as_deref()
+                    .map(caustica::parse_frame_range)
+                    .transpose()?,
+                overrides: Overrides {
+                    resolution,
+                    spp,
+                    seed,
+                    output,
+                },
                 device: match device {
                     DeviceArg::Auto => Device::Auto,
                     DeviceArg::Cpu => Device::Cpu,
@@ -135,7 +173,9 @@ fn run(command: Command) -> Result<(), Error> {
             let assets = caustica::io::AssetCache::default();
             let mut errors: Option<caustica::Diagnostics> = None;
             for frame in range.first..=range.last {
-                if let Err(e) = file.eval(frame, &assets) {
+                if let Err(Error::Scene(e)) =
+                    caustica::evaluate_frame(&file, frame, &assets, &Overrides::default())
+                {
                     // The same mistake usually repeats in every frame: report the first failing frame.
                     errors = Some(e);
                     break;
@@ -144,7 +184,12 @@ fn run(command: Command) -> Result<(), Error> {
             match errors {
                 Some(e) => Err(e.into()),
                 None => {
-                    println!("{}: ok ({} frame{})", scene.display(), range.last - range.first + 1, if range.last == range.first { "" } else { "s" });
+                    println!(
+                        "{}: ok ({} frame{})",
+                        scene.display(),
+                        range.last - range.first + 1,
+                        if range.last == range.first { "" } else { "s" }
+                    );
                     Ok(())
                 }
             }

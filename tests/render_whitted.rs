@@ -8,22 +8,43 @@ use glam::{Affine3A, Vec2, Vec3};
 use caustica::accel::{PrepareOptions, Prepared, Ray};
 use caustica::cpu::{render_whitted, Tracer};
 use caustica::render::RenderOptions;
-use caustica::scene::{shapes, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh, MeshOrigin, Scene, Span};
+use caustica::scene::{
+    shapes, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh, MeshOrigin,
+    Scene, Span,
+};
 
 fn material(name: &str, kind: MaterialKind) -> Material {
-    Material { name: name.into(), kind, span: Span::NONE }
+    Material {
+        name: name.into(),
+        kind,
+        span: Span::NONE,
+    }
 }
 
 fn mesh(name: &str, data: caustica::scene::MeshData) -> Mesh {
-    Mesh { name: name.into(), origin: MeshOrigin::Inline, data: Arc::new(data), displacement: None, span: Span::NONE }
+    Mesh {
+        name: name.into(),
+        origin: MeshOrigin::Inline,
+        data: Arc::new(data),
+        displacement: None,
+        span: Span::NONE,
+    }
 }
 
 fn instance(mesh: u32, material: u32, transform: Affine3A) -> Instance {
-    Instance { mesh, material, transform, span: Span::NONE }
+    Instance {
+        mesh,
+        material,
+        transform,
+        span: Span::NONE,
+    }
 }
 
 fn light(kind: LightKind) -> Light {
-    Light { kind, span: Span::NONE }
+    Light {
+        kind,
+        span: Span::NONE,
+    }
 }
 
 /// Inside a diffuse sphere of radius R and albedo ρ with an isotropic point light of power Φ at
@@ -35,12 +56,31 @@ fn diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
     let albedo = Vec3::new(0.8, 0.5, 0.25);
     let power = Vec3::new(100.0, 60.0, 30.0);
     let scene = Scene {
-        camera: Camera { position: Vec3::new(0.3, -0.2, 0.1), look_at: Vec3::new(1.0, 0.5, -1.0), fov_deg: 60.0, ..Default::default() },
-        film: Film { width: 24, height: 16, spp: 1, ..Default::default() },
-        materials: vec![material("wall", MaterialKind::Diffuse { albedo, texture: None })],
+        camera: Camera {
+            position: Vec3::new(0.3, -0.2, 0.1),
+            look_at: Vec3::new(1.0, 0.5, -1.0),
+            fov_deg: 60.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 24,
+            height: 16,
+            spp: 1,
+            ..Default::default()
+        },
+        materials: vec![material(
+            "wall",
+            MaterialKind::Diffuse {
+                albedo,
+                texture: None,
+            },
+        )],
         meshes: vec![mesh("sphere", shapes::uv_sphere(radius, 256))],
         instances: vec![instance(0, 0, Affine3A::IDENTITY)],
-        lights: vec![light(LightKind::Point { position: Vec3::ZERO, power })],
+        lights: vec![light(LightKind::Point {
+            position: Vec3::ZERO,
+            power,
+        })],
         ..Default::default()
     };
     let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
@@ -50,7 +90,10 @@ fn diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
         let rel = ((*c - expected) / expected).abs().max_element();
         // The tessellated wall is at most R(1 − cos(π/256)) ≈ 0.008% closer than R; shading
         // normals are exact. Allow 0.2% for that and for float error.
-        assert!(rel < 2e-3, "pixel {i}: {c} vs {expected} (relative error {rel})");
+        assert!(
+            rel < 2e-3,
+            "pixel {i}: {c} vs {expected} (relative error {rel})"
+        );
     }
 }
 
@@ -60,8 +103,17 @@ fn diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
 fn refraction_through_a_glass_slab_leaves_the_direction_unchanged() {
     let thickness = 0.5;
     let scene = Scene {
-        materials: vec![material("glass", MaterialKind::Dielectric { ior: 1.5, tint: Vec3::ONE })],
-        meshes: vec![mesh("slab", shapes::box_mesh(Vec3::new(20.0, thickness, 20.0)))],
+        materials: vec![material(
+            "glass",
+            MaterialKind::Dielectric {
+                ior: 1.5,
+                tint: Vec3::ONE,
+            },
+        )],
+        meshes: vec![mesh(
+            "slab",
+            shapes::box_mesh(Vec3::new(20.0, thickness, 20.0)),
+        )],
         instances: vec![instance(0, 0, Affine3A::IDENTITY)],
         ..Default::default()
     };
@@ -71,17 +123,32 @@ fn refraction_through_a_glass_slab_leaves_the_direction_unchanged() {
         let theta = theta_deg.to_radians();
         let dir = Vec3::new(theta.sin(), -theta.cos(), 0.0);
         let origin = Vec3::new(0.0, 1.0, 0.0);
-        let ray = Ray { origin, dir, t_min: 0.0, t_max: f32::INFINITY };
+        let ray = Ray {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        };
         let path = tracer.follow_refraction(&ray, 8);
-        assert_eq!(path.len(), 2, "at {theta_deg}°: expected to enter and leave the slab, got {path:?}");
+        assert_eq!(
+            path.len(),
+            2,
+            "at {theta_deg}°: expected to enter and leave the slab, got {path:?}"
+        );
         let (exit_point, exit_dir) = path[1];
-        assert!((exit_dir - dir).length() < 1e-5, "at {theta_deg}°: {exit_dir} vs {dir}");
+        assert!(
+            (exit_dir - dir).length() < 1e-5,
+            "at {theta_deg}°: {exit_dir} vs {dir}"
+        );
         // Lateral shift between the incoming line and the outgoing one.
         let theta_t = (theta.sin() / 1.5).asin();
         let expected_shift = thickness * (theta - theta_t).sin() / theta_t.cos();
         let to_exit = exit_point - origin;
         let shift = (to_exit - dir * to_exit.dot(dir)).length();
-        assert!((shift - expected_shift).abs() < 1e-4, "at {theta_deg}°: shift {shift} vs {expected_shift}");
+        assert!(
+            (shift - expected_shift).abs() < 1e-4,
+            "at {theta_deg}°: shift {shift} vs {expected_shift}"
+        );
     }
 }
 
@@ -93,19 +160,43 @@ fn mirror_reflects_the_wall_behind_the_camera_scaled_by_its_reflectance() {
     // Camera at z=1 looks at a mirror in the plane z=0; a diffuse wall at z=3 faces it and is lit
     // by a point light between them.
     let scene = Scene {
-        camera: Camera { position: Vec3::new(0.0, 0.0, 1.0), look_at: Vec3::ZERO, fov_deg: 1.0, ..Default::default() },
-        film: Film { width: 4, height: 4, spp: 1, ..Default::default() },
+        camera: Camera {
+            position: Vec3::new(0.0, 0.0, 1.0),
+            look_at: Vec3::ZERO,
+            fov_deg: 1.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 4,
+            height: 4,
+            spp: 1,
+            ..Default::default()
+        },
         materials: vec![
             material("mirror", MaterialKind::Mirror { reflectance }),
-            material("wall", MaterialKind::Diffuse { albedo, texture: None }),
+            material(
+                "wall",
+                MaterialKind::Diffuse {
+                    albedo,
+                    texture: None,
+                },
+            ),
         ],
         meshes: vec![mesh("plane", shapes::grid_quad(Vec2::splat(10.0), [1, 1]))],
         instances: vec![
             // grid_quad lies in XZ facing +Y: rotate it to face +Z (mirror) and −Z (wall).
             instance(0, 0, Affine3A::from_rotation_x(PI / 2.0)),
-            instance(0, 1, Affine3A::from_translation(Vec3::new(0.0, 0.0, 3.0)) * Affine3A::from_rotation_x(-PI / 2.0)),
+            instance(
+                0,
+                1,
+                Affine3A::from_translation(Vec3::new(0.0, 0.0, 3.0))
+                    * Affine3A::from_rotation_x(-PI / 2.0),
+            ),
         ],
-        lights: vec![light(LightKind::Point { position: Vec3::new(0.0, 0.0, 2.0), power: Vec3::splat(40.0) })],
+        lights: vec![light(LightKind::Point {
+            position: Vec3::new(0.0, 0.0, 2.0),
+            power: Vec3::splat(40.0),
+        })],
         ..Default::default()
     };
     let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
@@ -125,19 +216,53 @@ fn an_occluder_casts_a_shadow_from_a_point_light() {
     // The camera hangs between the floor and a blocker that covers x > 0, looking down; the light
     // is above the blocker, so the floor at x > 0 is in shadow and the floor at x < 0 is lit.
     let scene = Scene {
-        camera: Camera { position: Vec3::new(0.0, 0.5, 0.0), look_at: Vec3::ZERO, up: Vec3::NEG_Z, fov_deg: 90.0, ..Default::default() },
-        film: Film { width: 32, height: 32, spp: 1, ..Default::default() },
-        materials: vec![material("white", MaterialKind::Diffuse { albedo: Vec3::ONE, texture: None })],
-        meshes: vec![mesh("floor", shapes::grid_quad(Vec2::splat(20.0), [1, 1])), mesh("blocker", shapes::box_mesh(Vec3::new(10.0, 0.1, 10.0)))],
-        instances: vec![instance(0, 0, Affine3A::IDENTITY), instance(1, 0, Affine3A::from_translation(Vec3::new(5.0, 1.0, 0.0)))],
-        lights: vec![light(LightKind::Point { position: Vec3::new(0.0, 2.0, 0.0), power: Vec3::splat(100.0) })],
+        camera: Camera {
+            position: Vec3::new(0.0, 0.5, 0.0),
+            look_at: Vec3::ZERO,
+            up: Vec3::NEG_Z,
+            fov_deg: 90.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 32,
+            height: 32,
+            spp: 1,
+            ..Default::default()
+        },
+        materials: vec![material(
+            "white",
+            MaterialKind::Diffuse {
+                albedo: Vec3::ONE,
+                texture: None,
+            },
+        )],
+        meshes: vec![
+            mesh("floor", shapes::grid_quad(Vec2::splat(20.0), [1, 1])),
+            mesh("blocker", shapes::box_mesh(Vec3::new(10.0, 0.1, 10.0))),
+        ],
+        instances: vec![
+            instance(0, 0, Affine3A::IDENTITY),
+            instance(1, 0, Affine3A::from_translation(Vec3::new(5.0, 1.0, 0.0))),
+        ],
+        lights: vec![light(LightKind::Point {
+            position: Vec3::new(0.0, 2.0, 0.0),
+            power: Vec3::splat(100.0),
+        })],
         ..Default::default()
     };
     let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     let frame = render_whitted(&scene, &prepared, &RenderOptions::default());
     let row = 16 * 32;
-    assert!(frame.color[row + 2].x > 0.01, "the floor at x < 0 is dark: {}", frame.color[row + 2]);
-    assert_eq!(frame.color[row + 29], Vec3::ZERO, "the floor under the blocker is lit");
+    assert!(
+        frame.color[row + 2].x > 0.01,
+        "the floor at x < 0 is dark: {}",
+        frame.color[row + 2]
+    );
+    assert_eq!(
+        frame.color[row + 29],
+        Vec3::ZERO,
+        "the floor under the blocker is lit"
+    );
 }
 
 /// A quad area light seen head-on shows its radiance, and lights a floor with the irradiance of a
@@ -148,9 +273,26 @@ fn quad_light_far_from_a_floor_gives_the_irradiance_of_a_point_source() {
     let side = 0.05;
     let height = 4.0;
     let scene = Scene {
-        camera: Camera { position: Vec3::new(0.0, 1.0, 0.0), look_at: Vec3::new(0.0, 0.0, 0.0), up: Vec3::Z, fov_deg: 2.0, ..Default::default() },
-        film: Film { width: 2, height: 2, spp: 1, ..Default::default() },
-        materials: vec![material("white", MaterialKind::Diffuse { albedo: Vec3::ONE, texture: None })],
+        camera: Camera {
+            position: Vec3::new(0.0, 1.0, 0.0),
+            look_at: Vec3::new(0.0, 0.0, 0.0),
+            up: Vec3::Z,
+            fov_deg: 2.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 2,
+            height: 2,
+            spp: 1,
+            ..Default::default()
+        },
+        materials: vec![material(
+            "white",
+            MaterialKind::Diffuse {
+                albedo: Vec3::ONE,
+                texture: None,
+            },
+        )],
         meshes: vec![mesh("floor", shapes::grid_quad(Vec2::splat(20.0), [1, 1]))],
         instances: vec![instance(0, 0, Affine3A::IDENTITY)],
         lights: vec![light(LightKind::Quad {

@@ -19,7 +19,9 @@ use rayon::prelude::*;
 use crate::accel::{Hit, Prepared, Ray, SurfacePoint};
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
-use crate::render::{Backend, CameraModel, Frame, FrameMetadata, Layer, RenderError, RenderOptions};
+use crate::render::{
+    Backend, CameraModel, Frame, FrameMetadata, Layer, RenderError, RenderOptions,
+};
 use crate::scene::{Aov, LightKind, MaterialKind, Scene};
 
 /// Side of the square tiles that rayon hands out.
@@ -34,7 +36,12 @@ impl Backend for CpuBackend {
         "cpu".to_string()
     }
 
-    fn render_frame(&self, scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Result<Frame, RenderError> {
+    fn render_frame(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        options: &RenderOptions,
+    ) -> Result<Frame, RenderError> {
         Ok(render_whitted(scene, prepared, options))
     }
 }
@@ -65,13 +72,16 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let width = scene.film.width.max(1);
     let height = scene.film.height.max(1);
     let tracer = Tracer::new(scene, prepared);
-    let tiles: Vec<(u32, u32)> =
-        (0..height.div_ceil(TILE)).flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE))).collect();
+    let tiles: Vec<(u32, u32)> = (0..height.div_ceil(TILE))
+        .flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE)))
+        .collect();
     let bar = if options.progress {
         let bar = indicatif::ProgressBar::new(tiles.len() as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} frame {msg} [{bar:40}] {percent}% ({eta})")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            indicatif::ProgressStyle::with_template(
+                "{spinner} frame {msg} [{bar:40}] {percent}% ({eta})",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar.set_message(scene.frame.to_string());
         Some(bar)
@@ -141,7 +151,10 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 ("rays/primary".to_string(), c.primary.get() as f64),
                 ("rays/shadow".to_string(), c.shadow.get() as f64),
                 ("rays/specular".to_string(), c.specular.get() as f64),
-                ("rays/mrays_per_s".to_string(), rays / seconds.max(1e-9) / 1e6),
+                (
+                    "rays/mrays_per_s".to_string(),
+                    rays / seconds.max(1e-9) / 1e6,
+                ),
                 ("time/whitted_ms".to_string(), seconds * 1e3),
             ],
             ..Default::default()
@@ -184,23 +197,44 @@ pub struct DielectricSplit {
 
 /// Splits unit direction `d` at a dielectric with index `ior`, where `geometric_normal` points
 /// outside (the winding normal) and `shading_normal` is in the same hemisphere.
-pub fn dielectric_split(d: Vec3, shading_normal: Vec3, geometric_normal: Vec3, ior: f32) -> DielectricSplit {
+pub fn dielectric_split(
+    d: Vec3,
+    shading_normal: Vec3,
+    geometric_normal: Vec3,
+    ior: f32,
+) -> DielectricSplit {
     let entering = d.dot(geometric_normal) < 0.0;
-    let n = if entering { shading_normal } else { -shading_normal };
+    let n = if entering {
+        shading_normal
+    } else {
+        -shading_normal
+    };
     let eta = if entering { 1.0 / ior } else { ior };
     let reflected = reflect(d, n);
     match refract(d, n, eta) {
-        None => DielectricSplit { reflected, fresnel: 1.0, refracted: None },
+        None => DielectricSplit {
+            reflected,
+            fresnel: 1.0,
+            refracted: None,
+        },
         Some(t) => {
             // Schlick uses the cosine on the side of the lower index.
             let cos = if ior >= 1.0 {
-                if entering { -d.dot(n) } else { -t.dot(n) }
+                if entering {
+                    -d.dot(n)
+                } else {
+                    -t.dot(n)
+                }
             } else if entering {
                 -t.dot(n)
             } else {
                 -d.dot(n)
             };
-            DielectricSplit { reflected, fresnel: schlick_fresnel(cos, ior.max(1.0 / ior)), refracted: Some(t) }
+            DielectricSplit {
+                reflected,
+                fresnel: schlick_fresnel(cos, ior.max(1.0 / ior)),
+                refracted: Some(t),
+            }
         }
     }
 }
@@ -218,7 +252,13 @@ pub struct Tracer<'a> {
 impl<'a> Tracer<'a> {
     pub fn new(scene: &'a Scene, prepared: &'a Prepared) -> Tracer<'a> {
         let (lo, hi) = prepared.world_bounds();
-        let extent = if lo.is_finite() && hi.is_finite() { (hi - lo).max_element().max(lo.abs().max(hi.abs()).max_element()) } else { 1.0 };
+        let extent = if lo.is_finite() && hi.is_finite() {
+            (hi - lo)
+                .max_element()
+                .max(lo.abs().max(hi.abs()).max_element())
+        } else {
+            1.0
+        };
         Tracer {
             scene,
             prepared,
@@ -246,16 +286,33 @@ impl<'a> Tracer<'a> {
                 let (px, py) = (x0 + x, y0 + y);
                 let pixel_index = py * self.camera.width + px;
                 let mut sum = Vec3::ZERO;
-                let mut first = FirstHitValues { depth: f32::INFINITY, ..Default::default() };
+                let mut first = FirstHitValues {
+                    depth: f32::INFINITY,
+                    ..Default::default()
+                };
                 for s in 0..spp {
                     let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
-                    let jitter = if spp == 1 { Vec2::splat(0.5) } else { rng.next_vec2() };
+                    let jitter = if spp == 1 {
+                        Vec2::splat(0.5)
+                    } else {
+                        rng.next_vec2()
+                    };
                     let offset = stratified_sample(s, spp, jitter);
                     let lens = rng.next_vec2();
-                    let (origin, dir) = self.camera.generate_ray(Vec2::new(px as f32, py as f32) + offset, lens);
+                    let (origin, dir) = self
+                        .camera
+                        .generate_ray(Vec2::new(px as f32, py as f32) + offset, lens);
                     self.counters.primary.add(1);
-                    let ray = Ray { origin, dir, t_min: 0.0, t_max: f32::INFINITY };
-                    let mut hit_info = FirstHitValues { depth: f32::INFINITY, ..Default::default() };
+                    let ray = Ray {
+                        origin,
+                        dir,
+                        t_min: 0.0,
+                        t_max: f32::INFINITY,
+                    };
+                    let mut hit_info = FirstHitValues {
+                        depth: f32::INFINITY,
+                        ..Default::default()
+                    };
                     sum += self.radiance(&ray, 0, &mut rng, Some(&mut hit_info));
                     first.albedo += hit_info.albedo;
                     first.normal += hit_info.normal;
@@ -277,7 +334,14 @@ impl<'a> Tracer<'a> {
     fn visible_quad_light(&self, ray: &Ray, t_max: f32) -> Option<(f32, Vec3)> {
         let mut best: Option<(f32, Vec3)> = None;
         for light in &self.scene.lights {
-            if let LightKind::Quad { corner, edge_u, edge_v, radiance, .. } = light.kind {
+            if let LightKind::Quad {
+                corner,
+                edge_u,
+                edge_v,
+                radiance,
+                ..
+            } = light.kind
+            {
                 let n = edge_u.cross(edge_v);
                 let denom = ray.dir.dot(n);
                 if denom >= 0.0 {
@@ -307,7 +371,13 @@ impl<'a> Tracer<'a> {
 
     /// Radiance arriving along `ray` (towards its origin). `first` receives the AOV values of the
     /// first surface hit when given.
-    pub fn radiance(&self, ray: &Ray, depth: u32, rng: &mut SampleStream, first: Option<&mut FirstHitValues>) -> Vec3 {
+    pub fn radiance(
+        &self,
+        ray: &Ray,
+        depth: u32,
+        rng: &mut SampleStream,
+        first: Option<&mut FirstHitValues>,
+    ) -> Vec3 {
         let hit = self.prepared.intersect(ray);
         let t_hit = hit.as_ref().map_or(f32::INFINITY, |h| h.t);
         if let Some((t, radiance)) = self.visible_quad_light(ray, t_hit) {
@@ -363,7 +433,9 @@ impl<'a> Tracer<'a> {
                 }
                 if let Some(t) = split.refracted {
                     let bounce = self.spawn(&sp, -ng_out, t);
-                    l += (1.0 - split.fresnel) * *tint * self.radiance(&bounce, depth + 1, rng, None);
+                    l += (1.0 - split.fresnel)
+                        * *tint
+                        * self.radiance(&bounce, depth + 1, rng, None);
                 }
                 l
             }
@@ -373,7 +445,12 @@ impl<'a> Tracer<'a> {
     /// A secondary ray from the surface point, offset to the side of `side_normal`.
     fn spawn(&self, sp: &SurfacePoint, side_normal: Vec3, dir: Vec3) -> Ray {
         self.counters.specular.add(1);
-        Ray { origin: offset_origin(sp.position, side_normal, self.epsilon), dir, t_min: 0.0, t_max: f32::INFINITY }
+        Ray {
+            origin: offset_origin(sp.position, side_normal, self.epsilon),
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        }
     }
 
     fn albedo_of(&self, kind: &MaterialKind, sp: &SurfacePoint) -> Vec3 {
@@ -398,28 +475,62 @@ impl<'a> Tracer<'a> {
         for light in &self.scene.lights {
             match light.kind {
                 LightKind::Point { position, power } => {
-                    e += self.point_irradiance(origin, n, position, power / (4.0 * std::f32::consts::PI));
+                    e += self.point_irradiance(
+                        origin,
+                        n,
+                        position,
+                        power / (4.0 * std::f32::consts::PI),
+                    );
                 }
-                LightKind::Spot { position, direction, power, cone_inner_deg, cone_outer_deg } => {
+                LightKind::Spot {
+                    position,
+                    direction,
+                    power,
+                    cone_inner_deg,
+                    cone_outer_deg,
+                } => {
                     let to_point = (sp.position - position).normalize_or_zero();
                     let cos = to_point.dot(direction.normalize_or_zero());
-                    let falloff = smoothstep(cone_outer_deg.to_radians().cos(), cone_inner_deg.to_radians().cos(), cos);
+                    let falloff = smoothstep(
+                        cone_outer_deg.to_radians().cos(),
+                        cone_inner_deg.to_radians().cos(),
+                        cos,
+                    );
                     if falloff > 0.0 {
-                        e += self.point_irradiance(origin, n, position, power * falloff / (4.0 * std::f32::consts::PI));
+                        e += self.point_irradiance(
+                            origin,
+                            n,
+                            position,
+                            power * falloff / (4.0 * std::f32::consts::PI),
+                        );
                     }
                 }
-                LightKind::Directional { direction, irradiance } => {
+                LightKind::Directional {
+                    direction,
+                    irradiance,
+                } => {
                     let wi = -direction.normalize_or_zero();
                     let cos = n.dot(wi);
                     if cos > 0.0 && ng.dot(wi) > 0.0 {
                         self.counters.shadow.add(1);
-                        let shadow = Ray { origin, dir: wi, t_min: 0.0, t_max: f32::INFINITY };
+                        let shadow = Ray {
+                            origin,
+                            dir: wi,
+                            t_min: 0.0,
+                            t_max: f32::INFINITY,
+                        };
                         if !self.prepared.occluded(&shadow) {
                             e += irradiance * cos;
                         }
                     }
                 }
-                LightKind::Quad { corner, edge_u, edge_v, radiance, samples } => {
+                LightKind::Quad {
+                    corner,
+                    edge_u,
+                    edge_v,
+                    radiance,
+                    samples,
+                } => {
                     let normal_area = edge_u.cross(edge_v);
                     let area = normal_area.length();
                     if area <= 0.0 {
@@ -443,7 +554,12 @@ impl<'a> Tracer<'a> {
                             continue;
                         }
                         self.counters.shadow.add(1);
-                        let shadow = Ray { origin, dir: to_light, t_min: 0.0, t_max: 1.0 - 1e-4 };
+                        let shadow = Ray {
+                            origin,
+                            dir: to_light,
+                            t_min: 0.0,
+                            t_max: 1.0 - 1e-4,
+                        };
                         if !self.prepared.occluded(&shadow) {
                             sum += radiance * (cos_surface * cos_light / dist2);
                         }
@@ -467,7 +583,12 @@ impl<'a> Tracer<'a> {
             return Vec3::ZERO;
         }
         self.counters.shadow.add(1);
-        let shadow = Ray { origin, dir: to_light, t_min: 0.0, t_max: 1.0 - 1e-4 };
+        let shadow = Ray {
+            origin,
+            dir: to_light,
+            t_min: 0.0,
+            t_max: 1.0 - 1e-4,
+        };
         if self.prepared.occluded(&shadow) {
             return Vec3::ZERO;
         }
@@ -481,14 +602,25 @@ impl<'a> Tracer<'a> {
         let mut path = Vec::new();
         let mut ray = *ray;
         for _ in 0..max_steps {
-            let Some(hit): Option<Hit> = self.prepared.intersect(&ray) else { break };
+            let Some(hit): Option<Hit> = self.prepared.intersect(&ray) else {
+                break;
+            };
             let sp = self.prepared.surface_point(&ray, &hit);
-            let MaterialKind::Dielectric { ior, .. } = self.scene.materials[sp.material as usize].kind else { break };
+            let MaterialKind::Dielectric { ior, .. } =
+                self.scene.materials[sp.material as usize].kind
+            else {
+                break;
+            };
             let dir = ray.dir.normalize();
             let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, ior);
             let Some(t) = split.refracted else { break };
             let ng_out = face_forward(sp.geometric_normal, dir);
-            ray = Ray { origin: offset_origin(sp.position, -ng_out, self.epsilon), dir: t, t_min: 0.0, t_max: f32::INFINITY };
+            ray = Ray {
+                origin: offset_origin(sp.position, -ng_out, self.epsilon),
+                dir: t,
+                t_min: 0.0,
+                t_max: f32::INFINITY,
+            };
             path.push((sp.position, t));
         }
         path

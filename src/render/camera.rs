@@ -23,8 +23,13 @@ pub struct CameraModel {
 
 impl CameraModel {
     pub fn new(camera: &Camera, film: &Film) -> CameraModel {
-        let forward = (camera.look_at - camera.position).try_normalize().unwrap_or(Vec3::NEG_Z);
-        let mut right = forward.cross(camera.up).try_normalize().unwrap_or(Vec3::ZERO);
+        let forward = (camera.look_at - camera.position)
+            .try_normalize()
+            .unwrap_or(Vec3::NEG_Z);
+        let mut right = forward
+            .cross(camera.up)
+            .try_normalize()
+            .unwrap_or(Vec3::ZERO);
         if right == Vec3::ZERO {
             // `up` is parallel to the view direction: pick any perpendicular axis.
             right = forward.any_orthonormal_vector();
@@ -52,7 +57,9 @@ impl CameraModel {
     pub fn generate_ray(&self, pixel: Vec2, lens: Vec2) -> (Vec3, Vec3) {
         let ndc_x = pixel.x / self.width as f32 * 2.0 - 1.0;
         let ndc_y = 1.0 - pixel.y / self.height as f32 * 2.0;
-        let dir = (self.forward + self.right * (ndc_x * self.half_width) + self.up * (ndc_y * self.half_height))
+        let dir = (self.forward
+            + self.right * (ndc_x * self.half_width)
+            + self.up * (ndc_y * self.half_height))
             .normalize();
         if self.lens_radius <= 0.0 {
             return (self.origin, dir);
@@ -73,7 +80,10 @@ pub fn concentric_disk(u: Vec2) -> Vec2 {
     let (r, theta) = if o.x.abs() > o.y.abs() {
         (o.x, std::f32::consts::FRAC_PI_4 * (o.y / o.x))
     } else {
-        (o.y, std::f32::consts::FRAC_PI_2 - std::f32::consts::FRAC_PI_4 * (o.x / o.y))
+        (
+            o.y,
+            std::f32::consts::FRAC_PI_2 - std::f32::consts::FRAC_PI_4 * (o.x / o.y),
+        )
     };
     Vec2::new(theta.cos(), theta.sin()) * r
 }
@@ -84,15 +94,27 @@ mod tests {
 
     #[test]
     fn centre_pixel_looks_at_the_target_and_corners_span_the_fov() {
-        let camera = Camera { position: Vec3::new(0.0, 1.0, 5.0), look_at: Vec3::new(0.0, 1.0, 0.0), fov_deg: 90.0, ..Default::default() };
-        let film = Film { width: 200, height: 100, ..Default::default() };
+        let camera = Camera {
+            position: Vec3::new(0.0, 1.0, 5.0),
+            look_at: Vec3::new(0.0, 1.0, 0.0),
+            fov_deg: 90.0,
+            ..Default::default()
+        };
+        let film = Film {
+            width: 200,
+            height: 100,
+            ..Default::default()
+        };
         let model = CameraModel::new(&camera, &film);
         let (o, d) = model.generate_ray(Vec2::new(100.0, 50.0), Vec2::ZERO);
         assert_eq!(o, camera.position);
         assert!((d - Vec3::NEG_Z).length() < 1e-6);
         // Top edge centre: 45 degrees up for a 90 degree vertical fov.
         let (_, top) = model.generate_ray(Vec2::new(100.0, 0.0), Vec2::ZERO);
-        assert!((top.y - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-5, "{top}");
+        assert!(
+            (top.y - std::f32::consts::FRAC_1_SQRT_2).abs() < 1e-5,
+            "{top}"
+        );
         // Left edge: twice the vertical extent because of the 2:1 aspect.
         let (_, left) = model.generate_ray(Vec2::new(0.0, 50.0), Vec2::ZERO);
         assert!((left.x / -left.z + 2.0).abs() < 1e-5, "{left}");
@@ -100,8 +122,16 @@ mod tests {
 
     #[test]
     fn thin_lens_rays_converge_on_the_focus_plane() {
-        let camera = Camera { lens_radius: 0.2, focus_distance: 4.0, ..Default::default() };
-        let film = Film { width: 64, height: 64, ..Default::default() };
+        let camera = Camera {
+            lens_radius: 0.2,
+            focus_distance: 4.0,
+            ..Default::default()
+        };
+        let film = Film {
+            width: 64,
+            height: 64,
+            ..Default::default()
+        };
         let model = CameraModel::new(&camera, &film);
         let pixel = Vec2::new(10.0, 20.0);
         let (o0, d0) = model.generate_ray(pixel, Vec2::new(0.1, 0.9));

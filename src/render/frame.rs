@@ -29,7 +29,11 @@ impl Layer {
 
     /// A layer of one channel.
     pub fn scalar(name: &str, channel: &str, values: &[f32]) -> Layer {
-        Layer { name: name.to_string(), channels: vec![channel.to_string()], pixels: values.to_vec() }
+        Layer {
+            name: name.to_string(),
+            channels: vec![channel.to_string()],
+            pixels: values.to_vec(),
+        }
     }
 
     /// The value of `channel` at pixel index `i`.

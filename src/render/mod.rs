@@ -35,5 +35,10 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> String;
     /// Renders `scene` (already built into `prepared`) into a frame with the scene's film
     /// settings and the requested output layers.
-    fn render_frame(&self, scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Result<Frame, RenderError>;
+    fn render_frame(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        options: &RenderOptions,
+    ) -> Result<Frame, RenderError>;
 }

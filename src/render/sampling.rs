@@ -71,7 +71,17 @@ mod tests {
 
     #[test]
     fn stratified_samples_fill_distinct_cells() {
-        let pts: Vec<Vec2> = (0..4).map(|i| stratified_sample(i, 4, Vec2::splat(0.5))).collect();
-        assert_eq!(pts, vec![Vec2::new(0.25, 0.25), Vec2::new(0.75, 0.25), Vec2::new(0.25, 0.75), Vec2::new(0.75, 0.75)]);
+        let pts: Vec<Vec2> = (0..4)
+            .map(|i| stratified_sample(i, 4, Vec2::splat(0.5)))
+            .collect();
+        assert_eq!(
+            pts,
+            vec![
+                Vec2::new(0.25, 0.25),
+                Vec2::new(0.75, 0.25),
+                Vec2::new(0.25, 0.75),
+                Vec2::new(0.75, 0.75)
+            ]
+        );
     }
 }

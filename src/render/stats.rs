@@ -24,7 +24,12 @@ impl Stats {
 
     /// The counters as (name, value) pairs sorted by name.
     pub fn to_vec(&self) -> Vec<(String, f64)> {
-        self.counters.lock().unwrap().iter().map(|(k, v)| (k.to_string(), *v)).collect()
+        self.counters
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
     }
 }
 

@@ -23,16 +23,24 @@ impl MeshData {
             return Err(format!("{} normals for {} vertices", self.normals.len(), n));
         }
         if !self.uvs.is_empty() && self.uvs.len() != n {
-            return Err(format!("{} texture coordinates for {} vertices", self.uvs.len(), n));
+            return Err(format!(
+                "{} texture coordinates for {} vertices",
+                self.uvs.len(),
+                n
+            ));
         }
         for (i, t) in self.triangles.iter().enumerate() {
             if let Some(&bad) = t.iter().find(|&&v| v as usize >= n) {
-                return Err(format!("triangle {i} uses vertex {bad}, but there are only {n} vertices"));
+                return Err(format!(
+                    "triangle {i} uses vertex {bad}, but there are only {n} vertices"
+                ));
             }
         }
         for (i, q) in self.quads.iter().enumerate() {
             if let Some(&bad) = q.iter().find(|&&v| v as usize >= n) {
-                return Err(format!("quad {i} uses vertex {bad}, but there are only {n} vertices"));
+                return Err(format!(
+                    "quad {i} uses vertex {bad}, but there are only {n} vertices"
+                ));
             }
         }
         if let Some(p) = self.positions.iter().find(|p| !p.is_finite()) {
@@ -49,7 +57,11 @@ impl MeshData {
     /// Object-space bounds `(min, max)`; `None` for a mesh without vertices.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let first = *self.positions.first()?;
-        Some(self.positions.iter().fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))))
+        Some(
+            self.positions
+                .iter()
+                .fold((first, first), |(lo, hi), &p| (lo.min(p), hi.max(p))),
+        )
     }
 
     /// The four corner positions of quad `i`.
@@ -60,7 +72,12 @@ impl MeshData {
     /// The four corner UVs of quad `i`; the unit square's corners when the mesh has no UVs.
     pub fn quad_uvs(&self, i: usize) -> [Vec2; 4] {
         if self.uvs.is_empty() {
-            [Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 1.0)]
+            [
+                Vec2::new(0.0, 0.0),
+                Vec2::new(1.0, 0.0),
+                Vec2::new(1.0, 1.0),
+                Vec2::new(0.0, 1.0),
+            ]
         } else {
             self.quads[i].map(|v| self.uvs[v as usize])
         }

@@ -71,7 +71,14 @@ pub struct Film {
 
 impl Default for Film {
     fn default() -> Self {
-        Film { width: 640, height: 480, spp: 4, max_depth: 8, seed: 0, span: Span::NONE }
+        Film {
+            width: 640,
+            height: 480,
+            spp: 4,
+            max_depth: 8,
+            seed: 0,
+            span: Span::NONE,
+        }
     }
 }
 
@@ -122,7 +129,10 @@ impl TextureImage {
 #[derive(Clone, Debug, PartialEq)]
 pub enum MaterialKind {
     /// Lambertian reflection; the albedo is multiplied by the texture when one is given.
-    Diffuse { albedo: Vec3, texture: Option<TextureId> },
+    Diffuse {
+        albedo: Vec3,
+        texture: Option<TextureId>,
+    },
     /// Perfect specular reflection scaled by `reflectance` (a mirror or an idealised conductor).
     Mirror { reflectance: Vec3 },
     /// Smooth dielectric interface with Schlick's Fresnel approximation; `tint` scales transmission.
@@ -179,13 +189,25 @@ pub enum LightKind {
     /// Point light emitting into a cone around `direction`, with a smooth falloff between
     /// `cone_inner_deg` and `cone_outer_deg` (half-angles). `power` is the power of the isotropic
     /// point light with the same intensity (pbrt's convention for spot lights).
-    Spot { position: Vec3, direction: Vec3, power: Vec3, cone_inner_deg: f32, cone_outer_deg: f32 },
+    Spot {
+        position: Vec3,
+        direction: Vec3,
+        power: Vec3,
+        cone_inner_deg: f32,
+        cone_outer_deg: f32,
+    },
     /// Light arriving from infinitely far away along `direction`, with irradiance `irradiance`
     /// (W/m²) on a surface facing it.
     Directional { direction: Vec3, irradiance: Vec3 },
     /// One-sided parallelogram emitter at `corner` spanned by `edge_u` and `edge_v`, emitting
     /// uniform `radiance` on the side of `edge_u × edge_v`. `samples` shadow rays per shading point.
-    Quad { corner: Vec3, edge_u: Vec3, edge_v: Vec3, radiance: Vec3, samples: u32 },
+    Quad {
+        corner: Vec3,
+        edge_u: Vec3,
+        edge_v: Vec3,
+        radiance: Vec3,
+        samples: u32,
+    },
 }
 
 /// A light with the span that declared it.
@@ -235,7 +257,12 @@ pub struct GatherSettings {
 
 impl Default for GatherSettings {
     fn default() -> Self {
-        GatherSettings { seeds: 4096, rays: 128, quadtree_levels: 7, span: Span::NONE }
+        GatherSettings {
+            seeds: 4096,
+            rays: 128,
+            quadtree_levels: 7,
+            span: Span::NONE,
+        }
     }
 }
 
@@ -280,7 +307,11 @@ pub struct OutputSettings {
 
 impl Default for OutputSettings {
     fn default() -> Self {
-        OutputSettings { path: "out/frame_####.exr".into(), layers: Vec::new(), span: Span::NONE }
+        OutputSettings {
+            path: "out/frame_####.exr".into(),
+            layers: Vec::new(),
+            span: Span::NONE,
+        }
     }
 }
 
@@ -301,7 +332,12 @@ pub fn expand_frame_pattern(pattern: &str, frame: i64) -> PathBuf {
         } else {
             format!("{:0width$}", frame, width = len)
         };
-        PathBuf::from(format!("{}{}{}", &pattern[..start], number, &pattern[start + len..]))
+        PathBuf::from(format!(
+            "{}{}{}",
+            &pattern[..start],
+            number,
+            &pattern[start + len..]
+        ))
     } else {
         PathBuf::from(pattern)
     }
@@ -318,7 +354,12 @@ pub struct FrameRange {
 
 impl Default for FrameRange {
     fn default() -> Self {
-        FrameRange { first: 1, last: 1, fps: 24.0, span: Span::NONE }
+        FrameRange {
+            first: 1,
+            last: 1,
+            fps: 24.0,
+            span: Span::NONE,
+        }
     }
 }
 

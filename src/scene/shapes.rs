@@ -16,7 +16,11 @@ pub fn uv_sphere(radius: f32, segments: u32) -> MeshData {
         for i in 0..=seg_u {
             let u = i as f32 / seg_u as f32;
             let phi = u * std::f32::consts::TAU;
-            let n = Vec3::new(theta.sin() * phi.cos(), theta.cos(), -theta.sin() * phi.sin());
+            let n = Vec3::new(
+                theta.sin() * phi.cos(),
+                theta.cos(),
+                -theta.sin() * phi.sin(),
+            );
             m.positions.push(n * radius);
             m.normals.push(n);
             m.uvs.push(Vec2::new(u, 1.0 - v));
@@ -52,7 +56,8 @@ pub fn grid_quad(size: Vec2, divisions: [u32; 2]) -> MeshData {
         for i in 0..=nx {
             let u = i as f32 / nx as f32;
             let v = j as f32 / nz as f32;
-            m.positions.push(Vec3::new((u - 0.5) * size.x, 0.0, (0.5 - v) * size.y));
+            m.positions
+                .push(Vec3::new((u - 0.5) * size.x, 0.0, (0.5 - v) * size.y));
             m.normals.push(Vec3::Y);
             m.uvs.push(Vec2::new(u, v));
         }
@@ -119,12 +124,18 @@ mod tests {
         assert!(m.positions.iter().all(|p| (p.length() - 2.0).abs() < 1e-5));
         for q in &m.quads {
             let centre = q.iter().map(|&i| m.positions[i as usize]).sum::<Vec3>() / 4.0;
-            assert!(quad_normal(&m, *q).dot(centre) > 0.0, "quad {q:?} faces inwards");
+            assert!(
+                quad_normal(&m, *q).dot(centre) > 0.0,
+                "quad {q:?} faces inwards"
+            );
         }
         for t in &m.triangles {
             let p = t.map(|i| m.positions[i as usize]);
             let n = (p[1] - p[0]).cross(p[2] - p[0]);
-            assert!(n.dot(p[0] + p[1] + p[2]) > 0.0, "triangle {t:?} faces inwards");
+            assert!(
+                n.dot(p[0] + p[1] + p[2]) > 0.0,
+                "triangle {t:?} faces inwards"
+            );
         }
     }
 
@@ -133,6 +144,9 @@ mod tests {
         let m = grid_quad(Vec2::new(2.0, 2.0), [3, 2]);
         m.validate().unwrap();
         assert_eq!(m.quads.len(), 6);
-        assert!(m.quads.iter().all(|q| quad_normal(&m, *q).dot(Vec3::Y) > 0.99));
+        assert!(m
+            .quads
+            .iter()
+            .all(|q| quad_normal(&m, *q).dot(Vec3::Y) > 0.99));
     }
 }

@@ -13,10 +13,18 @@ pub struct Span {
 
 impl Span {
     /// The span of something that no source text declared.
-    pub const NONE: Span = Span { file: u32::MAX, start: 0, end: 0 };
+    pub const NONE: Span = Span {
+        file: u32::MAX,
+        start: 0,
+        end: 0,
+    };
 
     pub fn new(file: u32, start: usize, end: usize) -> Span {
-        Span { file, start: start as u32, end: end as u32 }
+        Span {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     pub fn is_none(&self) -> bool {
@@ -28,7 +36,11 @@ impl Span {
         if self.is_none() || self.file != other.file {
             return if self.is_none() { other } else { self };
         }
-        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 

@@ -52,7 +52,8 @@ impl VdImage {
             return 0.0;
         }
         let to_x = |u: f32| (u * self.width as f32 - 0.5).clamp(0.0, (self.width - 1) as f32);
-        let to_y = |v: f32| ((1.0 - v) * self.height as f32 - 0.5).clamp(0.0, (self.height - 1) as f32);
+        let to_y =
+            |v: f32| ((1.0 - v) * self.height as f32 - 0.5).clamp(0.0, (self.height - 1) as f32);
         let (xa, xb) = (to_x(lo.x.min(hi.x)), to_x(lo.x.max(hi.x)));
         let (ya, yb) = (to_y(lo.y.max(hi.y)), to_y(lo.y.min(hi.y)));
         let x0 = xa.floor() as u32;
@@ -115,8 +116,12 @@ impl VdMap {
 
     /// An upper bound of the displacement length over a patch whose corner UVs are `uvs`.
     pub fn max_displacement(&self, uvs: &[Vec2; 4]) -> f32 {
-        let lo = uvs.iter().fold(Vec2::splat(f32::INFINITY), |a, &b| a.min(b));
-        let hi = uvs.iter().fold(Vec2::splat(f32::NEG_INFINITY), |a, &b| a.max(b));
+        let lo = uvs
+            .iter()
+            .fold(Vec2::splat(f32::INFINITY), |a, &b| a.min(b));
+        let hi = uvs
+            .iter()
+            .fold(Vec2::splat(f32::NEG_INFINITY), |a, &b| a.max(b));
         self.image.max_length_in(lo, hi, |t| self.remap(t))
     }
 
@@ -169,7 +174,11 @@ mod tests {
         VdMap {
             name: "m".into(),
             path: PathBuf::new(),
-            image: Arc::new(VdImage { width: w, height: h, texels }),
+            image: Arc::new(VdImage {
+                width: w,
+                height: h,
+                texels,
+            }),
             space,
             channels: [0, 1, 2],
             scale: 1.0,
@@ -179,8 +188,12 @@ mod tests {
         }
     }
 
-    const UNIT_UVS: [Vec2; 4] =
-        [Vec2::new(0.0, 0.0), Vec2::new(1.0, 0.0), Vec2::new(1.0, 1.0), Vec2::new(0.0, 1.0)];
+    const UNIT_UVS: [Vec2; 4] = [
+        Vec2::new(0.0, 0.0),
+        Vec2::new(1.0, 0.0),
+        Vec2::new(1.0, 1.0),
+        Vec2::new(0.0, 1.0),
+    ];
 
     #[test]
     fn tangent_space_displacement_moves_along_the_quad_normal() {
@@ -201,9 +214,16 @@ mod tests {
 
     #[test]
     fn max_displacement_bounds_every_lookup_in_the_patch() {
-        let texels: Vec<Vec3> = (0..64).map(|i| Vec3::new((i as f32 * 0.37).sin(), 0.0, (i % 7) as f32 * 0.1)).collect();
+        let texels: Vec<Vec3> = (0..64)
+            .map(|i| Vec3::new((i as f32 * 0.37).sin(), 0.0, (i % 7) as f32 * 0.1))
+            .collect();
         let m = map(VdSpace::Object, texels, 8, 8);
-        let uvs = [Vec2::new(0.1, 0.2), Vec2::new(0.4, 0.2), Vec2::new(0.4, 0.6), Vec2::new(0.1, 0.6)];
+        let uvs = [
+            Vec2::new(0.1, 0.2),
+            Vec2::new(0.4, 0.2),
+            Vec2::new(0.4, 0.6),
+            Vec2::new(0.1, 0.6),
+        ];
         let bound = m.max_displacement(&uvs);
         for i in 0..=20 {
             for j in 0..=20 {

@@ -1,0 +1,190 @@
+//! End-to-end animation through the library: `scenes/animated.csc` rendered for several frames
+//! with `render_animation`, and its animated values checked against the formulas in the file.
+
+use std::f32::consts::PI;
+use std::path::PathBuf;
+
+use caustica::io::AssetCache;
+use caustica::scene::LightKind;
+use caustica::{Device, Overrides, RenderJob};
+use glam::Vec3;
+
+fn animated_scene() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenes/animated.csc")
+}
+
+/// What `scenes/animated.csc` says, for `frame` of `frames 1..24 fps 24`:
+/// `t = time = (frame - 1) / 24`, `angle = 2 * pi * t`.
+fn angle_of(frame: i64) -> f32 {
+    2.0 * PI * ((frame - 1) as f32 / 24.0)
+}
+
+/// `light point { position (2 * cos(angle)) 2.5 (2 * sin(angle)) ... }`
+fn expected_light_position(frame: i64) -> Vec3 {
+    let angle = angle_of(frame);
+    Vec3::new(2.0 * angle.cos(), 2.5, 2.0 * angle.sin())
+}
+
+#[test]
+fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let pattern = dir.path().join("anim_####.exr");
+    let job = RenderJob {
+        scene_path: animated_scene(),
+        frames: Some((1, 3)),
+        overrides: Overrides {
+            resolution: Some((48, 36)),
+            spp: Some(1),
+            seed: None,
+            output: Some(pattern.to_str().unwrap().to_string()),
+        },
+        device: Device::Cpu,
+        preview: None,
+        progress: false,
+    };
+    let mut seen = Vec::new();
+    let reports = caustica::render_animation(&job, |report| seen.push(report.frame)).unwrap();
+    assert_eq!(
+        seen,
+        [1, 2, 3],
+        "on_frame is called once per frame, in order"
+    );
+    assert_eq!(
+        reports.iter().map(|r| r.frame).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+
+    let expected: Vec<PathBuf> = (1..=3)
+        .map(|f| dir.path().join(format!("anim_{f:04}.exr")))
+        .collect();
+    for (report, path) in reports.iter().zip(&expected) {
+        assert_eq!(&report.exr, path);
+        assert!(report.preview.is_none());
+        assert!(!report.stats.is_empty());
+    }
+    let mut on_disk: Vec<PathBuf> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    on_disk.sort();
+    assert_eq!(on_disk, expected, "exactly the three frames, nothing else");
+
+    let frames: Vec<_> = expected
+        .iter()
+        .map(|p| caustica::io::read_frame(p).unwrap())
+        .collect();
+    for (i, frame) in frames.iter().enumerate() {
+        let number = i as i64 + 1;
+        assert_eq!((frame.width, frame.height), (48, 36));
+        assert_eq!(frame.metadata.frame, number);
+        let expected_time = i as f32 / 24.0;
+        assert!(
+            (frame.metadata.time - expected_time).abs() < 1e-6,
+            "frame {number}: time {} instead of {expected_time}",
+            frame.metadata.time
+        );
+        assert_eq!(frame.metadata.spp, 1);
+        assert_eq!(frame.metadata.device, "cpu");
+        // `output { ... layers albedo depth }`
+        let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["albedo", "depth"]);
+        assert!(frame
+            .color
+            .iter()
+            .all(|c| c.is_finite() && c.min_element() >= 0.0));
+        assert!(
+            frame.color.iter().any(|c| c.max_element() > 0.0),
+            "frame {number} is black"
+        );
+    }
+    for a in 0..3 {
+        for b in a + 1..3 {
+            assert_ne!(
+                frames[a].color,
+                frames[b].color,
+                "frames {} and {} have the same colour",
+                a + 1,
+                b + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn the_light_circles_and_the_red_ball_moves_as_the_scene_formulas_say() {
+    let file = caustica::load_scene(&animated_scene()).unwrap();
+    let range = file.frame_range().unwrap();
+    assert_eq!((range.first, range.last, range.fps), (1, 24, 24.0));
+    let assets = AssetCache::default();
+    let mut positions = Vec::new();
+    for frame in [1, 7, 13] {
+        let scene = caustica::evaluate_frame(&file, frame, &assets, &Overrides::default()).unwrap();
+        assert_eq!(scene.frame, frame);
+        assert!((scene.time - (frame - 1) as f32 / 24.0).abs() < 1e-6);
+        assert_eq!(scene.lights.len(), 1);
+        let LightKind::Point { position, power } = scene.lights[0].kind else {
+            panic!("the light is not a point light: {:?}", scene.lights[0]);
+        };
+        assert_eq!(power, Vec3::new(120.0, 110.0, 100.0));
+        let expected = expected_light_position(frame);
+        assert!(
+            (position - expected).abs().max_element() < 1e-4,
+            "frame {frame}: light at {position}, expected {expected}"
+        );
+        // `instance { mesh ball material red scale 0.4 translate (0.6 * sin(angle)) 0.18 1.0 }`
+        let ball = &scene.instances[3];
+        let expected_ball = Vec3::new(0.6 * angle_of(frame).sin(), 0.18, 1.0);
+        let moved = Vec3::from(ball.transform.translation);
+        assert!(
+            (moved - expected_ball).abs().max_element() < 1e-4,
+            "frame {frame}: red ball at {moved}, expected {expected_ball}"
+        );
+        positions.push(position);
+    }
+    // Frame 1 (t = 0): on +x; frame 7 (a quarter turn): on +z; frame 13 (half a turn): on -x.
+    assert!((positions[0] - Vec3::new(2.0, 2.5, 0.0)).length() < 1e-4);
+    assert!((positions[1] - Vec3::new(0.0, 2.5, 2.0)).length() < 1e-4);
+    assert!((positions[2] - Vec3::new(-2.0, 2.5, 0.0)).length() < 1e-4);
+    assert!(
+        (positions[2] - positions[0]).length() > 3.9,
+        "the light moved across the circle"
+    );
+}
+
+#[test]
+fn render_animation_without_a_frame_range_renders_the_scenes_whole_range() {
+    // A two-frame scene written for the test: with `frames: None` the job renders the file's
+    // `frames` range, and frame numbers start from its first frame.
+    let dir = tempfile::tempdir().unwrap();
+    let scene_path = dir.path().join("two.csc");
+    std::fs::write(
+        &scene_path,
+        "camera { position 0 1 4  look_at 0 0 0  fov 40 }
+material white { diffuse 0.7 0.7 0.7 }
+mesh floor { quad size 4 4 }
+instance { mesh floor material white }
+light point { position (frame - 5) 2 0 power 50 50 50 }
+frames 5..6 fps 10
+",
+    )
+    .unwrap();
+    let job = RenderJob {
+        scene_path,
+        frames: None,
+        overrides: Overrides {
+            resolution: Some((8, 8)),
+            spp: Some(1),
+            seed: None,
+            output: Some(dir.path().join("f##.exr").to_str().unwrap().to_string()),
+        },
+        device: Device::Cpu,
+        preview: None,
+        progress: false,
+    };
+    let reports = caustica::render_animation(&job, |_| {}).unwrap();
+    assert_eq!(reports.iter().map(|r| r.frame).collect::<Vec<_>>(), [5, 6]);
+    let six = caustica::io::read_frame(&dir.path().join("f06.exr")).unwrap();
+    assert_eq!(six.metadata.frame, 6);
+    assert!((six.metadata.time - 0.1).abs() < 1e-6);
+    assert!(dir.path().join("f05.exr").is_file());
+}

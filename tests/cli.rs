@@ -1,0 +1,646 @@
+//! End-to-end tests of the `caustica` command line: real processes, real files, each test in
+//! its own temporary directory (which is also the process's current directory, so that relative
+//! output paths land there).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use glam::Vec3;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scene(name: &str) -> PathBuf {
+    repo().join("scenes").join(name)
+}
+
+/// Runs `caustica ARGS` in `dir`.
+fn caustica(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_caustica"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the caustica binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "caustica failed with {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        stdout(out),
+        stderr(out)
+    );
+}
+
+/// Fails with exit status 1 (an error reported by caustica, not a crash or a signal) and
+/// without panic text.
+fn assert_clean_failure(out: &Output) {
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "expected a reported error\nstdout:\n{}\nstderr:\n{}",
+        stdout(out),
+        stderr(out)
+    );
+    let err = stderr(out);
+    assert!(!err.contains("panicked"), "panic in stderr:\n{err}");
+    assert!(!err.contains("RUST_BACKTRACE"), "panic in stderr:\n{err}");
+}
+
+/// Every file (not directory) under `dir`, recursively, relative to `dir`.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn write_scene(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn luminance(c: Vec3) -> f32 {
+    0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
+}
+
+/// Sum of the colour over columns `x0..x1` and rows `y0..y1`.
+fn region_sum(frame: &caustica::render::Frame, x0: u32, x1: u32, y0: u32, y1: u32) -> Vec3 {
+    let mut sum = Vec3::ZERO;
+    for y in y0..y1 {
+        for x in x0..x1 {
+            sum += frame.color[(y * frame.width + x) as usize];
+        }
+    }
+    sum
+}
+
+/// A small valid scene: one lit floor quad.
+const SMALL_SCENE: &str = "\
+camera { position 0 1 4  look_at 0 0 0  fov 40 }
+material white { diffuse 0.7 0.7 0.7 }
+mesh floor { quad size 4 4 }
+instance { mesh floor material white }
+light point { position 0 2 0 power 50 50 50 }
+output { path \"out/small_####.exr\" }
+";
+
+#[test]
+fn render_cornell_point_writes_a_lit_64x64_exr_with_layers_metadata_and_png_preview() {
+    let dir = tempfile::tempdir().unwrap();
+    let exr_pattern = dir.path().join("c_####.exr");
+    let png = dir.path().join("c.png");
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--resolution",
+            "64x64",
+            "--spp",
+            "1",
+            "--device",
+            "cpu",
+            "-q",
+            "-o",
+            exr_pattern.to_str().unwrap(),
+            "--preview",
+            png.to_str().unwrap(),
+        ],
+    );
+    assert_success(&out);
+    assert!(
+        !stderr(&out).contains("panicked"),
+        "stderr:\n{}",
+        stderr(&out)
+    );
+
+    // Exactly the EXR (frame 1 of the scene's range, `####` expanded) and the PNG: no temporaries.
+    assert_eq!(
+        files_under(dir.path()),
+        vec![PathBuf::from("c.png"), PathBuf::from("c_0001.exr")]
+    );
+
+    let frame = caustica::io::read_frame(&dir.path().join("c_0001.exr")).unwrap();
+    assert_eq!((frame.width, frame.height), (64, 64));
+    assert_eq!(frame.color.len(), 64 * 64);
+    for (i, c) in frame.color.iter().enumerate() {
+        assert!(
+            c.is_finite() && c.min_element() >= 0.0,
+            "pixel {i} has colour {c}"
+        );
+    }
+    let mean_luminance =
+        frame.color.iter().map(|&c| luminance(c)).sum::<f32>() / frame.color.len() as f32;
+    assert!(
+        mean_luminance > 0.1,
+        "the box is barely lit: mean luminance {mean_luminance}"
+    );
+
+    // The red wall shows in the leftmost columns and the green wall in the rightmost ones
+    // (the box spans x -1..1 and nearly fills the view; the walls cover about 12 columns each).
+    let left = region_sum(&frame, 3, 10, 16, 48);
+    let right = region_sum(&frame, 54, 61, 16, 48);
+    assert!(
+        left.x > 2.0 * left.y && left.x > 2.0 * left.z,
+        "left wall is not red: {left}"
+    );
+    assert!(
+        right.y > 1.5 * right.x && right.y > 1.5 * right.z,
+        "right wall is not green: {right}"
+    );
+
+    // The scene asks for albedo, normal and depth, in that order.
+    let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["albedo", "normal", "depth"]);
+    let albedo = frame.aov("albedo").unwrap();
+    let normal = frame.aov("normal").unwrap();
+    let depth = frame.aov("depth").unwrap();
+    assert_eq!(albedo.channels, ["R", "G", "B"]);
+    assert_eq!(normal.channels, ["X", "Y", "Z"]);
+    assert_eq!(depth.channels, ["Z"]);
+    for layer in [albedo, normal, depth] {
+        assert_eq!(layer.pixels.len(), 64 * 64 * layer.channels.len());
+    }
+    // A pixel on the left wall has the red material's albedo and a normal facing +x.
+    let i = (32 * 64 + 6) as usize;
+    let a = Vec3::new(albedo.get(i, 0), albedo.get(i, 1), albedo.get(i, 2));
+    assert!(
+        (a - Vec3::new(0.63, 0.065, 0.05)).abs().max_element() < 1e-4,
+        "albedo {a}"
+    );
+    let n = Vec3::new(normal.get(i, 0), normal.get(i, 1), normal.get(i, 2));
+    assert!((n - Vec3::X).length() < 1e-3, "normal {n}");
+    // Everything in the middle of the image is inside the box: between the opening (2.9 away)
+    // and the far corners of the back wall (under 5.1 away).
+    for y in 16..48 {
+        for x in 16..48 {
+            let d = depth.get((y * 64 + x) as usize, 0);
+            assert!((2.9..5.1).contains(&d), "depth {d} at ({x}, {y})");
+        }
+    }
+
+    let meta = &frame.metadata;
+    assert_eq!(meta.frame, 1);
+    assert_eq!(meta.time, 0.0);
+    assert_eq!(meta.spp, 1);
+    assert_eq!(meta.device, "cpu");
+    assert_eq!(meta.camera_position, Vec3::new(0.0, 1.0, 3.9));
+    assert_eq!(meta.camera_look_at, Vec3::new(0.0, 1.0, 0.0));
+    assert_eq!(meta.camera_fov_deg, 39.0);
+    assert!(!meta.stats.is_empty());
+    let primary = meta
+        .stats
+        .iter()
+        .find(|(name, _)| name == "rays/primary")
+        .map(|(_, v)| *v);
+    assert_eq!(primary, Some(64.0 * 64.0), "stats: {:?}", meta.stats);
+    assert!(
+        meta.stats.iter().any(|(name, _)| name.starts_with("bvh/")),
+        "the hierarchy counters are missing: {:?}",
+        meta.stats
+    );
+
+    assert_eq!(image::image_dimensions(&png).unwrap(), (64, 64));
+}
+
+#[test]
+fn render_without_output_option_writes_the_scenes_output_path_relative_to_the_current_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene_dir = tempfile::tempdir().unwrap();
+    let path = write_scene(scene_dir.path(), "small.csc", SMALL_SCENE);
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            path.to_str().unwrap(),
+            "--resolution",
+            "16x8",
+            "--spp",
+            "1",
+            "--device",
+            "cpu",
+        ],
+    );
+    assert_success(&out);
+    let written = dir.path().join("out/small_0001.exr");
+    assert_eq!(
+        files_under(dir.path()),
+        vec![PathBuf::from("out/small_0001.exr")]
+    );
+    // Not next to the scene file.
+    assert_eq!(
+        files_under(scene_dir.path()),
+        vec![PathBuf::from("small.csc")]
+    );
+    assert!(
+        stdout(&out).contains("frame 1:"),
+        "stdout:\n{}",
+        stdout(&out)
+    );
+    let frame = caustica::io::read_frame(&written).unwrap();
+    assert_eq!((frame.width, frame.height), (16, 8));
+    assert!(frame.aovs.is_empty(), "no layers were asked for");
+}
+
+#[test]
+fn check_accepts_every_example_scene_and_prints_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repo().join("scenes")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("csc") {
+            continue;
+        }
+        let out = caustica(dir.path(), &["check", path.to_str().unwrap()]);
+        assert_success(&out);
+        assert!(
+            stdout(&out).contains(": ok ("),
+            "{}: stdout:\n{}",
+            path.display(),
+            stdout(&out)
+        );
+        checked += 1;
+    }
+    assert!(checked >= 6, "only {checked} example scenes found");
+    // `check` never writes anything.
+    assert!(files_under(dir.path()).is_empty());
+}
+
+#[test]
+fn check_reports_the_number_of_frames_of_an_animation() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &["check", scene("animated.csc").to_str().unwrap()],
+    );
+    assert_success(&out);
+    assert!(stdout(&out).contains("ok (24 frames)"), "{}", stdout(&out));
+}
+
+#[test]
+fn info_prints_instance_and_light_counts_and_world_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &["info", scene("cornell_point.csc").to_str().unwrap()],
+    );
+    assert_success(&out);
+    let text = stdout(&out);
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.starts_with(key))
+            .unwrap_or_else(|| panic!("no \"{key}\" line in:\n{text}"))
+            .to_string()
+    };
+    // 5 walls from cornell_walls.csc + 2 blocks.
+    assert!(
+        line("instances").split_whitespace().nth(1) == Some("7"),
+        "{text}"
+    );
+    assert!(
+        line("lights").split_whitespace().nth(1) == Some("1"),
+        "{text}"
+    );
+    assert!(
+        line("meshes").split_whitespace().nth(1) == Some("2"),
+        "{text}"
+    );
+    assert_eq!(line("bounds"), "bounds       [-1, 0, -1] .. [1, 2, 1]");
+    assert!(line("film").contains("512x512"), "{text}");
+}
+
+const BROKEN_SCENE: &str = "\
+camera { position 0 1 4  look_at 0 1 0  fov 40 }
+material white { diffuse 0.7 0.7 0.7 }
+instance { mesh wall material shiny }
+mesh wall { quad size 2 }
+light point { position 0 1.8 0 power 10 10 10 }
+output { path \"out/broken_####.exr\" }
+";
+
+/// `file:line:col: error:` for `needle` on 1-based `line` of `BROKEN_SCENE`, followed by the
+/// source line and a caret under the column.
+fn expect_diagnostic(stderr: &str, file: &str, line: usize, needle: &str) {
+    let source_line = BROKEN_SCENE.lines().nth(line - 1).unwrap();
+    let col = source_line.find(needle).unwrap() + 1;
+    let head = format!("{file}:{line}:{col}: error: ");
+    let at = stderr
+        .find(&head)
+        .unwrap_or_else(|| panic!("no \"{head}\" in stderr:\n{stderr}"));
+    let mut rest = stderr[at..].lines().skip(1);
+    assert_eq!(rest.next(), Some(source_line), "stderr:\n{stderr}");
+    let caret = rest.next().unwrap_or("");
+    assert!(
+        caret.starts_with(&format!("{}^", " ".repeat(col - 1))),
+        "caret line {caret:?} not under column {col}; stderr:\n{stderr}"
+    );
+}
+
+#[test]
+fn check_reports_all_errors_of_a_broken_scene_with_place_source_line_and_caret() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "broken.csc", BROKEN_SCENE);
+    let out = caustica(dir.path(), &["check", "broken.csc"]);
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    expect_diagnostic(&err, "broken.csc", 3, "shiny");
+    expect_diagnostic(&err, "broken.csc", 4, "size");
+    assert!(err.contains("unknown material \"shiny\""), "{err}");
+    assert!(err.contains("\"size\" takes 2 values"), "{err}");
+    assert!(err.contains("2 errors"), "{err}");
+    assert!(!stdout(&out).contains("ok"), "{}", stdout(&out));
+}
+
+#[test]
+fn render_of_a_broken_scene_fails_with_the_diagnostics_and_writes_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "broken.csc", BROKEN_SCENE);
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            "broken.csc",
+            "--device",
+            "cpu",
+            "--resolution",
+            "8x8",
+            "--preview",
+            "p.png",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    expect_diagnostic(&err, "broken.csc", 3, "shiny");
+    expect_diagnostic(&err, "broken.csc", 4, "size");
+    assert_eq!(files_under(dir.path()), vec![PathBuf::from("broken.csc")]);
+}
+
+#[test]
+fn an_error_in_a_later_frame_stops_the_render_before_any_frame_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    // sqrt(2 - frame) is fine for frames 1 and 2 and an error at frame 3.
+    let text = SMALL_SCENE.replace(
+        "light point { position 0 2 0",
+        "let h = sqrt(2 - frame)\nlight point { position 0 (1 + h) 0",
+    );
+    write_scene(dir.path(), "late.csc", &text);
+    let ok = caustica(
+        dir.path(),
+        &[
+            "render",
+            "late.csc",
+            "--device",
+            "cpu",
+            "--resolution",
+            "8x8",
+            "--frames",
+            "1..2",
+            "-q",
+            "-o",
+            "ok_####.exr",
+        ],
+    );
+    assert_success(&ok);
+    assert!(dir.path().join("ok_0002.exr").is_file());
+
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            "late.csc",
+            "--device",
+            "cpu",
+            "--resolution",
+            "8x8",
+            "--frames",
+            "1..3",
+            "-o",
+            "late_####.exr",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    // The error points at the expression that fails (the `let` on line 5, column 9).
+    assert!(
+        err.contains("late.csc:5:9: error: the result is not a finite number"),
+        "{err}"
+    );
+    assert!(
+        err.contains("while evaluating frame 3"),
+        "the failing frame is named: {err}"
+    );
+    assert!(
+        !files_under(dir.path())
+            .iter()
+            .any(|p| p.to_string_lossy().starts_with("late_")),
+        "frames were written before the failing one: {:?}",
+        files_under(dir.path())
+    );
+}
+
+#[test]
+fn a_missing_mesh_file_is_reported_at_the_file_string_and_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = SMALL_SCENE.replace(
+        "mesh floor { quad size 4 4 }",
+        "mesh floor { file \"meshes/nowhere.obj\" }",
+    );
+    write_scene(dir.path(), "missing.csc", &text);
+    for command in ["check", "render"] {
+        let args: &[&str] = match command {
+            "check" => &["check", "missing.csc"],
+            _ => &[
+                "render",
+                "missing.csc",
+                "--device",
+                "cpu",
+                "-o",
+                "m_####.exr",
+            ],
+        };
+        let out = caustica(dir.path(), args);
+        assert_clean_failure(&out);
+        let err = stderr(&out);
+        // Line 3 is the mesh; column 19 is the opening quote of the file string.
+        let col = text.lines().nth(2).unwrap().find('"').unwrap() + 1;
+        assert!(
+            err.contains(&format!("missing.csc:3:{col}: error:")),
+            "{command}: {err}"
+        );
+        assert!(err.contains("nowhere.obj"), "{command}: {err}");
+        assert!(err.contains("No such file"), "{command}: {err}");
+        assert_eq!(files_under(dir.path()), vec![PathBuf::from("missing.csc")]);
+    }
+}
+
+#[test]
+fn device_gpu_fails_saying_there_is_no_gpu_backend_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--device",
+            "gpu",
+            "--resolution",
+            "8x8",
+            "-o",
+            "g_####.exr",
+            "--preview",
+            "g.png",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("no GPU backend"), "{err}");
+    assert!(
+        err.contains("--device cpu"),
+        "the message says what to do: {err}"
+    );
+    assert!(files_under(dir.path()).is_empty());
+}
+
+#[test]
+fn a_reversed_frame_range_is_a_usage_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "3..1",
+            "-o",
+            "r_####.exr",
+        ],
+    );
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(err.contains("bad frame range \"3..1\""), "{err}");
+    assert!(err.contains("before the first"), "{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "usage mistakes exit with 2 like clap's"
+    );
+    assert!(files_under(dir.path()).is_empty());
+}
+
+#[test]
+fn malformed_command_line_values_are_rejected_by_the_argument_parser() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scene("cornell_point.csc");
+    for args in [
+        ["--resolution", "0x64"],
+        ["--resolution", "64"],
+        ["--device", "tpu"],
+        ["--spp", "-1"],
+    ] {
+        let mut full = vec!["render", s.to_str().unwrap()];
+        full.extend(args);
+        let out = caustica(dir.path(), &full);
+        // clap's usage errors exit with 2.
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
+    }
+    assert!(files_under(dir.path()).is_empty());
+}
+
+/// No temporary twin (`.<name>.tmp-<pid>-<n>`) anywhere under `dir`.
+fn assert_no_temporaries(dir: &Path) {
+    let files = files_under(dir);
+    assert!(
+        !files.iter().any(|p| p.to_string_lossy().contains(".tmp")),
+        "temporary files left behind: {files:?}"
+    );
+}
+
+#[test]
+fn output_under_a_regular_file_fails_naming_the_path_and_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("blocker"), b"not a directory").unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--resolution",
+            "8x8",
+            "--spp",
+            "1",
+            "-o",
+            "blocker/frames/f_####.exr",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("cannot write"), "{err}");
+    assert!(err.contains("blocker"), "{err}");
+    assert!(err.contains("Not a directory"), "{err}");
+    assert_eq!(files_under(dir.path()), vec![PathBuf::from("blocker")]);
+    assert_eq!(
+        std::fs::read(dir.path().join("blocker")).unwrap(),
+        b"not a directory"
+    );
+    assert_no_temporaries(dir.path());
+}
+
+#[test]
+fn output_onto_an_existing_directory_fails_and_removes_the_temporary_file() {
+    // The EXR is fully written to its temporary twin, then the rename onto the directory fails:
+    // the temporary file must be cleaned up.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("taken")).unwrap();
+    std::fs::write(dir.path().join("taken/keep.txt"), b"keep").unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--resolution",
+            "8x8",
+            "--spp",
+            "1",
+            "-o",
+            "taken",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("cannot write \"taken\""), "{err}");
+    assert_eq!(
+        files_under(dir.path()),
+        vec![PathBuf::from("taken/keep.txt")]
+    );
+    assert_no_temporaries(dir.path());
+}
