@@ -50,7 +50,7 @@ fn bench_scene(label: &str, path: &Path, spp: u32, runs: usize) {
     let backend =
         caustica::select_backend(Device::Cpu).expect("the CPU backend is always available");
     let (mut builds, mut renders, mut rates) = (Vec::new(), Vec::new(), Vec::new());
-    let mut triangles = 0.0;
+    let mut faces = 0.0;
     for _ in 0..runs {
         let t = Instant::now();
         let prepared = caustica::prepare(&scene).expect("the benchmark scenes build");
@@ -68,19 +68,18 @@ fn bench_scene(label: &str, path: &Path, spp: u32, runs: usize) {
                 .map_or(0.0, |(_, v)| *v)
         };
         rates.push(stat("rays/mrays_per_s"));
-        triangles = prepared
-            .stats()
-            .iter()
-            .find(|(n, _)| n == "bvh/triangles")
-            .map_or(0.0, |(_, v)| *v);
+        let count = |name: &str| {
+            prepared.stats().iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v)
+        };
+        faces = count("bvh/triangles") + count("bvh/quads");
     }
     let (b, bmin, bmax) = median_min_max(builds);
     let (r, rmin, rmax) = median_min_max(renders);
     let (m, _, _) = median_min_max(rates);
     println!(
-        "{label:<10} {} | {:.0} triangles | load {:.0} ms | build median {b:.0} ms (min {bmin:.0}, max {bmax:.0}) | render 1024x1024 {spp} spp median {r:.0} ms (min {rmin:.0}, max {rmax:.0}) | {m:.2} Mrays/s | {runs} runs, {} threads",
+        "{label:<10} {} | {:.0} faces | load {:.0} ms | build median {b:.2} ms (min {bmin:.2}, max {bmax:.2}) | render 1024x1024 {spp} spp median {r:.0} ms (min {rmin:.0}, max {rmax:.0}) | {m:.2} Mrays/s | {runs} runs, {} threads",
         path.strip_prefix(&root).unwrap_or(path).display(),
-        triangles,
+        faces,
         load_s * 1e3,
         rayon::current_num_threads(),
     );
