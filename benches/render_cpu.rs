@@ -69,7 +69,11 @@ fn bench_scene(label: &str, path: &Path, spp: u32, runs: usize) {
         };
         rates.push(stat("rays/mrays_per_s"));
         let count = |name: &str| {
-            prepared.stats().iter().find(|(n, _)| n == name).map_or(0.0, |(_, v)| *v)
+            prepared
+                .stats()
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or(0.0, |(_, v)| *v)
         };
         faces = count("bvh/triangles") + count("bvh/quads");
     }

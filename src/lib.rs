@@ -13,6 +13,7 @@
 
 pub mod accel;
 pub mod cpu;
+pub mod gpu;
 pub mod io;
 pub mod lang;
 pub mod render;

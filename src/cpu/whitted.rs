@@ -56,6 +56,8 @@ struct TileOutput {
     albedo: Vec<Vec3>,
     normal: Vec<Vec3>,
     depth: Vec<f32>,
+    /// (instance, prim) of the first hit through the pixel centre, −1 for a miss.
+    ids: Vec<[f32; 2]>,
 }
 
 /// Ray counters, shared by the worker threads.
@@ -107,6 +109,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let mut albedo = vec![Vec3::ZERO; n];
     let mut normal = vec![Vec3::ZERO; n];
     let mut depth = vec![f32::INFINITY; n];
+    let mut ids = vec![[-1.0f32; 2]; n];
     for t in &outputs {
         for y in 0..t.h {
             for x in 0..t.w {
@@ -116,6 +119,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 albedo[dst] = t.albedo[src];
                 normal[dst] = t.normal[src];
                 depth[dst] = t.depth[src];
+                ids[dst] = t.ids[src];
             }
         }
     }
@@ -127,6 +131,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             Aov::Albedo => Layer::rgb("albedo", &albedo),
             Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
             Aov::Depth => Layer::scalar("depth", "Z", &depth),
+            Aov::Id => Layer {
+                name: "id".to_string(),
+                channels: vec!["instance".to_string(), "prim".to_string()],
+                pixels: ids.iter().flatten().copied().collect(),
+            },
         })
         .collect();
     let c = &tracer.counters;
@@ -279,7 +288,9 @@ impl<'a> Tracer<'a> {
             albedo: vec![Vec3::ZERO; n],
             normal: vec![Vec3::ZERO; n],
             depth: vec![f32::INFINITY; n],
+            ids: vec![[-1.0; 2]; n],
         };
+        let wants_ids = self.scene.output.layers.contains(&Aov::Id);
         let spp = self.scene.film.spp.max(1);
         for y in 0..h {
             for x in 0..w {
@@ -325,9 +336,30 @@ impl<'a> Tracer<'a> {
                 out.albedo[i] = first.albedo / spp as f32;
                 out.normal[i] = first.normal.try_normalize().unwrap_or(Vec3::ZERO);
                 out.depth[i] = first.depth;
+                if wants_ids {
+                    out.ids[i] = self.primary_hit_id(px, py);
+                }
             }
         }
         out
+    }
+
+    /// (instance, prim) of the closest hit of the camera ray through the centre of pixel
+    /// (`px`, `py`) and the centre of the lens; (−1, −1) for a miss.
+    pub fn primary_hit_id(&self, px: u32, py: u32) -> [f32; 2] {
+        let (origin, dir) = self.camera.generate_ray(
+            Vec2::new(px as f32 + 0.5, py as f32 + 0.5),
+            Vec2::splat(0.5),
+        );
+        match self.prepared.intersect(&Ray {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        }) {
+            Some(hit) => [hit.instance as f32, hit.prim as f32],
+            None => [-1.0, -1.0],
+        }
     }
 
     /// The closest quad light hit from its emitting side before `t_max`: (t, radiance).

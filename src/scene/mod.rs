@@ -275,10 +275,13 @@ pub enum Aov {
     Normal,
     /// Distance along the camera ray to the first hit; infinite for misses.
     Depth,
+    /// Which instance and which primitive of its mesh the camera ray through the pixel centre
+    /// hit first (channels `instance`, `prim`; −1 for a miss). Exact up to 2^24.
+    Id,
 }
 
 impl Aov {
-    pub const ALL: [Aov; 3] = [Aov::Albedo, Aov::Normal, Aov::Depth];
+    pub const ALL: [Aov; 4] = [Aov::Albedo, Aov::Normal, Aov::Depth, Aov::Id];
 
     /// The layer name in the language and in the EXR file.
     pub fn name(self) -> &'static str {
@@ -286,6 +289,7 @@ impl Aov {
             Aov::Albedo => "albedo",
             Aov::Normal => "normal",
             Aov::Depth => "depth",
+            Aov::Id => "id",
         }
     }
 

@@ -1,0 +1,245 @@
+//! The wgpu context: adapter choice, the optional features we use, limits, and device facts.
+
+use std::fmt;
+
+/// Optional adapter features the pipeline uses when present; each has a correct fallback.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GpuFeatures {
+    /// Subgroup (warp) operations in compute shaders.
+    pub subgroups: bool,
+    /// 64-bit integers in shaders.
+    pub int64: bool,
+    /// 64-bit atomic min/max on storage buffers (closest hit as one atomic).
+    pub int64_atomic_min_max: bool,
+    /// Timestamp queries at pass boundaries.
+    pub timestamps: bool,
+    /// Timestamp queries inside passes.
+    pub timestamps_inside_passes: bool,
+}
+
+/// What the adapter is and allows, for `--stats` and `caustica info --device`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    pub features: GpuFeatures,
+    pub subgroup_min_size: u32,
+    pub subgroup_max_size: u32,
+    pub max_storage_buffer_binding_size: u64,
+    pub max_buffer_size: u64,
+    pub max_compute_workgroup_size_x: u32,
+    pub max_compute_invocations_per_workgroup: u32,
+    pub max_compute_workgroups_per_dimension: u32,
+    pub max_storage_buffers_per_shader_stage: u32,
+    pub timestamp_period_ns: f32,
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let yes = |b: bool| if b { "yes" } else { "no" };
+        writeln!(
+            f,
+            "adapter          {} ({}, {})",
+            self.name, self.device_type, self.backend
+        )?;
+        writeln!(f, "driver           {}", self.driver)?;
+        writeln!(
+            f,
+            "subgroups        {} (size {}..{})",
+            yes(self.features.subgroups),
+            self.subgroup_min_size,
+            self.subgroup_max_size
+        )?;
+        writeln!(
+            f,
+            "64-bit integers  {}; 64-bit atomic min/max {}",
+            yes(self.features.int64),
+            yes(self.features.int64_atomic_min_max)
+        )?;
+        writeln!(
+            f,
+            "timestamps       {} (inside passes: {}), period {} ns",
+            yes(self.features.timestamps),
+            yes(self.features.timestamps_inside_passes),
+            self.timestamp_period_ns
+        )?;
+        writeln!(
+            f,
+            "storage binding  {} MiB max; buffer {} MiB max",
+            self.max_storage_buffer_binding_size >> 20,
+            self.max_buffer_size >> 20
+        )?;
+        write!(
+            f,
+            "compute          {} invocations per workgroup, {} workgroups per dimension, {} storage buffers per stage",
+            self.max_compute_invocations_per_workgroup, self.max_compute_workgroups_per_dimension, self.max_storage_buffers_per_shader_stage
+        )
+    }
+}
+
+/// Why no GPU context could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum GpuError {
+    #[error("no GPU adapter found{0}")]
+    NoAdapter(String),
+    #[error("the GPU adapter \"{name}\" ({backend}) could not open a device: {message}")]
+    NoDevice {
+        name: String,
+        backend: String,
+        message: String,
+    },
+    #[error("{what} needs {size} bytes in one storage binding, but the adapter allows at most {limit} bytes")]
+    BufferTooLarge { what: String, size: u64, limit: u64 },
+    #[error("GPU error: {0}")]
+    Device(String),
+}
+
+/// An open wgpu device with the facts the pipeline needs about it.
+pub struct GpuContext {
+    pub instance: wgpu::Instance,
+    pub adapter: wgpu::Adapter,
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: DeviceInfo,
+}
+
+impl fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which backends to search. `WGPU_BACKEND` (e.g. `vulkan`) wins; when a GPU is required the
+/// search is pinned to Vulkan, because with default backends and no Vulkan driver wgpu falls
+/// back to a GL adapter that has neither subgroups nor 64-bit atomics.
+pub fn backends_to_search(require_gpu: bool) -> wgpu::Backends {
+    if let Some(from_env) = wgpu::Backends::from_env() {
+        return from_env;
+    }
+    if require_gpu {
+        wgpu::Backends::VULKAN
+    } else {
+        wgpu::Backends::PRIMARY
+    }
+}
+
+impl GpuContext {
+    /// Opens the best adapter on `backends` with its full limits and the optional features it
+    /// has. `Err(NoAdapter)` when there is none.
+    pub fn new(backends: wgpu::Backends) -> Result<GpuContext, GpuError> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+        desc.backends = backends;
+        let instance = wgpu::Instance::new(desc);
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: None,
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError::NoAdapter(format!(" on {backends:?}: {e}")))?;
+        let adapter_info = adapter.get_info();
+        let available = adapter.features();
+        let wanted = wgpu::Features::SUBGROUP
+            | wgpu::Features::SHADER_INT64
+            | wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX
+            | wgpu::Features::TIMESTAMP_QUERY
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+        let required_features = available & wanted;
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("caustica"),
+            required_features,
+            required_limits: limits.clone(),
+            ..Default::default()
+        }))
+        .map_err(|e| GpuError::NoDevice {
+            name: adapter_info.name.clone(),
+            backend: format!("{:?}", adapter_info.backend),
+            message: e.to_string(),
+        })?;
+        let features = GpuFeatures {
+            subgroups: required_features.contains(wgpu::Features::SUBGROUP),
+            int64: required_features.contains(wgpu::Features::SHADER_INT64),
+            int64_atomic_min_max: required_features
+                .contains(wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX),
+            timestamps: required_features.contains(wgpu::Features::TIMESTAMP_QUERY),
+            timestamps_inside_passes: required_features
+                .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+        };
+        let info = DeviceInfo {
+            name: adapter_info.name.clone(),
+            backend: format!("{:?}", adapter_info.backend),
+            device_type: format!("{:?}", adapter_info.device_type),
+            driver: format!("{} {}", adapter_info.driver, adapter_info.driver_info)
+                .trim()
+                .to_string(),
+            features,
+            subgroup_min_size: adapter_info.subgroup_min_size,
+            subgroup_max_size: adapter_info.subgroup_max_size,
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size as u64,
+            max_buffer_size: limits.max_buffer_size,
+            max_compute_workgroup_size_x: limits.max_compute_workgroup_size_x,
+            max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
+            max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
+            max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+            timestamp_period_ns: queue.get_timestamp_period(),
+        };
+        Ok(GpuContext {
+            instance,
+            adapter,
+            device,
+            queue,
+            info,
+        })
+    }
+
+    /// Opens a context the way the command line does: pinned to Vulkan (or `WGPU_BACKEND`) when
+    /// `require_gpu`, otherwise any primary backend.
+    pub fn open(require_gpu: bool) -> Result<GpuContext, GpuError> {
+        GpuContext::new(backends_to_search(require_gpu))
+    }
+
+    /// Checks that one storage binding of `size` bytes is allowed, with an error naming `what`.
+    pub fn check_binding_size(&self, what: &str, size: u64) -> Result<(), GpuError> {
+        let limit = self
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.info.max_buffer_size);
+        if size > limit {
+            return Err(GpuError::BufferTooLarge {
+                what: what.to_string(),
+                size,
+                limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits until all submitted work is done.
+    pub fn wait_idle(&self) -> Result<(), GpuError> {
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map(|_| ())
+            .map_err(|e| GpuError::Device(e.to_string()))
+    }
+}
+
+/// A GPU context for tests, honouring `CAUSTICA_REQUIRE_GPU`: with it set, a missing adapter is
+/// a test failure (panic with the reason); without it, `None` after printing why the test skips.
+pub fn test_context() -> Option<GpuContext> {
+    let required = crate::gpu_required();
+    match GpuContext::open(required) {
+        Ok(ctx) => Some(ctx),
+        Err(e) if required => {
+            panic!("CAUSTICA_REQUIRE_GPU is set but no GPU context could be opened: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping GPU test: {e} (set CAUSTICA_REQUIRE_GPU=1 to make this a failure)");
+            None
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Compute kernels with named bindings, and buffer upload/readback helpers.
+//!
+//! A kernel is one WGSL file under `shaders/` with one entry point. Its resources are bound by
+//! the *names* of the WGSL globals (`var<storage, read> keys: array<u32>;`), looked up in naga's
+//! reflection of the module, never by the order of calls: a kernel whose declarations are
+//! reordered keeps working, and a missing or unknown name is an error that says which.
+
+use std::collections::BTreeMap;
+
+use bytemuck::Pod;
+use wgpu::util::DeviceExt;
+
+use super::context::{GpuContext, GpuError};
+use super::shader;
+
+/// How a kernel's module is created.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Checks {
+    /// naga's bounds checks and loop bounding stay in (the default, for any kernel).
+    Checked,
+    /// `create_shader_module_trusted` without runtime checks: only for kernels that a test
+    /// compares against their CPU twin.
+    Unchecked,
+}
+
+/// A compute pipeline and the binding slot of each named resource in group 0.
+pub struct Kernel {
+    pub name: String,
+    pub pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// WGSL global name → (binding index, read-only storage?, is uniform?).
+    bindings: BTreeMap<String, (u32, bool, bool)>,
+    /// `@workgroup_size` x of the entry point.
+    pub workgroup_size: u32,
+}
+
+impl Kernel {
+    /// Assembles `path` with `defines`, validates it, and builds the pipeline for its entry point.
+    pub fn new(
+        ctx: &GpuContext,
+        path: &str,
+        defines: &[&str],
+        checks: Checks,
+    ) -> Result<Kernel, GpuError> {
+        let source =
+            shader::assemble(path, defines).map_err(|e| GpuError::Device(e.to_string()))?;
+        let module_ir =
+            shader::validate(path, &source).map_err(|e| GpuError::Device(e.to_string()))?;
+        let entry = module_ir
+            .entry_points
+            .iter()
+            .find(|e| e.stage == naga::ShaderStage::Compute)
+            .ok_or_else(|| GpuError::Device(format!("{path}: no @compute entry point")))?;
+        let workgroup_size = entry.workgroup_size[0];
+        let entry_name = entry.name.clone();
+        let mut bindings = BTreeMap::new();
+        let mut entries = Vec::new();
+        for (_, var) in module_ir.global_variables.iter() {
+            let (Some(binding), Some(name)) = (&var.binding, &var.name) else {
+                continue;
+            };
+            if binding.group != 0 {
+                return Err(GpuError::Device(format!(
+                    "{path}: binding \"{name}\" is not in group 0"
+                )));
+            }
+            let (ty, read_only, uniform) = match var.space {
+                naga::AddressSpace::Storage { access } => {
+                    let ro = !access.contains(naga::StorageAccess::STORE);
+                    (
+                        wgpu::BufferBindingType::Storage { read_only: ro },
+                        ro,
+                        false,
+                    )
+                }
+                naga::AddressSpace::Uniform => (wgpu::BufferBindingType::Uniform, true, true),
+                other => {
+                    return Err(GpuError::Device(format!(
+                        "{path}: binding \"{name}\" in unsupported space {other:?}"
+                    )))
+                }
+            };
+            bindings.insert(name.clone(), (binding.binding, read_only, uniform));
+            entries.push(wgpu::BindGroupLayoutEntry {
+                binding: binding.binding,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty,
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            });
+        }
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(path),
+            source: wgpu::ShaderSource::Wgsl(source.into()),
+        };
+        let module = match checks {
+            Checks::Checked => ctx.device.create_shader_module(desc),
+            // SAFETY: only kernels whose results a test compares against their CPU twin are
+            // created without runtime checks (see `Checks::Unchecked`).
+            Checks::Unchecked => unsafe {
+                ctx.device
+                    .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            },
+        };
+        let layout = ctx
+            .device
+            .create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some(path),
+                entries: &entries,
+            });
+        let pipeline_layout = ctx
+            .device
+            .create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(path),
+                bind_group_layouts: &[Some(&layout)],
+                immediate_size: 0,
+            });
+        let pipeline = ctx
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(path),
+                layout: Some(&pipeline_layout),
+                module: &module,
+                entry_point: Some(&entry_name),
+                compilation_options: Default::default(),
+                cache: None,
+            });
+        Ok(Kernel {
+            name: path.to_string(),
+            pipeline,
+            layout,
+            bindings,
+            workgroup_size,
+        })
+    }
+
+    /// Makes a bind group from `(WGSL name, buffer)` pairs; every binding of the kernel must be
+    /// named exactly once.
+    pub fn bind(
+        &self,
+        ctx: &GpuContext,
+        resources: &[(&str, &wgpu::Buffer)],
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let mut entries = Vec::new();
+        for (name, buffer) in resources {
+            let (slot, _, _) = self.bindings.get(*name).ok_or_else(|| {
+                GpuError::Device(format!(
+                    "{}: no binding named \"{name}\" (it has {:?})",
+                    self.name,
+                    self.bindings.keys()
+                ))
+            })?;
+            entries.push(wgpu::BindGroupEntry {
+                binding: *slot,
+                resource: buffer.as_entire_binding(),
+            });
+        }
+        for name in self.bindings.keys() {
+            if !resources.iter().any(|(n, _)| n == name) {
+                return Err(GpuError::Device(format!(
+                    "{}: binding \"{name}\" was not given a buffer",
+                    self.name
+                )));
+            }
+        }
+        Ok(ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(&self.name),
+            layout: &self.layout,
+            entries: &entries,
+        }))
+    }
+
+    /// Records one dispatch of `workgroups` (x, y, z) with `bind_group` into `encoder`.
+    pub fn dispatch(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        bind_group: &wgpu::BindGroup,
+        workgroups: (u32, u32, u32),
+    ) {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(&self.name),
+            timestamp_writes: None,
+        });
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+    }
+
+    /// Workgroup counts covering `n` invocations in one dimension, spilling into y when `n`
+    /// exceeds the per-dimension limit. Kernels recover the linear index as
+    /// `gid.x + gid.y * num_workgroups.x * workgroup_size`.
+    pub fn grid_for(&self, ctx: &GpuContext, n: u64) -> (u32, u32, u32) {
+        let groups = n.div_ceil(self.workgroup_size as u64).max(1);
+        let max = ctx.info.max_compute_workgroups_per_dimension.max(1) as u64;
+        if groups <= max {
+            (groups as u32, 1, 1)
+        } else {
+            (max as u32, groups.div_ceil(max) as u32, 1)
+        }
+    }
+}
+
+/// A storage buffer holding `data` (at least 4 bytes, so that empty inputs still bind).
+pub fn storage_buffer<T: Pod>(
+    ctx: &GpuContext,
+    label: &str,
+    data: &[T],
+) -> Result<wgpu::Buffer, GpuError> {
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    ctx.check_binding_size(label, bytes.len() as u64)?;
+    let usage =
+        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
+    if bytes.len() < 4 {
+        return Ok(ctx
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: &[0; 4],
+                usage,
+            }));
+    }
+    Ok(ctx
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytes,
+            usage,
+        }))
+}
+
+/// An uninitialised storage buffer of `size` bytes (at least 4).
+pub fn storage_buffer_sized(
+    ctx: &GpuContext,
+    label: &str,
+    size: u64,
+) -> Result<wgpu::Buffer, GpuError> {
+    ctx.check_binding_size(label, size)?;
+    Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size.max(4).next_multiple_of(4),
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    }))
+}
+
+/// A uniform buffer holding `value`.
+pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
+    ctx.device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytemuck::bytes_of(value),
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        })
+}
+
+/// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
+pub fn read_buffer<T: Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
+    let size = (count * std::mem::size_of::<T>()) as u64;
+    if size == 0 {
+        return Ok(Vec::new());
+    }
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("readback"),
+        size: size.next_multiple_of(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("readback"),
+        });
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
+    ctx.queue.submit([encoder.finish()]);
+    let slice = staging.slice(..);
+    let (tx, rx) = std::sync::mpsc::channel();
+    slice.map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.wait_idle()?;
+    rx.recv()
+        .map_err(|e| GpuError::Device(format!("readback channel closed: {e}")))?
+        .map_err(|e| GpuError::Device(format!("cannot map the readback buffer: {e}")))?;
+    let data = slice
+        .get_mapped_range()
+        .map_err(|e| GpuError::Device(format!("cannot read the mapped buffer: {e}")))?;
+    let out = bytemuck::cast_slice::<u8, T>(&data[..size as usize]).to_vec();
+    drop(data);
+    staging.unmap();
+    Ok(out)
+}

@@ -1,0 +1,9 @@
+//! The GPU backend: the wgpu context, buffers, kernels with named bindings, the data-parallel
+//! primitives and the stages of the pipeline, one file per stage.
+
+pub mod context;
+pub mod kernel;
+pub mod shader;
+
+pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};
+pub use kernel::Kernel;
