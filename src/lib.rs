@@ -78,6 +78,13 @@ pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
     }
 }
 
+/// A description of the GPU adapter that `--device gpu` would use: name, backend, the optional
+/// features found and the limits. Pinned to Vulkan under `CAUSTICA_REQUIRE_GPU`.
+pub fn describe_device() -> Result<String, Error> {
+    let ctx = gpu::GpuContext::open(gpu_required()).map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()))?;
+    Ok(ctx.info.to_string())
+}
+
 /// Command-line overrides of what a scene file says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {

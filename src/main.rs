@@ -54,12 +54,16 @@ enum Command {
     },
     /// Check a scene for errors without rendering it.
     Check { scene: PathBuf },
-    /// Print counts and bounds of what a scene holds.
+    /// Print counts and bounds of what a scene holds, and/or what the GPU offers.
+    #[command(arg_required_else_help = true)]
     Info {
-        scene: PathBuf,
+        scene: Option<PathBuf>,
         /// Describe this frame [default: the first of the scene's range].
         #[arg(long)]
         frame: Option<i64>,
+        /// Describe the GPU adapter: name, backend, optional features and limits.
+        #[arg(long)]
+        device: bool,
     },
 }
 
@@ -194,7 +198,11 @@ fn run(command: Command) -> Result<(), Error> {
                 }
             }
         }
-        Command::Info { scene, frame } => {
+        Command::Info { scene, frame, device } => {
+            if device {
+                println!("{}", caustica::describe_device()?);
+            }
+            let Some(scene) = scene else { return Ok(()) };
             let file = caustica::load_scene(&scene)?;
             let frame = match frame {
                 Some(f) => f,

@@ -125,24 +125,8 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
 
 /// Rejects frames whose buffers do not match their size, before anything is written.
 fn check_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
-    if frame.width == 0 || frame.height == 0 {
-        return Err(IoError::invalid_data(
-            path,
-            format!("the frame is {}x{} pixels", frame.width, frame.height),
-        ));
-    }
+    frame.check_color_size().map_err(|message| IoError::invalid_data(path, message))?;
     let pixels = frame.width as usize * frame.height as usize;
-    if frame.color.len() != pixels {
-        return Err(IoError::invalid_data(
-            path,
-            format!(
-                "{} colour values for {}x{} pixels",
-                frame.color.len(),
-                frame.width,
-                frame.height
-            ),
-        ));
-    }
     let mut seen = std::collections::HashSet::new();
     for layer in &frame.aovs {
         if layer.name.is_empty() || layer.channels.is_empty() {

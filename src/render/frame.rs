@@ -74,6 +74,18 @@ pub struct Frame {
 }
 
 impl Frame {
+    /// Checks that the frame has pixels and that the colour buffer matches its size; the message
+    /// says what is wrong.
+    pub fn check_color_size(&self) -> Result<(), String> {
+        if self.width == 0 || self.height == 0 {
+            return Err(format!("the frame is {}x{} pixels", self.width, self.height));
+        }
+        if self.color.len() != self.width as usize * self.height as usize {
+            return Err(format!("{} colour values for {}x{} pixels", self.color.len(), self.width, self.height));
+        }
+        Ok(())
+    }
+
     pub fn aov(&self, name: &str) -> Option<&Layer> {
         self.aovs.iter().find(|l| l.name == name)
     }
