@@ -181,3 +181,35 @@ fn any_hit_agrees_with_closest_hit_existence() {
         }
     }
 }
+
+#[test]
+fn binary_layout_of_the_middle_level_gives_the_same_hits_as_the_qbvh() {
+    let Some(bunny) = bunny() else { return };
+    let (lo, hi) = bunny.bounds().unwrap();
+    let scene = scene(
+        vec![mesh("bunny", bunny, None)],
+        vec![instance(0, 0, Affine3A::IDENTITY)],
+        vec![],
+    );
+    let wide = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+    let binary = Prepared::build(
+        &scene,
+        &PrepareOptions {
+            branching: 2,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    // With L leaves a binary tree has 2L - 1 nodes, a 4-wide one about 4L/3.
+    assert!(binary.mesh_nodes.len() > wide.mesh_nodes.len() * 5 / 4);
+    assert!(binary
+        .mesh_nodes
+        .iter()
+        .all(|n| n.meta & 0x8000_0000 != 0 || n.meta == 2));
+    let mut rng = Rng::new(5);
+    for _ in 0..2000 {
+        let ray = ray_from_outside(&mut rng, lo, hi);
+        assert_matches_brute_force(&binary, &ray);
+        assert_eq!(binary.intersect(&ray), wide.intersect(&ray));
+    }
+}

@@ -115,6 +115,7 @@ fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
         &scene,
         &PrepareOptions {
             vd_fallback_resolution: 4,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -175,6 +176,7 @@ fn mixed_scene_matches_brute_force_and_reports_stats() {
         &mixed_scene(),
         &PrepareOptions {
             vd_fallback_resolution: 8,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -323,6 +325,7 @@ fn invalid_scenes_are_errors_not_panics() {
             &s,
             &PrepareOptions {
                 vd_fallback_resolution: resolution,
+                ..Default::default()
             },
         )
         .unwrap_err();

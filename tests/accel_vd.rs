@@ -70,6 +70,7 @@ fn patch_bounds_contain_every_displaced_grid_point() {
             &s,
             &PrepareOptions {
                 vd_fallback_resolution: 16,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -160,6 +161,7 @@ fn bump_is_hit_at_its_displaced_height() {
         &s,
         &PrepareOptions {
             vd_fallback_resolution: 32,
+            ..Default::default()
         },
     )
     .unwrap();
@@ -219,6 +221,7 @@ fn patch_tree_hits_equal_cell_by_cell_hits() {
         &s,
         &PrepareOptions {
             vd_fallback_resolution: 16,
+            ..Default::default()
         },
     )
     .unwrap();

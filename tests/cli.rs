@@ -644,3 +644,28 @@ fn output_onto_an_existing_directory_fails_and_removes_the_temporary_file() {
     );
     assert_no_temporaries(dir.path());
 }
+
+#[test]
+fn info_device_describes_the_gpu_adapter_or_says_why_there_is_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(dir.path(), &["info", "--device"]);
+    if caustica::gpu_required() {
+        // CI sets CAUSTICA_REQUIRE_GPU=1 with lavapipe installed: the adapter must be there.
+        assert_success(&out);
+        let text = stdout(&out);
+        for line in [
+            "adapter",
+            "subgroups",
+            "64-bit atomic min/max",
+            "timestamps",
+            "storage binding",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+    } else if out.status.success() {
+        assert!(stdout(&out).contains("adapter"), "{}", stdout(&out));
+    } else {
+        eprintln!("no GPU here: {}", stderr(&out));
+        assert!(stderr(&out).contains("no GPU adapter"), "{}", stderr(&out));
+    }
+}

@@ -82,12 +82,16 @@ pub struct SurfacePoint {
 pub struct PrepareOptions {
     /// Cells per side of the pre-tessellated VD fallback grid; a power of two up to 256.
     pub vd_fallback_resolution: u32,
+    /// Children per middle-level node: 4 (the QBVH, the default) or 2 (a binary BVH in the same
+    /// node layout, so that the same traversal compares the two).
+    pub branching: u32,
 }
 
 impl Default for PrepareOptions {
     fn default() -> Self {
         PrepareOptions {
             vd_fallback_resolution: 16,
+            branching: 4,
         }
     }
 }

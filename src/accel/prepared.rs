@@ -19,7 +19,8 @@ use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
 use super::primitives::{intersect_quad, intersect_triangle, quad_half_at};
 use super::qbvh::{
-    collapse_to_qbvh, qbvh_depth, visit_children, CompactStack, QbvhNode, MAX_TREE_NODES,
+    collapse_to_qbvh, collapse_to_wide, qbvh_depth, visit_children, CompactStack, QbvhNode,
+    MAX_TREE_NODES,
 };
 use super::vd_fallback::{
     vd_patch_bounds, PretessellatedVdFallback, VdPatchRecord, MAX_VD_FALLBACK_RESOLUTION,
@@ -211,7 +212,11 @@ fn to_u32(what: &'static str, count: usize) -> Result<u32, AccelError> {
     u32::try_from(count).map_err(|_| AccelError::TooManyElements { what, count })
 }
 
-fn build_mesh_level(scene: &Scene, mesh_index: usize) -> Result<MeshBuild, AccelError> {
+fn build_mesh_level(
+    scene: &Scene,
+    mesh_index: usize,
+    branching: usize,
+) -> Result<MeshBuild, AccelError> {
     let mesh = &scene.meshes[mesh_index];
     let data: &MeshData = &mesh.data;
     data.validate().map_err(|message| AccelError::InvalidMesh {
@@ -251,7 +256,7 @@ fn build_mesh_level(scene: &Scene, mesh_index: usize) -> Result<MeshBuild, Accel
         None => bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p)))),
     }
     let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
-    let nodes = collapse_to_qbvh(&binary);
+    let nodes = collapse_to_wide(&binary, branching);
     check_tree_size(|| format!("mesh \"{}\"", mesh.name), nodes.len())?;
     let depth = qbvh_depth(&nodes);
     Ok(MeshBuild {
@@ -286,7 +291,7 @@ impl Prepared {
         let start = Instant::now();
         let builds: Vec<MeshBuild> = (0..scene.meshes.len())
             .into_par_iter()
-            .map(|m| build_mesh_level(scene, m))
+            .map(|m| build_mesh_level(scene, m, options.branching as usize))
             .collect::<Result<_, _>>()?;
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
             out.append_mesh(&mesh.data, build)?;

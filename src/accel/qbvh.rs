@@ -100,6 +100,14 @@ impl QbvhNode {
 /// children of its binary node and repeatedly opens the inner child of largest surface area
 /// until it has four children or only leaves. Leaves keep their ranges of `bvh.prim_order`.
 pub fn collapse_to_qbvh(bvh: &BinaryBvh) -> Vec<QbvhNode> {
+    collapse_to_wide(bvh, 4)
+}
+
+/// [`collapse_to_qbvh`] with at most `max_children` (2..=4) children per node. With 2 it lays
+/// the binary BVH out in the same node format (siblings stored together), so the same traversal
+/// code measures a binary BVH against the QBVH.
+pub fn collapse_to_wide(bvh: &BinaryBvh, max_children: usize) -> Vec<QbvhNode> {
+    let max_children = max_children.clamp(2, 4);
     if bvh.nodes.is_empty() {
         return Vec::new();
     }
@@ -115,7 +123,7 @@ pub fn collapse_to_qbvh(bvh: &BinaryBvh) -> Vec<QbvhNode> {
             BinaryNodeKind::Inner { left, right } => {
                 let mut children = Vec::with_capacity(4);
                 children.extend([left, right]);
-                while children.len() < 4 {
+                while children.len() < max_children {
                     let widest_inner = children
                         .iter()
                         .enumerate()
