@@ -60,28 +60,40 @@ pub fn gpu_required() -> bool {
 
 /// Picks the backend for `device`.
 ///
-/// The wgpu pipeline is not part of this build yet, so `gpu` (and `auto` under
-/// `CAUSTICA_REQUIRE_GPU=1`) is an error that says so, and `auto` falls back to the CPU.
+/// - `cpu`: the CPU reference backend.
+/// - `gpu`: the wgpu pipeline on a Vulkan adapter (or the backend named by `WGPU_BACKEND`); an
+///   error when there is none.
+/// - `auto`: the GPU when there is a hardware one; otherwise the CPU, with a one-line warning.
+///   A software adapter (lavapipe) is slower than the CPU backend, so `auto` takes it only under
+///   `CAUSTICA_REQUIRE_GPU=1`, which also makes a missing adapter an error.
 pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
-    let no_gpu = "this build of Caustica has no GPU backend yet (the wgpu pipeline is in progress); use --device cpu";
+    let open_gpu = || -> Result<gpu::whitted::GpuBackend, Error> {
+        // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
+        gpu::whitted::GpuBackend::open(true).map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
+    };
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
-        Device::Gpu => Err(render::RenderError::DeviceUnavailable(no_gpu.to_string()).into()),
-        Device::Auto if gpu_required() => Err(render::RenderError::DeviceUnavailable(format!(
-            "CAUSTICA_REQUIRE_GPU is set, but {no_gpu}"
-        ))
-        .into()),
-        Device::Auto => {
-            log::warn!("no GPU backend available; rendering on the CPU");
-            Ok(Box::new(cpu::CpuBackend))
-        }
+        Device::Gpu => Ok(Box::new(open_gpu()?)),
+        Device::Auto => match open_gpu() {
+            Ok(backend) if gpu_required() || !backend.is_software() => Ok(Box::new(backend)),
+            Ok(backend) => {
+                log::warn!("only a software GPU adapter ({}) was found; rendering on the CPU backend", backend.name());
+                Ok(Box::new(cpu::CpuBackend))
+            }
+            Err(e) if gpu_required() => Err(e),
+            Err(e) => {
+                log::warn!("no GPU available ({e}); rendering on the CPU backend");
+                Ok(Box::new(cpu::CpuBackend))
+            }
+        },
     }
 }
 
 /// A description of the GPU adapter that `--device gpu` would use: name, backend, the optional
 /// features found and the limits. Pinned to Vulkan under `CAUSTICA_REQUIRE_GPU`.
 pub fn describe_device() -> Result<String, Error> {
-    let ctx = gpu::GpuContext::open(gpu_required()).map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()))?;
+    let ctx = gpu::GpuContext::open(gpu_required())
+        .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()))?;
     Ok(ctx.info.to_string())
 }
 

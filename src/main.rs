@@ -198,7 +198,11 @@ fn run(command: Command) -> Result<(), Error> {
                 }
             }
         }
-        Command::Info { scene, frame, device } => {
+        Command::Info {
+            scene,
+            frame,
+            device,
+        } => {
             if device {
                 println!("{}", caustica::describe_device()?);
             }

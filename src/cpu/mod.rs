@@ -1,5 +1,6 @@
 //! The CPU reference backend: the same stages as the GPU, in plain Rust with rayon.
 
+pub mod prims;
 pub mod whitted;
 
 pub use whitted::{render_whitted, CpuBackend, Tracer};

@@ -3,7 +3,10 @@
 
 pub mod context;
 pub mod kernel;
+pub mod prims;
 pub mod shader;
+pub mod upload;
+pub mod whitted;
 
 pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};
 pub use kernel::Kernel;

@@ -125,7 +125,9 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
 
 /// Rejects frames whose buffers do not match their size, before anything is written.
 fn check_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
-    frame.check_color_size().map_err(|message| IoError::invalid_data(path, message))?;
+    frame
+        .check_color_size()
+        .map_err(|message| IoError::invalid_data(path, message))?;
     let pixels = frame.width as usize * frame.height as usize;
     let mut seen = std::collections::HashSet::new();
     for layer in &frame.aovs {

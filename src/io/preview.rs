@@ -24,7 +24,9 @@ use crate::render::Frame;
 /// Writes an 8-bit sRGB PNG preview of `frame.color` (see the module docs for the curve),
 /// atomically: to a temporary file beside `path`, then renamed into place.
 pub fn write_preview_png(path: &Path, frame: &Frame, exposure_stops: f32) -> Result<(), IoError> {
-    frame.check_color_size().map_err(|message| IoError::invalid_data(path, message))?;
+    frame
+        .check_color_size()
+        .map_err(|message| IoError::invalid_data(path, message))?;
     let scale = exposure_stops.exp2();
     let bytes: Vec<u8> = frame
         .color

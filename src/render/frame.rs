@@ -78,10 +78,18 @@ impl Frame {
     /// says what is wrong.
     pub fn check_color_size(&self) -> Result<(), String> {
         if self.width == 0 || self.height == 0 {
-            return Err(format!("the frame is {}x{} pixels", self.width, self.height));
+            return Err(format!(
+                "the frame is {}x{} pixels",
+                self.width, self.height
+            ));
         }
         if self.color.len() != self.width as usize * self.height as usize {
-            return Err(format!("{} colour values for {}x{} pixels", self.color.len(), self.width, self.height));
+            return Err(format!(
+                "{} colour values for {}x{} pixels",
+                self.color.len(),
+                self.width,
+                self.height
+            ));
         }
         Ok(())
     }

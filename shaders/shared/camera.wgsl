@@ -1,0 +1,67 @@
+// The camera model and sample positions: twins of src/render/camera.rs (CameraModel::generate_ray,
+// concentric_disk) and src/render/sampling.rs (stratified_sample), same evaluation order.
+//!include "shared/types.wgsl"
+
+// glam's Vec3::dot order: x, then y, then z.
+fn dot3(a: vec3<f32>, b: vec3<f32>) -> f32 {
+    return a.x * b.x + a.y * b.y + a.z * b.z;
+}
+
+// glam's normalize: v · (1 / length).
+fn normalize3(v: vec3<f32>) -> vec3<f32> {
+    return v * (1.0 / sqrt(dot3(v, v)));
+}
+
+// glam's normalize_or: the fallback when 1 / length is not a positive finite number.
+fn normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
+    let rcp = 1.0 / sqrt(dot3(v, v));
+    if abs(rcp) <= 3.40282347e38 && rcp > 0.0 {
+        return v * rcp;
+    }
+    return fallback;
+}
+
+fn stratified_sample(index: u32, count_in: u32, jitter: vec2<f32>) -> vec2<f32> {
+    let count = max(count_in, 1u);
+    let cols = u32(ceil(sqrt(f32(count))));
+    let rows = (count + cols - 1u) / cols;
+    let cell = vec2<f32>(f32(index % cols), f32(index / cols));
+    return (cell + jitter) / vec2<f32>(f32(cols), f32(rows));
+}
+
+fn concentric_disk(u: vec2<f32>) -> vec2<f32> {
+    let o = u * 2.0 - vec2<f32>(1.0);
+    if o.x == 0.0 && o.y == 0.0 {
+        return vec2<f32>(0.0);
+    }
+    let quarter_pi = 0.7853981633974483;
+    var r: f32;
+    var theta: f32;
+    if abs(o.x) > abs(o.y) {
+        r = o.x;
+        theta = quarter_pi * (o.y / o.x);
+    } else {
+        r = o.y;
+        theta = 1.5707963267948966 - quarter_pi * (o.x / o.y);
+    }
+    return vec2<f32>(cos(theta), sin(theta)) * r;
+}
+
+struct CameraRay {
+    origin: vec3<f32>,
+    dir: vec3<f32>,
+}
+
+fn generate_ray(p: FrameParams, pixel: vec2<f32>, lens: vec2<f32>) -> CameraRay {
+    let ndc_x = pixel.x / f32(p.width) * 2.0 - 1.0;
+    let ndc_y = 1.0 - pixel.y / f32(p.height) * 2.0;
+    let dir = normalize3(p.forward.xyz + p.right.xyz * (ndc_x * p.right.w) + p.up.xyz * (ndc_y * p.up.w));
+    let lens_radius = p.origin.w;
+    if lens_radius <= 0.0 {
+        return CameraRay(p.origin.xyz, dir);
+    }
+    let focus_point = p.origin.xyz + dir * (p.forward.w / dot3(dir, p.forward.xyz));
+    let disk = concentric_disk(lens) * lens_radius;
+    let origin = p.origin.xyz + p.right.xyz * disk.x + p.up.xyz * disk.y;
+    return CameraRay(origin, normalize3(focus_point - origin));
+}

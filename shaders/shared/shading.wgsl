@@ -1,0 +1,264 @@
+// Surface points, materials and specular directions: twins of Prepared::surface_point
+// (src/accel/prepared.rs), TextureImage::sample (src/scene/mod.rs) and the helpers of
+// src/cpu/whitted.rs (reflect, refract, dielectric_split, schlick_fresnel, offset_origin), and the
+// per-pixel accumulation of shade-tree leaves.
+//!include "shared/intersect.wgsl"
+//!include "shared/camera.wgsl"
+
+// glam's Vec3::cross order.
+fn cross3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(a.y * b.z - b.y * a.z, a.z * b.x - b.z * a.x, a.x * b.y - b.x * a.y);
+}
+
+// glam's lerp: a·(1 − s) + b·s.
+fn lerp3(a: vec3<f32>, b: vec3<f32>, s: f32) -> vec3<f32> {
+    return a * (1.0 - s) + b * s;
+}
+
+fn lerp2(a: vec2<f32>, b: vec2<f32>, s: f32) -> vec2<f32> {
+    return a * (1.0 - s) + b * s;
+}
+
+fn is_finite3(v: vec3<f32>) -> bool {
+    return is_finite_f32(v.x) && is_finite_f32(v.y) && is_finite_f32(v.z);
+}
+
+struct SurfacePoint {
+    position: vec3<f32>,
+    geometric_normal: vec3<f32>,
+    shading_normal: vec3<f32>,
+    uv: vec2<f32>,
+    material: u32,
+}
+
+struct HalfPoint {
+    position: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// primitives.rs quad_half_at.
+fn quad_half_at(v0: vec3<f32>, v1: vec3<f32>, v2: vec3<f32>, v3: vec3<f32>, st: vec2<f32>) -> HalfPoint {
+    if st.x >= st.y {
+        let b1 = st.x - st.y;
+        let b2 = st.y;
+        return HalfPoint(v0 + (v1 - v0) * b1 + (v2 - v0) * b2, cross3(v1 - v0, v2 - v0));
+    }
+    let b1 = st.x;
+    let b2 = st.y - st.x;
+    return HalfPoint(v0 + (v2 - v0) * b1 + (v3 - v0) * b2, cross3(v2 - v0, v3 - v0));
+}
+
+// PretessellatedVdFallback::surface_at.
+fn vd_surface_at(vd: VdPatch, st: vec2<f32>) -> HalfPoint {
+    let n = params.vd_resolution;
+    let scaled = clamp(st, vec2<f32>(0.0), vec2<f32>(1.0)) * f32(n);
+    let x = min(u32(scaled.x), n - 1u);
+    let y = min(u32(scaled.y), n - 1u);
+    let local = clamp(scaled - vec2<f32>(f32(x), f32(y)), vec2<f32>(0.0), vec2<f32>(1.0));
+    return quad_half_at(vd_grid_point(vd, x, y), vd_grid_point(vd, x + 1u, y), vd_grid_point(vd, x + 1u, y + 1u),
+        vd_grid_point(vd, x, y + 1u), local);
+}
+
+fn normal_of(v: u32) -> vec3<f32> {
+    return normals[v].xyz;
+}
+
+// Prepared::surface_point.
+fn surface_point(ray_dir: vec3<f32>, hit: Hit) -> SurfacePoint {
+    let record = instances[hit.instance];
+    let mesh = meshes[record.mesh];
+    let has_normals = (mesh.flags & MESH_HAS_NORMALS) != 0u;
+    let has_uvs = (mesh.flags & MESH_HAS_UVS) != 0u;
+    var position: vec3<f32>;
+    var geometric: vec3<f32>;
+    var shading = vec3<f32>(0.0);
+    var has_shading = false;
+    var uv: vec2<f32>;
+    if hit.prim < mesh.triangle_count {
+        let t = triangles[mesh.triangle_offset + hit.prim];
+        let b1 = hit.st.x;
+        let b2 = hit.st.y;
+        let b0 = 1.0 - b1 - b2;
+        let p0 = position_of(t.x);
+        let p1 = position_of(t.y);
+        let p2 = position_of(t.z);
+        position = p0 * b0 + p1 * b1 + p2 * b2;
+        geometric = cross3(p1 - p0, p2 - p0);
+        if has_normals {
+            shading = normal_of(t.x) * b0 + normal_of(t.y) * b1 + normal_of(t.z) * b2;
+            has_shading = true;
+        }
+        if has_uvs {
+            uv = uvs[t.x] * b0 + uvs[t.y] * b1 + uvs[t.z] * b2;
+        } else {
+            uv = hit.st;
+        }
+    } else {
+        let q = hit.prim - mesh.triangle_count;
+        let v = quads[mesh.quad_offset + q];
+        var c0 = vec2<f32>(0.0, 0.0);
+        var c1 = vec2<f32>(1.0, 0.0);
+        var c2 = vec2<f32>(1.0, 1.0);
+        var c3 = vec2<f32>(0.0, 1.0);
+        if has_uvs {
+            c0 = uvs[v.x];
+            c1 = uvs[v.y];
+            c2 = uvs[v.z];
+            c3 = uvs[v.w];
+        }
+        uv = lerp2(lerp2(c0, c1, hit.st.x), lerp2(c3, c2, hit.st.x), hit.st.y);
+        if (mesh.flags & MESH_DISPLACED) != 0u {
+            let h = vd_surface_at(vd_patches[mesh.vd_patch_offset + q], hit.st);
+            position = h.position;
+            geometric = h.normal;
+        } else {
+            let h = quad_half_at(position_of(v.x), position_of(v.y), position_of(v.z), position_of(v.w), hit.st);
+            position = h.position;
+            geometric = h.normal;
+            if has_normals {
+                let s = hit.st.x;
+                shading = lerp3(lerp3(normal_of(v.x), normal_of(v.y), s), lerp3(normal_of(v.w), normal_of(v.z), s), hit.st.y);
+                has_shading = true;
+            }
+        }
+    }
+    var geometric_normal = normalize_or(rows_transpose_vector(record.world_to_object, geometric), vec3<f32>(0.0));
+    if all(geometric_normal == vec3<f32>(0.0)) || !is_finite3(geometric_normal) {
+        geometric_normal = normalize_or(-ray_dir, vec3<f32>(0.0, 0.0, 1.0));
+    }
+    var shading_normal = geometric_normal;
+    if has_shading {
+        let n = normalize_or(rows_transpose_vector(record.world_to_object, shading), vec3<f32>(0.0));
+        if !all(n == vec3<f32>(0.0)) && is_finite3(n) {
+            shading_normal = n;
+            if dot3(n, geometric_normal) < 0.0 {
+                shading_normal = -n;
+            }
+        }
+    }
+    return SurfacePoint(rows_point(record.object_to_world, position), geometric_normal, shading_normal, uv, record.material);
+}
+
+// TextureImage::sample: bilinear with wrap-around, v = 1 at the top row.
+fn sample_texture(index: u32, uv: vec2<f32>) -> vec3<f32> {
+    let tex = textures[index];
+    if tex.width == 0u || tex.height == 0u {
+        return vec3<f32>(1.0);
+    }
+    let w = i32(tex.width);
+    let h = i32(tex.height);
+    let x = uv.x * f32(tex.width) - 0.5;
+    let y = (1.0 - uv.y) * f32(tex.height) - 0.5;
+    let x0 = floor(x);
+    let y0 = floor(y);
+    let fx = x - x0;
+    let fy = y - y0;
+    let xi = i32(x0);
+    let yi = i32(y0);
+    let xa = ((xi % w) + w) % w;
+    let xb = (((xi + 1) % w) + w) % w;
+    let ya = ((yi % h) + h) % h;
+    let yb = (((yi + 1) % h) + h) % h;
+    let at = tex.offset;
+    let top = lerp3(texels[at + u32(ya * w + xa)].xyz, texels[at + u32(ya * w + xb)].xyz, fx);
+    let bottom = lerp3(texels[at + u32(yb * w + xa)].xyz, texels[at + u32(yb * w + xb)].xyz, fx);
+    return lerp3(top, bottom, fy);
+}
+
+// Tracer::albedo_of.
+fn albedo_of(m: Material, sp: SurfacePoint) -> vec3<f32> {
+    if m.kind == 0u && m.texture != NONE {
+        return m.color.xyz * sample_texture(m.texture, sp.uv);
+    }
+    if m.kind == 3u {
+        return min(m.color.xyz, vec3<f32>(1.0));
+    }
+    return m.color.xyz;
+}
+
+fn face_forward(n: vec3<f32>, dir: vec3<f32>) -> vec3<f32> {
+    if dot3(n, dir) > 0.0 {
+        return -n;
+    }
+    return n;
+}
+
+fn offset_origin(p: vec3<f32>, n: vec3<f32>, epsilon: f32) -> vec3<f32> {
+    let a = abs(p);
+    return p + n * (epsilon + max(max(a.x, a.y), a.z) * 1e-6);
+}
+
+fn reflect_dir(d: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
+    return d - 2.0 * dot3(d, n) * n;
+}
+
+fn schlick_fresnel(cos_theta: f32, ior: f32) -> f32 {
+    let r = (1.0 - ior) / (1.0 + ior);
+    let r0 = r * r;
+    let m = 1.0 - clamp(cos_theta, 0.0, 1.0);
+    return r0 + (1.0 - r0) * (m * m * m * m * m);
+}
+
+struct DielectricSplit {
+    reflected: vec3<f32>,
+    fresnel: f32,
+    refracted: vec3<f32>,
+    has_refracted: bool,
+}
+
+// whitted.rs dielectric_split (with refract inlined).
+fn dielectric_split(d: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: vec3<f32>, ior: f32) -> DielectricSplit {
+    let entering = dot3(d, geometric_normal) < 0.0;
+    var n = -shading_normal;
+    var eta = ior;
+    if entering {
+        n = shading_normal;
+        eta = 1.0 / ior;
+    }
+    let reflected = reflect_dir(d, n);
+    let cos_i = -dot3(d, n);
+    let sin2_t = eta * eta * max(1.0 - cos_i * cos_i, 0.0);
+    if sin2_t > 1.0 {
+        return DielectricSplit(reflected, 1.0, vec3<f32>(0.0), false);
+    }
+    let cos_t = sqrt(1.0 - sin2_t);
+    let t = normalize3(eta * d + (eta * cos_i - cos_t) * n);
+    var cos: f32;
+    if ior >= 1.0 {
+        if entering { cos = -dot3(d, n); } else { cos = -dot3(t, n); }
+    } else if entering {
+        cos = -dot3(t, n);
+    } else {
+        cos = -dot3(d, n);
+    }
+    return DielectricSplit(reflected, schlick_fresnel(cos, max(ior, 1.0 / ior)), t, true);
+}
+
+// Shade-tree leaves are summed per pixel in 64-bit fixed point (2^-24 units) with 32-bit integer
+// atomics and a carry: integer addition is associative, so the sum is the same bit for bit
+// whatever order the leaves arrive in (no float atomics). Each value is clamped to [0, 2^38].
+const FIXED_ONE: f32 = 16777216.0;
+const TWO_POW_32: f32 = 4294967296.0;
+
+// Per pixel and channel: (low word, high word) of the fixed-point sum.
+@group(0) @binding(25) var<storage, read_write> accum: array<atomic<u32>>;
+
+fn accumulate(pixel: u32, c: vec3<f32>) {
+    for (var ch = 0u; ch < 3u; ch++) {
+        let x = min(c[ch], 274877906944.0) * FIXED_ONE;
+        if !(x > 0.0) {
+            continue;
+        }
+        let hi = u32(floor(x / TWO_POW_32));
+        let lo = u32(x - f32(hi) * TWO_POW_32);
+        let base = (pixel * 3u + ch) * 2u;
+        let old = atomicAdd(&accum[base], lo);
+        var carry = 0u;
+        if old + lo < old {
+            carry = 1u;
+        }
+        if hi + carry != 0u {
+            atomicAdd(&accum[base + 1u], hi + carry);
+        }
+    }
+}

@@ -1,0 +1,157 @@
+// The structs shared between the host and the kernels. Every struct here has a #[repr(C)] twin
+// (the accel records in src/accel/, the rest in src/gpu/upload.rs), and tests/gpu_layout.rs
+// checks with naga that their sizes and member offsets are equal.
+
+// Twin of accel::QbvhNode: bounds, first child / first primitive reference, leaf bit + count.
+struct QbvhNode {
+    bounds_min: vec3<f32>,
+    first: u32,
+    bounds_max: vec3<f32>,
+    meta_bits: u32, // `meta` on the Rust side (a reserved word in WGSL)
+}
+
+// Twin of accel::MeshRecord.
+struct MeshRecord {
+    vertex_offset: u32,
+    vertex_count: u32,
+    triangle_offset: u32,
+    triangle_count: u32,
+    quad_offset: u32,
+    quad_count: u32,
+    node_offset: u32,
+    node_count: u32,
+    prim_ref_offset: u32,
+    vd_patch_offset: u32,
+    flags: u32,
+    depth: u32,
+}
+
+// Twin of accel::InstanceRecord: rows of the 3x4 object-to-world and world-to-object matrices.
+struct Instance {
+    object_to_world: array<vec4<f32>, 3>,
+    world_to_object: array<vec4<f32>, 3>,
+    mesh: u32,
+    material: u32,
+    _pad: vec2<u32>,
+}
+
+// Twin of accel::VdPatchRecord.
+struct VdPatch {
+    bounds_min: vec3<f32>,
+    tree_offset: u32,
+    bounds_max: vec3<f32>,
+    grid_offset: u32,
+    mesh: u32,
+    quad: u32,
+    _pad: vec2<u32>,
+}
+
+// Twin of accel::vd_fallback::BoundsRecord: one node of a VD patch's cell tree.
+struct Bounds {
+    min: vec3<f32>,
+    _pad0: u32,
+    max: vec3<f32>,
+    _pad1: u32,
+}
+
+// Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive.
+// color: albedo, reflectance, tint or radiance; texture: index or 0xffffffff.
+struct Material {
+    kind: u32,
+    texture: u32,
+    ior: f32,
+    _pad: u32,
+    color: vec4<f32>,
+}
+
+// Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad.
+// point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;
+// directional: direction = unit direction towards the light, color = irradiance;
+// quad: position = corner, direction = edge_u, edge_v, normal = unit normal (w = area), color = radiance.
+struct Light {
+    kind: u32,
+    samples: u32,
+    cos_outer: f32,
+    cos_inner: f32,
+    position: vec4<f32>,
+    direction: vec4<f32>,
+    edge_v: vec4<f32>,
+    normal: vec4<f32>,
+    color: vec4<f32>,
+}
+
+// Twin of gpu::upload::GpuTexture: texels[offset .. offset + width * height], rows from the top.
+struct Texture {
+    offset: u32,
+    width: u32,
+    height: u32,
+    _pad: u32,
+}
+
+// Twin of gpu::upload::FrameParams: the camera model, the film and the state of one dispatch.
+struct FrameParams {
+    origin: vec4<f32>,   // w: lens radius
+    right: vec4<f32>,    // w: half width of the image plane at distance 1
+    up: vec4<f32>,       // w: half height
+    forward: vec4<f32>,  // w: focus distance
+    width: u32,
+    height: u32,
+    spp: u32,
+    max_depth: u32,
+    seed_lo: u32,
+    seed_hi: u32,
+    light_count: u32,
+    epsilon: f32,
+    ray_count: u32,
+    bounce: u32,
+    centre_rays: u32,
+    ray_capacity: u32,
+    shadow_capacity: u32,
+    top_node_count: u32,
+    vd_resolution: u32,
+    vd_levels: u32,
+    ray_offset: u32,     // first ray of this dispatch (the shade stage runs in chunks)
+    shadows_per_hit: u32, // most shadow rays one diffuse hit can emit
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Twin of gpu::upload::GpuRay: a ray of the wavefront with the shade-tree state it carries.
+// pixel = 0xffffffff marks a padding ray that does nothing. weight: product of the specular
+// weights along the path (and 1/spp). dimension: next dimension of the (pixel, sample) stream.
+struct Ray {
+    origin: vec3<f32>,
+    pixel: u32,
+    dir: vec3<f32>,
+    sample: u32,
+    weight: vec3<f32>,
+    dimension: u32,
+}
+
+// Twin of gpu::upload::GpuHit: the closest hit of a ray; instance = 0xffffffff for a miss.
+struct Hit {
+    t: f32,
+    instance: u32,
+    prim: u32,
+    _pad: u32,
+    st: vec2<f32>,
+}
+
+// Twin of gpu::upload::GpuShadowRay: origin + t * dir for t in (0, t_max); when nothing blocks
+// it, `contribution` is added to the pixel.
+struct ShadowRay {
+    origin: vec3<f32>,
+    pixel: u32,
+    dir: vec3<f32>,
+    t_max: f32,
+    contribution: vec3<f32>,
+    _pad: u32,
+}
+
+// Twin of gpu::upload::GpuFirstHit: what one camera sample saw first, for the AOV layers.
+struct FirstHit {
+    albedo: vec3<f32>,
+    depth: f32,
+    normal: vec3<f32>,
+    _pad: u32,
+}

@@ -1,0 +1,66 @@
+// Camera rays, one per (pixel, sample), with threads mapped to pixels in Morton order inside
+// 8x8 tiles (paper 003 section 4.9) and the pixel and lens samples of the CPU twin
+// (src/cpu/whitted.rs render_tile). With params.centre_rays, one ray through each pixel centre
+// and the lens centre (the `id` layer). Slots outside the image hold padding rays.
+//!include "shared/camera.wgsl"
+//!include "shared/rng.wgsl"
+
+const TILE_PIXELS: u32 = 64u;
+
+@group(0) @binding(0) var<uniform> params: FrameParams;
+@group(0) @binding(20) var<storage, read_write> rays: array<Ray>;
+
+fn morton_compact_bits(m: u32) -> u32 {
+    var v = m & 0x55555555u;
+    v = (v | (v >> 1u)) & 0x33333333u;
+    v = (v | (v >> 2u)) & 0x0f0f0f0fu;
+    v = (v | (v >> 4u)) & 0x00ff00ffu;
+    return (v | (v >> 8u)) & 0x0000ffffu;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 64u;
+    if i >= params.ray_count {
+        return;
+    }
+    var spp = params.spp;
+    if params.centre_rays != 0u {
+        spp = 1u;
+    }
+    let slot = i / spp;
+    let s = i % spp;
+    let tiles_x = (params.width + 7u) / 8u;
+    let tile = slot / TILE_PIXELS;
+    let m = slot % TILE_PIXELS;
+    let px = (tile % tiles_x) * 8u + morton_compact_bits(m);
+    let py = (tile / tiles_x) * 8u + morton_compact_bits(m >> 1u);
+    var ray: Ray;
+    ray.weight = vec3<f32>(1.0);
+    ray.sample = s;
+    if px >= params.width || py >= params.height {
+        ray.pixel = 0xffffffffu;
+        rays[i] = ray;
+        return;
+    }
+    let pixel_index = py * params.width + px;
+    ray.pixel = pixel_index;
+    var offset = vec2<f32>(0.5);
+    var lens = vec2<f32>(0.5);
+    if params.centre_rays == 0u {
+        var stream = sample_stream(params.seed_lo, params.seed_hi, pixel_index, s);
+        var jitter = vec2<f32>(0.5);
+        if spp != 1u {
+            let jx = next_f32(&stream);
+            jitter = vec2<f32>(jx, next_f32(&stream));
+        }
+        offset = stratified_sample(s, spp, jitter);
+        let lx = next_f32(&stream);
+        lens = vec2<f32>(lx, next_f32(&stream));
+        ray.dimension = stream.dimension;
+    }
+    let camera_ray = generate_ray(params, vec2<f32>(f32(px), f32(py)) + offset, lens);
+    ray.origin = camera_ray.origin;
+    ray.dir = camera_ray.dir;
+    rays[i] = ray;
+}

@@ -1,0 +1,121 @@
+//! Exclusive and inclusive prefix sums of `u32` (wrapping add): reduce-then-scan over blocks of
+//! 1024, recursing on the block sums, so no workgroup ever waits on another.
+
+use super::*;
+
+impl Primitives {
+    /// Records `output[i] = input[0] + … + input[i - 1]` (wrapping) for `i < n`.
+    /// `input` and `output` must be different buffers.
+    pub fn exclusive_scan(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        input: &wgpu::Buffer,
+        output: &wgpu::Buffer,
+        n: u32,
+    ) -> Result<(), GpuError> {
+        self.scan_with_mode(ctx, encoder, input, output, n, 0)
+    }
+
+    /// Records `output[i] = input[0] + … + input[i]` (wrapping) for `i < n`.
+    /// `input` and `output` must be different buffers.
+    pub fn inclusive_scan(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        input: &wgpu::Buffer,
+        output: &wgpu::Buffer,
+        n: u32,
+    ) -> Result<(), GpuError> {
+        self.scan_with_mode(ctx, encoder, input, output, n, MODE_INCLUSIVE)
+    }
+
+    /// Records a scan whose input is read as `mode` says (`MODE_*` bits).
+    pub(crate) fn scan_with_mode(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        input: &wgpu::Buffer,
+        output: &wgpu::Buffer,
+        n: u32,
+        mode: u32,
+    ) -> Result<(), GpuError> {
+        check_elements(ctx, "scan input", input, n, 4)?;
+        check_elements(ctx, "scan output", output, n, 4)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let num_blocks = n.div_ceil(BLOCK_SIZE);
+        let mut mode = mode;
+        let block_offsets = if num_blocks > 1 {
+            let block_sums = scratch_u32(ctx, "scan block sums", num_blocks as u64)?;
+            let params = params_buffer(
+                ctx,
+                PrimParams {
+                    n,
+                    mode,
+                    shift: 0,
+                    num_blocks,
+                },
+            );
+            let bind = self.scan_reduce.bind(
+                ctx,
+                &[
+                    ("params", &params),
+                    ("input", input),
+                    ("block_sums", &block_sums),
+                ],
+            )?;
+            self.scan_reduce
+                .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
+            let offsets = scratch_u32(ctx, "scan block offsets", num_blocks as u64)?;
+            self.scan_with_mode(ctx, encoder, &block_sums, &offsets, num_blocks, 0)?;
+            mode |= MODE_ADD_BLOCK_OFFSETS;
+            offsets
+        } else {
+            // Bound but not read: the single block starts at 0.
+            scratch_u32(ctx, "no block offsets", 1)?
+        };
+        let params = params_buffer(
+            ctx,
+            PrimParams {
+                n,
+                mode,
+                shift: 0,
+                num_blocks,
+            },
+        );
+        let bind = self.scan_block.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("input", input),
+                ("block_offsets", &block_offsets),
+                ("output", output),
+            ],
+        )?;
+        self.scan_block
+            .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
+        Ok(())
+    }
+
+    /// Uploads `data`, scans it exclusively on the GPU and reads the result back.
+    pub fn exclusive_scan_vec(&self, ctx: &GpuContext, data: &[u32]) -> Result<Vec<u32>, GpuError> {
+        self.scan_vec(ctx, data, 0)
+    }
+
+    /// Uploads `data`, scans it inclusively on the GPU and reads the result back.
+    pub fn inclusive_scan_vec(&self, ctx: &GpuContext, data: &[u32]) -> Result<Vec<u32>, GpuError> {
+        self.scan_vec(ctx, data, MODE_INCLUSIVE)
+    }
+
+    fn scan_vec(&self, ctx: &GpuContext, data: &[u32], mode: u32) -> Result<Vec<u32>, GpuError> {
+        let n = element_count("scan input", data.len())?;
+        let input = upload(ctx, "scan input", data)?;
+        let output = scratch_u32(ctx, "scan output", n as u64)?;
+        let mut encoder = new_encoder(ctx);
+        self.scan_with_mode(ctx, &mut encoder, &input, &output, n, mode)?;
+        ctx.queue.submit([encoder.finish()]);
+        read_buffer(ctx, &output, n as usize)
+    }
+}

@@ -1,0 +1,460 @@
+//! Scene upload: the prepared arrays, materials, lights, textures and frame parameters as GPU
+//! structs and storage buffers, each struct the `#[repr(C)]` twin of one in `shaders/shared/types.wgsl`.
+//!
+//! The accel records ([`QbvhNode`], [`MeshRecord`], [`InstanceRecord`], [`VdPatchRecord`],
+//! [`BoundsRecord`]) are uploaded unchanged; the structs below are the GPU-only ones.
+//! `tests/gpu_layout.rs` checks every pair against naga's layout of the WGSL file.
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use super::context::{GpuContext, GpuError};
+use crate::accel::vd_fallback::BoundsRecord;
+use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
+use crate::render::CameraModel;
+use crate::scene::{LightKind, MaterialKind, Scene};
+
+/// `GpuMaterial::kind` of a diffuse material.
+pub const MATERIAL_DIFFUSE: u32 = 0;
+/// `GpuMaterial::kind` of a mirror.
+pub const MATERIAL_MIRROR: u32 = 1;
+/// `GpuMaterial::kind` of a dielectric.
+pub const MATERIAL_DIELECTRIC: u32 = 2;
+/// `GpuMaterial::kind` of an emitter.
+pub const MATERIAL_EMISSIVE: u32 = 3;
+
+/// `GpuLight::kind` values.
+pub const LIGHT_POINT: u32 = 0;
+pub const LIGHT_SPOT: u32 = 1;
+pub const LIGHT_DIRECTIONAL: u32 = 2;
+pub const LIGHT_QUAD: u32 = 3;
+
+/// "No index" in the GPU structs (no texture, a miss, a padding ray).
+pub const NONE: u32 = u32::MAX;
+
+/// A material; 32 bytes. WGSL twin: `struct Material` in shaders/shared/types.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuMaterial {
+    pub kind: u32,
+    pub texture: u32,
+    pub ior: f32,
+    pub _pad: u32,
+    /// Albedo, reflectance, tint or radiance (w unused).
+    pub color: [f32; 4],
+}
+
+/// A light with the constants shading needs precomputed on the host (so that both backends
+/// use the same `cos`, normalisations and areas); 96 bytes.
+/// WGSL twin: `struct Light` in shaders/shared/types.wgsl (which documents the fields per kind).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuLight {
+    pub kind: u32,
+    pub samples: u32,
+    pub cos_outer: f32,
+    pub cos_inner: f32,
+    pub position: [f32; 4],
+    pub direction: [f32; 4],
+    pub edge_v: [f32; 4],
+    pub normal: [f32; 4],
+    pub color: [f32; 4],
+}
+
+/// A texture's place in the texel array; 16 bytes. WGSL twin: `struct Texture`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuTexture {
+    pub offset: u32,
+    pub width: u32,
+    pub height: u32,
+    pub _pad: u32,
+}
+
+/// The camera model, the film and the per-dispatch state; 144 bytes, a uniform.
+/// WGSL twin: `struct FrameParams` in shaders/shared/types.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct FrameParams {
+    /// Camera origin, w = lens radius.
+    pub origin: [f32; 4],
+    /// Unit right axis, w = half width of the image plane.
+    pub right: [f32; 4],
+    /// Unit up axis, w = half height.
+    pub up: [f32; 4],
+    /// Unit forward axis, w = focus distance.
+    pub forward: [f32; 4],
+    pub width: u32,
+    pub height: u32,
+    pub spp: u32,
+    pub max_depth: u32,
+    pub seed_lo: u32,
+    pub seed_hi: u32,
+    pub light_count: u32,
+    /// Offset of secondary ray origins (the CPU tracer's scene-relative epsilon).
+    pub epsilon: f32,
+    /// Rays in the input queue of this dispatch.
+    pub ray_count: u32,
+    /// Specular depth of the rays in the input queue (0 for camera rays).
+    pub bounce: u32,
+    /// 1: camera rays through pixel and lens centres only (the `id` layer); 0: all samples.
+    pub centre_rays: u32,
+    /// Capacity of the output ray queue.
+    pub ray_capacity: u32,
+    /// Capacity of the shadow ray queue.
+    pub shadow_capacity: u32,
+    /// Nodes of the top-level QBVH (0 for an empty scene).
+    pub top_node_count: u32,
+    /// Cells per side of the VD fallback grids and `log2` of it.
+    pub vd_resolution: u32,
+    pub vd_levels: u32,
+    /// First ray of this dispatch (the shade stage runs over chunks of its queue).
+    pub ray_offset: u32,
+    /// The most shadow rays one diffuse hit emits (1 per point, spot or directional light,
+    /// `samples` per quad light).
+    pub shadows_per_hit: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// A ray of the wavefront with its shade-tree state; 48 bytes. WGSL twin: `struct Ray`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuRay {
+    pub origin: [f32; 3],
+    /// Pixel index (`y * width + x`), or [`NONE`] for a padding ray.
+    pub pixel: u32,
+    pub dir: [f32; 3],
+    pub sample: u32,
+    /// Product of the weights along the path from the camera, including 1/spp.
+    pub weight: [f32; 3],
+    /// Next dimension of the (pixel, sample) random stream.
+    pub dimension: u32,
+}
+
+/// The closest hit of a ray; 24 bytes. WGSL twin: `struct Hit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuHit {
+    pub t: f32,
+    /// [`NONE`] for a miss.
+    pub instance: u32,
+    pub prim: u32,
+    pub _pad: u32,
+    pub st: [f32; 2],
+}
+
+/// A shadow ray and what it brings to its pixel when unblocked; 48 bytes. WGSL twin: `struct ShadowRay`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuShadowRay {
+    pub origin: [f32; 3],
+    pub pixel: u32,
+    pub dir: [f32; 3],
+    pub t_max: f32,
+    pub contribution: [f32; 3],
+    pub _pad: u32,
+}
+
+/// What one camera sample saw first; 32 bytes. WGSL twin: `struct FirstHit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuFirstHit {
+    pub albedo: [f32; 3],
+    pub depth: f32,
+    pub normal: [f32; 3],
+    pub _pad: u32,
+}
+
+/// The scene on the GPU: one storage buffer per flat array, named like the WGSL globals.
+pub struct SceneBuffers {
+    pub positions: wgpu::Buffer,
+    pub normals: wgpu::Buffer,
+    pub uvs: wgpu::Buffer,
+    pub triangles: wgpu::Buffer,
+    pub quads: wgpu::Buffer,
+    pub meshes: wgpu::Buffer,
+    pub mesh_nodes: wgpu::Buffer,
+    pub prim_refs: wgpu::Buffer,
+    pub instances: wgpu::Buffer,
+    pub top_nodes: wgpu::Buffer,
+    pub top_instance_refs: wgpu::Buffer,
+    pub vd_patches: wgpu::Buffer,
+    pub vd_points: wgpu::Buffer,
+    pub vd_tree: wgpu::Buffer,
+    pub materials: wgpu::Buffer,
+    pub lights: wgpu::Buffer,
+    pub textures: wgpu::Buffer,
+    pub texels: wgpu::Buffer,
+    /// Bytes uploaded.
+    pub bytes: u64,
+}
+
+impl SceneBuffers {
+    /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
+    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 18] {
+        [
+            ("positions", &self.positions),
+            ("normals", &self.normals),
+            ("uvs", &self.uvs),
+            ("triangles", &self.triangles),
+            ("quads", &self.quads),
+            ("meshes", &self.meshes),
+            ("mesh_nodes", &self.mesh_nodes),
+            ("prim_refs", &self.prim_refs),
+            ("instances", &self.instances),
+            ("top_nodes", &self.top_nodes),
+            ("top_instance_refs", &self.top_instance_refs),
+            ("vd_patches", &self.vd_patches),
+            ("vd_points", &self.vd_points),
+            ("vd_tree", &self.vd_tree),
+            ("materials", &self.materials),
+            ("lights", &self.lights),
+            ("textures", &self.textures),
+            ("texels", &self.texels),
+        ]
+    }
+
+    /// The buffers called `names`, for [`Kernel::bind`](super::Kernel::bind).
+    pub fn named<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a wgpu::Buffer)> {
+        self.all()
+            .into_iter()
+            .filter(|(n, _)| names.contains(n))
+            .collect()
+    }
+}
+
+/// A storage buffer holding `data`, with at least one (zeroed) element so that an empty array
+/// still binds with the size of one WGSL element. Refuses arrays over the binding limit.
+pub fn upload_array<T: Pod + Zeroable>(
+    ctx: &GpuContext,
+    label: &str,
+    data: &[T],
+) -> Result<wgpu::Buffer, GpuError> {
+    use wgpu::util::DeviceExt;
+    let one = [T::zeroed()];
+    let data = if data.is_empty() { &one[..] } else { data };
+    let bytes: &[u8] = bytemuck::cast_slice(data);
+    ctx.check_binding_size(label, bytes.len() as u64)?;
+    Ok(ctx
+        .device
+        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents: bytes,
+            usage: wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST,
+        }))
+}
+
+fn vec4(v: Vec3, w: f32) -> [f32; 4] {
+    [v.x, v.y, v.z, w]
+}
+
+/// The materials of `scene` as GPU records.
+pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
+    scene
+        .materials
+        .iter()
+        .map(|m| {
+            let (kind, texture, ior, color) = match &m.kind {
+                MaterialKind::Diffuse { albedo, texture } => {
+                    (MATERIAL_DIFFUSE, texture.unwrap_or(NONE), 1.0, *albedo)
+                }
+                MaterialKind::Mirror { reflectance } => (MATERIAL_MIRROR, NONE, 1.0, *reflectance),
+                MaterialKind::Dielectric { ior, tint } => (MATERIAL_DIELECTRIC, NONE, *ior, *tint),
+                MaterialKind::Emissive { radiance } => (MATERIAL_EMISSIVE, NONE, 1.0, *radiance),
+            };
+            GpuMaterial {
+                kind,
+                texture,
+                ior,
+                _pad: 0,
+                color: vec4(color, 0.0),
+            }
+        })
+        .collect()
+}
+
+/// The lights of `scene` as GPU records, with the same derived constants as the CPU tracer.
+pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
+    let four_pi = 4.0 * std::f32::consts::PI;
+    scene
+        .lights
+        .iter()
+        .map(|light| match light.kind {
+            LightKind::Point { position, power } => GpuLight {
+                kind: LIGHT_POINT,
+                position: vec4(position, 1.0),
+                color: vec4(power / four_pi, 0.0),
+                ..Default::default()
+            },
+            LightKind::Spot {
+                position,
+                direction,
+                power,
+                cone_inner_deg,
+                cone_outer_deg,
+            } => GpuLight {
+                kind: LIGHT_SPOT,
+                cos_outer: cone_outer_deg.to_radians().cos(),
+                cos_inner: cone_inner_deg.to_radians().cos(),
+                position: vec4(position, 1.0),
+                direction: vec4(direction.normalize_or_zero(), 0.0),
+                // The CPU divides power·falloff by 4π; the kernel multiplies this by the falloff.
+                color: vec4(power, 0.0),
+                ..Default::default()
+            },
+            LightKind::Directional {
+                direction,
+                irradiance,
+            } => GpuLight {
+                kind: LIGHT_DIRECTIONAL,
+                direction: vec4(-direction.normalize_or_zero(), 0.0),
+                color: vec4(irradiance, 0.0),
+                ..Default::default()
+            },
+            LightKind::Quad {
+                corner,
+                edge_u,
+                edge_v,
+                radiance,
+                samples,
+            } => {
+                let normal_area = edge_u.cross(edge_v);
+                let area = normal_area.length();
+                let unit = if area > 0.0 {
+                    normal_area / area
+                } else {
+                    Vec3::ZERO
+                };
+                GpuLight {
+                    kind: LIGHT_QUAD,
+                    samples: samples.max(1),
+                    position: vec4(corner, 1.0),
+                    direction: vec4(edge_u, 0.0),
+                    edge_v: vec4(edge_v, 0.0),
+                    normal: vec4(unit, area),
+                    color: vec4(radiance, 0.0),
+                    ..Default::default()
+                }
+            }
+        })
+        .collect()
+}
+
+/// The textures of `scene`: records and the texels of all of them, concatenated.
+pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
+    let mut records = Vec::with_capacity(scene.textures.len());
+    let mut texels = Vec::new();
+    for t in &scene.textures {
+        records.push(GpuTexture {
+            offset: texels.len() as u32,
+            width: t.image.width,
+            height: t.image.height,
+            _pad: 0,
+        });
+        texels.extend(t.image.texels.iter().map(|c| vec4(*c, 1.0)));
+    }
+    (records, texels)
+}
+
+/// The frame parameters of `scene`: camera, film, seed, and the scene-relative offset of
+/// secondary rays (`epsilon`, computed like the CPU tracer's). Per-dispatch fields are zero.
+pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
+    let camera = CameraModel::new(&scene.camera, &scene.film);
+    let (lo, hi) = prepared.world_bounds();
+    let extent = if lo.is_finite() && hi.is_finite() {
+        (hi - lo)
+            .max_element()
+            .max(lo.abs().max(hi.abs()).max_element())
+    } else {
+        1.0
+    };
+    let seed = scene.film.seed;
+    FrameParams {
+        origin: vec4(camera.origin, camera.lens_radius),
+        right: vec4(camera.right, camera.half_width),
+        up: vec4(camera.up, camera.half_height),
+        forward: vec4(camera.forward, camera.focus_distance),
+        width: camera.width,
+        height: camera.height,
+        spp: scene.film.spp.max(1),
+        max_depth: scene.film.max_depth,
+        seed_lo: seed as u32,
+        seed_hi: (seed >> 32) as u32,
+        light_count: scene.lights.len() as u32,
+        epsilon: 1e-5 * extent.max(1.0),
+        top_node_count: prepared.top_nodes.len() as u32,
+        vd_resolution: prepared.vd_fallback.resolution.max(1),
+        vd_levels: prepared.vd_fallback.levels,
+        shadows_per_hit: shadows_per_hit(scene),
+        ..Default::default()
+    }
+}
+
+/// The most shadow rays one diffuse hit emits: one per point, spot and directional light,
+/// `samples` per quad light of non-zero area.
+pub fn shadows_per_hit(scene: &Scene) -> u32 {
+    scene
+        .lights
+        .iter()
+        .map(|l| match l.kind {
+            LightKind::Quad {
+                edge_u,
+                edge_v,
+                samples,
+                ..
+            } => {
+                if edge_u.cross(edge_v).length() > 0.0 {
+                    samples.max(1)
+                } else {
+                    0
+                }
+            }
+            _ => 1,
+        })
+        .sum()
+}
+
+/// Uploads every array of `prepared` and the materials, lights and textures of `scene`.
+/// An array larger than one storage binding allows is refused with an error naming it.
+pub fn upload_scene(
+    ctx: &GpuContext,
+    scene: &Scene,
+    prepared: &Prepared,
+) -> Result<SceneBuffers, GpuError> {
+    let materials = gpu_materials(scene);
+    let lights = gpu_lights(scene);
+    let (textures, texels) = gpu_textures(scene);
+    let bytes = prepared
+        .memory_by_array()
+        .iter()
+        .map(|(_, b)| *b as u64)
+        .sum::<u64>()
+        + std::mem::size_of_val(materials.as_slice()) as u64
+        + std::mem::size_of_val(lights.as_slice()) as u64
+        + std::mem::size_of_val(texels.as_slice()) as u64;
+    let p = prepared;
+    Ok(SceneBuffers {
+        positions: upload_array(ctx, "positions", &p.positions)?,
+        normals: upload_array(ctx, "normals", &p.normals)?,
+        uvs: upload_array(ctx, "uvs", &p.uvs)?,
+        triangles: upload_array(ctx, "triangles", &p.triangles)?,
+        quads: upload_array(ctx, "quads", &p.quads)?,
+        meshes: upload_array::<MeshRecord>(ctx, "meshes", &p.meshes)?,
+        mesh_nodes: upload_array::<QbvhNode>(ctx, "mesh_nodes", &p.mesh_nodes)?,
+        prim_refs: upload_array(ctx, "prim_refs", &p.prim_refs)?,
+        instances: upload_array::<InstanceRecord>(ctx, "instances", &p.instances)?,
+        top_nodes: upload_array::<QbvhNode>(ctx, "top_nodes", &p.top_nodes)?,
+        top_instance_refs: upload_array(ctx, "top_instance_refs", &p.top_instance_refs)?,
+        vd_patches: upload_array::<VdPatchRecord>(ctx, "vd_patches", &p.vd_patches)?,
+        vd_points: upload_array(ctx, "vd_points", &p.vd_fallback.grid_points)?,
+        vd_tree: upload_array::<BoundsRecord>(ctx, "vd_tree", &p.vd_fallback.tree_nodes)?,
+        materials: upload_array(ctx, "materials", &materials)?,
+        lights: upload_array(ctx, "lights", &lights)?,
+        textures: upload_array(ctx, "textures", &textures)?,
+        texels: upload_array(ctx, "texels", &texels)?,
+        bytes,
+    })
+}

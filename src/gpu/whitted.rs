@@ -1,0 +1,565 @@
+//! The Whitted ray tracer on the GPU as a wavefront: camera rays, closest-hit traces, shade
+//! bounces with shadow rays and specular child rays, per-pixel accumulation; the GPU twin of
+//! `cpu::whitted`.
+//!
+//! Stages per frame (one WGSL kernel each, under `shaders/whitted/`):
+//! 1. `primary`: one ray per (pixel, sample), threads mapped to pixels in 8×8 Morton tiles;
+//! 2. `trace`: the fused two-level QBVH traversal with the compact stack (closest hit);
+//! 3. `shade`: the Whitted model at the hits of the queue (in chunks that bound the shadow
+//!    queue), appending shadow rays and the mirror / dielectric child rays to the next queue
+//!    through an atomic counter (the compaction of live rays between bounces);
+//! 4. `shadow`: any-hit traversal of the shadow queue;
+//!
+//! then 2–4 again for each specular bounce up to `film.max_depth`.
+//!
+//! Shade trees: every ray carries its pixel and the product of the weights along its path
+//! (paper 003 section 5.1.2), so a leaf's contribution is known when it is reached. Leaves are
+//! summed per pixel in 64-bit fixed point (2^-24 units) with 32-bit integer atomics and a carry:
+//! integer addition is associative, so the image is the same bit for bit whatever order the
+//! leaves arrive in, without float atomics. Limits: each leaf is clamped to [0, 2^38] and
+//! rounded to 2^-24 (and to f32's 24 bits); a pixel's sum must stay below 2^40.
+//!
+//! Random numbers: each ray carries the next dimension of its (pixel, sample) stream. Camera
+//! rays, mirror chains and the reflected branch of a dielectric read the same numbers as the CPU;
+//! the refracted branch of a dielectric continues at the dimension of its parent, while the CPU's
+//! recursion continues after the reflected branch's numbers, so quad-light samples seen through
+//! a refraction use other (equally distributed) numbers than the CPU.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::Vec3;
+
+use super::context::{GpuContext, GpuError};
+use super::kernel::{read_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
+use super::upload::{
+    frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadowRay,
+    SceneBuffers, NONE,
+};
+use crate::accel::Prepared;
+use crate::render::{Backend, Frame, FrameMetadata, Layer, RenderError, RenderOptions};
+use crate::scene::{Aov, Scene};
+
+/// Pixels of one Morton tile (8 × 8): threads are mapped to pixels tile by tile.
+const TILE_SIDE: u32 = 8;
+
+/// The GPU backend: the Whitted pipeline's kernels on one device.
+pub struct GpuBackend {
+    ctx: Arc<GpuContext>,
+    primary: Kernel,
+    trace: Kernel,
+    shade: Kernel,
+    shadow: Kernel,
+}
+
+/// Per-stage GPU times and ray counts of one frame.
+#[derive(Clone, Debug, Default)]
+struct StageStats {
+    primary_ms: f64,
+    trace_ms: f64,
+    /// The part of `trace_ms` spent on camera rays.
+    primary_trace_ms: f64,
+    shade_ms: f64,
+    shadow_ms: f64,
+    primary_rays: u64,
+    specular_rays: u64,
+    shadow_rays: u64,
+}
+
+/// Timestamp queries around each dispatch, resolved once per submission.
+struct Timer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    capacity: u32,
+    used: Vec<(&'static str, u32)>,
+}
+
+impl Timer {
+    fn new(ctx: &GpuContext, capacity: u32) -> Option<Timer> {
+        if !ctx.info.features.timestamps {
+            return None;
+        }
+        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("whitted timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: capacity * 2,
+        });
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("whitted timestamps"),
+            size: capacity as u64 * 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Some(Timer {
+            set,
+            resolve,
+            capacity,
+            used: Vec::new(),
+        })
+    }
+}
+
+impl GpuBackend {
+    /// Compiles the pipeline's kernels on `ctx` (the trace kernel with naga's runtime checks).
+    pub fn new(ctx: Arc<GpuContext>) -> Result<GpuBackend, GpuError> {
+        GpuBackend::with_trace_checks(ctx, Checks::Checked)
+    }
+
+    /// [`GpuBackend::new`] with the trace kernel created `trace_checks`; `Unchecked` is only for
+    /// tests that compare its hits with the CPU's and for benchmarks.
+    pub fn with_trace_checks(
+        ctx: Arc<GpuContext>,
+        trace_checks: Checks,
+    ) -> Result<GpuBackend, GpuError> {
+        Ok(GpuBackend {
+            primary: Kernel::new(&ctx, "whitted/primary.wgsl", &[], Checks::Checked)?,
+            trace: Kernel::new(&ctx, "whitted/trace.wgsl", &[], trace_checks)?,
+            shade: Kernel::new(&ctx, "whitted/shade.wgsl", &[], Checks::Checked)?,
+            shadow: Kernel::new(&ctx, "whitted/shadow.wgsl", &[], Checks::Checked)?,
+            ctx,
+        })
+    }
+
+    /// Opens a device the way the command line does and compiles the kernels.
+    /// Whether the adapter is a software renderer (such as lavapipe) rather than a GPU.
+    pub fn is_software(&self) -> bool {
+        self.ctx.info.device_type == format!("{:?}", wgpu::DeviceType::Cpu)
+    }
+
+    pub fn open(require_gpu: bool) -> Result<GpuBackend, GpuError> {
+        GpuBackend::new(Arc::new(GpuContext::open(require_gpu)?))
+    }
+
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
+    /// Camera-ray slots of a frame: whole 8×8 tiles, times `spp`.
+    fn ray_slots(params: &FrameParams, spp: u32) -> u64 {
+        let tiles =
+            params.width.div_ceil(TILE_SIDE) as u64 * params.height.div_ceil(TILE_SIDE) as u64;
+        tiles * (TILE_SIDE * TILE_SIDE) as u64 * spp as u64
+    }
+
+    fn bind_with_scene(
+        &self,
+        kernel: &Kernel,
+        scene: &SceneBuffers,
+        params: &wgpu::Buffer,
+        own: &[(&str, &wgpu::Buffer)],
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let mut resources: Vec<(&str, &wgpu::Buffer)> = scene.all().to_vec();
+        resources.push(("params", params));
+        resources.extend_from_slice(own);
+        kernel.bind(&self.ctx, &resources)
+    }
+
+    /// Records `kernel` over `n` invocations, with timestamps around it when available.
+    fn dispatch_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        kernel: &Kernel,
+        bind: &wgpu::BindGroup,
+        n: u64,
+        timer: &mut Option<Timer>,
+        stage: &'static str,
+    ) {
+        let grid = kernel.grid_for(&self.ctx, n);
+        let slot = match timer {
+            Some(t) if (t.used.len() as u32) < t.capacity => {
+                let slot = t.used.len() as u32;
+                t.used.push((stage, slot));
+                Some((t, slot))
+            }
+            _ => None,
+        };
+        let timestamp_writes = slot
+            .as_ref()
+            .map(|(t, s)| wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(s * 2),
+                end_of_pass_write_index: Some(s * 2 + 1),
+            });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(&kernel.name),
+            timestamp_writes,
+        });
+        pass.set_pipeline(&kernel.pipeline);
+        pass.set_bind_group(0, bind, &[]);
+        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+    }
+
+    /// Resolves the timer's queries into `stats` and resets it.
+    fn collect_times(
+        &self,
+        timer: &mut Option<Timer>,
+        stats: &mut StageStats,
+    ) -> Result<(), GpuError> {
+        let Some(t) = timer else { return Ok(()) };
+        if t.used.is_empty() {
+            return Ok(());
+        }
+        let count = t.used.len() as u32 * 2;
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        encoder.resolve_query_set(&t.set, 0..count, &t.resolve, 0);
+        self.ctx.queue.submit([encoder.finish()]);
+        let ticks: Vec<u64> = read_buffer(&self.ctx, &t.resolve, count as usize)?;
+        let period = self.ctx.info.timestamp_period_ns as f64;
+        for &(stage, slot) in &t.used {
+            let (a, b) = (ticks[slot as usize * 2], ticks[slot as usize * 2 + 1]);
+            let ms = b.saturating_sub(a) as f64 * period * 1e-6;
+            match stage {
+                "primary" => stats.primary_ms += ms,
+                "trace" => stats.trace_ms += ms,
+                "primary trace" => {
+                    stats.trace_ms += ms;
+                    stats.primary_trace_ms += ms;
+                }
+                "shade" => stats.shade_ms += ms,
+                _ => stats.shadow_ms += ms,
+            }
+        }
+        t.used.clear();
+        Ok(())
+    }
+
+    /// Generates camera rays (all samples, or with `centre_rays` one through each pixel centre
+    /// and the lens centre) and traces them: the rays and their closest hits, slot by slot.
+    fn primary_rays_and_hits(
+        &self,
+        scene_buffers: &SceneBuffers,
+        mut params: FrameParams,
+        centre_rays: bool,
+        timer: &mut Option<Timer>,
+    ) -> Result<(wgpu::Buffer, wgpu::Buffer, u64), GpuError> {
+        let spp = if centre_rays { 1 } else { params.spp };
+        let slots = Self::ray_slots(&params, spp);
+        let ray_count = u32::try_from(slots).map_err(|_| {
+            GpuError::Device(format!(
+                "{slots} camera rays are more than 32-bit indices address"
+            ))
+        })?;
+        params.ray_count = ray_count;
+        params.centre_rays = centre_rays as u32;
+        let params_buffer = uniform_buffer(&self.ctx, "params", &params);
+        let rays = storage_buffer_sized(
+            &self.ctx,
+            "camera rays",
+            slots * std::mem::size_of::<GpuRay>() as u64,
+        )?;
+        let hits = storage_buffer_sized(
+            &self.ctx,
+            "camera hits",
+            slots * std::mem::size_of::<GpuHit>() as u64,
+        )?;
+        let primary_bind = self
+            .primary
+            .bind(&self.ctx, &[("params", &params_buffer), ("rays", &rays)])?;
+        let trace_bind = self.bind_with_scene(
+            &self.trace,
+            scene_buffers,
+            &params_buffer,
+            &[("rays", &rays), ("hits", &hits)],
+        )?;
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        self.dispatch_timed(
+            &mut encoder,
+            &self.primary,
+            &primary_bind,
+            slots,
+            timer,
+            "primary",
+        );
+        self.dispatch_timed(
+            &mut encoder,
+            &self.trace,
+            &trace_bind,
+            slots,
+            timer,
+            "primary trace",
+        );
+        self.ctx.queue.submit([encoder.finish()]);
+        Ok((rays, hits, slots))
+    }
+
+    /// (instance, prim) of the closest hit of the camera ray through each pixel centre and the
+    /// lens centre, −1 for a miss, row by row: the GPU twin of `Tracer::primary_hit_id`.
+    pub fn primary_hit_ids(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+    ) -> Result<Vec<[f32; 2]>, GpuError> {
+        let buffers = upload_scene(&self.ctx, scene, prepared)?;
+        let params = frame_params(scene, prepared);
+        let (rays, hits, slots) = self.primary_rays_and_hits(&buffers, params, true, &mut None)?;
+        let rays: Vec<GpuRay> = read_buffer(&self.ctx, &rays, slots as usize)?;
+        let hits: Vec<GpuHit> = read_buffer(&self.ctx, &hits, slots as usize)?;
+        let mut ids = vec![[-1.0f32; 2]; (params.width * params.height) as usize];
+        for (ray, hit) in rays.iter().zip(&hits) {
+            if ray.pixel != NONE && hit.instance != NONE {
+                ids[ray.pixel as usize] = [hit.instance as f32, hit.prim as f32];
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Renders the frame: colour and the requested AOV layers, with stage statistics.
+    pub fn render(&self, scene: &Scene, prepared: &Prepared) -> Result<Frame, GpuError> {
+        let start = Instant::now();
+        let ctx = &self.ctx;
+        let buffers = upload_scene(ctx, scene, prepared)?;
+        let base = frame_params(scene, prepared);
+        let (width, height, spp) = (base.width, base.height, base.spp);
+        let pixels = (width * height) as u64;
+        let mut timer = Timer::new(ctx, 256);
+        let mut stats = StageStats::default();
+        let (mut rays, mut hits, mut ray_count) =
+            self.primary_rays_and_hits(&buffers, base, false, &mut timer)?;
+        stats.primary_rays = pixels * spp as u64;
+
+        let accum = storage_buffer_sized(ctx, "accumulators", pixels * 6 * 4)?;
+        let first_hits = storage_buffer_sized(
+            ctx,
+            "first hits",
+            pixels * spp as u64 * std::mem::size_of::<GpuFirstHit>() as u64,
+        )?;
+        let counters = storage_buffer_sized(ctx, "counters", 16)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(&accum, 0, None);
+        encoder.clear_buffer(&counters, 0, None);
+        ctx.queue.submit([encoder.finish()]);
+
+        // Chunks of the queue whose shadow rays fit one storage binding.
+        let per_hit = base.shadows_per_hit.max(1) as u64;
+        let shadow_size = std::mem::size_of::<GpuShadowRay>() as u64;
+        let limit = ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(ctx.info.max_buffer_size);
+        let chunk_rays = ((limit / (shadow_size * per_hit)) / 64 * 64).clamp(64, 1 << 20);
+        let mut bounce = 0u32;
+        loop {
+            let shadow_capacity = ray_count.min(chunk_rays) * per_hit;
+            let shadow_rays =
+                storage_buffer_sized(ctx, "shadow rays", shadow_capacity * shadow_size)?;
+            let capacity = ray_count * 2;
+            let next_rays = storage_buffer_sized(
+                ctx,
+                "next rays",
+                capacity * std::mem::size_of::<GpuRay>() as u64,
+            )?;
+            let mut params = base;
+            params.ray_count = ray_count as u32;
+            params.bounce = bounce;
+            params.ray_capacity = capacity as u32;
+            params.shadow_capacity = shadow_capacity as u32;
+            let params_buffer = uniform_buffer(ctx, "params", &params);
+            let shade_bind = self.bind_with_scene(
+                &self.shade,
+                &buffers,
+                &params_buffer,
+                &[
+                    ("rays", &rays),
+                    ("hits", &hits),
+                    ("next_rays", &next_rays),
+                    ("shadow_rays", &shadow_rays),
+                    ("counters", &counters),
+                    ("accum", &accum),
+                    ("first_hits", &first_hits),
+                ],
+            )?;
+            let shadow_bind = self.bind_with_scene(
+                &self.shadow,
+                &buffers,
+                &params_buffer,
+                &[
+                    ("shadow_rays", &shadow_rays),
+                    ("counters", &counters),
+                    ("accum", &accum),
+                ],
+            )?;
+            let mut offset = 0u64;
+            while offset < ray_count {
+                let n = chunk_rays.min(ray_count - offset);
+                ctx.queue.write_buffer(
+                    &params_buffer,
+                    0,
+                    bytemuck::bytes_of(&FrameParams {
+                        ray_offset: offset as u32,
+                        ..params
+                    }),
+                );
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                encoder.clear_buffer(&counters, 4, Some(4));
+                self.dispatch_timed(
+                    &mut encoder,
+                    &self.shade,
+                    &shade_bind,
+                    n,
+                    &mut timer,
+                    "shade",
+                );
+                self.dispatch_timed(
+                    &mut encoder,
+                    &self.shadow,
+                    &shadow_bind,
+                    n * per_hit,
+                    &mut timer,
+                    "shadow",
+                );
+                ctx.queue.submit([encoder.finish()]);
+                ctx.wait_idle()?;
+                offset += n;
+            }
+            let counts: Vec<u32> = read_buffer(ctx, &counters, 4)?;
+            let spawned = counts[0] as u64;
+            stats.specular_rays += spawned;
+            self.collect_times(&mut timer, &mut stats)?;
+            bounce += 1;
+            if spawned == 0 || bounce > base.max_depth {
+                stats.shadow_rays = counts[2] as u64;
+                break;
+            }
+            // The spawned rays are the next queue; trace them.
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            encoder.clear_buffer(&counters, 0, Some(4));
+            let next_hits =
+                storage_buffer_sized(ctx, "hits", spawned * std::mem::size_of::<GpuHit>() as u64)?;
+            let mut trace_params = base;
+            trace_params.ray_count = spawned as u32;
+            let trace_params_buffer = uniform_buffer(ctx, "params", &trace_params);
+            let trace_bind = self.bind_with_scene(
+                &self.trace,
+                &buffers,
+                &trace_params_buffer,
+                &[("rays", &next_rays), ("hits", &next_hits)],
+            )?;
+            self.dispatch_timed(
+                &mut encoder,
+                &self.trace,
+                &trace_bind,
+                spawned,
+                &mut timer,
+                "trace",
+            );
+            ctx.queue.submit([encoder.finish()]);
+            rays = next_rays;
+            hits = next_hits;
+            ray_count = spawned;
+        }
+        self.collect_times(&mut timer, &mut stats)?;
+
+        // Resolve: fixed-point sums to colours, per-sample first hits to AOVs.
+        let sums: Vec<u32> = read_buffer(ctx, &accum, (pixels * 6) as usize)?;
+        let color: Vec<Vec3> = sums
+            .chunks_exact(6)
+            .map(|c| {
+                let channel = |k: usize| {
+                    let fixed = ((c[2 * k + 1] as u64) << 32) | c[2 * k] as u64;
+                    (fixed as f64 / 16_777_216.0 / spp as f64) as f32
+                };
+                Vec3::new(channel(0), channel(1), channel(2))
+            })
+            .collect();
+        let firsts: Vec<GpuFirstHit> =
+            read_buffer(ctx, &first_hits, (pixels * spp as u64) as usize)?;
+        let mut albedo = vec![Vec3::ZERO; pixels as usize];
+        let mut normal = vec![Vec3::ZERO; pixels as usize];
+        let mut depth = vec![f32::INFINITY; pixels as usize];
+        for p in 0..pixels as usize {
+            let samples = &firsts[p * spp as usize..(p + 1) * spp as usize];
+            let mut a = Vec3::ZERO;
+            let mut n = Vec3::ZERO;
+            for f in samples {
+                a += Vec3::from_array(f.albedo);
+                n += Vec3::from_array(f.normal);
+            }
+            albedo[p] = a / spp as f32;
+            normal[p] = n.try_normalize().unwrap_or(Vec3::ZERO);
+            depth[p] = samples[0].depth;
+        }
+        let ids = if scene.output.layers.contains(&Aov::Id) {
+            Some(self.primary_hit_ids(scene, prepared)?)
+        } else {
+            None
+        };
+        let aovs = scene
+            .output
+            .layers
+            .iter()
+            .map(|aov| match aov {
+                Aov::Albedo => Layer::rgb("albedo", &albedo),
+                Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
+                Aov::Depth => Layer::scalar("depth", "Z", &depth),
+                Aov::Id => Layer {
+                    name: "id".to_string(),
+                    channels: vec!["instance".to_string(), "prim".to_string()],
+                    pixels: ids.iter().flatten().flatten().copied().collect(),
+                },
+            })
+            .collect();
+        let seconds = start.elapsed().as_secs_f64();
+        let rays = (stats.primary_rays + stats.specular_rays + stats.shadow_rays) as f64;
+        let mut frame_stats = vec![
+            ("rays/primary".to_string(), stats.primary_rays as f64),
+            ("rays/shadow".to_string(), stats.shadow_rays as f64),
+            ("rays/specular".to_string(), stats.specular_rays as f64),
+            (
+                "rays/mrays_per_s".to_string(),
+                rays / seconds.max(1e-9) / 1e6,
+            ),
+            ("time/whitted_ms".to_string(), seconds * 1e3),
+            ("gpu/upload_bytes".to_string(), buffers.bytes as f64),
+        ];
+        if ctx.info.features.timestamps {
+            frame_stats.extend([
+                ("gpu/primary_ms".to_string(), stats.primary_ms),
+                ("gpu/trace_ms".to_string(), stats.trace_ms),
+                ("gpu/primary_trace_ms".to_string(), stats.primary_trace_ms),
+                ("gpu/shade_ms".to_string(), stats.shade_ms),
+                ("gpu/shadow_ms".to_string(), stats.shadow_ms),
+                (
+                    "gpu/primary_mrays_per_s".to_string(),
+                    stats.primary_rays as f64
+                        / (stats.primary_ms + stats.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+            ]);
+        }
+        Ok(Frame {
+            width,
+            height,
+            color,
+            aovs,
+            metadata: FrameMetadata {
+                frame: scene.frame,
+                time: scene.time,
+                render_seconds: seconds,
+                spp,
+                camera_position: scene.camera.position,
+                camera_look_at: scene.camera.look_at,
+                camera_up: scene.camera.up,
+                camera_fov_deg: scene.camera.fov_deg,
+                device: ctx.info.name.clone(),
+                stats: frame_stats,
+                ..Default::default()
+            },
+        })
+    }
+}
+
+impl Backend for GpuBackend {
+    fn name(&self) -> String {
+        self.ctx.info.name.clone()
+    }
+
+    fn render_frame(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        _options: &RenderOptions,
+    ) -> Result<Frame, RenderError> {
+        self.render(scene, prepared)
+            .map_err(|e| RenderError::DeviceUnavailable(e.to_string()))
+    }
+}

@@ -1,0 +1,232 @@
+//! Every struct of shaders/shared/types.wgsl has a `#[repr(C)]` Rust twin with the same size,
+//! array stride and member offsets, as naga lays the WGSL out (no GPU needed).
+
+use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
+
+use caustica::accel::vd_fallback::BoundsRecord;
+use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
+use caustica::gpu::upload::{
+    FrameParams, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay, GpuTexture,
+};
+
+/// (size, [(member, offset)]) of a Rust struct, by listing its fields.
+macro_rules! rust_layout {
+    ($ty:ty { $($field:ident),* $(,)? }) => {
+        (size_of::<$ty>() as u32, vec![$((stringify!($field), offset_of!($ty, $field) as u32)),*])
+    };
+}
+
+/// A Rust struct's size and its (member, offset) pairs.
+type RustLayout = (u32, Vec<(&'static str, u32)>);
+
+/// The Rust twin of each WGSL struct, by WGSL name.
+fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
+    BTreeMap::from([
+        (
+            "QbvhNode",
+            rust_layout!(QbvhNode {
+                bounds_min,
+                first,
+                bounds_max,
+                meta
+            }),
+        ),
+        (
+            "MeshRecord",
+            rust_layout!(MeshRecord {
+                vertex_offset,
+                vertex_count,
+                triangle_offset,
+                triangle_count,
+                quad_offset,
+                quad_count,
+                node_offset,
+                node_count,
+                prim_ref_offset,
+                vd_patch_offset,
+                flags,
+                depth
+            }),
+        ),
+        (
+            "Instance",
+            rust_layout!(InstanceRecord {
+                object_to_world,
+                world_to_object,
+                mesh,
+                material,
+                _pad
+            }),
+        ),
+        (
+            "VdPatch",
+            rust_layout!(VdPatchRecord {
+                bounds_min,
+                tree_offset,
+                bounds_max,
+                grid_offset,
+                mesh,
+                quad,
+                _pad
+            }),
+        ),
+        (
+            "Bounds",
+            rust_layout!(BoundsRecord {
+                min,
+                _pad0,
+                max,
+                _pad1
+            }),
+        ),
+        (
+            "Material",
+            rust_layout!(GpuMaterial {
+                kind,
+                texture,
+                ior,
+                _pad,
+                color
+            }),
+        ),
+        (
+            "Light",
+            rust_layout!(GpuLight {
+                kind,
+                samples,
+                cos_outer,
+                cos_inner,
+                position,
+                direction,
+                edge_v,
+                normal,
+                color
+            }),
+        ),
+        (
+            "Texture",
+            rust_layout!(GpuTexture {
+                offset,
+                width,
+                height,
+                _pad
+            }),
+        ),
+        (
+            "FrameParams",
+            rust_layout!(FrameParams {
+                origin,
+                right,
+                up,
+                forward,
+                width,
+                height,
+                spp,
+                max_depth,
+                seed_lo,
+                seed_hi,
+                light_count,
+                epsilon,
+                ray_count,
+                bounce,
+                centre_rays,
+                ray_capacity,
+                shadow_capacity,
+                top_node_count,
+                vd_resolution,
+                vd_levels,
+                ray_offset,
+                shadows_per_hit,
+                _pad0,
+                _pad1
+            }),
+        ),
+        (
+            "Ray",
+            rust_layout!(GpuRay {
+                origin,
+                pixel,
+                dir,
+                sample,
+                weight,
+                dimension
+            }),
+        ),
+        (
+            "Hit",
+            rust_layout!(GpuHit {
+                t,
+                instance,
+                prim,
+                _pad,
+                st
+            }),
+        ),
+        (
+            "ShadowRay",
+            rust_layout!(GpuShadowRay {
+                origin,
+                pixel,
+                dir,
+                t_max,
+                contribution,
+                _pad
+            }),
+        ),
+        (
+            "FirstHit",
+            rust_layout!(GpuFirstHit {
+                albedo,
+                depth,
+                normal,
+                _pad
+            }),
+        ),
+    ])
+}
+
+/// The Rust name of a WGSL member that had to be renamed (WGSL reserves `meta`).
+fn rust_name(wgsl: &str) -> &str {
+    match wgsl {
+        "meta_bits" => "meta",
+        other => other,
+    }
+}
+
+#[test]
+fn every_shared_wgsl_struct_has_the_size_and_offsets_of_its_rust_twin() {
+    let source = caustica::gpu::shader::shader_file("shared/types.wgsl").expect("types.wgsl");
+    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{e}"));
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).expect("layout");
+    let twins = rust_twins();
+    let mut checked = Vec::new();
+    for (handle, ty) in module.types.iter() {
+        let (Some(name), naga::TypeInner::Struct { members, span }) = (&ty.name, &ty.inner) else {
+            continue;
+        };
+        let (rust_size, rust_fields) = twins
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("WGSL struct {name} has no Rust twin in this test"));
+        let layout = layouter[handle];
+        assert_eq!(*span, *rust_size, "{name}: WGSL size vs size_of");
+        assert_eq!(
+            layout.to_stride(),
+            *rust_size,
+            "{name}: WGSL array stride (size rounded to its alignment) vs size_of"
+        );
+        let wgsl_fields: Vec<(&str, u32)> = members
+            .iter()
+            .map(|m| (rust_name(m.name.as_deref().unwrap_or("?")), m.offset))
+            .collect();
+        assert_eq!(
+            &wgsl_fields, rust_fields,
+            "{name}: member names and offsets differ"
+        );
+        checked.push(name.clone());
+    }
+    let expected: Vec<String> = twins.keys().map(|k| k.to_string()).collect();
+    checked.sort();
+    assert_eq!(checked, expected, "every Rust twin has a WGSL struct");
+}

@@ -1,0 +1,304 @@
+//! The GPU Whitted pipeline agrees with its CPU twin: camera-ray hits pixel by pixel, colours
+//! and AOVs image by image on every example scene, and the analytic sphere of render_whitted.rs.
+
+use std::f32::consts::PI;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::{Affine3A, Vec3};
+
+use caustica::accel::{PrepareOptions, Prepared};
+use caustica::cpu::{render_whitted, Tracer};
+use caustica::gpu::kernel::Checks;
+use caustica::gpu::test_context;
+use caustica::gpu::whitted::GpuBackend;
+use caustica::io::AssetCache;
+use caustica::render::{Backend, Frame, RenderOptions};
+use caustica::scene::{
+    shapes, Aov, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh,
+    MeshOrigin, Scene, Span,
+};
+use caustica::Overrides;
+
+fn example_scenes() -> Vec<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let mut scenes: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csc"))
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().contains("walls"))
+        .collect();
+    scenes.sort();
+    scenes
+}
+
+/// The first frame of an example scene at 64×48, 1 spp, with every AOV requested.
+fn small_scene(path: &std::path::Path) -> (String, Scene, Prepared) {
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let file = caustica::load_scene(path).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let first = file.frame_range().unwrap().first;
+    let overrides = Overrides {
+        resolution: Some((64, 48)),
+        spp: Some(1),
+        ..Overrides::default()
+    };
+    let mut scene = caustica::evaluate_frame(&file, first, &AssetCache::default(), &overrides)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    scene.output.layers = Aov::ALL.to_vec();
+    let prepared = caustica::prepare(&scene).unwrap_or_else(|e| panic!("{name}: {e}"));
+    (name, scene, prepared)
+}
+
+/// Fraction of pixels whose GPU (instance, prim) equals the CPU's `primary_hit_id`.
+fn id_agreement(gpu: &[[f32; 2]], scene: &Scene, prepared: &Prepared) -> f64 {
+    let tracer = Tracer::new(scene, prepared);
+    let w = scene.film.width;
+    let same = gpu
+        .iter()
+        .enumerate()
+        .filter(|(i, id)| tracer.primary_hit_id(*i as u32 % w, *i as u32 / w) == **id)
+        .count();
+    same as f64 / gpu.len() as f64
+}
+
+#[test]
+fn gpu_camera_ray_hits_equal_the_cpu_ids_on_every_example_scene() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    for path in example_scenes() {
+        let (name, scene, prepared) = small_scene(&path);
+        let ids = backend.primary_hit_ids(&scene, &prepared).unwrap();
+        let agreement = id_agreement(&ids, &scene, &prepared);
+        eprintln!("{name}: {:.4}% of primary hits agree", agreement * 100.0);
+        assert!(agreement >= 0.999, "{name}: only {agreement} agree");
+        assert!(ids.iter().any(|id| id[0] >= 0.0), "{name}: nothing was hit");
+    }
+}
+
+/// The unchecked trace kernel finds the same hits as the checked one (and the CPU).
+#[test]
+fn unchecked_trace_kernel_finds_the_same_hits_as_the_checked_one() {
+    let Some(ctx) = test_context() else { return };
+    let ctx = Arc::new(ctx);
+    let checked = GpuBackend::new(ctx.clone()).unwrap();
+    let unchecked = GpuBackend::with_trace_checks(ctx, Checks::Unchecked).unwrap();
+    let path = example_scenes()
+        .into_iter()
+        .find(|p| p.ends_with("bunny.csc"))
+        .unwrap();
+    let (name, scene, prepared) = small_scene(&path);
+    // The first run of each pipeline includes the driver's compilation: warm both up, then
+    // time five runs each (upload, camera rays, trace, readback).
+    let a = checked.primary_hit_ids(&scene, &prepared).unwrap();
+    let b = unchecked.primary_hit_ids(&scene, &prepared).unwrap();
+    let time = |backend: &GpuBackend| {
+        let start = Instant::now();
+        for _ in 0..5 {
+            backend.primary_hit_ids(&scene, &prepared).unwrap();
+        }
+        start.elapsed().as_secs_f64() * 1e3 / 5.0
+    };
+    let (checked_ms, unchecked_ms) = (time(&checked), time(&unchecked));
+    eprintln!("{name} camera rays: checked {checked_ms:.1} ms, unchecked {unchecked_ms:.1} ms");
+    assert_eq!(a, b);
+    assert!(id_agreement(&b, &scene, &prepared) >= 0.999);
+}
+
+/// Σ|gpu − cpu| / Σ|cpu| over every pixel and channel.
+fn relative_l1(gpu: &[Vec3], cpu: &[Vec3]) -> f64 {
+    let mut diff = 0.0f64;
+    let mut total = 0.0f64;
+    for (g, c) in gpu.iter().zip(cpu) {
+        diff += (*g - *c).abs().element_sum() as f64;
+        total += c.abs().element_sum() as f64;
+    }
+    diff / total.max(1e-12)
+}
+
+fn layer_vec3(frame: &Frame, name: &str) -> Vec<Vec3> {
+    let layer = frame.aov(name).unwrap();
+    layer
+        .pixels
+        .chunks_exact(3)
+        .map(|c| Vec3::new(c[0], c[1], c[2]))
+        .collect()
+}
+
+#[test]
+fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    for path in example_scenes() {
+        let (name, scene, prepared) = small_scene(&path);
+        let cpu = render_whitted(&scene, &prepared, &RenderOptions::default());
+        let start = Instant::now();
+        let gpu = backend
+            .render_frame(&scene, &prepared, &RenderOptions::default())
+            .unwrap();
+        let seconds = start.elapsed().as_secs_f64();
+        let colour = relative_l1(&gpu.color, &cpu.color);
+        let albedo = relative_l1(&layer_vec3(&gpu, "albedo"), &layer_vec3(&cpu, "albedo"));
+        let normal = relative_l1(&layer_vec3(&gpu, "normal"), &layer_vec3(&cpu, "normal"));
+        let depth_g = &gpu.aov("depth").unwrap().pixels;
+        let depth_c = &cpu.aov("depth").unwrap().pixels;
+        let depth_agree = depth_g
+            .iter()
+            .zip(depth_c)
+            .filter(|(g, c)| g == c || (*g - *c).abs() <= 1e-4 * c.abs())
+            .count() as f64
+            / depth_c.len() as f64;
+        let ids_agree = gpu
+            .aov("id")
+            .unwrap()
+            .pixels
+            .chunks_exact(2)
+            .zip(cpu.aov("id").unwrap().pixels.chunks_exact(2))
+            .filter(|(g, c)| g == c)
+            .count() as f64
+            / (depth_c.len() as f64);
+        eprintln!(
+            "{name}: colour {:.4}%, albedo {:.4}%, normal {:.4}%, depth {:.2}% equal, id {:.2}% equal, {:.2} s on {}",
+            colour * 100.0,
+            albedo * 100.0,
+            normal * 100.0,
+            depth_agree * 100.0,
+            ids_agree * 100.0,
+            seconds,
+            gpu.metadata.device
+        );
+        eprintln!("  {:?}", gpu.metadata.stats);
+        assert!(colour < 0.01, "{name}: colour differs by {colour}");
+        assert!(albedo < 0.01, "{name}: albedo differs by {albedo}");
+        assert!(normal < 0.01, "{name}: normal differs by {normal}");
+        assert!(
+            depth_agree >= 0.999,
+            "{name}: depth agrees on {depth_agree}"
+        );
+        assert!(ids_agree >= 0.999, "{name}: ids agree on {ids_agree}");
+        for stat in ["rays/primary", "rays/shadow", "rays/specular"] {
+            let value = |f: &Frame| f.metadata.stats.iter().find(|(n, _)| n == stat).unwrap().1;
+            assert_eq!(value(&gpu), value(&cpu), "{name}: {stat}");
+        }
+        assert!(!gpu.metadata.device.is_empty());
+    }
+}
+
+/// The analytic sphere of tests/render_whitted.rs through the GPU backend: L = ρ/π · Φ/(4πR²).
+#[test]
+fn gpu_diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let radius = 2.0;
+    let albedo = Vec3::new(0.8, 0.5, 0.25);
+    let power = Vec3::new(100.0, 60.0, 30.0);
+    let scene = Scene {
+        camera: Camera {
+            position: Vec3::new(0.3, -0.2, 0.1),
+            look_at: Vec3::new(1.0, 0.5, -1.0),
+            fov_deg: 60.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 24,
+            height: 16,
+            spp: 1,
+            ..Default::default()
+        },
+        materials: vec![Material {
+            name: "wall".into(),
+            kind: MaterialKind::Diffuse {
+                albedo,
+                texture: None,
+            },
+            span: Span::NONE,
+        }],
+        meshes: vec![Mesh {
+            name: "sphere".into(),
+            origin: MeshOrigin::Inline,
+            data: Arc::new(shapes::uv_sphere(radius, 256)),
+            displacement: None,
+            span: Span::NONE,
+        }],
+        instances: vec![Instance {
+            mesh: 0,
+            material: 0,
+            transform: Affine3A::IDENTITY,
+            span: Span::NONE,
+        }],
+        lights: vec![Light {
+            kind: LightKind::Point {
+                position: Vec3::ZERO,
+                power,
+            },
+            span: Span::NONE,
+        }],
+        ..Default::default()
+    };
+    let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+    let frame = backend
+        .render_frame(&scene, &prepared, &RenderOptions::default())
+        .unwrap();
+    let expected = albedo / PI * power / (4.0 * PI * radius * radius);
+    for (i, c) in frame.color.iter().enumerate() {
+        let rel = ((*c - expected) / expected).abs().max_element();
+        assert!(
+            rel < 2e-3,
+            "pixel {i}: {c} vs {expected} (relative error {rel})"
+        );
+    }
+}
+
+/// A frame large enough that the shade stage runs in several chunks (its shadow rays exceed one
+/// storage binding on a 128 MiB device) still matches the CPU (about 5 s on lavapipe).
+#[test]
+fn chunked_shading_of_a_larger_frame_matches_the_cpu() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let path = example_scenes()
+        .into_iter()
+        .find(|p| p.ends_with("cornell_spheres.csc"))
+        .unwrap();
+    let file = caustica::load_scene(&path).unwrap();
+    let overrides = Overrides {
+        resolution: Some((256, 256)),
+        spp: Some(4),
+        ..Overrides::default()
+    };
+    let scene = caustica::evaluate_frame(&file, 0, &AssetCache::default(), &overrides).unwrap();
+    let prepared = caustica::prepare(&scene).unwrap();
+    let start = Instant::now();
+    let cpu = render_whitted(&scene, &prepared, &RenderOptions::default());
+    let cpu_s = start.elapsed().as_secs_f64();
+    let start = Instant::now();
+    let gpu = backend
+        .render_frame(&scene, &prepared, &RenderOptions::default())
+        .unwrap();
+    let gpu_s = start.elapsed().as_secs_f64();
+    let colour = relative_l1(&gpu.color, &cpu.color);
+    eprintln!(
+        "cornell_spheres 256x256x4: colour {:.4}%, cpu {cpu_s:.2} s, gpu {gpu_s:.2} s\n  {:?}",
+        colour * 100.0,
+        gpu.metadata.stats
+    );
+    assert!(colour < 0.01, "colour differs by {colour}");
+}
+
+/// An array larger than one storage binding is refused with an error that names it.
+#[test]
+fn an_array_over_the_binding_limit_is_refused_with_its_name() {
+    let Some(ctx) = test_context() else { return };
+    let limit = ctx
+        .info
+        .max_storage_buffer_binding_size
+        .min(ctx.info.max_buffer_size);
+    let too_many = vec![[0.0f32; 4]; (limit / 16 + 1) as usize];
+    let err = caustica::gpu::upload::upload_array(&ctx, "positions", &too_many)
+        .err()
+        .expect("an array over the limit is refused");
+    let message = err.to_string();
+    assert!(
+        message.contains("positions") && message.contains(&limit.to_string()),
+        "{message}"
+    );
+}
