@@ -7,7 +7,7 @@ use std::mem::{offset_of, size_of};
 use caustica::accel::vd_fallback::BoundsRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::upload::{
-    FrameParams, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay, GpuTexture,
+    FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay, GpuTexture,
 };
 
 /// (size, [(member, offset)]) of a Rust struct, by listing its fields.
@@ -23,6 +23,15 @@ type RustLayout = (u32, Vec<(&'static str, u32)>);
 /// The Rust twin of each WGSL struct, by WGSL name.
 fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
     BTreeMap::from([
+        (
+            "BenchRay",
+            rust_layout!(GpuBenchRay {
+                origin,
+                t_max,
+                dir,
+                any_hit
+            }),
+        ),
         (
             "QbvhNode",
             rust_layout!(QbvhNode {

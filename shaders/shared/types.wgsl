@@ -155,3 +155,11 @@ struct FirstHit {
     normal: vec3<f32>,
     _pad: u32,
 }
+
+// Twin of gpu::upload::GpuBenchRay: a ray of the ray-throughput benchmark.
+struct BenchRay {
+    origin: vec3<f32>,
+    t_max: f32,
+    dir: vec3<f32>,
+    any_hit: u32,
+}

@@ -4,6 +4,7 @@
 pub mod context;
 pub mod kernel;
 pub mod prims;
+pub mod raybench;
 pub mod shader;
 pub mod upload;
 pub mod whitted;

@@ -156,6 +156,17 @@ pub struct GpuShadowRay {
     pub _pad: u32,
 }
 
+/// A ray of the ray-throughput benchmark (`gpu::raybench`); 32 bytes. WGSL twin: `struct BenchRay`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuBenchRay {
+    pub origin: [f32; 3],
+    pub t_max: f32,
+    pub dir: [f32; 3],
+    /// 1: any hit (shadow ray); 0: closest hit.
+    pub any_hit: u32,
+}
+
 /// What one camera sample saw first; 32 bytes. WGSL twin: `struct FirstHit`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]

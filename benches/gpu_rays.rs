@@ -1,0 +1,75 @@
+//! GPU ray throughput (Mrays/s) of primary, shadow, reflection and diffuse rays on the bunny,
+//! the dragon and Dabrovic Sponza (`benches/scenes/*.csc`, meshes from `../shared/assets`), for
+//! the QBVH and for a binary BVH in the same layout, with checked and unchecked shader modules.
+//! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
+//!
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza]`
+
+use std::path::PathBuf;
+
+use caustica::accel::{PrepareOptions, Prepared};
+use caustica::gpu::kernel::Checks;
+use caustica::gpu::raybench::{make_ray_sets, measure};
+use caustica::gpu::GpuContext;
+use caustica::io::AssetCache;
+use caustica::Overrides;
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let runs: usize = arg(&args, "--runs").and_then(|r| r.parse().ok()).unwrap_or(5);
+    let (width, height) = arg(&args, "--resolution")
+        .and_then(|r| r.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?))))
+        .unwrap_or((1920u32, 1080u32));
+    let scenes = arg(&args, "--scenes").unwrap_or_else(|| "bunny,dragon,sponza".into());
+    let ctx = match GpuContext::open(caustica::gpu_required()) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    println!("device: {} ({}, {}), {}x{}, {runs} runs", ctx.info.name, ctx.info.backend, ctx.info.driver, width, height);
+    println!("{:<8} {:<18} {:<10} {:>9} {:>10} {:>10} {:>7} {:>7}", "scene", "layout", "rays", "count", "median ms", "Mrays/s", "hit %", "agree %");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for name in scenes.split(',') {
+        let path = root.join("benches/scenes").join(format!("{name}.csc"));
+        let assets = AssetCache::default();
+        let scene = match caustica::load_scene(&path).and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &Overrides::default())) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("{name}: skipping: {}", e.to_string().lines().next().unwrap_or_default());
+                continue;
+            }
+        };
+        let qbvh = Prepared::build(&scene, &PrepareOptions::default()).expect("the benchmark scenes build");
+        let sets = make_ray_sets(&scene, &qbvh, width, height);
+        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2, ..Default::default() }).expect("the benchmark scenes build");
+        for (layout, prepared, checks) in [
+            ("qbvh unchecked", &qbvh, Checks::Unchecked),
+            ("qbvh checked", &qbvh, Checks::Checked),
+            ("binary unchecked", &binary, Checks::Unchecked),
+            ("binary checked", &binary, Checks::Checked),
+        ] {
+            match measure(&ctx, &scene, prepared, &sets, checks, runs) {
+                Ok(rows) => {
+                    for r in rows {
+                        println!(
+                            "{name:<8} {layout:<18} {:<10} {:>9} {:>10.3} {:>10.1} {:>7.1} {:>7.2}",
+                            r.kind,
+                            r.rays,
+                            r.median_ms,
+                            r.mrays_per_s,
+                            100.0 * r.hit_fraction,
+                            100.0 * r.agreement
+                        );
+                    }
+                }
+                Err(e) => eprintln!("{name} {layout}: {e}"),
+            }
+        }
+    }
+}
