@@ -3,7 +3,7 @@
 //! the QBVH and for a binary BVH in the same layout, with checked and unchecked shader modules.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--vd-code-ab]`
 
 use std::path::PathBuf;
 
@@ -48,13 +48,24 @@ fn main() {
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).expect("the benchmark scenes build");
         let sets = make_ray_sets(&scene, &qbvh, width, height);
         let binary = Prepared::build(&scene, &PrepareOptions { branching: 2, ..Default::default() }).expect("the benchmark scenes build");
-        for (layout, prepared, checks) in [
-            ("qbvh unchecked", &qbvh, Checks::Unchecked),
-            ("qbvh checked", &qbvh, Checks::Checked),
-            ("binary unchecked", &binary, Checks::Unchecked),
-            ("binary checked", &binary, Checks::Checked),
-        ] {
-            match measure(&ctx, &scene, prepared, &sets, checks, runs) {
+        let configs = if args.iter().any(|a| a == "--vd-code-ab") {
+            // What the VD-patch traversal code costs a kernel that never runs it.
+            vec![
+                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
+                ("qbvh +vd code", &qbvh, Checks::Unchecked, true),
+                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
+                ("qbvh +vd code", &qbvh, Checks::Unchecked, true),
+            ]
+        } else {
+            vec![
+                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
+                ("qbvh checked", &qbvh, Checks::Checked, false),
+                ("binary unchecked", &binary, Checks::Unchecked, false),
+                ("binary checked", &binary, Checks::Checked, false),
+            ]
+        };
+        for (layout, prepared, checks, vd_code) in configs {
+            match measure(&ctx, &scene, prepared, &sets, checks, runs, vd_code) {
                 Ok(rows) => {
                     for r in rows {
                         println!(

@@ -295,6 +295,8 @@ fn intersect_prim(mesh: MeshRecord, prim: u32, origin: vec3<f32>, dir: vec3<f32>
         return PrimHit(h.hit, h.t, vec2<f32>(h.b1, h.b2));
     }
     let q = prim - mesh.triangle_count;
+    // Kernels for scenes without VD patches leave this branch out (fewer registers in the loop).
+    //!if VD_PATCHES
     if (mesh.flags & MESH_DISPLACED) != 0u {
         let vd = vd_patches[mesh.vd_patch_offset + q];
         if slab_entry(origin, 1.0 / dir, vd.bounds_min, vd.bounds_max, t_min, t_max) < 0.0 {
@@ -302,6 +304,7 @@ fn intersect_prim(mesh: MeshRecord, prim: u32, origin: vec3<f32>, dir: vec3<f32>
         }
         return vd_intersect(vd, origin, dir, t_min, t_max);
     }
+    //!endif
     let v = quads[mesh.quad_offset + q];
     return intersect_quad(origin, dir, position_of(v.x), position_of(v.y), position_of(v.z), position_of(v.w), t_min, t_max);
 }

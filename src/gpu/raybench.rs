@@ -115,8 +115,10 @@ pub struct RayThroughput {
     pub agreement: f64,
 }
 
-/// Traces every set `runs` times (after one warm-up) with the benchmark kernel built with
-/// `checks`, and returns the figures of each set.
+/// Traces every set `runs` times (after three warm-up runs, which also bring an idle GPU up to
+/// its clocks) with the benchmark kernel built with
+/// `checks`, and returns the figures of each set. The kernel holds the VD-patch traversal only
+/// when the scene has patches, or when `with_vd_code` asks for it (to measure what it costs).
 pub fn measure(
     ctx: &GpuContext,
     scene: &Scene,
@@ -124,8 +126,10 @@ pub fn measure(
     sets: &RaySets,
     checks: Checks,
     runs: usize,
+    with_vd_code: bool,
 ) -> Result<Vec<RayThroughput>, GpuError> {
-    let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", &[], checks)?;
+    let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() { &["VD_PATCHES"] } else { &[] };
+    let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", defines, checks)?;
     let buffers = upload_scene(ctx, scene, prepared)?;
     let timestamps = ctx.info.features.timestamps;
     let query = timestamps.then(|| {
@@ -153,7 +157,7 @@ pub fn measure(
         let bind = kernel.bind(ctx, &resources)?;
         let grid = kernel.grid_for(ctx, rays.len() as u64);
         let mut times = Vec::new();
-        for run in 0..=runs {
+        for run in 0..runs + 3 {
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             {
                 let timestamp_writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
@@ -180,12 +184,12 @@ pub fn measure(
             } else {
                 wall_ms
             };
-            if run > 0 {
+            if run >= 3 {
                 times.push(ms);
             }
         }
         times.sort_by(f64::total_cmp);
-        let median_ms = times[times.len() / 2];
+        let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
         let gpu_hits: Vec<[u32; 2]> = read_buffer(ctx, &hits, rays.len())?;
         let hit_count = gpu_hits.iter().filter(|h| h[1] != u32::MAX).count();
         let checked: Vec<usize> = (0..rays.len()).step_by(97).collect();
@@ -209,8 +213,8 @@ pub fn measure(
             kind,
             rays: rays.len(),
             median_ms,
-            min_ms: times[0],
-            max_ms: times[times.len() - 1],
+            min_ms: times.first().copied().unwrap_or(f64::NAN),
+            max_ms: times.last().copied().unwrap_or(f64::NAN),
             mrays_per_s: rays.len() as f64 / (median_ms * 1e-3) / 1e6,
             hit_fraction: hit_count as f64 / rays.len() as f64,
             agreement: agree as f64 / checked.len().max(1) as f64,

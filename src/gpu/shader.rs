@@ -5,7 +5,8 @@
 //! relative to `shaders/`; each file is included once per kernel, in first-use order, and
 //! includes nest. Kernels may also be specialised with `//!define NAME` lines passed by the host
 //! and `//!if NAME` … `//!else` … `//!endif` blocks (no nesting), for the feature fallbacks
-//! (`SUBGROUPS`, `INT64_ATOMICS`).
+//! (`SUBGROUPS`, `INT64_ATOMICS`) and for what a scene holds (`VD_PATCHES`: traversal code for
+//! displaced patches, left out of kernels for scenes without them).
 
 use std::collections::HashSet;
 
@@ -147,7 +148,7 @@ mod tests {
     fn every_shader_file_assembles_and_validates_with_naga() {
         assert!(!SHADER_FILES.is_empty());
         for (path, _) in SHADER_FILES {
-            for defines in [&[][..], &["SUBGROUPS", "INT64_ATOMICS"][..]] {
+            for defines in [&[][..], &["SUBGROUPS", "INT64_ATOMICS", "VD_PATCHES"][..]] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
                 if let Err(e) = validate(path, &source) {
                     panic!("{e}");

@@ -25,7 +25,7 @@
 //! recursion continues after the reflected branch's numbers, so quad-light samples seen through
 //! a refraction use other (equally distributed) numbers than the CPU.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use glam::Vec3;
@@ -47,6 +47,15 @@ const TILE_SIDE: u32 = 8;
 pub struct GpuBackend {
     ctx: Arc<GpuContext>,
     primary: Kernel,
+    trace_checks: Checks,
+    /// The kernels that traverse the scene, compiled on first use: [without, with] the VD-patch
+    /// traversal code (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its
+    /// ray rate (docs/performance.md).
+    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 2],
+}
+
+/// The kernels of one traversal variant.
+struct TraversalKernels {
     trace: Kernel,
     shade: Kernel,
     shadow: Kernel,
@@ -113,19 +122,37 @@ impl GpuBackend {
     ) -> Result<GpuBackend, GpuError> {
         Ok(GpuBackend {
             primary: Kernel::new(&ctx, "whitted/primary.wgsl", &[], Checks::Checked)?,
-            trace: Kernel::new(&ctx, "whitted/trace.wgsl", &[], trace_checks)?,
-            shade: Kernel::new(&ctx, "whitted/shade.wgsl", &[], Checks::Checked)?,
-            shadow: Kernel::new(&ctx, "whitted/shadow.wgsl", &[], Checks::Checked)?,
+            trace_checks,
+            traversal: [Mutex::new(None), Mutex::new(None)],
             ctx,
         })
     }
 
-    /// Opens a device the way the command line does and compiles the kernels.
+    /// The traversal kernels for a scene with (or without) VD patches, compiled on first use.
+    fn traversal_kernels(&self, prepared: &Prepared) -> Result<Arc<TraversalKernels>, GpuError> {
+        let with_vd = !prepared.vd_patches.is_empty();
+        // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
+        // reports as an error instead.
+        let mut slot = self.traversal[with_vd as usize].lock().unwrap();
+        if let Some(k) = slot.as_ref() {
+            return Ok(k.clone());
+        }
+        let defines: &[&str] = if with_vd { &["VD_PATCHES"] } else { &[] };
+        let kernels = Arc::new(TraversalKernels {
+            trace: Kernel::new(&self.ctx, "whitted/trace.wgsl", defines, self.trace_checks)?,
+            shade: Kernel::new(&self.ctx, "whitted/shade.wgsl", defines, Checks::Checked)?,
+            shadow: Kernel::new(&self.ctx, "whitted/shadow.wgsl", defines, Checks::Checked)?,
+        });
+        *slot = Some(kernels.clone());
+        Ok(kernels)
+    }
+
     /// Whether the adapter is a software renderer (such as lavapipe) rather than a GPU.
     pub fn is_software(&self) -> bool {
         self.ctx.info.device_type == format!("{:?}", wgpu::DeviceType::Cpu)
     }
 
+    /// Opens a device the way the command line does and compiles the kernels.
     pub fn open(require_gpu: bool) -> Result<GpuBackend, GpuError> {
         GpuBackend::new(Arc::new(GpuContext::open(require_gpu)?))
     }
@@ -227,6 +254,7 @@ impl GpuBackend {
     /// and the lens centre) and traces them: the rays and their closest hits, slot by slot.
     fn primary_rays_and_hits(
         &self,
+        kernels: &TraversalKernels,
         scene_buffers: &SceneBuffers,
         mut params: FrameParams,
         centre_rays: bool,
@@ -256,7 +284,7 @@ impl GpuBackend {
             .primary
             .bind(&self.ctx, &[("params", &params_buffer), ("rays", &rays)])?;
         let trace_bind = self.bind_with_scene(
-            &self.trace,
+            &kernels.trace,
             scene_buffers,
             &params_buffer,
             &[("rays", &rays), ("hits", &hits)],
@@ -272,7 +300,7 @@ impl GpuBackend {
         );
         self.dispatch_timed(
             &mut encoder,
-            &self.trace,
+            &kernels.trace,
             &trace_bind,
             slots,
             timer,
@@ -291,7 +319,9 @@ impl GpuBackend {
     ) -> Result<Vec<[f32; 2]>, GpuError> {
         let buffers = upload_scene(&self.ctx, scene, prepared)?;
         let params = frame_params(scene, prepared);
-        let (rays, hits, slots) = self.primary_rays_and_hits(&buffers, params, true, &mut None)?;
+        let kernels = self.traversal_kernels(prepared)?;
+        let (rays, hits, slots) =
+            self.primary_rays_and_hits(&kernels, &buffers, params, true, &mut None)?;
         let rays: Vec<GpuRay> = read_buffer(&self.ctx, &rays, slots as usize)?;
         let hits: Vec<GpuHit> = read_buffer(&self.ctx, &hits, slots as usize)?;
         let mut ids = vec![[-1.0f32; 2]; (params.width * params.height) as usize];
@@ -308,13 +338,14 @@ impl GpuBackend {
         let start = Instant::now();
         let ctx = &self.ctx;
         let buffers = upload_scene(ctx, scene, prepared)?;
+        let kernels = self.traversal_kernels(prepared)?;
         let base = frame_params(scene, prepared);
         let (width, height, spp) = (base.width, base.height, base.spp);
         let pixels = (width * height) as u64;
         let mut timer = Timer::new(ctx, 256);
         let mut stats = StageStats::default();
         let (mut rays, mut hits, mut ray_count) =
-            self.primary_rays_and_hits(&buffers, base, false, &mut timer)?;
+            self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut timer)?;
         stats.primary_rays = pixels * spp as u64;
 
         let accum = storage_buffer_sized(ctx, "accumulators", pixels * 6 * 4)?;
@@ -355,7 +386,7 @@ impl GpuBackend {
             params.shadow_capacity = shadow_capacity as u32;
             let params_buffer = uniform_buffer(ctx, "params", &params);
             let shade_bind = self.bind_with_scene(
-                &self.shade,
+                &kernels.shade,
                 &buffers,
                 &params_buffer,
                 &[
@@ -369,7 +400,7 @@ impl GpuBackend {
                 ],
             )?;
             let shadow_bind = self.bind_with_scene(
-                &self.shadow,
+                &kernels.shadow,
                 &buffers,
                 &params_buffer,
                 &[
@@ -393,7 +424,7 @@ impl GpuBackend {
                 encoder.clear_buffer(&counters, 4, Some(4));
                 self.dispatch_timed(
                     &mut encoder,
-                    &self.shade,
+                    &kernels.shade,
                     &shade_bind,
                     n,
                     &mut timer,
@@ -401,7 +432,7 @@ impl GpuBackend {
                 );
                 self.dispatch_timed(
                     &mut encoder,
-                    &self.shadow,
+                    &kernels.shadow,
                     &shadow_bind,
                     n * per_hit,
                     &mut timer,
@@ -429,14 +460,14 @@ impl GpuBackend {
             trace_params.ray_count = spawned as u32;
             let trace_params_buffer = uniform_buffer(ctx, "params", &trace_params);
             let trace_bind = self.bind_with_scene(
-                &self.trace,
+                &kernels.trace,
                 &buffers,
                 &trace_params_buffer,
                 &[("rays", &next_rays), ("hits", &next_hits)],
             )?;
             self.dispatch_timed(
                 &mut encoder,
-                &self.trace,
+                &kernels.trace,
                 &trace_bind,
                 spawned,
                 &mut timer,
