@@ -15,14 +15,22 @@ use caustica::io::AssetCache;
 use caustica::Overrides;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let runs: usize = arg(&args, "--runs").and_then(|r| r.parse().ok()).unwrap_or(5);
+    let runs: usize = arg(&args, "--runs")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5);
     let (width, height) = arg(&args, "--resolution")
-        .and_then(|r| r.split_once('x').and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?))))
+        .and_then(|r| {
+            r.split_once('x')
+                .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+        })
         .unwrap_or((1920u32, 1080u32));
     let scenes = arg(&args, "--scenes").unwrap_or_else(|| "bunny,dragon,sponza".into());
     let ctx = match GpuContext::open(caustica::gpu_required()) {
@@ -32,22 +40,41 @@ fn main() {
             return;
         }
     };
-    println!("device: {} ({}, {}), {}x{}, {runs} runs", ctx.info.name, ctx.info.backend, ctx.info.driver, width, height);
-    println!("{:<8} {:<18} {:<10} {:>9} {:>10} {:>10} {:>7} {:>7}", "scene", "layout", "rays", "count", "median ms", "Mrays/s", "hit %", "agree %");
+    println!(
+        "device: {} ({}, {}), {}x{}, {runs} runs",
+        ctx.info.name, ctx.info.backend, ctx.info.driver, width, height
+    );
+    println!(
+        "{:<8} {:<18} {:<10} {:>9} {:>10} {:>10} {:>7} {:>7}",
+        "scene", "layout", "rays", "count", "median ms", "Mrays/s", "hit %", "agree %"
+    );
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for name in scenes.split(',') {
         let path = root.join("benches/scenes").join(format!("{name}.csc"));
         let assets = AssetCache::default();
-        let scene = match caustica::load_scene(&path).and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &Overrides::default())) {
+        let scene = match caustica::load_scene(&path)
+            .and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &Overrides::default()))
+        {
             Ok(s) => s,
             Err(e) => {
-                eprintln!("{name}: skipping: {}", e.to_string().lines().next().unwrap_or_default());
+                eprintln!(
+                    "{name}: skipping: {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                );
                 continue;
             }
         };
-        let qbvh = Prepared::build(&scene, &PrepareOptions::default()).expect("the benchmark scenes build");
+        let qbvh = Prepared::build(&scene, &PrepareOptions::default())
+            .expect("the benchmark scenes build");
         let sets = make_ray_sets(&scene, &qbvh, width, height);
-        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2, ..Default::default() }).expect("the benchmark scenes build");
+        let binary = Prepared::build(
+            &scene,
+            &PrepareOptions {
+                branching: 2,
+                ..Default::default()
+            },
+        )
+        .expect("the benchmark scenes build");
         let configs = if args.iter().any(|a| a == "--vd-code-ab") {
             // What the VD-patch traversal code costs a kernel that never runs it.
             vec![

@@ -69,7 +69,8 @@ pub fn gpu_required() -> bool {
 pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
     let open_gpu = || -> Result<gpu::whitted::GpuBackend, Error> {
         // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
-        gpu::whitted::GpuBackend::open(true).map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
+        gpu::whitted::GpuBackend::open(true)
+            .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
     };
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
@@ -77,7 +78,10 @@ pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
         Device::Auto => match open_gpu() {
             Ok(backend) if gpu_required() || !backend.is_software() => Ok(Box::new(backend)),
             Ok(backend) => {
-                log::warn!("only a software GPU adapter ({}) was found; rendering on the CPU backend", backend.name());
+                log::warn!(
+                    "only a software GPU adapter ({}) was found; rendering on the CPU backend",
+                    backend.name()
+                );
                 Ok(Box::new(cpu::CpuBackend))
             }
             Err(e) if gpu_required() => Err(e),
@@ -196,6 +200,8 @@ pub struct RenderJob {
 #[derive(Clone, Debug)]
 pub struct FrameReport {
     pub frame: i64,
+    /// "cpu", or the GPU adapter and its backend.
+    pub device: String,
     pub exr: PathBuf,
     pub preview: Option<PathBuf>,
     pub build_seconds: f64,
@@ -263,6 +269,7 @@ fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<F
     };
     Ok(FrameReport {
         frame: scene.frame,
+        device: frame.metadata.device.clone(),
         exr,
         preview,
         build_seconds,

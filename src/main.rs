@@ -164,6 +164,7 @@ fn run(command: Command) -> Result<(), Error> {
                     }
                 }
                 if stats {
+                    println!("  {:<28} {}", "device", report.device);
                     for (name, value) in &report.stats {
                         println!("  {name:<28} {}", format_value(*value));
                     }

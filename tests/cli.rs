@@ -516,7 +516,10 @@ fn device_gpu_renders_on_the_gpu_or_fails_clearly_and_writes_nothing() {
     );
     if out.status.success() {
         let frame = caustica::io::read_frame(&dir.path().join("g_0001.exr")).unwrap();
-        assert_ne!(frame.metadata.device, "cpu", "--device gpu rendered on the CPU");
+        assert_ne!(
+            frame.metadata.device, "cpu",
+            "--device gpu rendered on the CPU"
+        );
         assert!(dir.path().join("g.png").exists());
     } else {
         assert!(

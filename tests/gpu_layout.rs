@@ -7,7 +7,8 @@ use std::mem::{offset_of, size_of};
 use caustica::accel::vd_fallback::BoundsRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::upload::{
-    FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay, GpuTexture,
+    FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay,
+    GpuTexture,
 };
 
 /// (size, [(member, offset)]) of a Rust struct, by listing its fields.

@@ -181,12 +181,20 @@ fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
             "{name}: depth agrees on {depth_agree}"
         );
         assert!(ids_agree >= 0.999, "{name}: ids agree on {ids_agree}");
-        let value = |f: &Frame, stat: &str| f.metadata.stats.iter().find(|(n, _)| n == stat).unwrap().1;
-        assert_eq!(value(&gpu, "rays/primary"), value(&cpu, "rays/primary"), "{name}");
+        let value =
+            |f: &Frame, stat: &str| f.metadata.stats.iter().find(|(n, _)| n == stat).unwrap().1;
+        assert_eq!(
+            value(&gpu, "rays/primary"),
+            value(&cpu, "rays/primary"),
+            "{name}"
+        );
         // Secondary rays follow the first hits, which may differ on the few edge pixels above.
         for stat in ["rays/shadow", "rays/specular"] {
             let (g, c) = (value(&gpu, stat), value(&cpu, stat));
-            assert!((g - c).abs() <= 1e-3 * c.max(1.0), "{name}: {stat}: GPU {g}, CPU {c}");
+            assert!(
+                (g - c).abs() <= 1e-3 * c.max(1.0),
+                "{name}: {stat}: GPU {g}, CPU {c}"
+            );
         }
         assert!(!gpu.metadata.device.is_empty());
     }

@@ -13,7 +13,9 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
-use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
 use super::upload::{frame_params, upload_scene, GpuBenchRay};
 use crate::accel::{Prepared, Ray};
 use crate::render::sampling::SampleStream;
@@ -30,7 +32,12 @@ pub struct RaySets {
 }
 
 fn bench_ray(origin: Vec3, dir: Vec3, t_max: f32, any_hit: bool) -> GpuBenchRay {
-    GpuBenchRay { origin: origin.to_array(), t_max, dir: dir.to_array(), any_hit: any_hit as u32 }
+    GpuBenchRay {
+        origin: origin.to_array(),
+        t_max,
+        dir: dir.to_array(),
+        any_hit: any_hit as u32,
+    }
 }
 
 /// The pixel of thread `i` when threads walk the image in 8×8 Morton tiles.
@@ -57,7 +64,8 @@ pub fn make_ray_sets(scene: &Scene, prepared: &Prepared, width: u32, height: u32
         .map(|i| morton_pixel(i, tiles_x))
         .filter(|&(x, y)| x < width && y < height)
         .map(|(x, y)| {
-            let (o, d) = camera.generate_ray(Vec2::new(x as f32 + 0.5, y as f32 + 0.5), Vec2::splat(0.5));
+            let (o, d) =
+                camera.generate_ray(Vec2::new(x as f32 + 0.5, y as f32 + 0.5), Vec2::splat(0.5));
             bench_ray(o, d, f32::INFINITY, false)
         })
         .collect();
@@ -67,7 +75,12 @@ pub fn make_ray_sets(scene: &Scene, prepared: &Prepared, width: u32, height: u32
         .iter()
         .find_map(|l| match l.kind {
             LightKind::Point { position, .. } | LightKind::Spot { position, .. } => Some(position),
-            LightKind::Quad { corner, edge_u, edge_v, .. } => Some(corner + 0.5 * (edge_u + edge_v)),
+            LightKind::Quad {
+                corner,
+                edge_u,
+                edge_v,
+                ..
+            } => Some(corner + 0.5 * (edge_u + edge_v)),
             LightKind::Directional { .. } => None,
         })
         .unwrap_or((lo + hi) * 0.5 + Vec3::Y * (hi - lo).length());
@@ -76,10 +89,19 @@ pub fn make_ray_sets(scene: &Scene, prepared: &Prepared, width: u32, height: u32
         .par_iter()
         .enumerate()
         .filter_map(|(i, r)| {
-            let ray = Ray { origin: Vec3::from(r.origin), dir: Vec3::from(r.dir), t_min: 0.0, t_max: f32::INFINITY };
+            let ray = Ray {
+                origin: Vec3::from(r.origin),
+                dir: Vec3::from(r.dir),
+                t_min: 0.0,
+                t_max: f32::INFINITY,
+            };
             let hit = prepared.intersect(&ray)?;
             let sp = prepared.surface_point(&ray, &hit);
-            let n = if sp.geometric_normal.dot(ray.dir) > 0.0 { -sp.geometric_normal } else { sp.geometric_normal };
+            let n = if sp.geometric_normal.dot(ray.dir) > 0.0 {
+                -sp.geometric_normal
+            } else {
+                sp.geometric_normal
+            };
             let p = sp.position + n * eps;
             let to_light = light - p;
             let shadow = bench_ray(p, to_light, 1.0 - 1e-4, true);
@@ -94,7 +116,14 @@ pub fn make_ray_sets(scene: &Scene, prepared: &Prepared, width: u32, height: u32
         })
         .collect();
     let pick = |k: usize| secondary.iter().map(|s| s[k]).collect::<Vec<_>>();
-    RaySets { sets: vec![("primary", primary), ("shadow", pick(0)), ("reflection", pick(1)), ("diffuse", pick(2))] }
+    RaySets {
+        sets: vec![
+            ("primary", primary),
+            ("shadow", pick(0)),
+            ("reflection", pick(1)),
+            ("diffuse", pick(2)),
+        ],
+    }
 }
 
 /// Throughput of one ray set in one configuration.
@@ -128,12 +157,20 @@ pub fn measure(
     runs: usize,
     with_vd_code: bool,
 ) -> Result<Vec<RayThroughput>, GpuError> {
-    let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() { &["VD_PATCHES"] } else { &[] };
+    let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() {
+        &["VD_PATCHES"]
+    } else {
+        &[]
+    };
     let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", defines, checks)?;
     let buffers = upload_scene(ctx, scene, prepared)?;
     let timestamps = ctx.info.features.timestamps;
     let query = timestamps.then(|| {
-        ctx.device.create_query_set(&wgpu::QuerySetDescriptor { label: Some("raybench"), ty: wgpu::QueryType::Timestamp, count: 2 })
+        ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("raybench"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        })
     });
     let resolve = storage_buffer_sized(ctx, "raybench timestamps", 16)?;
     let resolve_query = ctx.device.create_buffer(&wgpu::BufferDescriptor {
@@ -153,7 +190,11 @@ pub fn measure(
         let ray_buffer = storage_buffer(ctx, "bench_rays", rays)?;
         let hits = storage_buffer_sized(ctx, "bench_hits", rays.len() as u64 * 8)?;
         let mut resources: Vec<(&str, &wgpu::Buffer)> = buffers.all().to_vec();
-        resources.extend([("params", &params_buffer), ("bench_rays", &ray_buffer), ("bench_hits", &hits)]);
+        resources.extend([
+            ("params", &params_buffer),
+            ("bench_rays", &ray_buffer),
+            ("bench_hits", &hits),
+        ]);
         let bind = kernel.bind(ctx, &resources)?;
         let grid = kernel.grid_for(ctx, rays.len() as u64);
         let mut times = Vec::new();
@@ -165,7 +206,10 @@ pub fn measure(
                     beginning_of_pass_write_index: Some(0),
                     end_of_pass_write_index: Some(1),
                 });
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some(kind), timestamp_writes });
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some(kind),
+                    timestamp_writes,
+                });
                 pass.set_pipeline(&kernel.pipeline);
                 pass.set_bind_group(0, &bind, &[]);
                 pass.dispatch_workgroups(grid.0, grid.1, grid.2);
@@ -180,7 +224,9 @@ pub fn measure(
             let wall_ms = start.elapsed().as_secs_f64() * 1e3;
             let ms = if query.is_some() {
                 let ticks: Vec<u64> = read_buffer(ctx, &resolve, 2)?;
-                ticks[1].saturating_sub(ticks[0]) as f64 * ctx.info.timestamp_period_ns as f64 * 1e-6
+                ticks[1].saturating_sub(ticks[0]) as f64
+                    * ctx.info.timestamp_period_ns as f64
+                    * 1e-6
             } else {
                 wall_ms
             };
@@ -197,14 +243,22 @@ pub fn measure(
             .par_iter()
             .filter(|&&i| {
                 let r = &rays[i];
-                let ray = Ray { origin: Vec3::from(r.origin), dir: Vec3::from(r.dir), t_min: 0.0, t_max: r.t_max };
+                let ray = Ray {
+                    origin: Vec3::from(r.origin),
+                    dir: Vec3::from(r.dir),
+                    t_min: 0.0,
+                    t_max: r.t_max,
+                };
                 let (gpu_instance, gpu_t) = (gpu_hits[i][1], f32::from_bits(gpu_hits[i][0]));
                 if r.any_hit != 0 {
                     prepared.occluded(&ray) == (gpu_instance != u32::MAX)
                 } else {
                     match prepared.intersect(&ray) {
                         None => gpu_instance == u32::MAX,
-                        Some(h) => h.instance == gpu_instance && (h.t - gpu_t).abs() <= 1e-4 * h.t.abs().max(1e-6),
+                        Some(h) => {
+                            h.instance == gpu_instance
+                                && (h.t - gpu_t).abs() <= 1e-4 * h.t.abs().max(1e-6)
+                        }
                     }
                 }
             })

@@ -555,8 +555,43 @@ impl GpuBackend {
                         / (stats.primary_ms + stats.primary_trace_ms).max(1e-9)
                         / 1e3,
                 ),
+                (
+                    "gpu/specular_mrays_per_s".to_string(),
+                    stats.specular_rays as f64
+                        / (stats.trace_ms - stats.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+                (
+                    "gpu/shadow_mrays_per_s".to_string(),
+                    stats.shadow_rays as f64 / stats.shadow_ms.max(1e-9) / 1e3,
+                ),
             ]);
         }
+        // What the adapter is and which optional features the pipeline found (`--stats`).
+        let f = &ctx.info.features;
+        frame_stats.extend([
+            (
+                "gpu/feature/subgroups".to_string(),
+                f.subgroups as u32 as f64,
+            ),
+            ("gpu/feature/int64".to_string(), f.int64 as u32 as f64),
+            (
+                "gpu/feature/int64_atomic_min_max".to_string(),
+                f.int64_atomic_min_max as u32 as f64,
+            ),
+            (
+                "gpu/feature/timestamps".to_string(),
+                f.timestamps as u32 as f64,
+            ),
+            (
+                "gpu/subgroup_size".to_string(),
+                ctx.info.subgroup_max_size as f64,
+            ),
+            (
+                "gpu/max_storage_binding_mib".to_string(),
+                (ctx.info.max_storage_buffer_binding_size >> 20) as f64,
+            ),
+        ]);
         Ok(Frame {
             width,
             height,
@@ -571,7 +606,7 @@ impl GpuBackend {
                 camera_look_at: scene.camera.look_at,
                 camera_up: scene.camera.up,
                 camera_fov_deg: scene.camera.fov_deg,
-                device: ctx.info.name.clone(),
+                device: format!("{} ({})", ctx.info.name, ctx.info.backend),
                 stats: frame_stats,
                 ..Default::default()
             },
