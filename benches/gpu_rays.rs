@@ -92,7 +92,7 @@ fn main() {
             ]
         };
         for (layout, prepared, checks, vd_code) in configs {
-            match measure(&ctx, &scene, prepared, &sets, checks, runs, vd_code) {
+            match measure(&ctx, &scene, prepared, &sets, checks, runs, vd_code, 97) {
                 Ok(rows) => {
                     for r in rows {
                         println!(

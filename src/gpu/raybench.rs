@@ -140,12 +140,12 @@ pub struct RayThroughput {
     /// Fraction of rays that hit something (closest hit) or are blocked (any hit).
     pub hit_fraction: f64,
     /// Fraction of checked rays whose GPU result equals the CPU traversal's (instance, and t to
-    /// 1e-4 relative); about 1 in 97 rays are checked.
+    /// 1e-4 relative); every `check_every`-th ray is checked.
     pub agreement: f64,
 }
 
-/// Traces every set `runs` times (after three warm-up runs, which also bring an idle GPU up to
-/// its clocks) with the benchmark kernel built with
+/// Traces every set `runs` times (after warm-up runs for at least a quarter of a second, which
+/// bring an idle GPU up to its clocks) with the benchmark kernel built with
 /// `checks`, and returns the figures of each set. The kernel holds the VD-patch traversal only
 /// when the scene has patches, or when `with_vd_code` asks for it (to measure what it costs).
 pub fn measure(
@@ -156,6 +156,7 @@ pub fn measure(
     checks: Checks,
     runs: usize,
     with_vd_code: bool,
+    check_every: usize,
 ) -> Result<Vec<RayThroughput>, GpuError> {
     let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() {
         &["VD_PATCHES"]
@@ -198,7 +199,15 @@ pub fn measure(
         let bind = kernel.bind(ctx, &resources)?;
         let grid = kernel.grid_for(ctx, rays.len() as u64);
         let mut times = Vec::new();
-        for run in 0..runs + 3 {
+        let warm_up = Instant::now();
+        let mut warm_runs = 0usize;
+        for run in 0.. {
+            let warming = warm_up.elapsed().as_secs_f64() < 0.25 || run < 3;
+            if warming {
+                warm_runs += 1;
+            } else if run >= warm_runs + runs {
+                break;
+            }
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             {
                 let timestamp_writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
@@ -230,7 +239,7 @@ pub fn measure(
             } else {
                 wall_ms
             };
-            if run >= 3 {
+            if !warming {
                 times.push(ms);
             }
         }
@@ -238,7 +247,7 @@ pub fn measure(
         let median_ms = times.get(times.len() / 2).copied().unwrap_or(f64::NAN);
         let gpu_hits: Vec<[u32; 2]> = read_buffer(ctx, &hits, rays.len())?;
         let hit_count = gpu_hits.iter().filter(|h| h[1] != u32::MAX).count();
-        let checked: Vec<usize> = (0..rays.len()).step_by(97).collect();
+        let checked: Vec<usize> = (0..rays.len()).step_by(check_every.max(1)).collect();
         let agree = checked
             .par_iter()
             .filter(|&&i| {
