@@ -5,10 +5,10 @@
 //!include "shared/intersect.wgsl"
 
 // prepared.rs TRAVERSAL_STACK_SIZE and RETURN_TO_WORLD.
-const TRAVERSAL_STACK_SIZE: u32 = 128u;
+const TRAVERSAL_STACK_SIZE: u32 = 64u;
 const RETURN_TO_WORLD: u32 = 0xffffffffu;
 
-var<private> stack: array<u32, 128>;
+var<private> stack: array<u32, 64>;
 var<private> stack_len: u32;
 
 struct TraceHit {

@@ -31,7 +31,7 @@ use crate::scene::{MeshData, Scene};
 
 /// Entries of the traversal stack: enough for the deepest top level, the marker and the
 /// deepest middle level (the builder keeps depths below `bvh::MAX_SAH_DEPTH + 32` each).
-pub const TRAVERSAL_STACK_SIZE: usize = 128;
+pub const TRAVERSAL_STACK_SIZE: usize = 64;
 
 /// Stack entry that means "leave the instance and return to world space". No compact entry
 /// equals it because node indices stay below `qbvh::MAX_TREE_NODES`.
