@@ -62,10 +62,21 @@ var<workgroup> scan_scratch: array<u32, WG_SIZE>;
 var<workgroup> scan_total: u32;
 
 //!if SUBGROUPS
+// The builtins a block kernel's entry point takes (WGSL entry points accept a struct of them).
+struct BlockInputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+    @builtin(subgroup_id) sg_id: u32,
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(subgroup_size) sg_size: u32,
+    @builtin(num_subgroups) num_sg: u32,
+}
+
 // Ranks follow subgroups: rank = subgroup id * subgroup size + lane, which is a bijection onto
 // 0..WG_SIZE because every subgroup is full (WG_SIZE is a multiple of the subgroup size).
-fn make_lane(local_index: u32, sg_id: u32, sg_lane: u32, sg_size: u32, num_sg: u32) -> Lane {
-    return Lane(sg_id * sg_size + sg_lane, sg_id, sg_lane, sg_size, num_sg);
+fn make_lane(inputs: BlockInputs) -> Lane {
+    return Lane(inputs.sg_id * inputs.sg_size + inputs.sg_lane, inputs.sg_id, inputs.sg_lane, inputs.sg_size, inputs.num_sg);
 }
 
 // Exclusive prefix sum of `value` over the workgroup in rank order: (prefix, workgroup total).
@@ -102,9 +113,16 @@ fn workgroup_exclusive_scan(lane: Lane, value: u32) -> vec2<u32> {
     return result;
 }
 //!else
+// The builtins a block kernel's entry point takes.
+struct BlockInputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) local_index: u32,
+}
+
 // Without subgroups the rank is the local invocation index.
-fn make_lane(local_index: u32, sg_id: u32, sg_lane: u32, sg_size: u32, num_sg: u32) -> Lane {
-    return Lane(local_index, 0u, 0u, 1u, WG_SIZE);
+fn make_lane(inputs: BlockInputs) -> Lane {
+    return Lane(inputs.local_index, 0u, 0u, 1u, WG_SIZE);
 }
 
 // Exclusive prefix sum of `value` over the workgroup in rank order: (prefix, workgroup total).

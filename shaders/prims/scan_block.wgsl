@@ -8,22 +8,10 @@
 @group(0) @binding(3) var<storage, read_write> output: array<u32>;
 
 @compute @workgroup_size(WG_SIZE)
-fn main(
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) local_index: u32,
-//!if SUBGROUPS
-    @builtin(subgroup_id) sg_id: u32,
-    @builtin(subgroup_invocation_id) sg_lane: u32,
-    @builtin(subgroup_size) sg_size: u32,
-    @builtin(num_subgroups) num_sg: u32,
-) {
-    let lane = make_lane(local_index, sg_id, sg_lane, sg_size, num_sg);
-//!else
-) {
-    let lane = make_lane(local_index, 0u, 0u, 1u, WG_SIZE);
-//!endif
-    let block = block_index(wid, nwg);
+fn main(inputs: BlockInputs) {
+    let lane = make_lane(inputs);
+    let local_index = inputs.local_index;
+    let block = block_index(inputs.wid, inputs.nwg);
     if block >= params.num_blocks {
         return;
     }
