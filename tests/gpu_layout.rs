@@ -7,8 +7,8 @@ use std::mem::{offset_of, size_of};
 use caustica::accel::vd_fallback::BoundsRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::upload::{
-    FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadowRay,
-    GpuTexture,
+    FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
+    GpuShadowRay, GpuTexture,
 };
 
 /// (size, [(member, offset)]) of a Rust struct, by listing its fields.
@@ -159,8 +159,10 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 pixel,
                 dir,
                 sample,
-                weight,
-                dimension
+                dimension,
+                _pad0,
+                _pad1,
+                _pad2
             }),
         ),
         (
@@ -177,11 +179,20 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
             "ShadowRay",
             rust_layout!(GpuShadowRay {
                 origin,
-                pixel,
+                node,
                 dir,
                 t_max,
                 contribution,
                 _pad
+            }),
+        ),
+        (
+            "ShadeNode",
+            rust_layout!(GpuShadeNode {
+                own,
+                link,
+                weight,
+                fresnel
             }),
         ),
         (

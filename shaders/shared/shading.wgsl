@@ -1,7 +1,6 @@
 // Surface points, materials and specular directions: twins of Prepared::surface_point
 // (src/accel/prepared.rs), TextureImage::sample (src/scene/mod.rs) and the helpers of
-// src/cpu/whitted.rs (reflect, refract, dielectric_split, schlick_fresnel, offset_origin), and the
-// per-pixel accumulation of shade-tree leaves.
+// src/cpu/whitted.rs (reflect, refract, dielectric_split, schlick_fresnel, offset_origin).
 //!include "shared/intersect.wgsl"
 //!include "shared/camera.wgsl"
 
@@ -232,33 +231,4 @@ fn dielectric_split(d: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: v
         cos = -dot3(d, n);
     }
     return DielectricSplit(reflected, schlick_fresnel(cos, max(ior, 1.0 / ior)), t, true);
-}
-
-// Shade-tree leaves are summed per pixel in 64-bit fixed point (2^-24 units) with 32-bit integer
-// atomics and a carry: integer addition is associative, so the sum is the same bit for bit
-// whatever order the leaves arrive in (no float atomics). Each value is clamped to [0, 2^38].
-const FIXED_ONE: f32 = 16777216.0;
-const TWO_POW_32: f32 = 4294967296.0;
-
-// Per pixel and channel: (low word, high word) of the fixed-point sum.
-@group(0) @binding(25) var<storage, read_write> accum: array<atomic<u32>>;
-
-fn accumulate(pixel: u32, c: vec3<f32>) {
-    for (var ch = 0u; ch < 3u; ch++) {
-        let x = min(c[ch], 274877906944.0) * FIXED_ONE;
-        if !(x > 0.0) {
-            continue;
-        }
-        let hi = u32(floor(x / TWO_POW_32));
-        let lo = u32(x - f32(hi) * TWO_POW_32);
-        let base = (pixel * 3u + ch) * 2u;
-        let old = atomicAdd(&accum[base], lo);
-        var carry = 0u;
-        if old + lo < old {
-            carry = 1u;
-        }
-        if hi + carry != 0u {
-            atomicAdd(&accum[base + 1u], hi + carry);
-        }
-    }
 }

@@ -116,16 +116,18 @@ struct FrameParams {
     _pad1: u32,
 }
 
-// Twin of gpu::upload::GpuRay: a ray of the wavefront with the shade-tree state it carries.
-// pixel = 0xffffffff marks a padding ray that does nothing. weight: product of the specular
-// weights along the path (and 1/spp). dimension: next dimension of the (pixel, sample) stream.
+// Twin of gpu::upload::GpuRay: a ray of the wavefront; ray i of a bounce is node i of that
+// bounce's level of the shade trees. pixel = 0xffffffff marks a padding ray that does nothing.
+// dimension: next dimension of the (pixel, sample) stream.
 struct Ray {
     origin: vec3<f32>,
     pixel: u32,
     dir: vec3<f32>,
     sample: u32,
-    weight: vec3<f32>,
     dimension: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Twin of gpu::upload::GpuHit: the closest hit of a ray; instance = 0xffffffff for a miss.
@@ -137,16 +139,40 @@ struct Hit {
     st: vec2<f32>,
 }
 
-// Twin of gpu::upload::GpuShadowRay: origin + t * dir for t in (0, t_max); when nothing blocks
-// it, `contribution` is added to the pixel.
+// Twin of gpu::upload::GpuShadowRay: origin + t * dir for t in (0, t_max), in the slot
+// node * shadows_per_hit + k of its shade chunk; `contribution` is the irradiance it brings to its
+// node when nothing blocks it (shadow.wgsl zeroes it when something does).
 struct ShadowRay {
     origin: vec3<f32>,
-    pixel: u32,
+    node: u32,
     dir: vec3<f32>,
     t_max: f32,
     contribution: vec3<f32>,
     _pad: u32,
 }
+
+// Twin of gpu::upload::GpuShadeNode: one node of a shade tree, one per ray (paper 003 section
+// 5.1.2). link: the hit state in bits 30-31 (NODE_LEAF: a miss, an emitter or a light seen, or a
+// specular hit at the last bounce; NODE_DIFFUSE; NODE_ONE_CHILD: a mirror, a total internal
+// reflection or a lone refraction; NODE_TWO_CHILDREN: a dielectric's reflected child followed by
+// its refracted child) and in bits 0-29 the index of the first child in the next level.
+// own: what the node emits or receives directly (emission; direct light after direct.wgsl), and
+// after accumulate.wgsl the node's colour. weight: diffuse, albedo/pi; one child, the child's
+// weight; two children, the tint. fresnel: two children, the reflected child's weight (the
+// refracted one's is (1 - fresnel) * tint).
+struct ShadeNode {
+    own: vec3<f32>,
+    link: u32,
+    weight: vec3<f32>,
+    fresnel: f32,
+}
+
+const NODE_LEAF: u32 = 0u;
+const NODE_DIFFUSE: u32 = 1u;
+const NODE_ONE_CHILD: u32 = 2u;
+const NODE_TWO_CHILDREN: u32 = 3u;
+const NODE_STATE_SHIFT: u32 = 30u;
+const NODE_CHILD_MASK: u32 = 0x3fffffffu;
 
 // Twin of gpu::upload::GpuFirstHit: what one camera sample saw first, for the AOV layers.
 struct FirstHit {

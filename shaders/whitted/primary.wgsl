@@ -36,7 +36,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let px = (tile % tiles_x) * 8u + morton_compact_bits(m);
     let py = (tile / tiles_x) * 8u + morton_compact_bits(m >> 1u);
     var ray: Ray;
-    ray.weight = vec3<f32>(1.0);
     ray.sample = s;
     if px >= params.width || py >= params.height {
         ray.pixel = 0xffffffffu;

@@ -1,41 +1,57 @@
 // One bounce of the Whitted shade trees as a wavefront (paper 003 section 5.1.2): for each ray of
-// the queue (a chunk of it from params.ray_offset), with its hit from trace.wgsl, it adds what the
-// ray sees directly (a quad light from its front, an emitter) to the pixel, emits one shadow
-// ray per light (and per quad-light sample) at a diffuse hit, and appends the mirror and
-// dielectric (reflected + refracted, Schlick) child rays to the next queue with their weights
-// multiplied in. Camera rays (bounce 0) also record the first-hit AOV values.
+// the level (a chunk of it from params.ray_offset), with its hit from trace.wgsl, it writes the
+// ray's shade-tree node: what the ray sees directly (a quad light from its front, an emitter) as
+// a leaf; at a diffuse hit albedo/pi, and one shadow ray per light (and per quad-light sample)
+// into the ray's own shadow slots, flagged for compaction; at a mirror or dielectric hit the
+// child weights, and the child rays (reflected, refracted) as candidates 2i and 2i + 1, flagged
+// for the scan that places them in the next level (spawn.wgsl). Camera rays (bounce 0) also
+// record the first-hit AOV values.
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
 //!include "shared/rng.wgsl"
 
 @group(0) @binding(20) var<storage, read> rays: array<Ray>;
 @group(0) @binding(21) var<storage, read> hits: array<Hit>;
-@group(0) @binding(22) var<storage, read_write> next_rays: array<Ray>;
-@group(0) @binding(23) var<storage, read_write> shadow_rays: array<ShadowRay>;
-// 0: length of next_rays, 1: length of shadow_rays (this chunk), 2: shadow rays in all.
-@group(0) @binding(24) var<storage, read_write> counters: array<atomic<u32>>;
-@group(0) @binding(26) var<storage, read_write> first_hits: array<FirstHit>;
+@group(0) @binding(22) var<storage, read_write> nodes: array<ShadeNode>;
+// Two candidate child rays per ray of the level and their 0/1 flags (the NumBouncedRays scan input).
+@group(0) @binding(23) var<storage, read_write> child_candidates: array<Ray>;
+@group(0) @binding(24) var<storage, read_write> child_flags: array<u32>;
+// params.shadows_per_hit slots per ray of the chunk and their 0/1 flags (the DiffuseHits scan input).
+@group(0) @binding(25) var<storage, read_write> shadow_rays: array<ShadowRay>;
+@group(0) @binding(26) var<storage, read_write> shadow_flags: array<u32>;
+@group(0) @binding(27) var<storage, read_write> first_hits: array<FirstHit>;
+
+// The first shadow slot of this invocation's ray and how many of its slots are used.
+var<private> shadow_base: u32;
+var<private> shadow_used: u32;
+var<private> node_index: u32;
 
 const PI: f32 = 3.14159265358979323846;
 const FRAC_1_PI: f32 = 0.318309886183790671538;
 
 fn emit_shadow(origin: vec3<f32>, pixel: u32, dir: vec3<f32>, t_max: f32, contribution: vec3<f32>) {
-    let slot = atomicAdd(&counters[1], 1u);
-    atomicAdd(&counters[2], 1u);
-    if slot < params.shadow_capacity {
-        shadow_rays[slot] = ShadowRay(origin, pixel, dir, t_max, contribution, 0u);
+    if shadow_used >= params.shadows_per_hit {
+        return;
     }
+    let slot = shadow_base + shadow_used;
+    shadow_used += 1u;
+    shadow_rays[slot] = ShadowRay(origin, node_index, dir, t_max, contribution, 0u);
+    shadow_flags[slot] = 1u;
 }
 
-fn emit_ray(parent: Ray, origin: vec3<f32>, dir: vec3<f32>, weight: vec3<f32>) {
-    let slot = atomicAdd(&counters[0], 1u);
-    if slot < params.ray_capacity {
-        next_rays[slot] = Ray(origin, parent.pixel, dir, parent.sample, weight, parent.dimension);
-    }
+// Candidate `which` (0: reflected, 1: refracted) of the ray's children.
+fn emit_child(parent: Ray, which: u32, origin: vec3<f32>, dir: vec3<f32>) {
+    let slot = 2u * node_index + which;
+    child_candidates[slot] = Ray(origin, parent.pixel, dir, parent.sample, parent.dimension, 0u, 0u, 0u);
+    child_flags[slot] = 1u;
+}
+
+fn write_node(state: u32, own: vec3<f32>, weight: vec3<f32>, fresnel: f32) {
+    nodes[node_index] = ShadeNode(own, state << NODE_STATE_SHIFT, weight, fresnel);
 }
 
 // Tracer::point_irradiance without the visibility: emits the shadow ray with its contribution.
-fn point_light(origin: vec3<f32>, n: vec3<f32>, position: vec3<f32>, intensity: vec3<f32>, pixel: u32, scale: vec3<f32>) {
+fn point_light(origin: vec3<f32>, n: vec3<f32>, position: vec3<f32>, intensity: vec3<f32>, pixel: u32) {
     let to_light = position - origin;
     let dist2 = dot3(to_light, to_light);
     if dist2 <= 0.0 {
@@ -45,7 +61,7 @@ fn point_light(origin: vec3<f32>, n: vec3<f32>, position: vec3<f32>, intensity: 
     if cos <= 0.0 {
         return;
     }
-    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, scale * (intensity * (cos / dist2)));
+    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, intensity * (cos / dist2));
 }
 
 fn smoothstep_cpu(edge0: f32, edge1: f32, x: f32) -> f32 {
@@ -57,8 +73,8 @@ fn smoothstep_cpu(edge0: f32, edge1: f32, x: f32) -> f32 {
     return t * t * (3.0 - 2.0 * t);
 }
 
-// Tracer::direct_light: shadow rays towards every light, each carrying weight · albedo/π · E_i.
-fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray, scale: vec3<f32>) {
+// Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i.
+fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     let n = face_forward(sp.shading_normal, view_dir);
     let ng = face_forward(sp.geometric_normal, view_dir);
     let origin = offset_origin(sp.position, ng, params.epsilon);
@@ -68,21 +84,21 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray, scale: vec3<f32
         let light = lights[l];
         switch light.kind {
             case 0u: {
-                point_light(origin, n, light.position.xyz, light.color.xyz, ray.pixel, scale);
+                point_light(origin, n, light.position.xyz, light.color.xyz, ray.pixel);
             }
             case 1u: {
                 let to_point = normalize_or(sp.position - light.position.xyz, vec3<f32>(0.0));
                 let cos = dot3(to_point, light.direction.xyz);
                 let falloff = smoothstep_cpu(light.cos_outer, light.cos_inner, cos);
                 if falloff > 0.0 {
-                    point_light(origin, n, light.position.xyz, light.color.xyz * falloff / (4.0 * PI), ray.pixel, scale);
+                    point_light(origin, n, light.position.xyz, light.color.xyz * falloff / (4.0 * PI), ray.pixel);
                 }
             }
             case 2u: {
                 let wi = light.direction.xyz;
                 let cos = dot3(n, wi);
                 if cos > 0.0 && dot3(ng, wi) > 0.0 {
-                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), scale * (light.color.xyz * cos));
+                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * cos);
                 }
             }
             default: {
@@ -108,7 +124,7 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray, scale: vec3<f32
                         continue;
                     }
                     emit_shadow(origin, ray.pixel, to_light, 1.0 - 1e-4,
-                        scale * (light.color.xyz * (cos_surface * cos_light / dist2)) * per_sample);
+                        (light.color.xyz * (cos_surface * cos_light / dist2)) * per_sample);
                 }
             }
         }
@@ -168,12 +184,22 @@ fn record_first_hit(ray: Ray, albedo: vec3<f32>, normal: vec3<f32>, depth: f32) 
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = params.ray_offset + gid.x + gid.y * groups.x * 64u;
+    let local = gid.x + gid.y * groups.x * 64u;
+    let i = params.ray_offset + local;
     if i >= params.ray_count {
         return;
     }
+    node_index = i;
+    shadow_base = local * params.shadows_per_hit;
+    shadow_used = 0u;
+    for (var k = 0u; k < params.shadows_per_hit; k++) {
+        shadow_flags[shadow_base + k] = 0u;
+    }
+    child_flags[2u * i] = 0u;
+    child_flags[2u * i + 1u] = 0u;
     let ray = rays[i];
     if ray.pixel == NONE {
+        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
     let hit = hits[i];
@@ -184,11 +210,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let light_hit = visible_quad_light(ray.origin, ray.dir, t_hit);
     if light_hit.found {
         record_first_hit(ray, vec3<f32>(1.0), -normalize3(ray.dir), light_hit.t * sqrt(dot3(ray.dir, ray.dir)));
-        accumulate(ray.pixel, ray.weight * light_hit.radiance);
+        write_node(NODE_LEAF, light_hit.radiance, vec3<f32>(0.0), 0.0);
         return;
     }
     if hit.instance == NONE {
         record_first_hit(ray, vec3<f32>(0.0), vec3<f32>(0.0), f32_infinity());
+        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
     let sp = surface_point(ray.dir, hit);
@@ -197,33 +224,49 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     record_first_hit(ray, albedo_of(material, sp), sp.shading_normal, hit.t * sqrt(dot3(ray.dir, ray.dir)));
     switch material.kind {
         case 3u: {
+            var emitted = vec3<f32>(0.0);
             if dot3(dir, sp.geometric_normal) < 0.0 {
-                accumulate(ray.pixel, ray.weight * material.color.xyz);
+                emitted = material.color.xyz;
             }
+            write_node(NODE_LEAF, emitted, vec3<f32>(0.0), 0.0);
         }
         case 0u: {
-            direct_light(sp, dir, ray, ray.weight * albedo_of(material, sp) * FRAC_1_PI);
+            write_node(NODE_DIFFUSE, vec3<f32>(0.0), albedo_of(material, sp) * FRAC_1_PI, 0.0);
+            direct_light(sp, dir, ray);
         }
         case 1u: {
             if params.bounce >= params.max_depth {
+                write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
             }
             let n = face_forward(sp.shading_normal, dir);
             let ng = face_forward(sp.geometric_normal, dir);
-            emit_ray(ray, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n), ray.weight * material.color.xyz);
+            write_node(NODE_ONE_CHILD, vec3<f32>(0.0), material.color.xyz, 0.0);
+            emit_child(ray, 0u, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n));
         }
         default: {
             if params.bounce >= params.max_depth {
+                write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
             }
             let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, material.ior);
             let ng_out = face_forward(sp.geometric_normal, dir);
-            if split.fresnel > 0.0 {
-                emit_ray(ray, offset_origin(sp.position, ng_out, params.epsilon), split.reflected, ray.weight * split.fresnel);
+            let reflects = split.fresnel > 0.0;
+            let refracted_weight = (1.0 - split.fresnel) * material.color.xyz;
+            if reflects && split.has_refracted {
+                write_node(NODE_TWO_CHILDREN, vec3<f32>(0.0), material.color.xyz, split.fresnel);
+            } else if reflects {
+                write_node(NODE_ONE_CHILD, vec3<f32>(0.0), vec3<f32>(split.fresnel), 0.0);
+            } else if split.has_refracted {
+                write_node(NODE_ONE_CHILD, vec3<f32>(0.0), refracted_weight, 0.0);
+            } else {
+                write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
+            }
+            if reflects {
+                emit_child(ray, 0u, offset_origin(sp.position, ng_out, params.epsilon), split.reflected);
             }
             if split.has_refracted {
-                emit_ray(ray, offset_origin(sp.position, -ng_out, params.epsilon), split.refracted,
-                    ray.weight * ((1.0 - split.fresnel) * material.color.xyz));
+                emit_child(ray, 1u, offset_origin(sp.position, -ng_out, params.epsilon), split.refracted);
             }
         }
     }

@@ -1,20 +1,22 @@
-// Shadow rays of one shade chunk: an any-hit traversal each; an unblocked ray adds its
-// contribution to its pixel. The queue length is counters[1], written by shade.wgsl.
+// Shadow rays of one shade chunk, compacted by a scan of their slot flags (paper 003 listing
+// 5.6): an any-hit traversal each; a blocked ray's contribution is zeroed in its own slot, which
+// direct.wgsl then adds to its node. The compacted length is shadow_count[0].
 //!include "shared/traverse.wgsl"
-//!include "shared/shading.wgsl"
 
-@group(0) @binding(23) var<storage, read> shadow_rays: array<ShadowRay>;
-@group(0) @binding(24) var<storage, read> counters: array<u32>;
+@group(0) @binding(25) var<storage, read_write> shadow_rays: array<ShadowRay>;
+@group(0) @binding(28) var<storage, read> shadow_slots: array<u32>;
+@group(0) @binding(29) var<storage, read> shadow_count: array<u32, 4>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.x + gid.y * groups.x * 64u;
-    if i >= min(counters[1], params.shadow_capacity) {
+    if i >= shadow_count[0] {
         return;
     }
-    let s = shadow_rays[i];
+    let slot = shadow_slots[i];
+    let s = shadow_rays[slot];
     let h = trace_ray(s.origin, s.dir, 0.0, s.t_max, true);
-    if h.instance == NONE {
-        accumulate(s.pixel, s.contribution);
+    if h.instance != NONE {
+        shadow_rays[slot].contribution = vec3<f32>(0.0);
     }
 }

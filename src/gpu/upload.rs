@@ -117,7 +117,8 @@ pub struct FrameParams {
     pub _pad1: u32,
 }
 
-/// A ray of the wavefront with its shade-tree state; 48 bytes. WGSL twin: `struct Ray`.
+/// A ray of the wavefront (ray `i` of a bounce is node `i` of that bounce's level of the shade
+/// trees); 48 bytes. WGSL twin: `struct Ray`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuRay {
@@ -126,10 +127,11 @@ pub struct GpuRay {
     pub pixel: u32,
     pub dir: [f32; 3],
     pub sample: u32,
-    /// Product of the weights along the path from the camera, including 1/spp.
-    pub weight: [f32; 3],
     /// Next dimension of the (pixel, sample) random stream.
     pub dimension: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
 }
 
 /// The closest hit of a ray; 24 bytes. WGSL twin: `struct Hit`.
@@ -144,16 +146,39 @@ pub struct GpuHit {
     pub st: [f32; 2],
 }
 
-/// A shadow ray and what it brings to its pixel when unblocked; 48 bytes. WGSL twin: `struct ShadowRay`.
+/// A shadow ray and the irradiance it brings to its shade-tree node when unblocked; 48 bytes.
+/// WGSL twin: `struct ShadowRay`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuShadowRay {
     pub origin: [f32; 3],
-    pub pixel: u32,
+    /// The node (ray index in its bounce) that receives the contribution.
+    pub node: u32,
     pub dir: [f32; 3],
     pub t_max: f32,
     pub contribution: [f32; 3],
     pub _pad: u32,
+}
+
+/// Bits 30-31 of [`GpuShadeNode::link`]: a leaf (miss, emitter, light, or a specular hit at the
+/// last bounce).
+pub const NODE_LEAF: u32 = 0;
+/// A diffuse hit: `own` is its direct light.
+pub const NODE_DIFFUSE: u32 = 1;
+/// One child (mirror, total internal reflection, lone refraction) weighted by `weight`.
+pub const NODE_ONE_CHILD: u32 = 2;
+/// Two children, reflected then refracted, weighted `fresnel` and `(1 - fresnel) * weight`.
+pub const NODE_TWO_CHILDREN: u32 = 3;
+
+/// One node of a shade tree; 32 bytes. WGSL twin: `struct ShadeNode` (which documents the fields).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuShadeNode {
+    pub own: [f32; 3],
+    /// State (bits 30-31, `NODE_*`) and the first child's index in the next level (bits 0-29).
+    pub link: u32,
+    pub weight: [f32; 3],
+    pub fresnel: f32,
 }
 
 /// A ray of the ray-throughput benchmark (`gpu::raybench`); 32 bytes. WGSL twin: `struct BenchRay`.

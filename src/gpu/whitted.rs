@@ -1,23 +1,30 @@
-//! The Whitted ray tracer on the GPU as a wavefront: camera rays, closest-hit traces, shade
-//! bounces with shadow rays and specular child rays, per-pixel accumulation; the GPU twin of
-//! `cpu::whitted`.
+//! The Whitted ray tracer on the GPU as a wavefront that builds shade trees and evaluates them
+//! bottom-up (paper 003 sections 5.1.2-5.1.3); the GPU twin of `cpu::whitted`.
 //!
-//! Stages per frame (one WGSL kernel each, under `shaders/whitted/`):
+//! Ray `i` of bounce `L` is node `i` of level `L` of the shade trees (`GpuShadeNode`, 32 bytes:
+//! the hit state in 2 bits with the index of the first child in the next level, the node's own
+//! light, a weight and the Fresnel coefficient). Stages per frame (one WGSL kernel each, under
+//! `shaders/whitted/`):
 //! 1. `primary`: one ray per (pixel, sample), threads mapped to pixels in 8×8 Morton tiles;
 //! 2. `trace`: the fused two-level QBVH traversal with the compact stack (closest hit);
-//! 3. `shade`: the Whitted model at the hits of the queue (in chunks that bound the shadow
-//!    queue), appending shadow rays and the mirror / dielectric child rays to the next queue
-//!    through an atomic counter (the compaction of live rays between bounces);
-//! 4. `shadow`: any-hit traversal of the shadow queue;
+//! 3. per chunk of the level (the chunks bound the shadow slots to one storage binding):
+//!    `shade` writes each ray's node, its shadow rays into its own `shadows_per_hit` slots and
+//!    its child rays as candidates `2i` (reflected) and `2i + 1` (refracted), each with a 0/1
+//!    flag; the compaction of the data-parallel primitives (`Primitives::compact`) lists the used
+//!    shadow slots in order; `shadow` traces them and zeroes the blocked ones; `direct` sums each
+//!    diffuse node's slots into its own light;
+//! 4. `spawn`: an exclusive scan of the child flags (`Primitives::exclusive_scan`) gives each
+//!    child its index in the next level, stable in the parents' order, so a dielectric's two
+//!    children sit next to each other; `spawn` scatters them and links the parent to the first;
 //!
-//! then 2–4 again for each specular bounce up to `film.max_depth`.
+//! then 2–4 again for each specular bounce up to `film.max_depth`, and at last:
+//! 5. `accumulate`, level by level from the deepest: a node's colour is its own light plus its
+//!    children's colours times their weights (`fresnel`, `(1 - fresnel) · tint`, reflectance);
+//! 6. `resolve`: one invocation per pixel averages its `spp` camera nodes.
 //!
-//! Shade trees: every ray carries its pixel and the product of the weights along its path
-//! (paper 003 section 5.1.2), so a leaf's contribution is known when it is reached. Leaves are
-//! summed per pixel in 64-bit fixed point (2^-24 units) with 32-bit integer atomics and a carry:
-//! integer addition is associative, so the image is the same bit for bit whatever order the
-//! leaves arrive in, without float atomics. Limits: each leaf is clamped to [0, 2^38] and
-//! rounded to 2^-24 (and to f32's 24 bits); a pixel's sum must stay below 2^40.
+//! Every sum has one writer and a fixed order (a shadow ray owns its slot, a node sums its slots
+//! and its children in index order, a pixel its samples), so the image is the same bit for bit
+//! from run to run without float or integer atomics.
 //!
 //! Random numbers: each ray carries the next dimension of its (pixel, sample) stream. Camera
 //! rays, mirror chains and the reflected branch of a dielectric read the same numbers as the CPU;
@@ -31,10 +38,13 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::kernel::{read_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::prims::{CountBuffer, Primitives};
 use super::upload::{
-    frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadowRay,
-    SceneBuffers, NONE,
+    frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadeNode,
+    GpuShadowRay, SceneBuffers, NONE,
 };
 use crate::accel::Prepared;
 use crate::render::{Backend, Frame, FrameMetadata, Layer, RenderError, RenderOptions};
@@ -43,10 +53,20 @@ use crate::scene::{Aov, Scene};
 /// Pixels of one Morton tile (8 × 8): threads are mapped to pixels tile by tile.
 const TILE_SIDE: u32 = 8;
 
+/// The most child candidates of one level: a node's link holds its first child's index in 30
+/// bits (`NODE_CHILD_MASK` in `shaders/shared/types.wgsl`).
+const NODE_CHILD_LIMIT: u32 = 1 << 30;
+
 /// The GPU backend: the Whitted pipeline's kernels on one device.
 pub struct GpuBackend {
     ctx: Arc<GpuContext>,
     primary: Kernel,
+    direct: Kernel,
+    spawn: Kernel,
+    accumulate: Kernel,
+    resolve: Kernel,
+    /// The scans and the compaction that place shadow rays and child rays.
+    prims: Primitives,
     trace_checks: Checks,
     /// The kernels that traverse the scene, compiled on first use: [without, with] the VD-patch
     /// traversal code (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its
@@ -70,9 +90,12 @@ struct StageStats {
     primary_trace_ms: f64,
     shade_ms: f64,
     shadow_ms: f64,
+    spawn_ms: f64,
+    accumulate_ms: f64,
     primary_rays: u64,
     specular_rays: u64,
     shadow_rays: u64,
+    shade_tree_nodes: u64,
 }
 
 /// Timestamp queries around each dispatch, resolved once per submission.
@@ -109,19 +132,25 @@ impl Timer {
 }
 
 impl GpuBackend {
-    /// Compiles the pipeline's kernels on `ctx` (the trace kernel with naga's runtime checks).
+    /// Compiles the pipeline's kernels on `ctx`: the trace kernel without naga's runtime checks
+    /// (it finds the same hits, faster: docs/performance.md), the others with them.
     pub fn new(ctx: Arc<GpuContext>) -> Result<GpuBackend, GpuError> {
-        GpuBackend::with_trace_checks(ctx, Checks::Checked)
+        GpuBackend::with_trace_checks(ctx, Checks::Unchecked)
     }
 
-    /// [`GpuBackend::new`] with the trace kernel created `trace_checks`; `Unchecked` is only for
-    /// tests that compare its hits with the CPU's and for benchmarks.
+    /// [`GpuBackend::new`] with the trace kernel created `trace_checks` (tests compare the
+    /// checked and unchecked kernels' hits).
     pub fn with_trace_checks(
         ctx: Arc<GpuContext>,
         trace_checks: Checks,
     ) -> Result<GpuBackend, GpuError> {
         Ok(GpuBackend {
             primary: Kernel::new(&ctx, "whitted/primary.wgsl", &[], Checks::Checked)?,
+            direct: Kernel::new(&ctx, "whitted/direct.wgsl", &[], Checks::Checked)?,
+            spawn: Kernel::new(&ctx, "whitted/spawn.wgsl", &[], Checks::Checked)?,
+            accumulate: Kernel::new(&ctx, "whitted/accumulate.wgsl", &[], Checks::Checked)?,
+            resolve: Kernel::new(&ctx, "whitted/resolve.wgsl", &[], Checks::Checked)?,
+            prims: Primitives::new(&ctx)?,
             trace_checks,
             traversal: [Mutex::new(None), Mutex::new(None)],
             ctx,
@@ -243,6 +272,9 @@ impl GpuBackend {
                     stats.primary_trace_ms += ms;
                 }
                 "shade" => stats.shade_ms += ms,
+                "spawn" => stats.spawn_ms += ms,
+                "accumulate" => stats.accumulate_ms += ms,
+                // The shadow rays and the sums of their slots into the nodes.
                 _ => stats.shadow_ms += ms,
             }
         }
@@ -348,19 +380,13 @@ impl GpuBackend {
             self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut timer)?;
         stats.primary_rays = pixels * spp as u64;
 
-        let accum = storage_buffer_sized(ctx, "accumulators", pixels * 6 * 4)?;
         let first_hits = storage_buffer_sized(
             ctx,
             "first hits",
             pixels * spp as u64 * std::mem::size_of::<GpuFirstHit>() as u64,
         )?;
-        let counters = storage_buffer_sized(ctx, "counters", 16)?;
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        encoder.clear_buffer(&accum, 0, None);
-        encoder.clear_buffer(&counters, 0, None);
-        ctx.queue.submit([encoder.finish()]);
 
-        // Chunks of the queue whose shadow rays fit one storage binding.
+        // Chunks of a level whose shadow slots fit one storage binding.
         let per_hit = base.shadows_per_hit.max(1) as u64;
         let shadow_size = std::mem::size_of::<GpuShadowRay>() as u64;
         let limit = ctx
@@ -368,22 +394,43 @@ impl GpuBackend {
             .max_storage_buffer_binding_size
             .min(ctx.info.max_buffer_size);
         let chunk_rays = ((limit / (shadow_size * per_hit)) / 64 * 64).clamp(64, 1 << 20);
+        // The levels of the shade trees, camera nodes first: (nodes, node count).
+        let mut levels: Vec<(wgpu::Buffer, u64)> = Vec::new();
+        let mut shadow_counts: Vec<CountBuffer> = Vec::new();
         let mut bounce = 0u32;
         loop {
-            let shadow_capacity = ray_count.min(chunk_rays) * per_hit;
-            let shadow_rays =
-                storage_buffer_sized(ctx, "shadow rays", shadow_capacity * shadow_size)?;
-            let capacity = ray_count * 2;
-            let next_rays = storage_buffer_sized(
+            let level_rays = u32::try_from(ray_count * 2)
+                .ok()
+                .filter(|&n| n <= NODE_CHILD_LIMIT)
+                .ok_or_else(|| {
+                    GpuError::Device(format!(
+                        "{ray_count} rays in one bounce are more than shade-tree links address"
+                    ))
+                })?;
+            let nodes = storage_buffer_sized(
                 ctx,
-                "next rays",
-                capacity * std::mem::size_of::<GpuRay>() as u64,
+                "shade nodes",
+                ray_count * std::mem::size_of::<GpuShadeNode>() as u64,
             )?;
+            let child_candidates = storage_buffer_sized(
+                ctx,
+                "child candidates",
+                level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
+            )?;
+            let child_flags = storage_buffer_sized(ctx, "child flags", level_rays as u64 * 4)?;
+            let shadow_slots_len = ray_count.min(chunk_rays) * per_hit;
+            let shadow_rays =
+                storage_buffer_sized(ctx, "shadow rays", shadow_slots_len * shadow_size)?;
+            let shadow_flags = storage_buffer_sized(ctx, "shadow flags", shadow_slots_len * 4)?;
+            let shadow_slots = storage_buffer_sized(ctx, "shadow slots", shadow_slots_len * 4)?;
+            let slot_indices: Vec<u32> = (0..shadow_slots_len as u32).collect();
+            let slot_indices = storage_buffer(ctx, "shadow slot indices", &slot_indices)?;
             let mut params = base;
             params.ray_count = ray_count as u32;
             params.bounce = bounce;
-            params.ray_capacity = capacity as u32;
-            params.shadow_capacity = shadow_capacity as u32;
+            params.ray_capacity = level_rays;
+            params.shadow_capacity = shadow_slots_len as u32;
+            params.shadows_per_hit = per_hit as u32;
             let params_buffer = uniform_buffer(ctx, "params", &params);
             let shade_bind = self.bind_with_scene(
                 &kernels.shade,
@@ -392,21 +439,21 @@ impl GpuBackend {
                 &[
                     ("rays", &rays),
                     ("hits", &hits),
-                    ("next_rays", &next_rays),
+                    ("nodes", &nodes),
+                    ("child_candidates", &child_candidates),
+                    ("child_flags", &child_flags),
                     ("shadow_rays", &shadow_rays),
-                    ("counters", &counters),
-                    ("accum", &accum),
+                    ("shadow_flags", &shadow_flags),
                     ("first_hits", &first_hits),
                 ],
             )?;
-            let shadow_bind = self.bind_with_scene(
-                &kernels.shadow,
-                &buffers,
-                &params_buffer,
+            let direct_bind = self.direct.bind(
+                ctx,
                 &[
+                    ("params", &params_buffer),
+                    ("nodes", &nodes),
                     ("shadow_rays", &shadow_rays),
-                    ("counters", &counters),
-                    ("accum", &accum),
+                    ("shadow_flags", &shadow_flags),
                 ],
             )?;
             let mut offset = 0u64;
@@ -421,7 +468,6 @@ impl GpuBackend {
                     }),
                 );
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                encoder.clear_buffer(&counters, 4, Some(4));
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shade,
@@ -430,6 +476,25 @@ impl GpuBackend {
                     &mut timer,
                     "shade",
                 );
+                // DiffuseHits: the used shadow slots, densely and in node order.
+                let shadow_count = self.prims.compact(
+                    ctx,
+                    &mut encoder,
+                    &slot_indices,
+                    &shadow_flags,
+                    &shadow_slots,
+                    (n * per_hit) as u32,
+                )?;
+                let shadow_bind = self.bind_with_scene(
+                    &kernels.shadow,
+                    &buffers,
+                    &params_buffer,
+                    &[
+                        ("shadow_rays", &shadow_rays),
+                        ("shadow_slots", &shadow_slots),
+                        ("shadow_count", &shadow_count.buffer),
+                    ],
+                )?;
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shadow,
@@ -438,22 +503,81 @@ impl GpuBackend {
                     &mut timer,
                     "shadow",
                 );
+                self.dispatch_timed(
+                    &mut encoder,
+                    &self.direct,
+                    &direct_bind,
+                    n,
+                    &mut timer,
+                    "direct",
+                );
                 ctx.queue.submit([encoder.finish()]);
                 ctx.wait_idle()?;
+                shadow_counts.push(shadow_count);
                 offset += n;
             }
-            let counts: Vec<u32> = read_buffer(ctx, &counters, 4)?;
-            let spawned = counts[0] as u64;
+            // NumBouncedRays / TwoBouncedRaysFlags: the scan of the child flags places the
+            // children of the level, in their parents' order.
+            let mut spawned = 0u64;
+            if bounce < base.max_depth {
+                let child_positions =
+                    storage_buffer_sized(ctx, "child positions", level_rays as u64 * 4)?;
+                let next_rays = storage_buffer_sized(
+                    ctx,
+                    "next rays",
+                    level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
+                )?;
+                let child_count = CountBuffer::new(ctx, "child count");
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                ctx.queue.write_buffer(
+                    &params_buffer,
+                    0,
+                    bytemuck::bytes_of(&FrameParams {
+                        ray_offset: 0,
+                        ..params
+                    }),
+                );
+                self.prims.exclusive_scan(
+                    ctx,
+                    &mut encoder,
+                    &child_flags,
+                    &child_positions,
+                    level_rays,
+                )?;
+                let spawn_bind = self.spawn.bind(
+                    ctx,
+                    &[
+                        ("params", &params_buffer),
+                        ("nodes", &nodes),
+                        ("child_candidates", &child_candidates),
+                        ("child_flags", &child_flags),
+                        ("child_positions", &child_positions),
+                        ("next_rays", &next_rays),
+                        ("child_count", &child_count.buffer),
+                    ],
+                )?;
+                self.dispatch_timed(
+                    &mut encoder,
+                    &self.spawn,
+                    &spawn_bind,
+                    ray_count,
+                    &mut timer,
+                    "spawn",
+                );
+                ctx.queue.submit([encoder.finish()]);
+                spawned = child_count.read(ctx)? as u64;
+                rays = next_rays;
+            }
             stats.specular_rays += spawned;
+            stats.shade_tree_nodes += ray_count;
+            levels.push((nodes, ray_count));
             self.collect_times(&mut timer, &mut stats)?;
             bounce += 1;
             if spawned == 0 || bounce > base.max_depth {
-                stats.shadow_rays = counts[2] as u64;
                 break;
             }
-            // The spawned rays are the next queue; trace them.
+            // The spawned rays are the next level; trace them.
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
-            encoder.clear_buffer(&counters, 0, Some(4));
             let next_hits =
                 storage_buffer_sized(ctx, "hits", spawned * std::mem::size_of::<GpuHit>() as u64)?;
             let mut trace_params = base;
@@ -463,7 +587,7 @@ impl GpuBackend {
                 &kernels.trace,
                 &buffers,
                 &trace_params_buffer,
-                &[("rays", &next_rays), ("hits", &next_hits)],
+                &[("rays", &rays), ("hits", &next_hits)],
             )?;
             self.dispatch_timed(
                 &mut encoder,
@@ -474,23 +598,69 @@ impl GpuBackend {
                 "trace",
             );
             ctx.queue.submit([encoder.finish()]);
-            rays = next_rays;
             hits = next_hits;
             ray_count = spawned;
         }
+        for count in &shadow_counts {
+            stats.shadow_rays += count.read(ctx)? as u64;
+        }
+
+        // Bottom-up accumulation, deepest level first, then the camera nodes into the pixels.
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut level_params = Vec::new();
+        for pair in levels.windows(2).rev() {
+            let ((nodes, count), (child_nodes, _)) = (&pair[0], &pair[1]);
+            let params_buffer = uniform_buffer(
+                ctx,
+                "params",
+                &FrameParams {
+                    ray_count: *count as u32,
+                    ..base
+                },
+            );
+            let bind = self.accumulate.bind(
+                ctx,
+                &[
+                    ("params", &params_buffer),
+                    ("nodes", nodes),
+                    ("child_nodes", child_nodes),
+                ],
+            )?;
+            self.dispatch_timed(
+                &mut encoder,
+                &self.accumulate,
+                &bind,
+                *count,
+                &mut timer,
+                "accumulate",
+            );
+            level_params.push(params_buffer);
+        }
+        let pixel_colours = storage_buffer_sized(ctx, "pixel colours", pixels * 16)?;
+        let resolve_params = uniform_buffer(ctx, "params", &base);
+        let resolve_bind = self.resolve.bind(
+            ctx,
+            &[
+                ("params", &resolve_params),
+                ("nodes", &levels[0].0),
+                ("pixels", &pixel_colours),
+            ],
+        )?;
+        self.dispatch_timed(
+            &mut encoder,
+            &self.resolve,
+            &resolve_bind,
+            pixels,
+            &mut timer,
+            "accumulate",
+        );
+        ctx.queue.submit([encoder.finish()]);
         self.collect_times(&mut timer, &mut stats)?;
 
-        // Resolve: fixed-point sums to colours, per-sample first hits to AOVs.
-        let sums: Vec<u32> = read_buffer(ctx, &accum, (pixels * 6) as usize)?;
-        let color: Vec<Vec3> = sums
-            .chunks_exact(6)
-            .map(|c| {
-                let channel = |k: usize| {
-                    let fixed = ((c[2 * k + 1] as u64) << 32) | c[2 * k] as u64;
-                    (fixed as f64 / 16_777_216.0 / spp as f64) as f32
-                };
-                Vec3::new(channel(0), channel(1), channel(2))
-            })
+        let colours: Vec<[f32; 4]> = read_buffer(ctx, &pixel_colours, pixels as usize)?;
+        let color: Vec<Vec3> = colours
+            .iter()
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
             .collect();
         let firsts: Vec<GpuFirstHit> =
             read_buffer(ctx, &first_hits, (pixels * spp as u64) as usize)?;
@@ -541,6 +711,10 @@ impl GpuBackend {
             ),
             ("time/whitted_ms".to_string(), seconds * 1e3),
             ("gpu/upload_bytes".to_string(), buffers.bytes as f64),
+            (
+                "shade_tree/nodes".to_string(),
+                stats.shade_tree_nodes as f64,
+            ),
         ];
         if ctx.info.features.timestamps {
             frame_stats.extend([
@@ -549,6 +723,8 @@ impl GpuBackend {
                 ("gpu/primary_trace_ms".to_string(), stats.primary_trace_ms),
                 ("gpu/shade_ms".to_string(), stats.shade_ms),
                 ("gpu/shadow_ms".to_string(), stats.shadow_ms),
+                ("gpu/spawn_ms".to_string(), stats.spawn_ms),
+                ("gpu/accumulate_ms".to_string(), stats.accumulate_ms),
                 (
                     "gpu/primary_mrays_per_s".to_string(),
                     stats.primary_rays as f64
