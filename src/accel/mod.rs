@@ -13,6 +13,7 @@ pub mod bvh;
 pub mod prepared;
 pub mod primitives;
 pub mod qbvh;
+pub mod vd_bottom;
 pub mod vd_fallback;
 
 use glam::{Vec2, Vec3};
