@@ -20,7 +20,7 @@ use crate::accel::{Hit, Prepared, Ray, SurfacePoint};
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::{
-    Backend, CameraModel, Frame, FrameMetadata, Layer, RenderError, RenderOptions,
+    aov_layers, Backend, CameraModel, Frame, FrameMetadata, RenderError, RenderOptions,
 };
 use crate::scene::{Aov, LightKind, MaterialKind, Scene};
 
@@ -123,21 +123,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             }
         }
     }
-    let aovs = scene
-        .output
-        .layers
-        .iter()
-        .map(|aov| match aov {
-            Aov::Albedo => Layer::rgb("albedo", &albedo),
-            Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
-            Aov::Depth => Layer::scalar("depth", "Z", &depth),
-            Aov::Id => Layer {
-                name: "id".to_string(),
-                channels: vec!["instance".to_string(), "prim".to_string()],
-                pixels: ids.iter().flatten().copied().collect(),
-            },
-        })
-        .collect();
+    let aovs = aov_layers(&scene.output.layers, &albedo, &normal, &depth, &ids);
     let c = &tracer.counters;
     let seconds = start.elapsed().as_secs_f64();
     let rays = (c.primary.get() + c.shadow.get() + c.specular.get()) as f64;

@@ -47,7 +47,7 @@ use super::upload::{
     GpuShadowRay, SceneBuffers, NONE,
 };
 use crate::accel::Prepared;
-use crate::render::{Backend, Frame, FrameMetadata, Layer, RenderError, RenderOptions};
+use crate::render::{aov_layers, Backend, Frame, FrameMetadata, RenderError, RenderOptions};
 use crate::scene::{Aov, Scene};
 
 /// Pixels of one Morton tile (8 × 8): threads are mapped to pixels tile by tile.
@@ -684,21 +684,8 @@ impl GpuBackend {
         } else {
             None
         };
-        let aovs = scene
-            .output
-            .layers
-            .iter()
-            .map(|aov| match aov {
-                Aov::Albedo => Layer::rgb("albedo", &albedo),
-                Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
-                Aov::Depth => Layer::scalar("depth", "Z", &depth),
-                Aov::Id => Layer {
-                    name: "id".to_string(),
-                    channels: vec!["instance".to_string(), "prim".to_string()],
-                    pixels: ids.iter().flatten().flatten().copied().collect(),
-                },
-            })
-            .collect();
+        let ids: Vec<[f32; 2]> = ids.unwrap_or_default();
+        let aovs = aov_layers(&scene.output.layers, &albedo, &normal, &depth, &ids);
         let seconds = start.elapsed().as_secs_f64();
         let rays = (stats.primary_rays + stats.specular_rays + stats.shadow_rays) as f64;
         let mut frame_stats = vec![

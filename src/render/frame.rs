@@ -2,6 +2,8 @@
 
 use glam::Vec3;
 
+use crate::scene::Aov;
+
 /// One image layer: `channels.len()` interleaved floats per pixel, rows from the top.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layer {
@@ -97,4 +99,28 @@ impl Frame {
     pub fn aov(&self, name: &str) -> Option<&Layer> {
         self.aovs.iter().find(|l| l.name == name)
     }
+}
+
+/// The layers of `requested` AOVs, in that order, from per-pixel buffers. `ids` holds
+/// (instance, prim) per pixel and may be empty when the `id` layer is not requested.
+pub fn aov_layers(
+    requested: &[Aov],
+    albedo: &[Vec3],
+    normal: &[Vec3],
+    depth: &[f32],
+    ids: &[[f32; 2]],
+) -> Vec<Layer> {
+    requested
+        .iter()
+        .map(|aov| match aov {
+            Aov::Albedo => Layer::rgb("albedo", albedo),
+            Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], normal),
+            Aov::Depth => Layer::scalar("depth", "Z", depth),
+            Aov::Id => Layer {
+                name: "id".to_string(),
+                channels: vec!["instance".to_string(), "prim".to_string()],
+                pixels: ids.iter().flatten().copied().collect(),
+            },
+        })
+        .collect()
 }

@@ -7,7 +7,7 @@ pub mod sampling;
 pub mod stats;
 
 pub use camera::CameraModel;
-pub use frame::{Frame, FrameMetadata, Layer};
+pub use frame::{aov_layers, Frame, FrameMetadata, Layer};
 pub use stats::Stats;
 
 use crate::accel::Prepared;
