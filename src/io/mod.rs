@@ -8,6 +8,7 @@ mod mesh;
 mod preview;
 mod texture;
 pub mod vdgen;
+pub mod vdgen_party;
 
 pub use self::exr::{read_frame, write_frame};
 pub use cache::AssetCache;
