@@ -3,7 +3,7 @@
 //!
 //! Usage: `cargo run --release --example make_party -- <out_dir>`; the committed files live in
 //! `scenes/party/` (`cargo run --release --example make_party -- scenes/party`), which
-//! `scenes/party.csc` renders.
+//! `scenes/party/party.csc` renders.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,4 +1,4 @@
-//! The procedural "Party" scene of `scenes/party.csc`: a crowd of blobby figures on a ground
+//! The procedural "Party" scene of `scenes/party/party.csc`: a crowd of blobby figures on a ground
 //! grid, every quad a distinct vector-displacement patch with its own tile of one map atlas, and
 //! no instancing (the analogue of the "Party" scene of paper 000, Figure 1.1 and Table 1.1).
 //!
