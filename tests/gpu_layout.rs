@@ -10,6 +10,7 @@ use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
     GpuShadowRay, GpuTexture,
 };
+use caustica::gpu::vd_batch::{VdBatchMap, VdBatchParams, VdBatchPatch, VdBatchRay, VdRecordHit};
 
 /// (size, [(member, offset)]) of a Rust struct, by listing its fields.
 macro_rules! rust_layout {
@@ -204,6 +205,80 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 _pad
             }),
         ),
+        (
+            "VdBatchPatch",
+            rust_layout!(VdBatchPatch {
+                v0,
+                map,
+                v1,
+                _pad0,
+                v2,
+                _pad1,
+                v3,
+                _pad2,
+                uv0,
+                uv1,
+                uv2,
+                uv3,
+                bounds_min,
+                _pad3,
+                bounds_max,
+                _pad4
+            }),
+        ),
+        (
+            "VdBatchMap",
+            rust_layout!(VdBatchMap {
+                texel_offset,
+                width,
+                height,
+                space,
+                channel_x,
+                channel_y,
+                channel_z,
+                scale,
+                midlevel,
+                padding,
+                _pad0,
+                _pad1
+            }),
+        ),
+        (
+            "VdBatchRay",
+            rust_layout!(VdBatchRay {
+                origin,
+                t_max,
+                dir,
+                spread,
+                hit,
+                _pad0,
+                _pad1,
+                _pad2
+            }),
+        ),
+        (
+            "VdRecordHit",
+            rust_layout!(VdRecordHit {
+                normal,
+                t,
+                st,
+                cell,
+                patch_index
+            }),
+        ),
+        (
+            "VdBatchParams",
+            rust_layout!(VdBatchParams {
+                max_level,
+                mode,
+                slice_words,
+                node_words_offset,
+                record_count,
+                _pad0,
+                _pad1,
+                _pad2
+            }),
+        ),
     ])
 }
 
@@ -217,35 +292,39 @@ fn rust_name(wgsl: &str) -> &str {
 
 #[test]
 fn every_shared_wgsl_struct_has_the_size_and_offsets_of_its_rust_twin() {
-    let source = caustica::gpu::shader::shader_file("shared/types.wgsl").expect("types.wgsl");
-    let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{e}"));
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).expect("layout");
     let twins = rust_twins();
     let mut checked = Vec::new();
-    for (handle, ty) in module.types.iter() {
-        let (Some(name), naga::TypeInner::Struct { members, span }) = (&ty.name, &ty.inner) else {
-            continue;
-        };
-        let (rust_size, rust_fields) = twins
-            .get(name.as_str())
-            .unwrap_or_else(|| panic!("WGSL struct {name} has no Rust twin in this test"));
-        let layout = layouter[handle];
-        assert_eq!(*span, *rust_size, "{name}: WGSL size vs size_of");
-        assert_eq!(
-            layout.to_stride(),
-            *rust_size,
-            "{name}: WGSL array stride (size rounded to its alignment) vs size_of"
-        );
-        let wgsl_fields: Vec<(&str, u32)> = members
-            .iter()
-            .map(|m| (rust_name(m.name.as_deref().unwrap_or("?")), m.offset))
-            .collect();
-        assert_eq!(
-            &wgsl_fields, rust_fields,
-            "{name}: member names and offsets differ"
-        );
-        checked.push(name.clone());
+    // types.wgsl, and the VD batch stage's own file (src/gpu/vd_batch.rs twins).
+    for file in ["shared/types.wgsl", "shared/vd_types.wgsl"] {
+        let source = caustica::gpu::shader::shader_file(file).expect(file);
+        let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{e}"));
+        let mut layouter = naga::proc::Layouter::default();
+        layouter.update(module.to_ctx()).expect("layout");
+        for (handle, ty) in module.types.iter() {
+            let (Some(name), naga::TypeInner::Struct { members, span }) = (&ty.name, &ty.inner)
+            else {
+                continue;
+            };
+            let (rust_size, rust_fields) = twins
+                .get(name.as_str())
+                .unwrap_or_else(|| panic!("WGSL struct {name} has no Rust twin in this test"));
+            let layout = layouter[handle];
+            assert_eq!(*span, *rust_size, "{name}: WGSL size vs size_of");
+            assert_eq!(
+                layout.to_stride(),
+                *rust_size,
+                "{name}: WGSL array stride (size rounded to its alignment) vs size_of"
+            );
+            let wgsl_fields: Vec<(&str, u32)> = members
+                .iter()
+                .map(|m| (rust_name(m.name.as_deref().unwrap_or("?")), m.offset))
+                .collect();
+            assert_eq!(
+                &wgsl_fields, rust_fields,
+                "{name}: member names and offsets differ"
+            );
+            checked.push(name.clone());
+        }
     }
     let expected: Vec<String> = twins.keys().map(|k| k.to_string()).collect();
     checked.sort();

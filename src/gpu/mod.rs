@@ -7,6 +7,7 @@ pub mod prims;
 pub mod raybench;
 pub mod shader;
 pub mod upload;
+pub mod vd_batch;
 pub mod whitted;
 
 pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};

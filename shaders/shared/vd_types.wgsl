@@ -1,0 +1,81 @@
+// The structs of the batched VD bottom-level stage (shaders/vd/). Rust twins in
+// src/gpu/vd_batch.rs; tests/gpu_layout.rs checks their sizes and offsets.
+
+// One VD patch: the quad corners v0 v1 v2 v3 and their UVs (scene/vdmap.rs conventions), the
+// map that displaces it, and its conservative bounds (the box the level of detail is chosen
+// from and that records were found with), all in the patch mesh's object space. 128 bytes.
+struct VdBatchPatch {
+    v0: vec3<f32>,
+    map: u32,
+    v1: vec3<f32>,
+    _pad0: u32,
+    v2: vec3<f32>,
+    _pad1: u32,
+    v3: vec3<f32>,
+    _pad2: u32,
+    uv0: vec2<f32>,
+    uv1: vec2<f32>,
+    uv2: vec2<f32>,
+    uv3: vec2<f32>,
+    bounds_min: vec3<f32>,
+    _pad3: u32,
+    bounds_max: vec3<f32>,
+    _pad4: u32,
+}
+
+// One VD map: its texels are texels[texel_offset ..][.. width * height] (row 0 at the top, RGB
+// in xyz), space 0 = object, 1 = tangent; channel_* pick the file channels of the displacement
+// components; displacement = (texel[channels] - midlevel) * scale. 48 bytes.
+struct VdBatchMap {
+    texel_offset: u32,
+    width: u32,
+    height: u32,
+    space: u32,
+    channel_x: u32,
+    channel_y: u32,
+    channel_z: u32,
+    scale: f32,
+    midlevel: f32,
+    padding: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// One ray in the object space of the patches it is recorded against, t in (0, t_max); `spread`
+// is its footprint's growth per unit of t (cone angle × |dir|, for the level of detail) and `hit` the hit slot it competes
+// for (several object-space copies of one world ray, one per instance, share a slot). 48 bytes.
+struct VdBatchRay {
+    origin: vec3<f32>,
+    t_max: f32,
+    dir: vec3<f32>,
+    spread: f32,
+    hit: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// The closest hit of one record (ray, patch), written by the one invocation that traced it;
+// cell = 0xffffffff when the ray missed the patch. 32 bytes.
+struct VdRecordHit {
+    normal: vec3<f32>,
+    t: f32,
+    st: vec2<f32>,
+    cell: u32,
+    patch_index: u32,
+}
+
+// The stage's uniform. 32 bytes.
+struct VdBatchParams {
+    // Largest subdivision level (scratch slices are sized for it; at most 8).
+    max_level: u32,
+    // Bit 0: trace (else build only, for timing).
+    mode: u32,
+    // u32 words of one workgroup's scratch slice, and where its nodes start inside it.
+    slice_words: u32,
+    node_words_offset: u32,
+    record_count: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}

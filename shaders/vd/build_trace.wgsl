@@ -1,0 +1,354 @@
+// The batched VD bottom level (paper 000 section 1.4.2, Algorithm 1): persistent workgroups
+// take jobs (one patch and the sorted records of the rays that reach it) from a queue with an
+// atomic counter; per job they choose the level (max over the rays' levels), build the patch's
+// tree in their slice of the scratch buffer (grid points, leaves, inner levels from the leaves
+// up with a barrier between levels), then trace every record's ray through it with the
+// stackless link table and the leaves' triangles, and compete for each ray's closest hit with
+// atomics. Twin of src/accel/vd_bottom.rs (PatchBvh::build and intersect); host side in
+// src/gpu/vd_batch.rs, which documents the buffers.
+//!include "vd/common.wgsl"
+
+const WG: u32 = 64u;
+
+@group(0) @binding(0) var<uniform> params: VdBatchParams;
+@group(0) @binding(1) var<storage, read> patches: array<VdBatchPatch>;
+@group(0) @binding(2) var<storage, read> maps: array<VdBatchMap>;
+@group(0) @binding(3) var<storage, read> texels: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> rays: array<VdBatchRay>;
+@group(0) @binding(5) var<storage, read> record_rays: array<u32>;
+@group(0) @binding(6) var<storage, read> job_patches: array<u32>;
+@group(0) @binding(7) var<storage, read> job_starts: array<u32>;
+@group(0) @binding(8) var<storage, read> job_ends: array<u32>;
+@group(0) @binding(9) var<storage, read> job_count: array<u32>;
+@group(0) @binding(10) var<storage, read> links: array<u32>;
+@group(0) @binding(11) var<storage, read_write> scratch: array<u32>;
+@group(0) @binding(12) var<storage, read_write> job_counter: array<atomic<u32>>;
+@group(0) @binding(13) var<storage, read_write> record_hits: array<VdRecordHit>;
+@group(0) @binding(14) var<storage, read_write> job_levels: array<u32>;
+//!if INT64_ATOMICS
+// Per hit slot: (f32 bits of t) << 32 | record, one atomicMin.
+@group(0) @binding(15) var<storage, read_write> hits: array<atomic<u64>>;
+//!else
+// Per hit slot: word 2s = record (resolve_hits.wgsl), word 2s+1 = f32 bits of t (atomicMin here).
+@group(0) @binding(15) var<storage, read_write> hits: array<atomic<u32>>;
+//!endif
+
+var<workgroup> wg_job: u32;
+var<workgroup> wg_level: atomic<u32>;
+var<workgroup> wg_level_plain: u32;
+// Order keys of the root box: min x y z, max x y z.
+var<workgroup> wg_box: array<atomic<u32>, 6>;
+
+// ---------------------------------------------------------------------------------------------
+// The displaced surface (scene/vdmap.rs)
+// ---------------------------------------------------------------------------------------------
+
+fn lerp3(a: vec3<f32>, b: vec3<f32>, s: f32) -> vec3<f32> {
+    return a * (1.0 - s) + b * s;
+}
+
+fn lerp2(a: vec2<f32>, b: vec2<f32>, s: f32) -> vec2<f32> {
+    return a * (1.0 - s) + b * s;
+}
+
+fn texel(m: VdBatchMap, x: u32, y: u32) -> vec3<f32> {
+    return texels[m.texel_offset + y * m.width + x].xyz;
+}
+
+// VdImage::sample: bilinear, clamp to edge, v = 1 at the top row.
+fn sample_map(m: VdBatchMap, uv: vec2<f32>) -> vec3<f32> {
+    if m.width == 0u || m.height == 0u {
+        return vec3<f32>(0.0);
+    }
+    let x = clamp(uv.x * f32(m.width) - 0.5, 0.0, f32(m.width - 1u));
+    let y = clamp((1.0 - uv.y) * f32(m.height) - 0.5, 0.0, f32(m.height - 1u));
+    let x0 = u32(floor(x));
+    let y0 = u32(floor(y));
+    let x1 = min(x0 + 1u, m.width - 1u);
+    let y1 = min(y0 + 1u, m.height - 1u);
+    let fx = x - f32(x0);
+    let fy = y - f32(y0);
+    let top = lerp3(texel(m, x0, y0), texel(m, x1, y0), fx);
+    let bottom = lerp3(texel(m, x0, y1), texel(m, x1, y1), fx);
+    return lerp3(top, bottom, fy);
+}
+
+// VdMap::remap.
+fn remap(m: VdBatchMap, t: vec3<f32>) -> vec3<f32> {
+    let v = vec3<f32>(t[m.channel_x], t[m.channel_y], t[m.channel_z]);
+    return (v - vec3<f32>(m.midlevel)) * m.scale;
+}
+
+// VdMap::displaced_point.
+fn displaced_point(p: VdBatchPatch, m: VdBatchMap, s: f32, t: f32) -> vec3<f32> {
+    let base = lerp3(lerp3(p.v0, p.v1, s), lerp3(p.v3, p.v2, s), t);
+    let uv = lerp2(lerp2(p.uv0, p.uv1, s), lerp2(p.uv3, p.uv2, s), t);
+    let d = remap(m, sample_map(m, uv));
+    if m.space == 0u {
+        return base + d;
+    }
+    // patch_frame.
+    let sc = clamp(s, 1e-3, 1.0 - 1e-3);
+    let tc = clamp(t, 1e-3, 1.0 - 1e-3);
+    let dqds = lerp3(p.v1 - p.v0, p.v2 - p.v3, tc);
+    let dqdt = lerp3(p.v3 - p.v0, p.v2 - p.v1, sc);
+    let n = vd_cross(dqds, dqdt);
+    var tangent = vec3<f32>(1.0, 0.0, 0.0);
+    var bitangent = vec3<f32>(0.0, 1.0, 0.0);
+    var normal = vec3<f32>(0.0, 0.0, 1.0);
+    if !(vd_length_squared(n) < 1e-30 || vd_length_squared(dqds) < 1e-30) {
+        normal = vd_normalize(n);
+        tangent = vd_normalize(dqds);
+        bitangent = vd_cross(normal, tangent);
+    }
+    return base + tangent * d.x + bitangent * d.y + normal * d.z;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The slice: (2^L+1)² points of 3 words, then nodes of 5 words
+// ---------------------------------------------------------------------------------------------
+
+fn store_point(slice: u32, p: u32, v: vec3<f32>) {
+    let o = slice + 3u * p;
+    scratch[o] = bitcast<u32>(v.x);
+    scratch[o + 1u] = bitcast<u32>(v.y);
+    scratch[o + 2u] = bitcast<u32>(v.z);
+}
+
+fn load_point(slice: u32, p: u32) -> vec3<f32> {
+    let o = slice + 3u * p;
+    return vec3<f32>(bitcast<f32>(scratch[o]), bitcast<f32>(scratch[o + 1u]), bitcast<f32>(scratch[o + 2u]));
+}
+
+struct Node {
+    qmin: vec3<u32>,
+    qmax: vec3<u32>,
+    normal: u32,
+    st: u32,
+}
+
+fn store_node(slice: u32, k: u32, n: Node) {
+    let o = slice + params.node_words_offset + 5u * k;
+    scratch[o] = n.qmin.x | (n.qmin.y << 16u);
+    scratch[o + 1u] = n.qmin.z | (n.qmax.x << 16u);
+    scratch[o + 2u] = n.qmax.y | (n.qmax.z << 16u);
+    scratch[o + 3u] = n.normal;
+    scratch[o + 4u] = n.st;
+}
+
+fn load_node_box(slice: u32, k: u32) -> array<u32, 3> {
+    let o = slice + params.node_words_offset + 5u * k;
+    return array<u32, 3>(scratch[o], scratch[o + 1u], scratch[o + 2u]);
+}
+
+fn load_node(slice: u32, k: u32) -> Node {
+    let o = slice + params.node_words_offset + 5u * k;
+    let w0 = scratch[o];
+    let w1 = scratch[o + 1u];
+    let w2 = scratch[o + 2u];
+    return Node(vec3<u32>(w0 & 0xffffu, w0 >> 16u, w1 & 0xffffu), vec3<u32>(w1 >> 16u, w2 & 0xffffu, w2 >> 16u),
+        scratch[o + 3u], scratch[o + 4u]);
+}
+
+// The corners v00, v10, v11, v01 of cell (x, y).
+fn cell_corners(slice: u32, row: u32, x: u32, y: u32) -> array<vec3<f32>, 4> {
+    return array<vec3<f32>, 4>(load_point(slice, y * row + x), load_point(slice, y * row + x + 1u),
+        load_point(slice, (y + 1u) * row + x + 1u), load_point(slice, (y + 1u) * row + x));
+}
+
+fn quantize_box(frame: VdFrame, lo: vec3<f32>, hi: vec3<f32>) -> Node {
+    let qmin = vec3<u32>(vd_quantize_down(frame, 0u, lo.x), vd_quantize_down(frame, 1u, lo.y), vd_quantize_down(frame, 2u, lo.z));
+    let qmax = vec3<u32>(vd_quantize_up(frame, 0u, hi.x), vd_quantize_up(frame, 1u, hi.y), vd_quantize_up(frame, 2u, hi.z));
+    return Node(qmin, qmax, 0u, 0u);
+}
+
+struct Hit {
+    hit: bool,
+    t: f32,
+    st: vec2<f32>,
+    normal: vec3<f32>,
+    cell: u32,
+}
+
+// PatchBvh::intersect_cell: triangles (v00, v10, v11) then (v00, v11, v01).
+fn intersect_cell(slice: u32, level: u32, m: u32, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> Hit {
+    let n = 1u << level;
+    let xy = vd_morton_decode(m);
+    let v = cell_corners(slice, n + 1u, xy.x, xy.y);
+    let cell = vec2<f32>(f32(xy.x), f32(xy.y));
+    var best = Hit(false, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), m);
+    var limit = t_max;
+    let a = vd_intersect_triangle(origin, dir, v[0], v[1], v[2], t_min, limit);
+    if a.hit {
+        limit = a.t;
+        best = Hit(true, a.t, (cell + vec2<f32>(a.b1 + a.b2, a.b2)) / f32(n),
+            vd_normalize_or_zero(vd_cross(v[1] - v[0], v[2] - v[0])), m);
+    }
+    let b = vd_intersect_triangle(origin, dir, v[0], v[2], v[3], t_min, limit);
+    if b.hit {
+        best = Hit(true, b.t, (cell + vec2<f32>(b.b1, b.b1 + b.b2)) / f32(n),
+            vd_normalize_or_zero(vd_cross(v[2] - v[0], v[3] - v[0])), m);
+    }
+    return best;
+}
+
+// PatchBvh::intersect_with_links: Listing 1.1 with the leaves' triangles.
+fn intersect_patch(slice: u32, level: u32, frame: VdFrame, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> Hit {
+    let inv_dir = 1.0 / dir;
+    let first_leaf = vd_first_node_of_level(level);
+    var best = Hit(false, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), VD_NONE);
+    var limit = t_max;
+    var k = 0u;
+    while k != VD_LINK_END {
+        let w = load_node_box(slice, k);
+        let qmin = vec3<f32>(f32(w[0] & 0xffffu), f32(w[0] >> 16u), f32(w[1] & 0xffffu));
+        let qmax = vec3<f32>(f32(w[1] >> 16u), f32(w[2] & 0xffffu), f32(w[2] >> 16u));
+        let lo = frame.origin + qmin * frame.step;
+        let hi = frame.origin + qmax * frame.step;
+        let link = links[k];
+        if vd_slab_entry(origin, inv_dir, lo, hi, t_min, limit) >= 0.0 {
+            if k >= first_leaf {
+                let h = intersect_cell(slice, level, k - first_leaf, origin, dir, t_min, limit);
+                if h.hit {
+                    limit = h.t;
+                    best = h;
+                }
+                k = link & VD_LINK_END;
+            } else {
+                k = 4u * (link >> 17u) + 1u;
+            }
+        } else {
+            k = link & VD_LINK_END;
+        }
+    }
+    return best;
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let slice = wid.x * params.slice_words;
+    loop {
+        // Take the next job (Algorithm 1's "while unprocessed VD patch").
+        if lid == 0u {
+            let j = atomicAdd(&job_counter[0], 1u);
+            wg_job = select(VD_NONE, j, j < job_count[0]);
+            atomicStore(&wg_level, 0u);
+            for (var a = 0u; a < 3u; a++) {
+                atomicStore(&wg_box[a], 0xffffffffu);
+                atomicStore(&wg_box[a + 3u], 0u);
+            }
+        }
+        let job = workgroupUniformLoad(&wg_job);
+        if job == VD_NONE {
+            break;
+        }
+        let patch_index = job_patches[job];
+        let start = job_starts[job];
+        let end = job_ends[job];
+        let vd = patches[patch_index];
+        let map = maps[vd.map];
+        let padding = max(map.padding, 0.0);
+
+        // The level: max over the rays' levels (rays that miss the bounds add none).
+        for (var r = start + lid; r < end; r += WG) {
+            let ray = rays[record_rays[r]];
+            let entry = vd_slab_entry(ray.origin, 1.0 / ray.dir, vd.bounds_min, vd.bounds_max, 0.0, ray.t_max);
+            if entry >= 0.0 {
+                atomicMax(&wg_level, vd_lod_level(vd.bounds_min, vd.bounds_max, entry, ray.spread, params.max_level));
+            }
+        }
+        workgroupBarrier();
+        if lid == 0u {
+            let l = atomicLoad(&wg_level);
+            wg_level_plain = l;
+            job_levels[job] = l;
+        }
+        let level = workgroupUniformLoad(&wg_level_plain);
+        let n = 1u << level;
+        let row = n + 1u;
+
+        // Loop 1: the displaced grid points; the root box is their reduction.
+        var lo = vec3<f32>(vd_infinity());
+        var hi = vec3<f32>(-vd_infinity());
+        for (var p = lid; p < row * row; p += WG) {
+            let i = p % row;
+            let j = p / row;
+            let v = displaced_point(vd, map, f32(i) / f32(n), f32(j) / f32(n));
+            store_point(slice, p, v);
+            lo = min(lo, v);
+            hi = max(hi, v);
+        }
+        if lo.x <= hi.x {
+            for (var a = 0u; a < 3u; a++) {
+                atomicMin(&wg_box[a], vd_order_key(lo[a]));
+                atomicMax(&wg_box[a + 3u], vd_order_key(hi[a]));
+            }
+        }
+        workgroupBarrier();
+        storageBarrier();
+        let root_min = vec3<f32>(vd_from_order_key(atomicLoad(&wg_box[0])), vd_from_order_key(atomicLoad(&wg_box[1])),
+            vd_from_order_key(atomicLoad(&wg_box[2]))) - vec3<f32>(padding);
+        let root_max = vec3<f32>(vd_from_order_key(atomicLoad(&wg_box[3])), vd_from_order_key(atomicLoad(&wg_box[4])),
+            vd_from_order_key(atomicLoad(&wg_box[5]))) + vec3<f32>(padding);
+        let frame = vd_frame_new(root_min, root_max);
+
+        // Loop 2: the leaves, in Morton order.
+        let first_leaf = vd_first_node_of_level(level);
+        for (var m = lid; m < n * n; m += WG) {
+            let xy = vd_morton_decode(m);
+            let v = cell_corners(slice, row, xy.x, xy.y);
+            let blo = min(min(v[0], v[1]), min(v[2], v[3])) - vec3<f32>(padding);
+            let bhi = max(max(v[0], v[1]), max(v[2], v[3])) + vec3<f32>(padding);
+            var node = quantize_box(frame, blo, bhi);
+            node.normal = vd_oct_encode(vd_cross(v[2] - v[0], v[3] - v[1]));
+            node.st = vd_pack_unorm16x2((vec2<f32>(f32(xy.x), f32(xy.y)) + vec2<f32>(0.5)) / f32(n));
+            store_node(slice, first_leaf + m, node);
+        }
+        // Loops 3: the inner levels from the leaves up, a barrier before each.
+        for (var l = level; l > 0u; l--) {
+            workgroupBarrier();
+            storageBarrier();
+            let first = vd_first_node_of_level(l - 1u);
+            let count = 1u << (2u * (l - 1u));
+            for (var i = lid; i < count; i += WG) {
+                let k = first + i;
+                var qmin = vec3<u32>(0xffffu);
+                var qmax = vec3<u32>(0u);
+                var normal = vec3<f32>(0.0);
+                var st = vec2<f32>(0.0);
+                for (var c = 1u; c <= 4u; c++) {
+                    let child = load_node(slice, 4u * k + c);
+                    qmin = min(qmin, child.qmin);
+                    qmax = max(qmax, child.qmax);
+                    normal += vd_oct_decode(child.normal);
+                    st += vd_unpack_unorm16x2(child.st);
+                }
+                store_node(slice, k, Node(qmin, qmax, vd_oct_encode(normal), vd_pack_unorm16x2(st * 0.25)));
+            }
+        }
+        workgroupBarrier();
+        storageBarrier();
+
+        // Trace every record of the job through the tree.
+        if (params.mode & 1u) != 0u {
+            for (var r = start + lid; r < end; r += WG) {
+                let ray = rays[record_rays[r]];
+                let h = intersect_patch(slice, level, frame, ray.origin, ray.dir, 0.0, ray.t_max);
+                if h.hit {
+                    record_hits[r] = VdRecordHit(h.normal, h.t, h.st, h.cell, patch_index);
+                    let tbits = bitcast<u32>(h.t);
+                    //!if INT64_ATOMICS
+                    atomicMin(&hits[ray.hit], (u64(tbits) << 32u) | u64(r));
+                    //!else
+                    atomicMin(&hits[2u * ray.hit + 1u], tbits);
+                    //!endif
+                } else {
+                    record_hits[r] = VdRecordHit(vec3<f32>(0.0), vd_infinity(), vec2<f32>(0.0), VD_NONE, patch_index);
+                }
+            }
+        }
+        // Everyone is done with the slice and the shared job before the next one.
+        workgroupBarrier();
+        storageBarrier();
+    }
+}

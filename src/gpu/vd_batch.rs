@@ -1,0 +1,742 @@
+//! The batched VD bottom level on the GPU (paper 000 sections 1.4.2 and 1.5): records of (ray,
+//! patch) sorted by patch into a job queue, persistent workgroups that build each patch's tree
+//! on the fly and trace the job's rays through it, and the closest hit across workgroups with
+//! atomics. GPU twin of [`crate::accel::vd_bottom`]; a standalone stage, not yet wired into the
+//! Whitted pipeline.
+//!
+//! # Inputs
+//!
+//! * **Scene** ([`VdBatchScene`], uploaded once): the patches ([`VdBatchPatch`]: corners, UVs,
+//!   map, conservative bounds, in the object space of the patch's mesh), the maps
+//!   ([`VdBatchMap`]) and their texels (`vec4` per texel, the [`crate::scene::VdImage`] texels).
+//! * **Rays** ([`VdBatchRay`]): already in the object space of the patches they are recorded
+//!   against, with the spread of their cone (level of detail) and a **hit slot**. A world ray
+//!   that reaches patches of several instances is given once per instance (transformed into
+//!   that instance's object space without normalising the direction, so `t` is the world `t`),
+//!   and all its copies share one hit slot: the closest hit is taken per slot.
+//! * **Records**: two `u32` arrays of equal length, the patch and the ray (index into the rays)
+//!   of each (ray, patch) pair whose bounds the ray reaches, in any order (the top and middle
+//!   traversal will append them with an atomic counter).
+//!
+//! # Steps ([`VdBatch::record_jobs`], [`VdBatch::record_trace`])
+//!
+//! 1. **Job queue.** `Primitives::radix_sort_u32` sorts the records by patch (stable, by as
+//!    many bits as patch indices need), carrying the ray indices, and `find_sorted_bounds`
+//!    turns the runs of equal patches into jobs `(patch, first record, end record)` with a
+//!    GPU-resident count.
+//! 2. **Persistent workgroups** (`shaders/vd/build_trace.wgsl`, 64 invocations): a fixed number
+//!    of workgroups ([`VdBatchOptions::workgroups`]; the paper launches what fills the GPU, 528
+//!    on its 44 CUs) each loop: take the next job with an `atomicAdd` on a job counter; compute
+//!    the level as the workgroup `atomicMax` of its rays' [`lod_level`]s (distance = the ray's
+//!    entry into the patch's conservative bounds, footprint = distance × spread; rays missing
+//!    the bounds add nothing); build the tree in the workgroup's **slice** of one scratch buffer
+//!    (points, then leaves, then each inner level after a barrier); trace the job's records.
+//!    A slice is `3·(2^M+1)²` words of grid points (f32 x y z) followed by `5·first(M+1)` words
+//!    of 20-byte [`VdNode`]s, for the largest level `M` ([`VdBatchOptions::max_level`]); the
+//!    shared [`LinkTable`] for `M` is uploaded once.
+//! 3. **Closest hit across workgroups.** Each record's own closest hit is written to its slot
+//!    of `record_hits` ([`VdRecordHit`]: t, patch, cell, (s, t), normal; one writer). The hit
+//!    slots hold two words per slot, `[record, f32 bits of t]` (the `u64` `t << 32 | record`
+//!    read little-endian): with `INT64_ATOMICS` one `atomicMin` on that `u64`; without, an
+//!    `atomicMin` on the t word, then `shaders/vd/resolve_hits.wgsl` (one invocation per
+//!    record) offers the record index with `atomicMin` where the record's t equals the slot's.
+//!    Both give the smallest t and, among equal t, the smallest record (records are sorted by
+//!    patch, so the lowest patch): deterministic, and the same for both paths. t ≥ 0, so its
+//!    bits order like the float.
+//!
+//! [`lod_level`]: crate::accel::vd_bottom::lod_level
+//! [`VdNode`]: crate::accel::vd_bottom::VdNode
+
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Vec2, Vec3};
+
+use super::context::{GpuContext, GpuError};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::prims::sorted_bounds::SortedRuns;
+use super::prims::Primitives;
+use crate::accel::vd_bottom::{first_node_of_level, node_count, LinkTable, MAX_LEVEL};
+use crate::accel::Aabb;
+use crate::scene::{VdMap, VdSpace};
+
+/// Invocations per workgroup of `vd/build_trace.wgsl` (the paper's 64-wide SIMD).
+pub const VD_BATCH_WORKGROUP_SIZE: u32 = 64;
+/// Workgroups launched when [`VdBatchOptions::workgroups`] is 0, before the memory cap.
+pub const DEFAULT_WORKGROUPS: u32 = 256;
+/// "No record / no cell".
+pub const VD_NONE: u32 = u32::MAX;
+
+/// One VD patch. WGSL twin: `VdBatchPatch` in `shaders/shared/vd_types.wgsl` (128 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct VdBatchPatch {
+    pub v0: [f32; 3],
+    pub map: u32,
+    pub v1: [f32; 3],
+    pub _pad0: u32,
+    pub v2: [f32; 3],
+    pub _pad1: u32,
+    pub v3: [f32; 3],
+    pub _pad2: u32,
+    pub uv0: [f32; 2],
+    pub uv1: [f32; 2],
+    pub uv2: [f32; 2],
+    pub uv3: [f32; 2],
+    pub bounds_min: [f32; 3],
+    pub _pad3: u32,
+    pub bounds_max: [f32; 3],
+    pub _pad4: u32,
+}
+
+impl VdBatchPatch {
+    /// The patch `corners` (`v0 v1 v2 v3`) with `uvs`, displaced by map `map`, whose
+    /// conservative bounds are `bounds`.
+    pub fn new(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: u32, bounds: &Aabb) -> VdBatchPatch {
+        VdBatchPatch {
+            v0: corners[0].to_array(),
+            v1: corners[1].to_array(),
+            v2: corners[2].to_array(),
+            v3: corners[3].to_array(),
+            map,
+            uv0: uvs[0].to_array(),
+            uv1: uvs[1].to_array(),
+            uv2: uvs[2].to_array(),
+            uv3: uvs[3].to_array(),
+            bounds_min: bounds.min.to_array(),
+            bounds_max: bounds.max.to_array(),
+            ..Default::default()
+        }
+    }
+}
+
+/// One VD map's conventions and where its texels are. WGSL twin: `VdBatchMap` (48 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct VdBatchMap {
+    pub texel_offset: u32,
+    pub width: u32,
+    pub height: u32,
+    /// 0 = object space, 1 = tangent space.
+    pub space: u32,
+    pub channel_x: u32,
+    pub channel_y: u32,
+    pub channel_z: u32,
+    pub scale: f32,
+    pub midlevel: f32,
+    pub padding: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// One object-space ray. WGSL twin: `VdBatchRay` (48 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct VdBatchRay {
+    pub origin: [f32; 3],
+    /// Hits count for `0 < t < t_max`.
+    pub t_max: f32,
+    pub dir: [f32; 3],
+    /// Footprint growth per unit of `t`, for the level of detail: the cone's spread angle times
+    /// `|dir|` (the footprint at the patch is `t_entry · spread`).
+    pub spread: f32,
+    /// The hit slot this ray competes for.
+    pub hit: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+/// The closest hit of one record. WGSL twin: `VdRecordHit` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct VdRecordHit {
+    pub normal: [f32; 3],
+    pub t: f32,
+    pub st: [f32; 2],
+    /// Morton index of the leaf cell hit, [`VD_NONE`] for a miss.
+    pub cell: u32,
+    pub patch_index: u32,
+}
+
+/// The stage's uniform. WGSL twin: `VdBatchParams` (32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct VdBatchParams {
+    pub max_level: u32,
+    /// Bit 0: trace (else build only, for timing).
+    pub mode: u32,
+    pub slice_words: u32,
+    pub node_words_offset: u32,
+    pub record_count: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
+}
+
+/// How the stage is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VdBatchOptions {
+    /// Largest subdivision level (at most [`MAX_LEVEL`]); scratch slices are sized for it.
+    pub max_level: u32,
+    /// Persistent workgroups to launch; 0 for [`DEFAULT_WORKGROUPS`]. Always capped so that the
+    /// scratch buffer fits one storage binding.
+    pub workgroups: u32,
+    /// Use 64-bit `atomicMin` for the closest hit (needs
+    /// `GpuFeatures::int64_atomic_min_max`); otherwise the two-pass 32-bit path.
+    pub int64_atomics: bool,
+}
+
+impl VdBatchOptions {
+    /// `max_level` with the adapter's best closest-hit path and the default workgroup count.
+    pub fn for_context(ctx: &GpuContext, max_level: u32) -> VdBatchOptions {
+        VdBatchOptions {
+            max_level,
+            workgroups: 0,
+            int64_atomics: ctx.info.features.int64_atomic_min_max,
+        }
+    }
+}
+
+/// The patches, maps and texels on the GPU.
+pub struct VdBatchScene {
+    pub patches: wgpu::Buffer,
+    pub maps: wgpu::Buffer,
+    pub texels: wgpu::Buffer,
+    pub patch_count: u32,
+}
+
+impl VdBatchScene {
+    /// Uploads `patches` (whose `map` fields index `maps`) and the maps' texels.
+    pub fn upload(
+        ctx: &GpuContext,
+        patches: &[VdBatchPatch],
+        maps: &[&VdMap],
+    ) -> Result<VdBatchScene, GpuError> {
+        let mut texels: Vec<[f32; 4]> = Vec::new();
+        let mut records = Vec::new();
+        for map in maps {
+            let image = &map.image;
+            records.push(VdBatchMap {
+                texel_offset: texels.len() as u32,
+                width: image.width,
+                height: image.height,
+                space: match map.space {
+                    VdSpace::Object => 0,
+                    VdSpace::Tangent => 1,
+                },
+                channel_x: map.channels[0] as u32,
+                channel_y: map.channels[1] as u32,
+                channel_z: map.channels[2] as u32,
+                scale: map.scale,
+                midlevel: map.midlevel,
+                padding: map.padding,
+                ..Default::default()
+            });
+            texels.extend(image.texels.iter().map(|t| t.extend(0.0).to_array()));
+        }
+        if let Some(p) = patches.iter().find(|p| p.map as usize >= maps.len()) {
+            return Err(GpuError::Device(format!(
+                "VD patch names map {} of {}",
+                p.map,
+                maps.len()
+            )));
+        }
+        // Empty arrays still bind one element (a binding holds at least one of its elements).
+        let patch_data = if patches.is_empty() {
+            &[VdBatchPatch::zeroed()][..]
+        } else {
+            patches
+        };
+        if records.is_empty() {
+            records.push(VdBatchMap::zeroed());
+        }
+        if texels.is_empty() {
+            texels.push([0.0; 4]);
+        }
+        Ok(VdBatchScene {
+            patches: storage_buffer(ctx, "vd patches", patch_data)?,
+            maps: storage_buffer(ctx, "vd maps", &records)?,
+            texels: storage_buffer(ctx, "vd texels", &texels)?,
+            patch_count: patches.len() as u32,
+        })
+    }
+}
+
+/// The job queue of one batch: records sorted by patch (in the caller's buffers) and their runs.
+pub struct VdJobs {
+    pub runs: SortedRuns,
+    pub records: u32,
+}
+
+/// What [`VdBatch::record_trace`] leaves on the GPU.
+pub struct VdBatchOutput {
+    /// Two words per hit slot: `[record, f32 bits of t]`, `[VD_NONE, VD_NONE]` without a hit.
+    pub hits: wgpu::Buffer,
+    /// One [`VdRecordHit`] per (sorted) record.
+    pub record_hits: wgpu::Buffer,
+    /// The level each job was built at, by job.
+    pub job_levels: wgpu::Buffer,
+    /// The uniform the kernels ran with.
+    pub params: wgpu::Buffer,
+}
+
+/// A resolved closest hit of one slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VdBatchHit {
+    pub t: f32,
+    pub patch: u32,
+    pub cell: u32,
+    pub st: Vec2,
+    pub normal: Vec3,
+    /// The (sorted) record that won.
+    pub record: u32,
+}
+
+/// Wall-clock milliseconds of the steps of [`VdBatch::trace_vec`] (each submitted alone and
+/// waited for).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct VdBatchTimings {
+    /// Radix sort and run finding.
+    pub jobs_ms: f64,
+    /// `build_trace` with tracing switched off: level choice and tree builds only.
+    pub build_only_ms: f64,
+    /// `build_trace` in full (levels, builds, traversal, atomics).
+    pub build_trace_ms: f64,
+    /// The fallback's second pass (0 with 64-bit atomics).
+    pub resolve_ms: f64,
+    /// GPU timestamps of the build-only and the full `build_trace` dispatches, when the adapter
+    /// has timestamp queries.
+    pub gpu_build_only_ms: Option<f64>,
+    pub gpu_build_trace_ms: Option<f64>,
+}
+
+/// Everything [`VdBatch::trace_vec`] reads back.
+#[derive(Clone, Debug, Default)]
+pub struct VdBatchResult {
+    /// The closest hit of each slot.
+    pub hits: Vec<Option<VdBatchHit>>,
+    /// `(patch, level)` of every job, in job order (patches ascending).
+    pub levels: Vec<(u32, u32)>,
+    pub timings: VdBatchTimings,
+}
+
+/// The stage's kernels and its shared link table.
+pub struct VdBatch {
+    pub options: VdBatchOptions,
+    build_trace: Kernel,
+    resolve: Kernel,
+    links: wgpu::Buffer,
+    /// Words of one workgroup's scratch slice, and the offset of its nodes.
+    pub slice_words: u32,
+    pub node_words_offset: u32,
+    /// Workgroups launched (after the memory cap).
+    pub workgroups: u32,
+}
+
+impl VdBatch {
+    pub fn new(ctx: &GpuContext, options: VdBatchOptions) -> Result<VdBatch, GpuError> {
+        if options.max_level > MAX_LEVEL {
+            return Err(GpuError::Device(format!(
+                "VD batch level {} above MAX_LEVEL {MAX_LEVEL}",
+                options.max_level
+            )));
+        }
+        if options.int64_atomics && !ctx.info.features.int64_atomic_min_max {
+            return Err(GpuError::Device(
+                "64-bit atomic min/max asked for, but the adapter lacks it".into(),
+            ));
+        }
+        let defines: &[&str] = if options.int64_atomics {
+            &["INT64_ATOMICS"]
+        } else {
+            &[]
+        };
+        let build_trace = Kernel::new(ctx, "vd/build_trace.wgsl", defines, Checks::Checked)?;
+        let resolve = Kernel::new(ctx, "vd/resolve_hits.wgsl", &[], Checks::Checked)?;
+        let links = storage_buffer(ctx, "vd links", &LinkTable::new(options.max_level).links)?;
+        let row = (1u64 << options.max_level) + 1;
+        let node_words_offset = 3 * row * row;
+        let slice_words = node_words_offset + 5 * node_count(options.max_level) as u64;
+        let limit = ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(ctx.info.max_buffer_size);
+        let fit = (limit / (4 * slice_words)).max(1);
+        let wanted = if options.workgroups == 0 {
+            DEFAULT_WORKGROUPS
+        } else {
+            options.workgroups
+        };
+        let workgroups = (wanted as u64)
+            .min(fit)
+            .min(ctx.info.max_compute_workgroups_per_dimension as u64)
+            .max(1) as u32;
+        Ok(VdBatch {
+            options,
+            build_trace,
+            resolve,
+            links,
+            slice_words: slice_words as u32,
+            node_words_offset: node_words_offset as u32,
+            workgroups,
+        })
+    }
+
+    /// Step 1: sorts `records` pairs of (`record_patches`, `record_rays`) by patch in place and
+    /// finds the jobs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_jobs(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &VdBatchScene,
+        record_patches: &wgpu::Buffer,
+        record_rays: &wgpu::Buffer,
+        records: u32,
+    ) -> Result<VdJobs, GpuError> {
+        let bits = (32 - scene.patch_count.saturating_sub(1).leading_zeros()).max(1);
+        prims.radix_sort_u32(ctx, encoder, record_patches, record_rays, records, bits)?;
+        let runs = prims.find_sorted_bounds(ctx, encoder, record_patches, None, records)?;
+        Ok(VdJobs { runs, records })
+    }
+
+    /// Steps 2 and 3: the persistent build-and-trace kernel over `jobs` (and the fallback's
+    /// second pass), for `rays` competing for `hit_slots` slots. With `trace` false only the
+    /// levels and trees are made (for timing the build).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_trace(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &VdBatchScene,
+        rays: &wgpu::Buffer,
+        record_rays: &wgpu::Buffer,
+        jobs: &VdJobs,
+        hit_slots: u32,
+        trace: bool,
+    ) -> Result<VdBatchOutput, GpuError> {
+        let out = self.record_build_trace(
+            ctx,
+            encoder,
+            scene,
+            rays,
+            record_rays,
+            jobs,
+            hit_slots,
+            trace,
+            None,
+        )?;
+        if trace {
+            self.record_resolve(ctx, encoder, rays, record_rays, jobs, &out)?;
+        }
+        Ok(out)
+    }
+
+    /// [`VdBatch::record_trace`] without the fallback's second pass.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_build_trace(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        scene: &VdBatchScene,
+        rays: &wgpu::Buffer,
+        record_rays: &wgpu::Buffer,
+        jobs: &VdJobs,
+        hit_slots: u32,
+        trace: bool,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
+    ) -> Result<VdBatchOutput, GpuError> {
+        let records = jobs.records;
+        let params = uniform_buffer(
+            ctx,
+            "vd batch params",
+            &VdBatchParams {
+                max_level: self.options.max_level,
+                mode: u32::from(trace),
+                slice_words: self.slice_words,
+                node_words_offset: self.node_words_offset,
+                record_count: records,
+                ..Default::default()
+            },
+        );
+        let scratch = storage_buffer_sized(
+            ctx,
+            "vd scratch",
+            self.workgroups as u64 * self.slice_words as u64 * 4,
+        )?;
+        let job_counter = storage_buffer_sized(ctx, "vd job counter", 4)?;
+        encoder.clear_buffer(&job_counter, 0, None);
+        let record_hits = storage_buffer_sized(
+            ctx,
+            "vd record hits",
+            records.max(1) as u64 * std::mem::size_of::<VdRecordHit>() as u64,
+        )?;
+        let job_levels = storage_buffer_sized(ctx, "vd job levels", records as u64 * 4)?;
+        let hits = storage_buffer(
+            ctx,
+            "vd hits",
+            &vec![VD_NONE; 2 * hit_slots.max(1) as usize],
+        )?;
+        let bind = self.build_trace.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("patches", &scene.patches),
+                ("maps", &scene.maps),
+                ("texels", &scene.texels),
+                ("rays", rays),
+                ("record_rays", record_rays),
+                ("job_patches", &jobs.runs.keys_lo),
+                ("job_starts", &jobs.runs.starts),
+                ("job_ends", &jobs.runs.ends),
+                ("job_count", &jobs.runs.count.buffer),
+                ("links", &self.links),
+                ("scratch", &scratch),
+                ("job_counter", &job_counter),
+                ("record_hits", &record_hits),
+                ("job_levels", &job_levels),
+                ("hits", &hits),
+            ],
+        )?;
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(&self.build_trace.name),
+                timestamp_writes,
+            });
+            pass.set_pipeline(&self.build_trace.pipeline);
+            pass.set_bind_group(0, &bind, &[]);
+            pass.dispatch_workgroups(self.workgroups, 1, 1);
+        }
+        Ok(VdBatchOutput {
+            hits,
+            record_hits,
+            job_levels,
+            params,
+        })
+    }
+
+    /// The fallback's second pass over `out` (nothing with 64-bit atomics);
+    /// [`VdBatch::record_trace`] records it already, this is for timing it apart.
+    pub fn record_resolve(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        rays: &wgpu::Buffer,
+        record_rays: &wgpu::Buffer,
+        jobs: &VdJobs,
+        out: &VdBatchOutput,
+    ) -> Result<(), GpuError> {
+        if self.options.int64_atomics || jobs.records == 0 {
+            return Ok(());
+        }
+        let bind = self.resolve.bind(
+            ctx,
+            &[
+                ("params", &out.params),
+                ("rays", rays),
+                ("record_rays", record_rays),
+                ("record_hits", &out.record_hits),
+                ("hits", &out.hits),
+            ],
+        )?;
+        self.resolve.dispatch(
+            encoder,
+            &bind,
+            self.resolve.grid_for(ctx, jobs.records as u64),
+        );
+        Ok(())
+    }
+
+    /// Uploads `rays` and the records (`(patch, ray)` pairs), runs the whole stage for
+    /// `hit_slots` slots step by step (each step submitted alone and timed), and reads back the
+    /// closest hit of each slot and the level of each job.
+    pub fn trace_vec(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        scene: &VdBatchScene,
+        rays: &[VdBatchRay],
+        records: &[(u32, u32)],
+        hit_slots: u32,
+    ) -> Result<VdBatchResult, GpuError> {
+        let n = u32::try_from(records.len())
+            .map_err(|_| GpuError::Device("too many VD records".into()))?;
+        if n == 0 || rays.is_empty() {
+            return Ok(VdBatchResult {
+                hits: vec![None; hit_slots as usize],
+                ..Default::default()
+            });
+        }
+        if let Some(&(p, r)) = records
+            .iter()
+            .find(|&&(p, r)| p >= scene.patch_count || r as usize >= rays.len())
+        {
+            return Err(GpuError::Device(format!(
+                "VD record ({p}, {r}) out of range: {} patches, {} rays",
+                scene.patch_count,
+                rays.len()
+            )));
+        }
+        if let Some(ray) = rays.iter().find(|ray| ray.hit >= hit_slots) {
+            return Err(GpuError::Device(format!(
+                "VD ray hit slot {} out of range: {hit_slots} slots",
+                ray.hit
+            )));
+        }
+        let rays_buffer = storage_buffer(ctx, "vd rays", rays)?;
+        let patches: Vec<u32> = records.iter().map(|r| r.0).collect();
+        let ray_ids: Vec<u32> = records.iter().map(|r| r.1).collect();
+        let record_patches = storage_buffer(ctx, "vd record patches", &patches)?;
+        let record_rays = storage_buffer(ctx, "vd record rays", &ray_ids)?;
+        let mut timings = VdBatchTimings::default();
+        let encoder_for = || {
+            ctx.device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                    label: Some("vd batch"),
+                })
+        };
+        ctx.wait_idle()?;
+        // GPU timestamps around the two build_trace dispatches, when the adapter has them.
+        let query = ctx.info.features.timestamps.then(|| {
+            ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("vd batch"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 4,
+            })
+        });
+        let stamps = match query {
+            Some(_) => Some((
+                ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("vd batch timestamps"),
+                    size: 32,
+                    usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
+                storage_buffer_sized(ctx, "vd batch timestamps (copy)", 32)?,
+            )),
+            None => None,
+        };
+        let writes = |first: u32| {
+            query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
+                query_set: q,
+                beginning_of_pass_write_index: Some(first),
+                end_of_pass_write_index: Some(first + 1),
+            })
+        };
+
+        let clock = Instant::now();
+        let mut encoder = encoder_for();
+        let jobs = self.record_jobs(
+            ctx,
+            prims,
+            &mut encoder,
+            scene,
+            &record_patches,
+            &record_rays,
+            n,
+        )?;
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle()?;
+        timings.jobs_ms = clock.elapsed().as_secs_f64() * 1e3;
+
+        let clock = Instant::now();
+        let mut encoder = encoder_for();
+        self.record_build_trace(
+            ctx,
+            &mut encoder,
+            scene,
+            &rays_buffer,
+            &record_rays,
+            &jobs,
+            hit_slots,
+            false,
+            writes(0),
+        )?;
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle()?;
+        timings.build_only_ms = clock.elapsed().as_secs_f64() * 1e3;
+
+        // The full kernel, then (fallback) the resolve pass, timed apart.
+        let clock = Instant::now();
+        let mut encoder = encoder_for();
+        let out = self.record_build_trace(
+            ctx,
+            &mut encoder,
+            scene,
+            &rays_buffer,
+            &record_rays,
+            &jobs,
+            hit_slots,
+            true,
+            writes(2),
+        )?;
+        if let (Some(q), Some((resolve, _))) = (&query, &stamps) {
+            encoder.resolve_query_set(q, 0..4, resolve, 0);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle()?;
+        timings.build_trace_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let clock = Instant::now();
+        let mut encoder = encoder_for();
+        self.record_resolve(ctx, &mut encoder, &rays_buffer, &record_rays, &jobs, &out)?;
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle()?;
+        timings.resolve_ms = clock.elapsed().as_secs_f64() * 1e3;
+
+        if let Some((resolve, copy)) = &stamps {
+            let mut encoder = encoder_for();
+            encoder.copy_buffer_to_buffer(resolve, 0, copy, 0, 32);
+            ctx.queue.submit([encoder.finish()]);
+            let ticks: Vec<u64> = read_buffer(ctx, copy, 4)?;
+            let ms = |a: u64, b: u64| {
+                b.saturating_sub(a) as f64 * ctx.info.timestamp_period_ns as f64 * 1e-6
+            };
+            timings.gpu_build_only_ms = Some(ms(ticks[0], ticks[1]));
+            timings.gpu_build_trace_ms = Some(ms(ticks[2], ticks[3]));
+        }
+        let job_count = jobs.runs.count.read(ctx)? as usize;
+        let job_patches: Vec<u32> = read_buffer(ctx, &jobs.runs.keys_lo, job_count)?;
+        let job_levels: Vec<u32> = read_buffer(ctx, &out.job_levels, job_count)?;
+        let words: Vec<u32> = read_buffer(ctx, &out.hits, 2 * hit_slots as usize)?;
+        let record_hits: Vec<VdRecordHit> = read_buffer(ctx, &out.record_hits, n as usize)?;
+        let hits = words
+            .chunks_exact(2)
+            .map(|w| {
+                let record = w[0];
+                (record != VD_NONE).then(|| {
+                    let h = record_hits[record as usize];
+                    debug_assert_eq!(h.t.to_bits(), w[1]);
+                    VdBatchHit {
+                        t: h.t,
+                        patch: h.patch_index,
+                        cell: h.cell,
+                        st: Vec2::from_array(h.st),
+                        normal: Vec3::from_array(h.normal),
+                        record,
+                    }
+                })
+            })
+            .collect();
+        Ok(VdBatchResult {
+            hits,
+            levels: job_patches.into_iter().zip(job_levels).collect(),
+            timings,
+        })
+    }
+}
+
+/// The scratch bytes one workgroup slice takes at `max_level` (points and nodes).
+pub fn slice_bytes(max_level: u32) -> u64 {
+    let row = (1u64 << max_level) + 1;
+    4 * (3 * row * row + 5 * node_count(max_level) as u64)
+}
+
+/// Nodes of a tree of `level` start at word `node_words_offset`; the leaves of that tree at
+/// node [`first_node_of_level`]`(level)`.
+pub fn first_leaf(level: u32) -> u32 {
+    first_node_of_level(level)
+}
