@@ -2,111 +2,7 @@
 // (the watertight triangle test, quads as two triangles) and the VD fallback's cell trees in
 // src/accel/vd_fallback.rs, written to give the same results bit for bit where WGSL allows.
 //!include "shared/scene.wgsl"
-
-// aabb.rs FAR_SLACK = 1 + 2·γ(3), as its f32 bits.
-const FAR_SLACK_BITS: u32 = 0x3f800003u;
-
-// The entry and exit of one slab; NaN (origin on a plane, direction parallel) means inside.
-fn slab(lo: f32, hi: f32, origin: f32, inv_dir: f32) -> vec2<f32> {
-    let a = (lo - origin) * inv_dir;
-    let b = (hi - origin) * inv_dir;
-    if a <= b {
-        return vec2<f32>(a, b);
-    } else if b < a {
-        return vec2<f32>(b, a);
-    }
-    return vec2<f32>(-f32_infinity(), f32_infinity());
-}
-
-// SlabRay::entry: the entry distance into [lo, hi] clipped to [t_min, t_max], or -1 on a miss
-// (entries are never negative because t_min >= 0).
-fn slab_entry(origin: vec3<f32>, inv_dir: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>, t_min: f32, t_max: f32) -> f32 {
-    let x = slab(lo.x, hi.x, origin.x, inv_dir.x);
-    let y = slab(lo.y, hi.y, origin.y, inv_dir.y);
-    let z = slab(lo.z, hi.z, origin.z, inv_dir.z);
-    let near = max(max(max(x.x, y.x), z.x), t_min);
-    let far = min(min(min(x.y, y.y), z.y) * bitcast<f32>(FAR_SLACK_BITS), t_max);
-    if near <= far {
-        return near;
-    }
-    return -1.0;
-}
-
-// px·qy − py·qx as exactly as f32 allows (the CPU evaluates it in f64 and rounds): the products'
-// rounding errors come from fma, the difference's from two-sum.
-fn exact_cross(px: f32, py: f32, qx: f32, qy: f32) -> f32 {
-    let p1 = px * qy;
-    let e1 = fma(px, qy, -p1);
-    let p2 = py * qx;
-    let e2 = fma(py, qx, -p2);
-    let s = p1 - p2;
-    let bb = s - p1;
-    let err = (p1 - (s - bb)) + (-p2 - bb);
-    return s + (err + (e1 - e2));
-}
-
-struct TriangleHit {
-    hit: bool,
-    t: f32,
-    b1: f32,
-    b2: f32,
-}
-
-// primitives.rs intersect_triangle: Woop, Benthin and Wald's watertight test.
-fn intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> TriangleHit {
-    var miss = TriangleHit(false, 0.0, 0.0, 0.0);
-    let ad = abs(dir);
-    var kz = 2u;
-    if ad.x >= ad.y && ad.x >= ad.z {
-        kz = 0u;
-    } else if ad.y >= ad.z {
-        kz = 1u;
-    }
-    var kx = (kz + 1u) % 3u;
-    var ky = (kz + 2u) % 3u;
-    if dir[kz] < 0.0 {
-        let k = kx;
-        kx = ky;
-        ky = k;
-    }
-    if dir[kz] == 0.0 || !is_finite_f32(dir[kz]) {
-        return miss;
-    }
-    let sz = 1.0 / dir[kz];
-    let sx = dir[kx] * sz;
-    let sy = dir[ky] * sz;
-    let a = p0 - origin;
-    let b = p1 - origin;
-    let c = p2 - origin;
-    let ax = a[kx] - sx * a[kz];
-    let ay = a[ky] - sy * a[kz];
-    let bx = b[kx] - sx * b[kz];
-    let by = b[ky] - sy * b[kz];
-    let cx = c[kx] - sx * c[kz];
-    let cy = c[ky] - sy * c[kz];
-    var u = cx * by - cy * bx;
-    var v = ax * cy - ay * cx;
-    var w = bx * ay - by * ax;
-    if u == 0.0 || v == 0.0 || w == 0.0 {
-        u = exact_cross(cx, cy, bx, by);
-        v = exact_cross(ax, ay, cx, cy);
-        w = exact_cross(bx, by, ax, ay);
-    }
-    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
-        return miss;
-    }
-    let det = u + v + w;
-    if det == 0.0 || !is_finite_f32(det) {
-        return miss;
-    }
-    let t_scaled = u * (sz * a[kz]) + v * (sz * b[kz]) + w * (sz * c[kz]);
-    let inv_det = 1.0 / det;
-    let t = t_scaled * inv_det;
-    if t > t_min && t < t_max {
-        return TriangleHit(true, t, v * inv_det, w * inv_det);
-    }
-    return miss;
-}
+//!include "shared/ray_tests.wgsl"
 
 struct PrimHit {
     hit: bool,
@@ -132,18 +28,6 @@ fn intersect_quad(origin: vec3<f32>, dir: vec3<f32>, v0: vec3<f32>, v1: vec3<f32
 }
 
 // vd_fallback.rs morton_decode: (even bits, odd bits).
-fn morton_compact(m: u32) -> u32 {
-    var v = m & 0x55555555u;
-    v = (v | (v >> 1u)) & 0x33333333u;
-    v = (v | (v >> 2u)) & 0x0f0f0f0fu;
-    v = (v | (v >> 4u)) & 0x00ff00ffu;
-    return (v | (v >> 8u)) & 0x0000ffffu;
-}
-
-fn morton_decode(m: u32) -> vec2<u32> {
-    return vec2<u32>(morton_compact(m), morton_compact(m >> 1u));
-}
-
 fn vd_grid_point(vd: VdPatch, i: u32, j: u32) -> vec3<f32> {
     let row = params.vd_resolution + 1u;
     return vd_points[vd.grid_offset + j * row + i].xyz;

@@ -1,5 +1,6 @@
 // The scene's storage buffers and the frame parameters, bound by name by every whitted kernel
 // (src/gpu/upload.rs uploads them; bindings 0..=18, kernels use 20 and up).
+//!include "shared/math.wgsl"
 //!include "shared/types.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
@@ -26,14 +27,6 @@ const NONE: u32 = 0xffffffffu;
 const MESH_HAS_NORMALS: u32 = 1u;
 const MESH_HAS_UVS: u32 = 2u;
 const MESH_DISPLACED: u32 = 4u;
-
-fn f32_infinity() -> f32 {
-    return bitcast<f32>(0x7f800000u);
-}
-
-fn is_finite_f32(x: f32) -> bool {
-    return abs(x) <= 3.40282347e38;
-}
 
 // Twins of prepared.rs's rows_point / rows_vector / rows_transpose_vector, same evaluation order.
 fn rows_point(rows: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

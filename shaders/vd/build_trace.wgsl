@@ -173,18 +173,18 @@ struct Hit {
 // PatchBvh::intersect_cell: triangles (v00, v10, v11) then (v00, v11, v01).
 fn intersect_cell(slice: u32, level: u32, m: u32, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> Hit {
     let n = 1u << level;
-    let xy = vd_morton_decode(m);
+    let xy = morton_decode(m);
     let v = cell_corners(slice, n + 1u, xy.x, xy.y);
     let cell = vec2<f32>(f32(xy.x), f32(xy.y));
     var best = Hit(false, 0.0, vec2<f32>(0.0), vec3<f32>(0.0), m);
     var limit = t_max;
-    let a = vd_intersect_triangle(origin, dir, v[0], v[1], v[2], t_min, limit);
+    let a = intersect_triangle(origin, dir, v[0], v[1], v[2], t_min, limit);
     if a.hit {
         limit = a.t;
         best = Hit(true, a.t, (cell + vec2<f32>(a.b1 + a.b2, a.b2)) / f32(n),
             vd_normalize_or_zero(vd_cross(v[1] - v[0], v[2] - v[0])), m);
     }
-    let b = vd_intersect_triangle(origin, dir, v[0], v[2], v[3], t_min, limit);
+    let b = intersect_triangle(origin, dir, v[0], v[2], v[3], t_min, limit);
     if b.hit {
         best = Hit(true, b.t, (cell + vec2<f32>(b.b1, b.b1 + b.b2)) / f32(n),
             vd_normalize_or_zero(vd_cross(v[2] - v[0], v[3] - v[0])), m);
@@ -206,7 +206,7 @@ fn intersect_patch(slice: u32, level: u32, frame: VdFrame, origin: vec3<f32>, di
         let lo = frame.origin + qmin * frame.step;
         let hi = frame.origin + qmax * frame.step;
         let link = links[k];
-        if vd_slab_entry(origin, inv_dir, lo, hi, t_min, limit) >= 0.0 {
+        if slab_entry(origin, inv_dir, lo, hi, t_min, limit) >= 0.0 {
             if k >= first_leaf {
                 let h = intersect_cell(slice, level, k - first_leaf, origin, dir, t_min, limit);
                 if h.hit {
@@ -252,7 +252,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // The level: max over the rays' levels (rays that miss the bounds add none).
         for (var r = start + lid; r < end; r += WG) {
             let ray = rays[record_rays[r]];
-            let entry = vd_slab_entry(ray.origin, 1.0 / ray.dir, vd.bounds_min, vd.bounds_max, 0.0, ray.t_max);
+            let entry = slab_entry(ray.origin, 1.0 / ray.dir, vd.bounds_min, vd.bounds_max, 0.0, ray.t_max);
             if entry >= 0.0 {
                 atomicMax(&wg_level, vd_lod_level(vd.bounds_min, vd.bounds_max, entry, ray.spread, params.max_level));
             }
@@ -268,8 +268,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let row = n + 1u;
 
         // Loop 1: the displaced grid points; the root box is their reduction.
-        var lo = vec3<f32>(vd_infinity());
-        var hi = vec3<f32>(-vd_infinity());
+        var lo = vec3<f32>(f32_infinity());
+        var hi = vec3<f32>(-f32_infinity());
         for (var p = lid; p < row * row; p += WG) {
             let i = p % row;
             let j = p / row;
@@ -295,7 +295,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // Loop 2: the leaves, in Morton order.
         let first_leaf = vd_first_node_of_level(level);
         for (var m = lid; m < n * n; m += WG) {
-            let xy = vd_morton_decode(m);
+            let xy = morton_decode(m);
             let v = cell_corners(slice, row, xy.x, xy.y);
             let blo = min(min(v[0], v[1]), min(v[2], v[3])) - vec3<f32>(padding);
             let bhi = max(max(v[0], v[1]), max(v[2], v[3])) + vec3<f32>(padding);
@@ -343,7 +343,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                     atomicMin(&hits[2u * ray.hit + 1u], tbits);
                     //!endif
                 } else {
-                    record_hits[r] = VdRecordHit(vec3<f32>(0.0), vd_infinity(), vec2<f32>(0.0), VD_NONE, patch_index);
+                    record_hits[r] = VdRecordHit(vec3<f32>(0.0), f32_infinity(), vec2<f32>(0.0), VD_NONE, patch_index);
                 }
             }
         }

@@ -1,8 +1,8 @@
 // Pure helpers of the batched VD bottom level (no bindings): twins of src/accel/vd_bottom.rs
-// (levels, quantization, links, packing), and copies of shared/intersect.wgsl's slab and
-// watertight triangle tests (that file includes the whole scene's bindings, which the VD
-// kernels do not bind).
+// (levels, quantization, links, packing). The slab and watertight triangle tests come from
+// shared/ray_tests.wgsl, which the scene traversal uses too.
 //!include "shared/vd_types.wgsl"
+//!include "shared/ray_tests.wgsl"
 
 const VD_NONE: u32 = 0xffffffffu;
 // vd_bottom.rs LINK_END (17 bits of skip) and Q_MAX.
@@ -12,15 +12,8 @@ const VD_Q_MAX: u32 = 0xffffu;
 const VD_EPSILON_BITS: u32 = 0x34000000u;
 const VD_MIN_POSITIVE_BITS: u32 = 0x00800000u;
 // aabb.rs FAR_SLACK = 1 + 2·γ(3), as its f32 bits.
-const VD_FAR_SLACK_BITS: u32 = 0x3f800003u;
 
-fn vd_infinity() -> f32 {
-    return bitcast<f32>(0x7f800000u);
-}
 
-fn vd_is_finite(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
-}
 
 // A key of f32 bits whose u32 order is the float order (for min/max with u32 atomics).
 fn vd_order_key(x: f32) -> u32 {
@@ -52,7 +45,7 @@ fn vd_lod_level(bmin: vec3<f32>, bmax: vec3<f32>, distance: f32, spread: f32, ma
         edge = max(max(e.x, e.y), e.z);
     }
     let footprint = distance * spread;
-    if footprint != footprint || footprint <= 0.0 || !vd_is_finite(footprint) {
+    if footprint != footprint || footprint <= 0.0 || !is_finite_f32(footprint) {
         if edge > 0.0 {
             return max_level;
         }
@@ -67,18 +60,7 @@ fn vd_lod_level(bmin: vec3<f32>, bmax: vec3<f32>, distance: f32, spread: f32, ma
     return level;
 }
 
-// vd_fallback.rs morton_decode: (even bits, odd bits).
-fn vd_morton_compact(m: u32) -> u32 {
-    var v = m & 0x55555555u;
-    v = (v | (v >> 1u)) & 0x33333333u;
-    v = (v | (v >> 2u)) & 0x0f0f0f0fu;
-    v = (v | (v >> 4u)) & 0x00ff00ffu;
-    return (v | (v >> 8u)) & 0x0000ffffu;
-}
 
-fn vd_morton_decode(m: u32) -> vec2<u32> {
-    return vec2<u32>(vd_morton_compact(m), vd_morton_compact(m >> 1u));
-}
 
 // ---------------------------------------------------------------------------------------------
 // QuantFrame
@@ -198,7 +180,7 @@ fn vd_sign(v: f32) -> f32 {
 // vd_bottom::oct_encode.
 fn vd_oct_encode(n: vec3<f32>) -> u32 {
     let l1 = abs(n.x) + abs(n.y) + abs(n.z);
-    if l1 != l1 || l1 <= 0.0 || !vd_is_finite(l1) {
+    if l1 != l1 || l1 <= 0.0 || !is_finite_f32(l1) {
         return 0u;
     }
     let p = n / l1;
@@ -233,7 +215,7 @@ fn vd_normalize(v: vec3<f32>) -> vec3<f32> {
 
 fn vd_normalize_or_zero(v: vec3<f32>) -> vec3<f32> {
     let r = 1.0 / sqrt(vd_length_squared(v));
-    if vd_is_finite(r) && r > 0.0 {
+    if is_finite_f32(r) && r > 0.0 {
         return v * r;
     }
     return vec3<f32>(0.0);
@@ -248,100 +230,7 @@ fn vd_cross(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
 // Ray tests (copies of shared/intersect.wgsl)
 // ---------------------------------------------------------------------------------------------
 
-fn vd_slab(lo: f32, hi: f32, origin: f32, inv_dir: f32) -> vec2<f32> {
-    let a = (lo - origin) * inv_dir;
-    let b = (hi - origin) * inv_dir;
-    if a <= b {
-        return vec2<f32>(a, b);
-    } else if b < a {
-        return vec2<f32>(b, a);
-    }
-    return vec2<f32>(-vd_infinity(), vd_infinity());
-}
 
-// SlabRay::entry: the entry distance into [lo, hi] clipped to [t_min, t_max], or -1 on a miss.
-fn vd_slab_entry(origin: vec3<f32>, inv_dir: vec3<f32>, lo: vec3<f32>, hi: vec3<f32>, t_min: f32, t_max: f32) -> f32 {
-    let x = vd_slab(lo.x, hi.x, origin.x, inv_dir.x);
-    let y = vd_slab(lo.y, hi.y, origin.y, inv_dir.y);
-    let z = vd_slab(lo.z, hi.z, origin.z, inv_dir.z);
-    let near = max(max(max(x.x, y.x), z.x), t_min);
-    let far = min(min(min(x.y, y.y), z.y) * bitcast<f32>(VD_FAR_SLACK_BITS), t_max);
-    if near <= far {
-        return near;
-    }
-    return -1.0;
-}
 
-fn vd_exact_cross(px: f32, py: f32, qx: f32, qy: f32) -> f32 {
-    let p1 = px * qy;
-    let e1 = fma(px, qy, -p1);
-    let p2 = py * qx;
-    let e2 = fma(py, qx, -p2);
-    let s = p1 - p2;
-    let bb = s - p1;
-    let err = (p1 - (s - bb)) + (-p2 - bb);
-    return s + (err + (e1 - e2));
-}
 
-struct VdTriangleHit {
-    hit: bool,
-    t: f32,
-    b1: f32,
-    b2: f32,
-}
 
-// primitives.rs intersect_triangle: the watertight test.
-fn vd_intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> VdTriangleHit {
-    let miss = VdTriangleHit(false, 0.0, 0.0, 0.0);
-    let ad = abs(dir);
-    var kz = 2u;
-    if ad.x >= ad.y && ad.x >= ad.z {
-        kz = 0u;
-    } else if ad.y >= ad.z {
-        kz = 1u;
-    }
-    var kx = (kz + 1u) % 3u;
-    var ky = (kz + 2u) % 3u;
-    if dir[kz] < 0.0 {
-        let k = kx;
-        kx = ky;
-        ky = k;
-    }
-    if dir[kz] == 0.0 || !vd_is_finite(dir[kz]) {
-        return miss;
-    }
-    let sz = 1.0 / dir[kz];
-    let sx = dir[kx] * sz;
-    let sy = dir[ky] * sz;
-    let a = p0 - origin;
-    let b = p1 - origin;
-    let c = p2 - origin;
-    let ax = a[kx] - sx * a[kz];
-    let ay = a[ky] - sy * a[kz];
-    let bx = b[kx] - sx * b[kz];
-    let by = b[ky] - sy * b[kz];
-    let cx = c[kx] - sx * c[kz];
-    let cy = c[ky] - sy * c[kz];
-    var u = cx * by - cy * bx;
-    var v = ax * cy - ay * cx;
-    var w = bx * ay - by * ax;
-    if u == 0.0 || v == 0.0 || w == 0.0 {
-        u = vd_exact_cross(cx, cy, bx, by);
-        v = vd_exact_cross(ax, ay, cx, cy);
-        w = vd_exact_cross(bx, by, ax, ay);
-    }
-    if (u < 0.0 || v < 0.0 || w < 0.0) && (u > 0.0 || v > 0.0 || w > 0.0) {
-        return miss;
-    }
-    let det = u + v + w;
-    if det == 0.0 || !vd_is_finite(det) {
-        return miss;
-    }
-    let t_scaled = u * (sz * a[kz]) + v * (sz * b[kz]) + w * (sz * c[kz]);
-    let inv_det = 1.0 / det;
-    let t = t_scaled * inv_det;
-    if t > t_min && t < t_max {
-        return VdTriangleHit(true, t, v * inv_det, w * inv_det);
-    }
-    return miss;
-}
