@@ -4,19 +4,12 @@
 // and the lens centre (the `id` layer). Slots outside the image hold padding rays.
 //!include "shared/camera.wgsl"
 //!include "shared/rng.wgsl"
+//!include "shared/math.wgsl"
 
 const TILE_PIXELS: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(20) var<storage, read_write> rays: array<Ray>;
-
-fn morton_compact_bits(m: u32) -> u32 {
-    var v = m & 0x55555555u;
-    v = (v | (v >> 1u)) & 0x33333333u;
-    v = (v | (v >> 2u)) & 0x0f0f0f0fu;
-    v = (v | (v >> 4u)) & 0x00ff00ffu;
-    return (v | (v >> 8u)) & 0x0000ffffu;
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -33,8 +26,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let tiles_x = (params.width + 7u) / 8u;
     let tile = slot / TILE_PIXELS;
     let m = slot % TILE_PIXELS;
-    let px = (tile % tiles_x) * 8u + morton_compact_bits(m);
-    let py = (tile / tiles_x) * 8u + morton_compact_bits(m >> 1u);
+    let local = morton_decode(m);
+    let px = (tile % tiles_x) * 8u + local.x;
+    let py = (tile / tiles_x) * 8u + local.y;
     var ray: Ray;
     ray.sample = s;
     if px >= params.width || py >= params.height {

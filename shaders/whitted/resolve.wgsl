@@ -1,20 +1,13 @@
 // The pixels: one invocation per pixel averages the colours of its spp camera nodes (level 0 of
 // the shade trees after accumulate.wgsl), found through the 8x8 Morton tiles of primary.wgsl.
 //!include "shared/types.wgsl"
+//!include "shared/math.wgsl"
 
 const TILE_PIXELS: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(22) var<storage, read> nodes: array<ShadeNode>;
 @group(0) @binding(34) var<storage, read_write> pixels: array<vec4<f32>>;
-
-fn morton_spread_bits(v: u32) -> u32 {
-    var x = v & 0x0000ffffu;
-    x = (x | (x << 8u)) & 0x00ff00ffu;
-    x = (x | (x << 4u)) & 0x0f0f0f0fu;
-    x = (x | (x << 2u)) & 0x33333333u;
-    return (x | (x << 1u)) & 0x55555555u;
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -26,7 +19,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let py = p / params.width;
     let tiles_x = (params.width + 7u) / 8u;
     let tile = (py / 8u) * tiles_x + px / 8u;
-    let m = morton_spread_bits(px % 8u) | (morton_spread_bits(py % 8u) << 1u);
+    let m = morton_encode(vec2<u32>(px % 8u, py % 8u));
     let first = (tile * TILE_PIXELS + m) * params.spp;
     var sum = vec3<f32>(0.0);
     for (var s = 0u; s < params.spp; s++) {
