@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
-use caustica::gpu::raybench::{make_ray_sets, measure};
+use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::Overrides;
@@ -92,7 +92,18 @@ fn main() {
             ]
         };
         for (layout, prepared, checks, vd_code) in configs {
-            match measure(&ctx, &scene, prepared, &sets, checks, runs, vd_code, 97) {
+            match measure(
+                &ctx,
+                &scene,
+                prepared,
+                &sets,
+                MeasureOptions {
+                    checks,
+                    runs,
+                    with_vd_code: vd_code,
+                    check_every: 97,
+                },
+            ) {
                 Ok(rows) => {
                     for r in rows {
                         println!(

@@ -59,7 +59,6 @@ fn a_binding_by_an_unknown_name_is_an_error_that_names_it() {
     let buffer = storage_buffer_sized(&ctx, "x", 16).unwrap();
     let err = kernel
         .bind(&ctx, &[("numbrs", &buffer)])
-        .err()
-        .expect("unknown names are refused");
+        .expect_err("unknown names are refused");
     assert!(err.to_string().contains("numbrs"), "{err}");
 }

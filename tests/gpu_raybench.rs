@@ -3,7 +3,7 @@
 
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
-use caustica::gpu::raybench::{make_ray_sets, measure};
+use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::test_context;
 
 #[test]
@@ -28,7 +28,19 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() 
             ("qbvh", &qbvh, Checks::Unchecked),
             ("binary", &binary, Checks::Checked),
         ] {
-            let rows = measure(&ctx, &scene, prepared, &sets, checks, 1, false, 1).unwrap();
+            let rows = measure(
+                &ctx,
+                &scene,
+                prepared,
+                &sets,
+                MeasureOptions {
+                    checks,
+                    runs: 1,
+                    with_vd_code: false,
+                    check_every: 1,
+                },
+            )
+            .unwrap();
             assert_eq!(rows.len(), 4, "{name} {layout}: every ray kind is measured");
             for r in rows {
                 assert!(r.rays > 0);

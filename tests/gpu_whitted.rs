@@ -319,8 +319,7 @@ fn an_array_over_the_binding_limit_is_refused_with_its_name() {
         .min(ctx.info.max_buffer_size);
     let too_many = vec![[0.0f32; 4]; (limit / 16 + 1) as usize];
     let err = caustica::gpu::upload::upload_array(&ctx, "positions", &too_many)
-        .err()
-        .expect("an array over the limit is refused");
+        .expect_err("an array over the limit is refused");
     let message = err.to_string();
     assert!(
         message.contains("positions") && message.contains(&limit.to_string()),

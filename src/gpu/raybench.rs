@@ -144,20 +144,36 @@ pub struct RayThroughput {
     pub agreement: f64,
 }
 
-/// Traces every set `runs` times (after warm-up runs for at least a quarter of a second, which
-/// bring an idle GPU up to its clocks) with the benchmark kernel built with
-/// `checks`, and returns the figures of each set. The kernel holds the VD-patch traversal only
-/// when the scene has patches, or when `with_vd_code` asks for it (to measure what it costs).
+/// How [`measure`] runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeasureOptions {
+    /// How the benchmark kernel's module is created.
+    pub checks: Checks,
+    /// Timed runs per set, after the warm-up.
+    pub runs: usize,
+    /// Compile the VD-patch traversal in even when the scene has no patches (to measure what it
+    /// costs).
+    pub with_vd_code: bool,
+    /// Check every `check_every`-th ray against the CPU traversal.
+    pub check_every: usize,
+}
+
+/// Traces every set `options.runs` times (after warm-up runs for at least a quarter of a second,
+/// which bring an idle GPU up to its clocks) and returns the figures of each set. The kernel
+/// holds the VD-patch traversal only when the scene has patches, or when asked to.
 pub fn measure(
     ctx: &GpuContext,
     scene: &Scene,
     prepared: &Prepared,
     sets: &RaySets,
-    checks: Checks,
-    runs: usize,
-    with_vd_code: bool,
-    check_every: usize,
+    options: MeasureOptions,
 ) -> Result<Vec<RayThroughput>, GpuError> {
+    let MeasureOptions {
+        checks,
+        runs,
+        with_vd_code,
+        check_every,
+    } = options;
     let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() {
         &["VD_PATCHES"]
     } else {
