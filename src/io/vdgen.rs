@@ -121,18 +121,9 @@ pub fn write_vd_image(path: &Path, image: &VdImage) -> Result<(), IoError> {
         AnyChannel, AnyChannels, Encoding, FlatSamples, Image, Layer, LayerAttributes,
         WritableImage,
     };
-    let pixels = image.width as usize * image.height as usize;
-    if image.width == 0 || image.height == 0 || image.texels.len() != pixels {
-        return Err(IoError::invalid_data(
-            path,
-            format!(
-                "{} texels for a {}x{} map",
-                image.texels.len(),
-                image.width,
-                image.height
-            ),
-        ));
-    }
+    image
+        .check_size()
+        .map_err(|message| IoError::invalid_data(path, message))?;
     let channel = |name: &str, index: usize| {
         AnyChannel::new(
             name,

@@ -545,18 +545,9 @@ pub fn encode_vd_image_half(image: &VdImage) -> Result<Vec<u8>, IoError> {
         WritableImage,
     };
     let here = Path::new(ATLAS_FILE);
-    let pixels = image.width as usize * image.height as usize;
-    if image.width == 0 || image.height == 0 || image.texels.len() != pixels {
-        return Err(IoError::invalid_data(
-            here,
-            format!(
-                "{} texels for a {}x{} map",
-                image.texels.len(),
-                image.width,
-                image.height
-            ),
-        ));
-    }
+    image
+        .check_size()
+        .map_err(|message| IoError::invalid_data(here, message))?;
     let channel = |name: &str, index: usize| {
         AnyChannel::new(
             name,

@@ -24,6 +24,23 @@ pub struct VdImage {
 }
 
 impl VdImage {
+    /// Checks that the image has texels and that there is one per pixel; the message says what
+    /// is wrong.
+    pub fn check_size(&self) -> Result<(), String> {
+        if self.width == 0
+            || self.height == 0
+            || self.texels.len() != self.width as usize * self.height as usize
+        {
+            return Err(format!(
+                "{} texels for a {}x{} map",
+                self.texels.len(),
+                self.width,
+                self.height
+            ));
+        }
+        Ok(())
+    }
+
     /// Bilinear lookup with clamp-to-edge addressing; `uv` uses the OBJ convention (v = 1 is
     /// the top row, texel centres at half-integers).
     pub fn sample(&self, uv: Vec2) -> Vec3 {
