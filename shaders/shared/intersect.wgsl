@@ -171,11 +171,13 @@ fn vd_intersect(vd: VdPatch, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_ma
     return best;
 }
 
-// Prepared::intersect_prim: primitive `prim` of `mesh` against an object-space ray.
-fn intersect_prim(mesh: MeshRecord, prim: u32, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> PrimHit {
+// Prepared::intersect_prim: primitive `prim` of `mesh`, referenced from prim_refs[slot], against
+// an object-space ray. Triangles read their vertices from leaf_triangles (the same values as
+// positions[triangles[..]], gathered in reference order).
+fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> PrimHit {
     if prim < mesh.triangle_count {
-        let t = triangles[mesh.triangle_offset + prim];
-        let h = intersect_triangle(origin, dir, position_of(t.x), position_of(t.y), position_of(t.z), t_min, t_max);
+        let b = 3u * slot;
+        let h = intersect_triangle(origin, dir, leaf_triangles[b].xyz, leaf_triangles[b + 1u].xyz, leaf_triangles[b + 2u].xyz, t_min, t_max);
         return PrimHit(h.hit, h.t, vec2<f32>(h.b1, h.b2));
     }
     let q = prim - mesh.triangle_count;

@@ -1,5 +1,5 @@
 // The scene's storage buffers and the frame parameters, bound by name by every whitted kernel
-// (src/gpu/upload.rs uploads them; bindings 0..=18, kernels use 20 and up).
+// (src/gpu/upload.rs uploads them; bindings 0..=19, kernels use 20 and up).
 //!include "shared/math.wgsl"
 //!include "shared/types.wgsl"
 
@@ -12,6 +12,8 @@
 @group(0) @binding(6) var<storage, read> meshes: array<MeshRecord>;
 @group(0) @binding(7) var<storage, read> mesh_nodes: array<QbvhNode>;
 @group(0) @binding(8) var<storage, read> prim_refs: array<u32>;
+// Twin of SceneBuffers::leaf_triangles: 3 vertices per prim_refs entry (zeros for non-triangles).
+@group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> instances: array<Instance>;
 @group(0) @binding(10) var<storage, read> top_nodes: array<QbvhNode>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;

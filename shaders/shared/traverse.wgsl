@@ -142,12 +142,13 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
         }
         let count = n.meta_bits & 0x7fffffffu;
         for (var i = 0u; i < count; i++) {
-            let prim = prim_refs[mesh.prim_ref_offset + n.first + i];
+            let slot = mesh.prim_ref_offset + n.first + i;
+            let prim = prim_refs[slot];
             var tie_limit = limit;
             if best.instance != NONE {
                 tie_limit = next_up(limit);
             }
-            let h = intersect_prim(mesh, prim, o_origin, o_dir, t_min, tie_limit);
+            let h = intersect_prim(mesh, prim, slot, o_origin, o_dir, t_min, tie_limit);
             if h.hit {
                 if any_hit {
                     return TraceHit(h.t, instance, prim, h.st);

@@ -212,6 +212,10 @@ pub struct SceneBuffers {
     pub meshes: wgpu::Buffer,
     pub mesh_nodes: wgpu::Buffer,
     pub prim_refs: wgpu::Buffer,
+    /// The three vertices of each triangle, in the order of `prim_refs` (3 × vec4 per reference;
+    /// zeros for quads and patches), so that a leaf test reads its triangle without following
+    /// the reference and the index triple first.
+    pub leaf_triangles: wgpu::Buffer,
     pub instances: wgpu::Buffer,
     pub top_nodes: wgpu::Buffer,
     pub top_instance_refs: wgpu::Buffer,
@@ -228,7 +232,7 @@ pub struct SceneBuffers {
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 18] {
+    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 19] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -238,6 +242,7 @@ impl SceneBuffers {
             ("meshes", &self.meshes),
             ("mesh_nodes", &self.mesh_nodes),
             ("prim_refs", &self.prim_refs),
+            ("leaf_triangles", &self.leaf_triangles),
             ("instances", &self.instances),
             ("top_nodes", &self.top_nodes),
             ("top_instance_refs", &self.top_instance_refs),
@@ -455,6 +460,24 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
 
 /// Uploads every array of `prepared` and the materials, lights and textures of `scene`.
 /// An array larger than one storage binding allows is refused with an error naming it.
+/// The vertices of each referenced triangle in `prim_refs` order, for [`SceneBuffers::leaf_triangles`].
+pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
+    let mut out = vec![[0.0f32; 4]; p.prim_refs.len() * 3];
+    for mesh in &p.meshes {
+        let count = (mesh.triangle_count + mesh.quad_count) as usize;
+        for slot in mesh.prim_ref_offset as usize..mesh.prim_ref_offset as usize + count {
+            let prim = p.prim_refs[slot];
+            if prim < mesh.triangle_count {
+                let tri = p.triangles[(mesh.triangle_offset + prim) as usize];
+                for k in 0..3 {
+                    out[slot * 3 + k] = p.positions[tri[k] as usize];
+                }
+            }
+        }
+    }
+    out
+}
+
 pub fn upload_scene(
     ctx: &GpuContext,
     scene: &Scene,
@@ -481,6 +504,7 @@ pub fn upload_scene(
         meshes: upload_array::<MeshRecord>(ctx, "meshes", &p.meshes)?,
         mesh_nodes: upload_array::<QbvhNode>(ctx, "mesh_nodes", &p.mesh_nodes)?,
         prim_refs: upload_array(ctx, "prim_refs", &p.prim_refs)?,
+        leaf_triangles: upload_array(ctx, "leaf_triangles", &leaf_triangles(p))?,
         instances: upload_array::<InstanceRecord>(ctx, "instances", &p.instances)?,
         top_nodes: upload_array::<QbvhNode>(ctx, "top_nodes", &p.top_nodes)?,
         top_instance_refs: upload_array(ctx, "top_instance_refs", &p.top_instance_refs)?,
