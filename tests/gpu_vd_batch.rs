@@ -4,8 +4,11 @@
 //! patch equal the CPU's `PatchBvh::build` + `intersect` (min over patches) and
 //! `patch_lod_level`, with 64-bit atomics and with the two-pass 32-bit fallback.
 
+mod support;
+
+use support::{vd_map, LcgRng as Rng};
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
 use caustica::accel::aabb::SlabRay;
@@ -16,49 +19,10 @@ use caustica::gpu::vd_batch::{
     slice_bytes, VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchResult, VdBatchScene,
 };
 use caustica::io::{load_mesh, load_vd_image, vdgen};
-use caustica::scene::{Span, VdImage, VdMap, VdSpace};
+use caustica::scene::{VdImage, VdMap, VdSpace};
 use glam::{Mat3, Vec2, Vec3};
 
 const MAX_LEVEL: u32 = 6;
-
-/// A small deterministic generator (LCG, top 24 bits).
-struct Rng(u64);
-
-impl Rng {
-    fn f32(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32) / (1u64 << 24) as f32
-    }
-
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f32()
-    }
-
-    fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
-        Vec3::new(
-            self.range(lo.x, hi.x),
-            self.range(lo.y, hi.y),
-            self.range(lo.z, hi.z),
-        )
-    }
-}
-
-fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
-    VdMap {
-        name: "test".into(),
-        path: PathBuf::new(),
-        image: Arc::new(image),
-        space,
-        channels: [0, 1, 2],
-        scale: 1.0,
-        midlevel: 0.0,
-        padding,
-        span: Span::NONE,
-    }
-}
 
 struct Patch {
     corners: [Vec3; 4],

@@ -1,12 +1,15 @@
 //! The GPU Whitted pipeline agrees with its CPU twin: camera-ray hits pixel by pixel, colours
 //! and AOVs image by image on every example scene, and the analytic sphere of render_whitted.rs.
 
-use std::f32::consts::PI;
+mod support;
+
+use support::analytic_sphere_scene;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use glam::{Affine3A, Vec3};
+use glam::Vec3;
 
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::cpu::{render_whitted, Tracer};
@@ -15,10 +18,7 @@ use caustica::gpu::test_context;
 use caustica::gpu::whitted::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Backend, Frame, RenderOptions};
-use caustica::scene::{
-    shapes, Aov, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh,
-    MeshOrigin, Scene, Span,
-};
+use caustica::scene::{Aov, Scene};
 use caustica::Overrides;
 
 fn example_scenes() -> Vec<PathBuf> {
@@ -214,57 +214,11 @@ fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
 fn gpu_diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
     let Some(ctx) = test_context() else { return };
     let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let radius = 2.0;
-    let albedo = Vec3::new(0.8, 0.5, 0.25);
-    let power = Vec3::new(100.0, 60.0, 30.0);
-    let scene = Scene {
-        camera: Camera {
-            position: Vec3::new(0.3, -0.2, 0.1),
-            look_at: Vec3::new(1.0, 0.5, -1.0),
-            fov_deg: 60.0,
-            ..Default::default()
-        },
-        film: Film {
-            width: 24,
-            height: 16,
-            spp: 1,
-            ..Default::default()
-        },
-        materials: vec![Material {
-            name: "wall".into(),
-            kind: MaterialKind::Diffuse {
-                albedo,
-                texture: None,
-            },
-            span: Span::NONE,
-        }],
-        meshes: vec![Mesh {
-            name: "sphere".into(),
-            origin: MeshOrigin::Inline,
-            data: Arc::new(shapes::uv_sphere(radius, 256)),
-            displacement: None,
-            span: Span::NONE,
-        }],
-        instances: vec![Instance {
-            mesh: 0,
-            material: 0,
-            transform: Affine3A::IDENTITY,
-            span: Span::NONE,
-        }],
-        lights: vec![Light {
-            kind: LightKind::Point {
-                position: Vec3::ZERO,
-                power,
-            },
-            span: Span::NONE,
-        }],
-        ..Default::default()
-    };
+    let (scene, expected) = analytic_sphere_scene();
     let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     let frame = backend
         .render_frame(&scene, &prepared, &RenderOptions::default())
         .unwrap();
-    let expected = albedo / PI * power / (4.0 * PI * radius * radius);
     for (i, c) in frame.color.iter().enumerate() {
         let rel = ((*c - expected) / expected).abs().max_element();
         assert!(

@@ -1,91 +1,25 @@
 //! Analytic checks of the CPU Whitted renderer on scenes built directly in the IR.
 
+mod support;
+
+use support::{analytic_sphere_scene, instance, light, material, mesh};
+
 use std::f32::consts::PI;
-use std::sync::Arc;
 
 use glam::{Affine3A, Vec2, Vec3};
 
 use caustica::accel::{PrepareOptions, Prepared, Ray};
 use caustica::cpu::{render_whitted, Tracer};
 use caustica::render::RenderOptions;
-use caustica::scene::{
-    shapes, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh, MeshOrigin,
-    Scene, Span,
-};
+use caustica::scene::{shapes, Camera, Film, LightKind, MaterialKind, Scene};
 
-fn material(name: &str, kind: MaterialKind) -> Material {
-    Material {
-        name: name.into(),
-        kind,
-        span: Span::NONE,
-    }
-}
-
-fn mesh(name: &str, data: caustica::scene::MeshData) -> Mesh {
-    Mesh {
-        name: name.into(),
-        origin: MeshOrigin::Inline,
-        data: Arc::new(data),
-        displacement: None,
-        span: Span::NONE,
-    }
-}
-
-fn instance(mesh: u32, material: u32, transform: Affine3A) -> Instance {
-    Instance {
-        mesh,
-        material,
-        transform,
-        span: Span::NONE,
-    }
-}
-
-fn light(kind: LightKind) -> Light {
-    Light {
-        kind,
-        span: Span::NONE,
-    }
-}
-
-/// Inside a diffuse sphere of radius R and albedo ρ with an isotropic point light of power Φ at
-/// its centre, every point of the wall receives E = Φ / (4πR²) at normal incidence, so the
-/// radiance seen (direct light only) is L = ρ/π · E.
+/// Inside a diffuse sphere with a point light at its centre, the radiance seen (direct light
+/// only) is ρ/π · Φ/(4πR²) (see `support::analytic_sphere_scene`).
 #[test]
 fn diffuse_sphere_lit_from_its_centre_has_the_radiance_computed_by_hand() {
-    let radius = 2.0;
-    let albedo = Vec3::new(0.8, 0.5, 0.25);
-    let power = Vec3::new(100.0, 60.0, 30.0);
-    let scene = Scene {
-        camera: Camera {
-            position: Vec3::new(0.3, -0.2, 0.1),
-            look_at: Vec3::new(1.0, 0.5, -1.0),
-            fov_deg: 60.0,
-            ..Default::default()
-        },
-        film: Film {
-            width: 24,
-            height: 16,
-            spp: 1,
-            ..Default::default()
-        },
-        materials: vec![material(
-            "wall",
-            MaterialKind::Diffuse {
-                albedo,
-                texture: None,
-            },
-        )],
-        meshes: vec![mesh("sphere", shapes::uv_sphere(radius, 256))],
-        instances: vec![instance(0, 0, Affine3A::IDENTITY)],
-        lights: vec![light(LightKind::Point {
-            position: Vec3::ZERO,
-            power,
-        })],
-        ..Default::default()
-    };
+    let (scene, expected) = analytic_sphere_scene();
     let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     let frame = render_whitted(&scene, &prepared, &RenderOptions::default());
-    let expected = albedo / PI * power / (4.0 * PI * radius * radius);
     for (i, c) in frame.color.iter().enumerate() {
         let rel = ((*c - expected) / expected).abs().max_element();
         // The tessellated wall is at most R(1 − cos(π/256)) ≈ 0.008% closer than R; shading

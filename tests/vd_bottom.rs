@@ -1,8 +1,11 @@
 //! The on-the-fly VD bottom level: conservative quantized trees, stackless traversal equal to
 //! brute force, the overhang's underside, and the displaced teapot against its Bézier reference.
 
+mod support;
+
+use support::{vd_map, LcgRng as Rng};
+
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use caustica::accel::primitives::intersect_triangle;
 use caustica::accel::vd_bottom::{
@@ -10,54 +13,8 @@ use caustica::accel::vd_bottom::{
     MAX_LEVEL,
 };
 use caustica::io::{load_mesh, load_vd_image, vdgen};
-use caustica::scene::{Span, VdImage, VdMap, VdSpace};
+use caustica::scene::{VdImage, VdMap, VdSpace};
 use glam::{Vec2, Vec3};
-
-/// A small deterministic generator (PCG-style LCG, top 24 bits).
-struct Rng(u64);
-
-impl Rng {
-    fn f32(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 40) as f32) / (1u64 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.f32()
-    }
-    fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
-        Vec3::new(
-            self.range(lo.x, hi.x),
-            self.range(lo.y, hi.y),
-            self.range(lo.z, hi.z),
-        )
-    }
-    fn unit_vector(&mut self) -> Vec3 {
-        loop {
-            let v = self.in_box(Vec3::splat(-1.0), Vec3::ONE);
-            let l = v.length_squared();
-            if l > 1e-4 && l <= 1.0 {
-                return v / l.sqrt();
-            }
-        }
-    }
-}
-
-fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
-    VdMap {
-        name: "test".into(),
-        path: PathBuf::new(),
-        image: Arc::new(image),
-        space,
-        channels: [0, 1, 2],
-        scale: 1.0,
-        midlevel: 0.0,
-        padding,
-        span: Span::NONE,
-    }
-}
 
 const UNIT_QUAD: [Vec3; 4] = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
 const UNIT_UVS: [Vec2; 4] = [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y];

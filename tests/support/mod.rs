@@ -1,0 +1,135 @@
+//! Helpers shared by several integration tests: a seeded generator, IR builders, the analytic
+//! sphere scene and a VD map wrapper. Each test file uses what it needs.
+#![allow(dead_code)]
+
+use std::f32::consts::PI;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use caustica::scene::{
+    shapes, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh, MeshData,
+    MeshOrigin, Scene, Span, VdImage, VdMap, VdSpace,
+};
+use glam::{Affine3A, Vec3};
+
+/// A small deterministic generator (64-bit LCG, top 24 bits), so failures repeat.
+pub struct LcgRng(pub u64);
+
+impl LcgRng {
+    pub fn f32(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 40) as f32) / (1u64 << 24) as f32
+    }
+
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.f32()
+    }
+
+    pub fn in_box(&mut self, lo: Vec3, hi: Vec3) -> Vec3 {
+        Vec3::new(
+            self.range(lo.x, hi.x),
+            self.range(lo.y, hi.y),
+            self.range(lo.z, hi.z),
+        )
+    }
+
+    pub fn unit_vector(&mut self) -> Vec3 {
+        loop {
+            let v = self.in_box(Vec3::splat(-1.0), Vec3::ONE);
+            let l = v.length_squared();
+            if l > 1e-4 && l <= 1.0 {
+                return v / l.sqrt();
+            }
+        }
+    }
+}
+
+pub fn material(name: &str, kind: MaterialKind) -> Material {
+    Material {
+        name: name.into(),
+        kind,
+        span: Span::NONE,
+    }
+}
+
+pub fn mesh(name: &str, data: MeshData) -> Mesh {
+    Mesh {
+        name: name.into(),
+        origin: MeshOrigin::Inline,
+        data: Arc::new(data),
+        displacement: None,
+        span: Span::NONE,
+    }
+}
+
+pub fn instance(mesh: u32, material: u32, transform: Affine3A) -> Instance {
+    Instance {
+        mesh,
+        material,
+        transform,
+        span: Span::NONE,
+    }
+}
+
+pub fn light(kind: LightKind) -> Light {
+    Light {
+        kind,
+        span: Span::NONE,
+    }
+}
+
+/// A diffuse sphere of radius R and albedo ρ with an isotropic point light of power Φ at its
+/// centre, seen from inside: every point of the wall receives E = Φ / (4πR²) at normal
+/// incidence, so the radiance seen (direct light only) is L = ρ/π · E. Returns the scene and L.
+pub fn analytic_sphere_scene() -> (Scene, Vec3) {
+    let radius = 2.0;
+    let albedo = Vec3::new(0.8, 0.5, 0.25);
+    let power = Vec3::new(100.0, 60.0, 30.0);
+    let scene = Scene {
+        camera: Camera {
+            position: Vec3::new(0.3, -0.2, 0.1),
+            look_at: Vec3::new(1.0, 0.5, -1.0),
+            fov_deg: 60.0,
+            ..Default::default()
+        },
+        film: Film {
+            width: 24,
+            height: 16,
+            spp: 1,
+            ..Default::default()
+        },
+        materials: vec![material(
+            "wall",
+            MaterialKind::Diffuse {
+                albedo,
+                texture: None,
+            },
+        )],
+        meshes: vec![mesh("sphere", shapes::uv_sphere(radius, 256))],
+        instances: vec![instance(0, 0, Affine3A::IDENTITY)],
+        lights: vec![light(LightKind::Point {
+            position: Vec3::ZERO,
+            power,
+        })],
+        ..Default::default()
+    };
+    (scene, albedo / PI * power / (4.0 * PI * radius * radius))
+}
+
+/// A VD map named "test" over `image`, channels in order, scale 1, midlevel 0.
+pub fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
+    VdMap {
+        name: "test".into(),
+        path: PathBuf::new(),
+        image: Arc::new(image),
+        space,
+        channels: [0, 1, 2],
+        scale: 1.0,
+        midlevel: 0.0,
+        padding,
+        span: Span::NONE,
+    }
+}
