@@ -67,14 +67,8 @@ fn main() {
         let qbvh = Prepared::build(&scene, &PrepareOptions::default())
             .expect("the benchmark scenes build");
         let sets = make_ray_sets(&scene, &qbvh, width, height);
-        let binary = Prepared::build(
-            &scene,
-            &PrepareOptions {
-                branching: 2,
-                ..Default::default()
-            },
-        )
-        .expect("the benchmark scenes build");
+        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 })
+            .expect("the benchmark scenes build");
         let configs = if args.iter().any(|a| a == "--vd-code-ab") {
             // What the VD-patch traversal code costs a kernel that never runs it.
             vec![

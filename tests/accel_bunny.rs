@@ -192,14 +192,7 @@ fn binary_layout_of_the_middle_level_gives_the_same_hits_as_the_qbvh() {
         vec![],
     );
     let wide = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
-    let binary = Prepared::build(
-        &scene,
-        &PrepareOptions {
-            branching: 2,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 }).unwrap();
     // With L leaves a binary tree has 2L - 1 nodes, a 4-wide one about 4L/3.
     assert!(binary.mesh_nodes.len() > wide.mesh_nodes.len() * 5 / 4);
     assert!(binary

@@ -111,14 +111,7 @@ fn mixed_scene() -> caustica::scene::Scene {
 #[test]
 fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
     let scene = mixed_scene();
-    let prepared = Prepared::build(
-        &scene,
-        &PrepareOptions {
-            vd_fallback_resolution: 4,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     for (m, record) in prepared.meshes.iter().enumerate() {
         let nodes = &prepared.mesh_nodes
             [record.node_offset as usize..(record.node_offset + record.node_count) as usize];
@@ -172,14 +165,7 @@ fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
 
 #[test]
 fn mixed_scene_matches_brute_force_and_reports_stats() {
-    let prepared = Prepared::build(
-        &mixed_scene(),
-        &PrepareOptions {
-            vd_fallback_resolution: 8,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let prepared = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
     let (lo, hi) = prepared.world_bounds();
     let mut rng = Rng::new(11);
     let mut hits = 0;
@@ -319,18 +305,6 @@ fn invalid_scenes_are_errors_not_panics() {
         )),
         Err(AccelError::SingularTransform { instance: 0 })
     ));
-    let s = scene(vec![], vec![], vec![]);
-    for resolution in [0, 3, 512] {
-        let err = Prepared::build(
-            &s,
-            &PrepareOptions {
-                vd_fallback_resolution: resolution,
-                ..Default::default()
-            },
-        )
-        .unwrap_err();
-        assert!(matches!(err, AccelError::BadVdResolution { .. }));
-    }
 }
 
 #[test]

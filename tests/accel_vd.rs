@@ -1,4 +1,5 @@
-//! VD patches: conservative bounds, the pre-tessellated fallback against flat quads and bumps.
+//! VD patches in the hierarchy: conservative bounds, the bottom level against flat quads, bumps
+//! and the cell-by-cell oracle.
 
 mod accel_support;
 
@@ -6,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use accel_support::*;
-use caustica::accel::{PrepareOptions, Prepared, Ray};
+use caustica::accel::{PrepareOptions, Prepared, Ray, VdFrame};
 use caustica::scene::shapes::grid_quad;
 use caustica::scene::{Span, VdImage, VdMap, VdSpace};
 use glam::{Affine3A, Quat, Vec2, Vec3};
@@ -66,23 +67,15 @@ fn patch_bounds_contain_every_displaced_grid_point() {
             vec![instance(0, 0, Affine3A::IDENTITY)],
             vec![vd],
         );
-        let prepared = Prepared::build(
-            &s,
-            &PrepareOptions {
-                vd_fallback_resolution: 16,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
         assert_eq!(prepared.vd_patches.len(), 6);
-        let fallback = &prepared.vd_fallback;
         let map = &s.vdmaps[0];
         for (q, patch) in prepared.vd_patches.iter().enumerate() {
             let bounds = patch.bounds();
-            let start = patch.grid_offset as usize;
-            for p in &fallback.grid_points[start..start + fallback.points_per_patch()] {
+            let tree = prepared.build_patch_tree(q as u32, 4);
+            for p in &tree.points {
                 assert!(
-                    bounds.contains_point(Vec3::from_slice(&p[..3])),
+                    bounds.contains_point(*p),
                     "map {m}, patch {q}: {p:?} outside {bounds:?}"
                 );
             }
@@ -97,8 +90,8 @@ fn patch_bounds_contain_every_displaced_grid_point() {
                     );
                 }
             }
-            // The tree root is the tight box of the grid, inside the conservative one.
-            assert!(bounds.contains_box(&fallback.tree_nodes[patch.tree_offset as usize].aabb()));
+            // The tree's root is the tight box of its grid, inside the conservative one.
+            assert!(bounds.contains_box(&tree.root));
         }
     }
 }
@@ -157,18 +150,15 @@ fn bump_is_hit_at_its_displaced_height() {
         vec![instance(0, 0, Affine3A::IDENTITY)],
         vec![vd],
     );
-    let prepared = Prepared::build(
-        &s,
-        &PrepareOptions {
-            vd_fallback_resolution: 32,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
+    // 32 × 32 cells.
+    let vd = VdFrame::new(vec![5]);
 
     // Straight down onto the top of the bump.
     let down = Ray::new(Vec3::new(0.0, 5.0, 0.0), Vec3::NEG_Y);
-    let hit = prepared.intersect(&down).expect("the bump's top is hit");
+    let hit = prepared
+        .intersect_in(&vd, &down)
+        .expect("the bump's top is hit");
     assert!(
         (down.at(hit.t).y - peak).abs() < 1e-3,
         "hit at {} but the peak is {peak}",
@@ -186,16 +176,23 @@ fn bump_is_hit_at_its_displaced_height() {
 
     // Far from the bump the surface is (almost) flat.
     let edge = Ray::new(Vec3::new(0.9, 5.0, 0.9), Vec3::NEG_Y);
-    assert!(edge.at(prepared.intersect(&edge).unwrap().t).y.abs() < 1e-3);
+    assert!(
+        edge.at(prepared.intersect_in(&vd, &edge).unwrap().t)
+            .y
+            .abs()
+            < 1e-3
+    );
 
     // Sideways at half the bump's height: a flat quad would be missed, the bump's flank is hit
     // before the centre line and faces the ray.
     let side = Ray::new(Vec3::new(-3.0, peak * 0.5, 0.0), Vec3::X);
-    let hit = prepared.intersect(&side).expect("the bump's flank is hit");
+    let hit = prepared
+        .intersect_in(&vd, &side)
+        .expect("the bump's flank is hit");
     let x = side.at(hit.t).x;
     assert!(x > -0.5 && x < 0.0, "flank at x = {x}");
     assert!(prepared.surface_point(&side, &hit).geometric_normal.x < 0.0);
-    assert!(prepared.occluded(&side));
+    assert!(prepared.occluded_in(&vd, &side));
 }
 
 #[test]
@@ -217,14 +214,7 @@ fn patch_tree_hits_equal_cell_by_cell_hits() {
         ],
         vec![bump_map()],
     );
-    let prepared = Prepared::build(
-        &s,
-        &PrepareOptions {
-            vd_fallback_resolution: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
     let (lo, hi) = prepared.world_bounds();
     let mut rng = Rng::new(31);
     let mut hits = 0;

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
-use caustica::accel::vd_fallback::BoundsRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
@@ -74,21 +73,11 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
             "VdPatch",
             rust_layout!(VdPatchRecord {
                 bounds_min,
-                tree_offset,
+                map,
                 bounds_max,
-                grid_offset,
                 mesh,
                 quad,
                 _pad
-            }),
-        ),
-        (
-            "Bounds",
-            rust_layout!(BoundsRecord {
-                min,
-                _pad0,
-                max,
-                _pad1
             }),
         ),
         (
@@ -145,11 +134,11 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 ray_capacity,
                 shadow_capacity,
                 top_node_count,
-                vd_resolution,
-                vd_levels,
+                vd_max_level,
+                vd_pixel_spread,
                 ray_offset,
                 shadows_per_hit,
-                _pad0,
+                vd_record_capacity,
                 _pad1
             }),
         ),
@@ -172,7 +161,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 t,
                 instance,
                 prim,
-                _pad,
+                normal,
                 st
             }),
         ),
@@ -251,7 +240,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 dir,
                 spread,
                 hit,
-                _pad0,
+                instance,
                 _pad1,
                 _pad2
             }),

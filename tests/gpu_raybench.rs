@@ -1,5 +1,6 @@
 //! The benchmark's GPU traversal of primary, shadow, reflection and diffuse rays equals the CPU
-//! traversal, for the QBVH and for the binary layout.
+//! traversal, for the QBVH and for the binary layout (the latter with the VD-patch branch
+//! compiled in), and scenes with VD patches are refused by the benchmark.
 
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
@@ -11,22 +12,15 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() 
     let Some(ctx) = test_context() else { return };
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let assets = caustica::io::AssetCache::default();
-    for name in ["cornell_spheres.csc", "bunny.csc", "vd_patches.csc"] {
+    for name in ["cornell_spheres.csc", "bunny.csc"] {
         let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
         let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
         let sets = make_ray_sets(&scene, &qbvh, 160, 120);
-        let binary = Prepared::build(
-            &scene,
-            &PrepareOptions {
-                branching: 2,
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        for (layout, prepared, checks) in [
-            ("qbvh", &qbvh, Checks::Unchecked),
-            ("binary", &binary, Checks::Checked),
+        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 }).unwrap();
+        for (layout, prepared, checks, with_vd_code) in [
+            ("qbvh", &qbvh, Checks::Unchecked, false),
+            ("binary", &binary, Checks::Checked, true),
         ] {
             let rows = measure(
                 &ctx,
@@ -36,7 +30,7 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() 
                 MeasureOptions {
                     checks,
                     runs: 1,
-                    with_vd_code: false,
+                    with_vd_code,
                     check_every: 1,
                 },
             )
@@ -60,4 +54,23 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() 
             }
         }
     }
+}
+
+#[test]
+fn ray_benchmark_refuses_scenes_with_vd_patches() {
+    let Some(ctx) = test_context() else { return };
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let assets = caustica::io::AssetCache::default();
+    let file = caustica::load_scene(&root.join("scenes/vd_patches.csc")).unwrap();
+    let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
+    let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+    let sets = make_ray_sets(&scene, &prepared, 16, 12);
+    let options = MeasureOptions {
+        checks: Checks::Checked,
+        runs: 1,
+        with_vd_code: true,
+        check_every: 1,
+    };
+    let err = measure(&ctx, &scene, &prepared, &sets, options).unwrap_err();
+    assert!(err.to_string().contains("VD patches"), "{err}");
 }

@@ -18,8 +18,6 @@
 @group(0) @binding(10) var<storage, read> top_nodes: array<QbvhNode>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
-@group(0) @binding(13) var<storage, read> vd_points: array<vec4<f32>>;
-@group(0) @binding(14) var<storage, read> vd_tree: array<Bounds>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;
 @group(0) @binding(16) var<storage, read> lights: array<Light>;
 @group(0) @binding(17) var<storage, read> textures: array<Texture>;

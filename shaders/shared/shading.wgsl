@@ -3,6 +3,7 @@
 // src/cpu/whitted.rs (reflect, refract, dielectric_split, schlick_fresnel, offset_origin).
 //!include "shared/intersect.wgsl"
 //!include "shared/camera.wgsl"
+//!include "vd/common.wgsl"
 
 // glam's Vec3::cross order.
 fn cross3(a: vec3<f32>, b: vec3<f32>) -> vec3<f32> {
@@ -47,23 +48,12 @@ fn quad_half_at(v0: vec3<f32>, v1: vec3<f32>, v2: vec3<f32>, v3: vec3<f32>, st: 
     return HalfPoint(v0 + (v2 - v0) * b1 + (v3 - v0) * b2, cross3(v2 - v0, v3 - v0));
 }
 
-// PretessellatedVdFallback::surface_at.
-fn vd_surface_at(vd: VdPatch, st: vec2<f32>) -> HalfPoint {
-    let n = params.vd_resolution;
-    let scaled = clamp(st, vec2<f32>(0.0), vec2<f32>(1.0)) * f32(n);
-    let x = min(u32(scaled.x), n - 1u);
-    let y = min(u32(scaled.y), n - 1u);
-    let local = clamp(scaled - vec2<f32>(f32(x), f32(y)), vec2<f32>(0.0), vec2<f32>(1.0));
-    return quad_half_at(vd_grid_point(vd, x, y), vd_grid_point(vd, x + 1u, y), vd_grid_point(vd, x + 1u, y + 1u),
-        vd_grid_point(vd, x, y + 1u), local);
-}
-
 fn normal_of(v: u32) -> vec3<f32> {
     return normals[v].xyz;
 }
 
 // Prepared::surface_point.
-fn surface_point(ray_dir: vec3<f32>, hit: Hit) -> SurfacePoint {
+fn surface_point(ray_origin: vec3<f32>, ray_dir: vec3<f32>, hit: Hit) -> SurfacePoint {
     let record = instances[hit.instance];
     let mesh = meshes[record.mesh];
     let has_normals = (mesh.flags & MESH_HAS_NORMALS) != 0u;
@@ -107,9 +97,11 @@ fn surface_point(ray_dir: vec3<f32>, hit: Hit) -> SurfacePoint {
         }
         uv = lerp2(lerp2(c0, c1, hit.st.x), lerp2(c3, c2, hit.st.x), hit.st.y);
         if (mesh.flags & MESH_DISPLACED) != 0u {
-            let h = vd_surface_at(vd_patches[mesh.vd_patch_offset + q], hit.st);
-            position = h.position;
-            geometric = h.normal;
+            // The tessellation's triangle: the hit point on the ray and its normal.
+            let o = rows_point(record.world_to_object, ray_origin);
+            let d = rows_vector(record.world_to_object, ray_dir);
+            position = o + d * hit.t;
+            geometric = vd_oct_decode(hit.normal);
         } else {
             let h = quad_half_at(position_of(v.x), position_of(v.y), position_of(v.z), position_of(v.w), hit.st);
             position = h.position;

@@ -4,6 +4,86 @@
 // Ties in t go to the lower (instance, prim), so the result does not depend on the visiting order.
 //!include "shared/intersect.wgsl"
 
+// The compact stack entries of qbvh.rs (paper 004).
+const NODE_INDEX_BITS: u32 = 26u;
+const NODE_INDEX_MASK: u32 = 0x3ffffffu;
+
+// CompactEntry::pop on a raw entry: (node, remaining entry or NONE).
+fn compact_pop(entry: u32) -> vec2<u32> {
+    let first = entry & NODE_INDEX_MASK;
+    var offsets = entry >> NODE_INDEX_BITS;
+    let current = offsets & 3u;
+    offsets = offsets >> 2u;
+    if (offsets & 3u) == current {
+        return vec2<u32>(first + current, NONE);
+    }
+    return vec2<u32>(first + current, first | ((offsets | ((offsets << 2u) & 0x30u)) << NODE_INDEX_BITS));
+}
+
+// The entry for the siblings `first + order[1..1+more]` (more in 1..=3), nearest first.
+fn compact_entry(first: u32, order: vec4<u32>, more: u32) -> u32 {
+    let o0 = order[1];
+    var o1 = o0;
+    if more >= 2u {
+        o1 = order[2];
+    }
+    var o2 = o1;
+    if more >= 3u {
+        o2 = order[3];
+    }
+    return first | ((o0 | (o1 << 2u) | (o2 << 4u)) << NODE_INDEX_BITS);
+}
+
+struct SortedChildren {
+    order: vec4<u32>,
+    dist: vec4<f32>,
+}
+
+// qbvh.rs sort_children: the 5-comparator network, nearest first.
+fn sort_children(d: vec4<f32>) -> SortedChildren {
+    var dist = d;
+    var order = vec4<u32>(0u, 1u, 2u, 3u);
+    // (0,1) (2,3) (0,2) (1,3) (1,2)
+    if dist[1] < dist[0] { let t = dist[0]; dist[0] = dist[1]; dist[1] = t; let o = order[0]; order[0] = order[1]; order[1] = o; }
+    if dist[3] < dist[2] { let t = dist[2]; dist[2] = dist[3]; dist[3] = t; let o = order[2]; order[2] = order[3]; order[3] = o; }
+    if dist[2] < dist[0] { let t = dist[0]; dist[0] = dist[2]; dist[2] = t; let o = order[0]; order[0] = order[2]; order[2] = o; }
+    if dist[3] < dist[1] { let t = dist[1]; dist[1] = dist[3]; dist[3] = t; let o = order[1]; order[1] = order[3]; order[3] = o; }
+    if dist[2] < dist[1] { let t = dist[1]; dist[1] = dist[2]; dist[2] = t; let o = order[1]; order[1] = order[2]; order[2] = o; }
+    return SortedChildren(order, dist);
+}
+
+// How many of the sorted distances after the first are hits.
+fn more_hits(dist: vec4<f32>) -> u32 {
+    let inf = f32_infinity();
+    if dist[1] == inf { return 0u; }
+    if dist[2] == inf { return 1u; }
+    if dist[3] == inf { return 2u; }
+    return 3u;
+}
+
+//!if VD_PATCHES
+//!include "shared/vd_types.wgsl"
+// The VD record queue (paper 000 section 1.5): a ray that enters a VD patch's bounds before its
+// closest hit so far appends its object-space copy and the patch, to be traced by the batched
+// bottom level (src/gpu/vd_batch.rs); Prepared::vd_records is the CPU twin. Records past
+// params.vd_record_capacity are counted but not written (the host grows the queue and traces
+// again). `vd_slot` is the hit slot the calling kernel traces for.
+@group(0) @binding(40) var<storage, read_write> vd_rays: array<VdBatchRay>;
+@group(0) @binding(41) var<storage, read_write> vd_record_patches: array<u32>;
+@group(0) @binding(42) var<storage, read_write> vd_record_rays: array<u32>;
+@group(0) @binding(43) var<storage, read_write> vd_record_count: array<atomic<u32>>;
+var<private> vd_slot: u32;
+
+fn vd_record(vd_patch: u32, instance: u32, origin: vec3<f32>, dir: vec3<f32>, t_max: f32) {
+    let k = atomicAdd(&vd_record_count[0], 1u);
+    if k < params.vd_record_capacity {
+        vd_rays[k] = VdBatchRay(origin, t_max, dir, params.vd_pixel_spread * length(dir), vd_slot, instance, 0u, 0u);
+        vd_record_patches[k] = vd_patch;
+        vd_record_rays[k] = k;
+    }
+}
+//!endif
+
 // prepared.rs TRAVERSAL_STACK_SIZE and RETURN_TO_WORLD.
 const TRAVERSAL_STACK_SIZE: u32 = 64u;
 const RETURN_TO_WORLD: u32 = 0xffffffffu;
@@ -148,6 +228,17 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
             if best.instance != NONE {
                 tie_limit = next_up(limit);
             }
+            // Kernels for scenes without VD patches leave this branch out (fewer registers).
+            //!if VD_PATCHES
+            if prim >= mesh.triangle_count && (mesh.flags & MESH_DISPLACED) != 0u {
+                let vd_patch = mesh.vd_patch_offset + prim - mesh.triangle_count;
+                let vd = vd_patches[vd_patch];
+                if slab_entry(o_origin, o_inv, vd.bounds_min, vd.bounds_max, t_min, limit) >= 0.0 {
+                    vd_record(vd_patch, instance, o_origin, o_dir, limit);
+                }
+                continue;
+            }
+            //!endif
             let h = intersect_prim(mesh, prim, slot, o_origin, o_dir, t_min, tie_limit);
             if h.hit {
                 if any_hit {

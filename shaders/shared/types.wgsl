@@ -38,20 +38,11 @@ struct Instance {
 // Twin of accel::VdPatchRecord.
 struct VdPatch {
     bounds_min: vec3<f32>,
-    tree_offset: u32,
+    map: u32,
     bounds_max: vec3<f32>,
-    grid_offset: u32,
     mesh: u32,
     quad: u32,
-    _pad: vec2<u32>,
-}
-
-// Twin of accel::vd_fallback::BoundsRecord: one node of a VD patch's cell tree.
-struct Bounds {
-    min: vec3<f32>,
-    _pad0: u32,
-    max: vec3<f32>,
-    _pad1: u32,
+    _pad: array<u32, 3>,
 }
 
 // Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive.
@@ -108,11 +99,11 @@ struct FrameParams {
     ray_capacity: u32,
     shadow_capacity: u32,
     top_node_count: u32,
-    vd_resolution: u32,
-    vd_levels: u32,
+    vd_max_level: u32,
+    vd_pixel_spread: f32, // the camera pixel's angle per unit distance (VD levels of detail)
     ray_offset: u32,     // first ray of this dispatch (the shade stage runs in chunks)
     shadows_per_hit: u32, // most shadow rays one diffuse hit can emit
-    _pad0: u32,
+    vd_record_capacity: u32, // VD records the trace kernels may append
     _pad1: u32,
 }
 
@@ -135,7 +126,7 @@ struct Hit {
     t: f32,
     instance: u32,
     prim: u32,
-    _pad: u32,
+    normal: u32,          // VD patch hits: octahedral object-space normal (vd/common.wgsl); else 0
     st: vec2<f32>,
 }
 

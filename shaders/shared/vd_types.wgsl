@@ -50,7 +50,8 @@ struct VdBatchRay {
     dir: vec3<f32>,
     spread: f32,
     hit: u32,
-    _pad0: u32,
+    // The instance the ray was carried into the object space of (the pipeline's records).
+    instance: u32,
     _pad1: u32,
     _pad2: u32,
 }
@@ -69,7 +70,8 @@ struct VdRecordHit {
 struct VdBatchParams {
     // Largest subdivision level (scratch slices are sized for it; at most 8).
     max_level: u32,
-    // Bit 0: trace (else build only, for timing).
+    // Bit 0: trace (else build only, for timing). Bit 1: read each patch's level from
+    // `levels` (else choose it from the job's rays and store it there).
     mode: u32,
     // u32 words of one workgroup's scratch slice, and where its nodes start inside it.
     slice_words: u32,

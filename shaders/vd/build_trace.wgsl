@@ -32,6 +32,8 @@ const WG: u32 = 64u;
 // Per hit slot: word 2s = record (resolve_hits.wgsl), word 2s+1 = f32 bits of t (atomicMin here).
 @group(0) @binding(15) var<storage, read_write> hits: array<atomic<u32>>;
 //!endif
+// The frame's level of each patch: written here (mode bit 1 clear) or read (bit 1 set).
+@group(0) @binding(16) var<storage, read_write> levels: array<u32>;
 
 var<workgroup> wg_job: u32;
 var<workgroup> wg_level: atomic<u32>;
@@ -87,19 +89,34 @@ fn displaced_point(p: VdBatchPatch, m: VdBatchMap, s: f32, t: f32) -> vec3<f32> 
     if m.space == 0u {
         return base + d;
     }
-    // patch_frame.
+    // patch_frame: N by the winding, T along increasing u (inverse UV Jacobian) made
+    // orthogonal to N, B = N × T.
     let sc = clamp(s, 1e-3, 1.0 - 1e-3);
     let tc = clamp(t, 1e-3, 1.0 - 1e-3);
     let dqds = lerp3(p.v1 - p.v0, p.v2 - p.v3, tc);
     let dqdt = lerp3(p.v3 - p.v0, p.v2 - p.v1, sc);
-    let n = vd_cross(dqds, dqdt);
     var tangent = vec3<f32>(1.0, 0.0, 0.0);
     var bitangent = vec3<f32>(0.0, 1.0, 0.0);
     var normal = vec3<f32>(0.0, 0.0, 1.0);
-    if !(vd_length_squared(n) < 1e-30 || vd_length_squared(dqds) < 1e-30) {
-        normal = vd_normalize(n);
-        tangent = vd_normalize(dqds);
-        bitangent = vd_cross(normal, tangent);
+    let n = vd_cross(dqds, dqdt);
+    if !(vd_length_squared(n) < 1e-30) {
+        let nn = vd_normalize(n);
+        let duvds = lerp2(p.uv1 - p.uv0, p.uv2 - p.uv3, tc);
+        let duvdt = lerp2(p.uv3 - p.uv0, p.uv2 - p.uv1, sc);
+        let det = duvds.x * duvdt.y - duvdt.x * duvds.y;
+        var dqdu = dqds;
+        if !(abs(det) < 1e-12 || !is_finite_f32(det)) {
+            dqdu = (dqds * duvdt.y - dqdt * duvds.y) * (1.0 / det);
+        }
+        var tg = dqdu - nn * dot(nn, dqdu);
+        if vd_length_squared(tg) < 1e-30 {
+            tg = dqds - nn * dot(nn, dqds);
+        }
+        if !(vd_length_squared(tg) < 1e-30) {
+            normal = nn;
+            tangent = vd_normalize(tg);
+            bitangent = vd_cross(normal, tangent);
+        }
     }
     return base + tangent * d.x + bitangent * d.y + normal * d.z;
 }
@@ -249,17 +266,25 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let map = maps[vd.map];
         let padding = max(map.padding, 0.0);
 
-        // The level: max over the rays' levels (rays that miss the bounds add none).
-        for (var r = start + lid; r < end; r += WG) {
-            let ray = rays[record_rays[r]];
-            let entry = slab_entry(ray.origin, 1.0 / ray.dir, vd.bounds_min, vd.bounds_max, 0.0, ray.t_max);
-            if entry >= 0.0 {
-                atomicMax(&wg_level, vd_lod_level(vd.bounds_min, vd.bounds_max, entry, ray.spread, params.max_level));
+        // The level: the frame's (mode bit 1), or the max over the rays' levels (rays that miss
+        // the bounds add none), which becomes the frame's.
+        let choose = (params.mode & 2u) == 0u;
+        if choose {
+            for (var r = start + lid; r < end; r += WG) {
+                let ray = rays[record_rays[r]];
+                let entry = slab_entry(ray.origin, 1.0 / ray.dir, vd.bounds_min, vd.bounds_max, 0.0, ray.t_max);
+                if entry >= 0.0 {
+                    atomicMax(&wg_level, vd_lod_level(vd.bounds_min, vd.bounds_max, entry, ray.spread, params.max_level));
+                }
             }
         }
         workgroupBarrier();
         if lid == 0u {
-            let l = atomicLoad(&wg_level);
+            var l = min(levels[patch_index], params.max_level);
+            if choose {
+                l = atomicLoad(&wg_level);
+                levels[patch_index] = l;
+            }
             wg_level_plain = l;
             job_levels[job] = l;
         }

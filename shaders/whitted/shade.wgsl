@@ -218,7 +218,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
-    let sp = surface_point(ray.dir, hit);
+    let sp = surface_point(ray.origin, ray.dir, hit);
     let material = materials[sp.material];
     let dir = normalize3(ray.dir);
     record_first_hit(ray, albedo_of(material, sp), sp.shading_normal, hit.t * sqrt(dot3(ray.dir, ray.dir)));

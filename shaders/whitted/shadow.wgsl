@@ -1,6 +1,8 @@
 // Shadow rays of one shade chunk, compacted by a scan of their slot flags (paper 003 listing
 // 5.6): an any-hit traversal each; a blocked ray's contribution is zeroed in its own slot, which
-// direct.wgsl then adds to its node. The compacted length is shadow_count[0].
+// direct.wgsl then adds to its node. The compacted length is shadow_count[0]. With VD_PATCHES
+// an unblocked ray records the VD patches it reaches (hit slot = its compacted index), and
+// whitted/vd_shadow.wgsl zeroes the ones the batched bottom level finds blocked.
 //!include "shared/traverse.wgsl"
 
 @group(0) @binding(25) var<storage, read_write> shadow_rays: array<ShadowRay>;
@@ -15,6 +17,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let slot = shadow_slots[i];
     let s = shadow_rays[slot];
+    //!if VD_PATCHES
+    vd_slot = i;
+    //!endif
     let h = trace_ray(s.origin, s.dir, 0.0, s.t_max, true);
     if h.instance != NONE {
         shadow_rays[slot].contribution = vec3<f32>(0.0);

@@ -14,14 +14,16 @@ pub mod prepared;
 pub mod primitives;
 pub mod qbvh;
 pub mod vd_bottom;
-pub mod vd_fallback;
+pub mod vd_frame;
+pub mod vd_patch;
 
 use glam::{Vec2, Vec3};
 
 pub use aabb::Aabb;
 pub use prepared::{InstanceRecord, MeshRecord, Prepared};
 pub use qbvh::QbvhNode;
-pub use vd_fallback::{PretessellatedVdFallback, VdPatchRecord};
+pub use vd_frame::VdFrame;
+pub use vd_patch::VdPatchRecord;
 
 /// A ray `origin + t·dir` for `t` in `(t_min, t_max)`; `dir` need not be unit length.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -60,6 +62,9 @@ pub struct Hit {
     /// Barycentrics `(b1, b2)` of vertices 1 and 2 for a triangle; the patch parameter `(s, t)`
     /// for a quad or a VD patch.
     pub st: Vec2,
+    /// The unit object-space normal of the triangle of a VD patch's tessellation that was hit
+    /// (on the side of `∂P/∂s × ∂P/∂t`); zero for triangles and flat quads.
+    pub normal: Vec3,
 }
 
 /// Everything shading needs about a hit, in world space.
@@ -81,8 +86,6 @@ pub struct SurfacePoint {
 /// Settings of [`Prepared::build`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PrepareOptions {
-    /// Cells per side of the pre-tessellated VD fallback grid; a power of two up to 256.
-    pub vd_fallback_resolution: u32,
     /// Children per middle-level node: 4 (the QBVH, the default) or 2 (a binary BVH in the same
     /// node layout, so that the same traversal compares the two).
     pub branching: u32,
@@ -90,10 +93,7 @@ pub struct PrepareOptions {
 
 impl Default for PrepareOptions {
     fn default() -> Self {
-        PrepareOptions {
-            vd_fallback_resolution: 16,
-            branching: 4,
-        }
+        PrepareOptions { branching: 4 }
     }
 }
 
@@ -130,8 +130,6 @@ pub enum AccelError {
     },
     #[error("instance {instance} has a transform that cannot be inverted")]
     SingularTransform { instance: usize },
-    #[error("the VD fallback resolution must be a power of two from 1 to {max}, not {resolution}")]
-    BadVdResolution { resolution: u32, max: u32 },
     #[error("the scene has {count} {what}, more than 32-bit indices address")]
     TooManyElements { what: &'static str, count: usize },
 }

@@ -22,12 +22,12 @@ use super::qbvh::{
     collapse_to_qbvh, collapse_to_wide, qbvh_depth, visit_children, CompactStack, QbvhNode,
     MAX_TREE_NODES,
 };
-use super::vd_fallback::{
-    vd_patch_bounds, PretessellatedVdFallback, VdPatchRecord, MAX_VD_FALLBACK_RESOLUTION,
-};
+use super::vd_bottom::{lod_level, PatchBvh, MAX_LEVEL};
+use super::vd_frame::VdFrame;
+use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::{bilinear, bilinear2};
-use crate::scene::{MeshData, Scene};
+use crate::scene::{MeshData, Scene, VdMap};
 
 /// Entries of the traversal stack: enough for the deepest top level, the marker and the
 /// deepest middle level (the builder keeps depths below `bvh::MAX_SAH_DEPTH + 32` each).
@@ -169,15 +169,25 @@ pub struct Prepared {
     pub top_nodes: Vec<QbvhNode>,
     /// Instance indices referenced by the top-level leaves. Instances of empty meshes are left out.
     pub top_instance_refs: Vec<u32>,
-    /// One record per VD patch.
+    /// One record per VD patch, mesh after mesh (mesh `m`'s from its `vd_patch_offset`).
     pub vd_patches: Vec<VdPatchRecord>,
-    /// The pre-tessellated stand-in for the VD bottom level.
-    pub vd_fallback: PretessellatedVdFallback,
+    /// The scene's VD maps (their images are shared, not copied), indexed by
+    /// [`VdPatchRecord::map`].
+    pub vd_maps: Vec<VdMap>,
+    /// Deepest bottom-level subdivision (`film.vd_max_level`, at most [`MAX_LEVEL`]).
+    pub vd_max_level: u32,
+    /// The camera's pixel spread (radians per unit distance) the levels are chosen with.
+    pub vd_pixel_spread: f32,
+    /// The bottom level with every patch at its camera bound
+    /// ([`Prepared::vd_camera_bound_levels`]), used by [`Prepared::intersect`] and
+    /// [`Prepared::occluded`]; renderers refine the levels with the camera rays
+    /// ([`Prepared::vd_levels_from_rays`]) and trace with [`Prepared::intersect_in`].
+    pub vd: VdFrame,
     /// Levels of the top-level QBVH.
     pub top_depth: u32,
     /// Wall-clock build times in milliseconds.
     pub middle_build_ms: f64,
-    pub vd_fallback_build_ms: f64,
+    pub vd_levels_ms: f64,
     pub top_build_ms: f64,
     pub total_build_ms: f64,
 }
@@ -275,15 +285,10 @@ impl Prepared {
     /// Builds the middle level of every mesh, the VD fallback and the top level (with rayon).
     pub fn build(scene: &Scene, options: &PrepareOptions) -> Result<Prepared, AccelError> {
         let build_start = Instant::now();
-        let resolution = options.vd_fallback_resolution;
-        if !resolution.is_power_of_two() || resolution > MAX_VD_FALLBACK_RESOLUTION {
-            return Err(AccelError::BadVdResolution {
-                resolution,
-                max: MAX_VD_FALLBACK_RESOLUTION,
-            });
-        }
         let mut out = Prepared {
-            vd_fallback: PretessellatedVdFallback::new(resolution),
+            vd_maps: scene.vdmaps.clone(),
+            vd_max_level: scene.film.vd_max_level.min(MAX_LEVEL),
+            vd_pixel_spread: scene.camera.pixel_spread(&scene.film),
             ..Default::default()
         };
 
@@ -298,38 +303,28 @@ impl Prepared {
         }
         out.middle_build_ms = elapsed_ms(start);
 
-        // VD fallback: tessellate every patch of every displaced mesh.
-        let start = Instant::now();
+        // The VD patch records of every displaced mesh.
         for (m, (mesh, build)) in scene.meshes.iter().zip(&builds).enumerate() {
-            let (Some(map_id), Some(patch_bounds)) = (mesh.displacement, &build.patch_bounds)
-            else {
+            let (Some(map), Some(patch_bounds)) = (mesh.displacement, &build.patch_bounds) else {
                 continue;
             };
-            // The map exists: build_mesh_level checked the id.
-            let map = &scene.vdmaps[map_id as usize];
-            let data = &mesh.data;
-            let fallback = &out.vd_fallback;
-            let tessellated: Vec<_> = (0..data.quads.len())
-                .into_par_iter()
-                .map(|q| fallback.tessellate(map, &data.quad_corners(q), &data.quad_uvs(q)))
-                .collect();
             out.meshes[m].vd_patch_offset = to_u32("VD patches", out.vd_patches.len())?;
-            for (q, (patch, bounds)) in tessellated.iter().zip(patch_bounds).enumerate() {
-                let (tree_offset, grid_offset) = out.vd_fallback.append(patch);
-                to_u32("VD fallback grid points", out.vd_fallback.grid_points.len())?;
-                to_u32("VD fallback tree nodes", out.vd_fallback.tree_nodes.len())?;
-                out.vd_patches.push(VdPatchRecord {
-                    bounds_min: bounds.min.to_array(),
-                    tree_offset,
-                    bounds_max: bounds.max.to_array(),
-                    grid_offset,
-                    mesh: m as u32,
-                    quad: q as u32,
-                    _pad: [0; 2],
-                });
-            }
+            out.vd_patches
+                .extend(
+                    patch_bounds
+                        .iter()
+                        .enumerate()
+                        .map(|(q, bounds)| VdPatchRecord {
+                            bounds_min: bounds.min.to_array(),
+                            map,
+                            bounds_max: bounds.max.to_array(),
+                            mesh: m as u32,
+                            quad: q as u32,
+                            _pad: [0; 3],
+                        }),
+                );
+            to_u32("VD patches", out.vd_patches.len())?;
         }
-        out.vd_fallback_build_ms = elapsed_ms(start);
 
         // Top level over the instances of non-empty meshes.
         let start = Instant::now();
@@ -389,6 +384,10 @@ impl Prepared {
             });
         }
         out.top_build_ms = elapsed_ms(start);
+
+        let start = Instant::now();
+        out.vd = VdFrame::new(out.vd_camera_bound_levels(scene.camera.position));
+        out.vd_levels_ms = elapsed_ms(start);
         out.total_build_ms = elapsed_ms(build_start);
         Ok(out)
     }
@@ -466,16 +465,119 @@ impl Prepared {
         self.quads[(mesh.quad_offset + q) as usize].map(|v| self.position(v))
     }
 
-    /// Intersects primitive `prim` of `mesh` with an object-space ray: `t` and `st`.
+    /// Corners, vertex UVs and map of VD patch `patch` (a global patch index).
+    pub fn vd_patch_geometry(&self, patch: u32) -> ([Vec3; 4], [Vec2; 4], &VdMap) {
+        let record = &self.vd_patches[patch as usize];
+        let mesh = &self.meshes[record.mesh as usize];
+        let vertices = self.quads[(mesh.quad_offset + record.quad) as usize];
+        let uvs = if mesh.flags & MESH_HAS_UVS != 0 {
+            vertices.map(|v| Vec2::from_array(self.uvs[v as usize]))
+        } else {
+            [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y]
+        };
+        (
+            vertices.map(|v| self.position(v)),
+            uvs,
+            &self.vd_maps[record.map as usize],
+        )
+    }
+
+    /// The bottom-level tree of VD patch `patch` at `level` (clamped to [`MAX_LEVEL`]).
+    pub fn build_patch_tree(&self, patch: u32, level: u32) -> PatchBvh {
+        let (corners, uvs, map) = self.vd_patch_geometry(patch);
+        PatchBvh::build(&corners, &uvs, map, level.min(MAX_LEVEL))
+    }
+
+    /// The camera bound of every VD patch's level (see [`super::vd_frame`]): the level a camera
+    /// ray from `camera` with this scene's pixel spread would need at the nearest point of the
+    /// patch's world bounds, the largest over the instances of its mesh. The footprint is carried
+    /// into object space with the instance's mean scale (the cube root of the determinant).
+    pub fn vd_camera_bound_levels(&self, camera: Vec3) -> Vec<u32> {
+        let mut levels = vec![0u32; self.vd_patches.len()];
+        for record in &self.instances {
+            let mesh = &self.meshes[record.mesh as usize];
+            if mesh.flags & MESH_DISPLACED == 0 {
+                continue;
+            }
+            let to_world = rows_to_affine(&record.object_to_world);
+            let scale = rows_to_affine(&record.world_to_object)
+                .matrix3
+                .determinant()
+                .abs()
+                .cbrt();
+            let first = mesh.vd_patch_offset as usize;
+            levels[first..first + mesh.quad_count as usize]
+                .par_iter_mut()
+                .zip(&self.vd_patches[first..first + mesh.quad_count as usize])
+                .for_each(|(level, patch)| {
+                    let bounds = patch.bounds();
+                    let world = bounds.transformed(&to_world);
+                    let distance = camera.clamp(world.min, world.max).distance(camera);
+                    let l = lod_level(
+                        &bounds,
+                        distance * scale,
+                        self.vd_pixel_spread,
+                        self.vd_max_level,
+                    );
+                    *level = (*level).max(l);
+                });
+        }
+        levels
+    }
+
+    /// The frame's VD levels from its camera rays (see [`super::vd_frame`]): for each patch
+    /// that one of the `count` rays `ray(i)` reaches in the top and middle levels, the largest
+    /// [`lod_level`] over those rays, at each ray's entry into the patch bounds with the
+    /// footprint growing by `vd_pixel_spread · |object-space dir|` per unit of `t`; the camera
+    /// bound (`self.vd.levels`) for the patches no ray reaches.
+    pub fn vd_levels_from_rays(&self, count: usize, ray: impl Fn(usize) -> Ray + Sync) -> Vec<u32> {
+        let patches = self.vd_patches.len();
+        if patches == 0 {
+            return Vec::new();
+        }
+        // Level + 1 of the rays that reached each patch, 0 where none did.
+        let reached = (0..count)
+            .into_par_iter()
+            .with_min_len(1024)
+            .fold(
+                || vec![0u32; patches],
+                |mut acc, i| {
+                    self.vd_records(&ray(i), |patch, entry, dir| {
+                        let bounds = self.vd_patches[patch as usize].bounds();
+                        let spread = self.vd_pixel_spread * dir.length();
+                        let l = lod_level(&bounds, entry, spread, self.vd_max_level) + 1;
+                        let slot = &mut acc[patch as usize];
+                        *slot = (*slot).max(l);
+                    });
+                    acc
+                },
+            )
+            .reduce_with(|mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = (*x).max(y);
+                }
+                a
+            })
+            .unwrap_or_else(|| vec![0u32; patches]);
+        reached
+            .iter()
+            .zip(&self.vd.levels)
+            .map(|(&r, &bound)| if r > 0 { r - 1 } else { bound })
+            .collect()
+    }
+
+    /// Intersects primitive `prim` of `mesh` with an object-space ray: `t`, `st` and, for a VD
+    /// patch, the unit object-space normal of the triangle hit (zero otherwise).
     /// `brute_force` tests VD patches cell by cell instead of through their trees.
     #[inline]
     fn intersect_prim(
         &self,
+        vd: &VdFrame,
         mesh: &MeshRecord,
         prim: u32,
         ray: &Ray,
         brute_force: bool,
-    ) -> Option<(f32, Vec2)> {
+    ) -> Option<(f32, Vec2, Vec3)> {
         if prim < mesh.triangle_count {
             let t = self.triangles[(mesh.triangle_offset + prim) as usize];
             let (p0, p1, p2) = (
@@ -484,20 +586,24 @@ impl Prepared {
                 self.position(t[2]),
             );
             return intersect_triangle(ray.origin, ray.dir, p0, p1, p2, ray.t_min, ray.t_max)
-                .map(|(t, b1, b2)| (t, Vec2::new(b1, b2)));
+                .map(|(t, b1, b2)| (t, Vec2::new(b1, b2), Vec3::ZERO));
         }
         let q = prim - mesh.triangle_count;
         if mesh.flags & MESH_DISPLACED != 0 {
-            let patch = &self.vd_patches[(mesh.vd_patch_offset + q) as usize];
-            if brute_force {
-                return self
-                    .vd_fallback
-                    .intersect_brute_force(patch, ray.origin, ray.dir, ray.t_min, ray.t_max);
-            }
-            SlabRay::new(ray.origin, ray.dir).entry_box(&patch.bounds(), ray.t_min, ray.t_max)?;
-            return self
-                .vd_fallback
-                .intersect(patch, ray.origin, ray.dir, ray.t_min, ray.t_max);
+            let index = mesh.vd_patch_offset + q;
+            let tree = vd.tree(self, index);
+            let hit = if brute_force {
+                tree.intersect_brute_force(ray.origin, ray.dir, ray.t_min, ray.t_max)
+            } else {
+                let patch = &self.vd_patches[index as usize];
+                SlabRay::new(ray.origin, ray.dir).entry_box(
+                    &patch.bounds(),
+                    ray.t_min,
+                    ray.t_max,
+                )?;
+                tree.intersect(ray.origin, ray.dir, ray.t_min, ray.t_max)
+            }?;
+            return Some((hit.t, hit.st, hit.normal));
         }
         intersect_quad(
             ray.origin,
@@ -506,20 +612,46 @@ impl Prepared {
             ray.t_min,
             ray.t_max,
         )
+        .map(|(t, st)| (t, st, Vec3::ZERO))
     }
 
-    /// The closest hit in `(t_min, t_max)`. Ties in `t` go to the lower (instance, prim).
+    /// The closest hit in `(t_min, t_max)`, VD patches at their camera-bound levels. Ties in
+    /// `t` go to the lower (instance, prim).
     pub fn intersect(&self, ray: &Ray) -> Option<Hit> {
-        self.traverse::<false>(ray)
+        self.intersect_in(&self.vd, ray)
     }
 
-    /// Whether anything is hit in `(t_min, t_max)`.
+    /// Whether anything is hit in `(t_min, t_max)`, VD patches at their camera-bound levels.
     pub fn occluded(&self, ray: &Ray) -> bool {
-        self.traverse::<true>(ray).is_some()
+        self.occluded_in(&self.vd, ray)
     }
 
-    /// The fused top + middle level traversal; `ANY_HIT` stops at the first hit found.
-    fn traverse<const ANY_HIT: bool>(&self, ray: &Ray) -> Option<Hit> {
+    /// [`Prepared::intersect`] with the VD patches of `vd`.
+    pub fn intersect_in(&self, vd: &VdFrame, ray: &Ray) -> Option<Hit> {
+        self.traverse::<CLOSEST>(vd, ray, &mut |_, _, _| {})
+    }
+
+    /// [`Prepared::occluded`] with the VD patches of `vd`.
+    pub fn occluded_in(&self, vd: &VdFrame, ray: &Ray) -> bool {
+        self.traverse::<ANY>(vd, ray, &mut |_, _, _| {}).is_some()
+    }
+
+    /// The VD records of `ray`, as the GPU's trace kernels append them: the traversal finds the
+    /// closest triangle or quad and, without intersecting VD patches, calls
+    /// `record(patch, entry, object-space dir)` for every patch whose bounds it enters before
+    /// the closest hit found so far.
+    pub fn vd_records(&self, ray: &Ray, mut record: impl FnMut(u32, f32, Vec3)) {
+        self.traverse::<RECORDS>(&self.vd, ray, &mut record);
+    }
+
+    /// The fused top + middle level traversal. `MODE`: [`CLOSEST`] hit, [`ANY`] hit (stops at
+    /// the first found), or [`RECORDS`] (VD patches are recorded, not intersected).
+    fn traverse<const MODE: u8>(
+        &self,
+        vd: &VdFrame,
+        ray: &Ray,
+        record: &mut dyn FnMut(u32, f32, Vec3),
+    ) -> Option<Hit> {
         let t_min = ray.t_min;
         let world = SlabRay::new(ray.origin, ray.dir);
         let mut best: Option<Hit> = None;
@@ -604,7 +736,19 @@ impl Prepared {
                         } else {
                             limit
                         };
-                        if let Some((t, st)) = self.intersect_prim(
+                        if MODE == RECORDS
+                            && prim >= o.mesh.triangle_count
+                            && o.mesh.flags & MESH_DISPLACED != 0
+                        {
+                            let index = o.mesh.vd_patch_offset + prim - o.mesh.triangle_count;
+                            let bounds = self.vd_patches[index as usize].bounds();
+                            if let Some(entry) = o.slab.entry_box(&bounds, t_min, limit) {
+                                record(index, entry, o.dir);
+                            }
+                            continue;
+                        }
+                        if let Some((t, st, normal)) = self.intersect_prim(
+                            vd,
                             o.mesh,
                             prim,
                             &Ray {
@@ -620,8 +764,9 @@ impl Prepared {
                                 instance: o.instance,
                                 prim,
                                 st,
+                                normal,
                             };
-                            if ANY_HIT {
+                            if MODE == ANY {
                                 return Some(hit);
                             }
                             if is_closer(&hit, &best) {
@@ -638,8 +783,8 @@ impl Prepared {
     }
 
     /// The closest hit found by testing every primitive of every instance, without any BVH
-    /// (VD patches cell by cell): the oracle for tests.
-    pub fn intersect_brute_force(&self, ray: &Ray) -> Option<Hit> {
+    /// (VD patches cell by cell, at the levels of `vd`): the oracle for tests.
+    pub fn intersect_brute_force_in(&self, vd: &VdFrame, ray: &Ray) -> Option<Hit> {
         let mut best: Option<Hit> = None;
         for (i, record) in self.instances.iter().enumerate() {
             let mesh = &self.meshes[record.mesh as usize];
@@ -647,7 +792,8 @@ impl Prepared {
             let dir = rows_vector(&record.world_to_object, ray.dir);
             for prim in 0..mesh.triangle_count + mesh.quad_count {
                 let limit = best.map_or(ray.t_max, |b| next_up(b.t));
-                if let Some((t, st)) = self.intersect_prim(
+                if let Some((t, st, normal)) = self.intersect_prim(
+                    vd,
                     mesh,
                     prim,
                     &Ray {
@@ -663,6 +809,7 @@ impl Prepared {
                         instance: i as u32,
                         prim,
                         st,
+                        normal,
                     };
                     if is_closer(&hit, &best) {
                         best = Some(hit);
@@ -671,6 +818,11 @@ impl Prepared {
             }
         }
         best
+    }
+
+    /// [`Prepared::intersect_brute_force_in`] at the camera-bound levels.
+    pub fn intersect_brute_force(&self, ray: &Ray) -> Option<Hit> {
+        self.intersect_brute_force_in(&self.vd, ray)
     }
 
     /// Position, normals, UV and material of a hit returned for `ray`.
@@ -706,9 +858,10 @@ impl Prepared {
             };
             let uv = bilinear2(&uvs, hit.st.x, hit.st.y);
             if mesh.flags & MESH_DISPLACED != 0 {
-                let patch = &self.vd_patches[(mesh.vd_patch_offset + q) as usize];
-                let (position, geometric) = self.vd_fallback.surface_at(patch, hit.st);
-                (position, geometric, None, uv)
+                // The tessellation's triangle: the hit point on the ray and its normal.
+                let origin = rows_point(&record.world_to_object, ray.origin);
+                let dir = rows_vector(&record.world_to_object, ray.dir);
+                (origin + dir * hit.t, hit.normal, None, uv)
             } else {
                 let corners = vertices.map(|v| self.position(v));
                 let (position, geometric) = quad_half_at(&corners, hit.st);
@@ -774,14 +927,6 @@ impl Prepared {
                 size_of_val(self.top_instance_refs.as_slice()),
             ),
             ("vd_patches", size_of_val(self.vd_patches.as_slice())),
-            (
-                "vd_grid_points",
-                size_of_val(self.vd_fallback.grid_points.as_slice()),
-            ),
-            (
-                "vd_tree_nodes",
-                size_of_val(self.vd_fallback.tree_nodes.as_slice()),
-            ),
         ]
     }
 
@@ -795,10 +940,7 @@ impl Prepared {
             ("bvh/triangles".into(), self.triangles.len() as f64),
             ("bvh/quads".into(), self.quads.len() as f64),
             ("bvh/vd_patches".into(), self.vd_patches.len() as f64),
-            (
-                "bvh/vd_fallback_resolution".into(),
-                self.vd_fallback.resolution as f64,
-            ),
+            ("bvh/vd_max_level".into(), self.vd_max_level as f64),
             ("bvh/top_nodes".into(), self.top_nodes.len() as f64),
             ("bvh/middle_nodes".into(), self.mesh_nodes.len() as f64),
             (
@@ -812,7 +954,7 @@ impl Prepared {
             ),
             ("bvh/build_ms".into(), self.total_build_ms),
             ("bvh/middle_build_ms".into(), self.middle_build_ms),
-            ("bvh/vd_fallback_build_ms".into(), self.vd_fallback_build_ms),
+            ("bvh/vd_levels_ms".into(), self.vd_levels_ms),
             ("bvh/top_build_ms".into(), self.top_build_ms),
             ("bvh/memory_bytes".into(), total as f64),
         ];
@@ -824,6 +966,11 @@ impl Prepared {
         stats
     }
 }
+
+/// [`Prepared::traverse`] modes.
+const CLOSEST: u8 = 0;
+const ANY: u8 = 1;
+const RECORDS: u8 = 2;
 
 /// Whether `hit` beats `best`: closer, or equally close with a lower (instance, prim), so that
 /// the result does not depend on the order in which primitives are tested.

@@ -51,12 +51,12 @@ use glam::{Vec2, Vec3};
 
 use super::aabb::{Aabb, SlabRay};
 use super::primitives::intersect_triangle;
-use super::vd_fallback::{complete_tree_nodes, morton_decode};
+use super::vd_patch::{complete_tree_nodes, morton_decode};
 use crate::scene::VdMap;
 
 /// The largest subdivision level a patch is built at: `256 × 256` cells, 87 381 nodes. The
 /// shared [`LinkTable`] is built for this level; its packing holds up to level 8.
-pub const MAX_LEVEL: u32 = 8;
+pub const MAX_LEVEL: u32 = crate::scene::VD_LEVEL_LIMIT;
 
 /// Largest quantized coordinate (`0xffff` in the paper's equations 1.1 and 1.2).
 const Q_MAX: u32 = 0xffff;

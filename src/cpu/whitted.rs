@@ -16,7 +16,7 @@
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
-use crate::accel::{Hit, Prepared, Ray, SurfacePoint};
+use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::{
@@ -242,6 +242,8 @@ pub struct Tracer<'a> {
     counters: RayCounters,
     /// Distance offset for secondary ray origins, relative to the scene size.
     epsilon: f32,
+    /// The frame's VD bottom level: levels chosen by the camera rays, trees built on first use.
+    pub vd: VdFrame,
 }
 
 impl<'a> Tracer<'a> {
@@ -254,13 +256,51 @@ impl<'a> Tracer<'a> {
         } else {
             1.0
         };
-        Tracer {
+        let mut tracer = Tracer {
             scene,
             prepared,
             camera: CameraModel::new(&scene.camera, &scene.film),
             counters: RayCounters::default(),
             epsilon: 1e-5 * extent.max(1.0),
+            vd: VdFrame::default(),
+        };
+        // The frame's VD levels from every camera sample (accel::vd_frame), as the GPU's
+        // camera batch chooses them.
+        if !prepared.vd_patches.is_empty() {
+            let (w, spp) = (tracer.camera.width, scene.film.spp.max(1));
+            let count = (w * tracer.camera.height * spp) as usize;
+            let levels = prepared.vd_levels_from_rays(count, |i| {
+                let (pixel, s) = ((i / spp as usize) as u32, (i % spp as usize) as u32);
+                tracer.camera_sample(pixel % w, pixel / w, s).0
+            });
+            tracer.vd = VdFrame::new(levels);
         }
+        tracer
+    }
+
+    /// Camera sample `s` of pixel (`px`, `py`): the ray and the sample's random stream,
+    /// advanced past the film and lens dimensions.
+    fn camera_sample(&self, px: u32, py: u32, s: u32) -> (Ray, SampleStream) {
+        let spp = self.scene.film.spp.max(1);
+        let pixel_index = py * self.camera.width + px;
+        let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
+        let jitter = if spp == 1 {
+            Vec2::splat(0.5)
+        } else {
+            rng.next_vec2()
+        };
+        let offset = stratified_sample(s, spp, jitter);
+        let lens = rng.next_vec2();
+        let (origin, dir) = self
+            .camera
+            .generate_ray(Vec2::new(px as f32, py as f32) + offset, lens);
+        let ray = Ray {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
+        };
+        (ray, rng)
     }
 
     fn render_tile(&self, x0: u32, y0: u32, w: u32, h: u32) -> TileOutput {
@@ -281,31 +321,14 @@ impl<'a> Tracer<'a> {
         for y in 0..h {
             for x in 0..w {
                 let (px, py) = (x0 + x, y0 + y);
-                let pixel_index = py * self.camera.width + px;
                 let mut sum = Vec3::ZERO;
                 let mut first = FirstHitValues {
                     depth: f32::INFINITY,
                     ..Default::default()
                 };
                 for s in 0..spp {
-                    let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
-                    let jitter = if spp == 1 {
-                        Vec2::splat(0.5)
-                    } else {
-                        rng.next_vec2()
-                    };
-                    let offset = stratified_sample(s, spp, jitter);
-                    let lens = rng.next_vec2();
-                    let (origin, dir) = self
-                        .camera
-                        .generate_ray(Vec2::new(px as f32, py as f32) + offset, lens);
+                    let (ray, mut rng) = self.camera_sample(px, py, s);
                     self.counters.primary.add(1);
-                    let ray = Ray {
-                        origin,
-                        dir,
-                        t_min: 0.0,
-                        t_max: f32::INFINITY,
-                    };
                     let mut hit_info = FirstHitValues {
                         depth: f32::INFINITY,
                         ..Default::default()
@@ -337,12 +360,15 @@ impl<'a> Tracer<'a> {
             Vec2::new(px as f32 + 0.5, py as f32 + 0.5),
             Vec2::splat(0.5),
         );
-        match self.prepared.intersect(&Ray {
-            origin,
-            dir,
-            t_min: 0.0,
-            t_max: f32::INFINITY,
-        }) {
+        match self.prepared.intersect_in(
+            &self.vd,
+            &Ray {
+                origin,
+                dir,
+                t_min: 0.0,
+                t_max: f32::INFINITY,
+            },
+        ) {
             Some(hit) => [hit.instance as f32, hit.prim as f32],
             None => [-1.0, -1.0],
         }
@@ -396,7 +422,7 @@ impl<'a> Tracer<'a> {
         rng: &mut SampleStream,
         first: Option<&mut FirstHitValues>,
     ) -> Vec3 {
-        let hit = self.prepared.intersect(ray);
+        let hit = self.prepared.intersect_in(&self.vd, ray);
         let t_hit = hit.as_ref().map_or(f32::INFINITY, |h| h.t);
         if let Some((t, radiance)) = self.visible_quad_light(ray, t_hit) {
             if let Some(f) = first {
@@ -537,7 +563,7 @@ impl<'a> Tracer<'a> {
                             t_min: 0.0,
                             t_max: f32::INFINITY,
                         };
-                        if !self.prepared.occluded(&shadow) {
+                        if !self.prepared.occluded_in(&self.vd, &shadow) {
                             e += irradiance * cos;
                         }
                     }
@@ -578,7 +604,7 @@ impl<'a> Tracer<'a> {
                             t_min: 0.0,
                             t_max: 1.0 - 1e-4,
                         };
-                        if !self.prepared.occluded(&shadow) {
+                        if !self.prepared.occluded_in(&self.vd, &shadow) {
                             sum += radiance * (cos_surface * cos_light / dist2);
                         }
                     }
@@ -607,7 +633,7 @@ impl<'a> Tracer<'a> {
             t_min: 0.0,
             t_max: 1.0 - 1e-4,
         };
-        if self.prepared.occluded(&shadow) {
+        if self.prepared.occluded_in(&self.vd, &shadow) {
             return Vec3::ZERO;
         }
         intensity * (cos / dist2)
@@ -620,7 +646,7 @@ impl<'a> Tracer<'a> {
         let mut path = Vec::new();
         let mut ray = *ray;
         for _ in 0..max_steps {
-            let Some(hit): Option<Hit> = self.prepared.intersect(&ray) else {
+            let Some(hit): Option<Hit> = self.prepared.intersect_in(&self.vd, &ray) else {
                 break;
             };
             let sp = self.prepared.surface_point(&ray, &hit);

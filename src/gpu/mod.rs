@@ -8,6 +8,7 @@ pub mod raybench;
 pub mod shader;
 pub mod upload;
 pub mod vd_batch;
+pub mod vd_pipeline;
 pub mod whitted;
 
 pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};

@@ -151,8 +151,8 @@ pub struct MeasureOptions {
     pub checks: Checks,
     /// Timed runs per set, after the warm-up.
     pub runs: usize,
-    /// Compile the VD-patch traversal in even when the scene has no patches (to measure what it
-    /// costs).
+    /// Compile the VD-patch branch of the traversal in although the scene has no patches (to
+    /// measure what it costs; scenes with patches are refused).
     pub with_vd_code: bool,
     /// Check every `check_every`-th ray against the CPU traversal.
     pub check_every: usize,
@@ -160,7 +160,8 @@ pub struct MeasureOptions {
 
 /// Traces every set `options.runs` times (after warm-up runs for at least a quarter of a second,
 /// which bring an idle GPU up to its clocks) and returns the figures of each set. The kernel
-/// holds the VD-patch traversal only when the scene has patches, or when asked to.
+/// holds the VD-patch branch only when asked to; scenes with VD patches are refused (their
+/// bottom level runs in the render pipeline).
 pub fn measure(
     ctx: &GpuContext,
     scene: &Scene,
@@ -174,10 +175,25 @@ pub fn measure(
         with_vd_code,
         check_every,
     } = options;
-    let defines: &[&str] = if with_vd_code || !prepared.vd_patches.is_empty() {
-        &["VD_PATCHES"]
+    if !prepared.vd_patches.is_empty() {
+        return Err(GpuError::Device(
+            "the ray benchmark traces triangles and quads only; scenes with VD patches are \
+             measured through the render pipeline, which runs their bottom level"
+                .into(),
+        ));
+    }
+    let defines: &[&str] = if with_vd_code { &["VD_PATCHES"] } else { &[] };
+    // With the VD code compiled in, the record queue is bound but holds nothing (capacity 0):
+    // the scene has no patches, so no ray ever reaches the branch.
+    let vd_queue = if with_vd_code {
+        Some([
+            storage_buffer_sized(ctx, "vd_rays", 48)?,
+            storage_buffer_sized(ctx, "vd_record_patches", 4)?,
+            storage_buffer_sized(ctx, "vd_record_rays", 4)?,
+            storage_buffer_sized(ctx, "vd_record_count", 16)?,
+        ])
     } else {
-        &[]
+        None
     };
     let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", defines, checks)?;
     let buffers = upload_scene(ctx, scene, prepared)?;
@@ -212,6 +228,14 @@ pub fn measure(
             ("bench_rays", &ray_buffer),
             ("bench_hits", &hits),
         ]);
+        if let Some([a, b, c, d]) = &vd_queue {
+            resources.extend([
+                ("vd_rays", a),
+                ("vd_record_patches", b),
+                ("vd_record_rays", c),
+                ("vd_record_count", d),
+            ]);
+        }
         let bind = kernel.bind(ctx, &resources)?;
         let grid = kernel.grid_for(ctx, rays.len() as u64);
         let mut times = Vec::new();

@@ -1,15 +1,14 @@
 //! Scene upload: the prepared arrays, materials, lights, textures and frame parameters as GPU
 //! structs and storage buffers, each struct the `#[repr(C)]` twin of one in `shaders/shared/types.wgsl`.
 //!
-//! The accel records ([`QbvhNode`], [`MeshRecord`], [`InstanceRecord`], [`VdPatchRecord`],
-//! [`BoundsRecord`]) are uploaded unchanged; the structs below are the GPU-only ones.
+//! The accel records ([`QbvhNode`], [`MeshRecord`], [`InstanceRecord`], [`VdPatchRecord`])
+//! are uploaded unchanged; the structs below are the GPU-only ones.
 //! `tests/gpu_layout.rs` checks every pair against naga's layout of the WGSL file.
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use crate::accel::vd_fallback::BoundsRecord;
 use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
 use crate::render::CameraModel;
 use crate::scene::{LightKind, MaterialKind, Scene};
@@ -105,15 +104,17 @@ pub struct FrameParams {
     pub shadow_capacity: u32,
     /// Nodes of the top-level QBVH (0 for an empty scene).
     pub top_node_count: u32,
-    /// Cells per side of the VD fallback grids and `log2` of it.
-    pub vd_resolution: u32,
-    pub vd_levels: u32,
+    /// Deepest VD subdivision level, and the camera pixel's angle per unit distance (the
+    /// footprint the VD levels are chosen from).
+    pub vd_max_level: u32,
+    pub vd_pixel_spread: f32,
     /// First ray of this dispatch (the shade stage runs over chunks of its queue).
     pub ray_offset: u32,
     /// The most shadow rays one diffuse hit emits (1 per point, spot or directional light,
     /// `samples` per quad light).
     pub shadows_per_hit: u32,
-    pub _pad0: u32,
+    /// Capacity of the VD record queue the trace kernels append to.
+    pub vd_record_capacity: u32,
     pub _pad1: u32,
 }
 
@@ -142,7 +143,9 @@ pub struct GpuHit {
     /// [`NONE`] for a miss.
     pub instance: u32,
     pub prim: u32,
-    pub _pad: u32,
+    /// For a VD patch hit, the octahedral unit object-space normal of the triangle hit
+    /// (`accel::vd_bottom::oct_encode`); 0 otherwise.
+    pub normal: u32,
     pub st: [f32; 2],
 }
 
@@ -220,8 +223,6 @@ pub struct SceneBuffers {
     pub top_nodes: wgpu::Buffer,
     pub top_instance_refs: wgpu::Buffer,
     pub vd_patches: wgpu::Buffer,
-    pub vd_points: wgpu::Buffer,
-    pub vd_tree: wgpu::Buffer,
     pub materials: wgpu::Buffer,
     pub lights: wgpu::Buffer,
     pub textures: wgpu::Buffer,
@@ -232,7 +233,7 @@ pub struct SceneBuffers {
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 19] {
+    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 17] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -247,8 +248,6 @@ impl SceneBuffers {
             ("top_nodes", &self.top_nodes),
             ("top_instance_refs", &self.top_instance_refs),
             ("vd_patches", &self.vd_patches),
-            ("vd_points", &self.vd_points),
-            ("vd_tree", &self.vd_tree),
             ("materials", &self.materials),
             ("lights", &self.lights),
             ("textures", &self.textures),
@@ -427,8 +426,8 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         light_count: scene.lights.len() as u32,
         epsilon: 1e-5 * extent.max(1.0),
         top_node_count: prepared.top_nodes.len() as u32,
-        vd_resolution: prepared.vd_fallback.resolution.max(1),
-        vd_levels: prepared.vd_fallback.levels,
+        vd_max_level: prepared.vd_max_level,
+        vd_pixel_spread: prepared.vd_pixel_spread,
         shadows_per_hit: shadows_per_hit(scene),
         ..Default::default()
     }
@@ -509,8 +508,6 @@ pub fn upload_scene(
         top_nodes: upload_array::<QbvhNode>(ctx, "top_nodes", &p.top_nodes)?,
         top_instance_refs: upload_array(ctx, "top_instance_refs", &p.top_instance_refs)?,
         vd_patches: upload_array::<VdPatchRecord>(ctx, "vd_patches", &p.vd_patches)?,
-        vd_points: upload_array(ctx, "vd_points", &p.vd_fallback.grid_points)?,
-        vd_tree: upload_array::<BoundsRecord>(ctx, "vd_tree", &p.vd_fallback.tree_nodes)?,
         materials: upload_array(ctx, "materials", &materials)?,
         lights: upload_array(ctx, "lights", &lights)?,
         textures: upload_array(ctx, "textures", &textures)?,

@@ -144,7 +144,8 @@ pub struct VdBatchRay {
     pub spread: f32,
     /// The hit slot this ray competes for.
     pub hit: u32,
-    pub _pad0: u32,
+    /// The instance whose object space the ray is in (the pipeline's records; 0 otherwise).
+    pub instance: u32,
     pub _pad1: u32,
     pub _pad2: u32,
 }
@@ -263,6 +264,16 @@ impl VdBatchScene {
             patch_count: patches.len() as u32,
         })
     }
+}
+
+/// The level of every patch for a batch: one `u32` per patch of the [`VdBatchScene`].
+pub struct VdLevels<'a> {
+    pub buffer: &'a wgpu::Buffer,
+    /// Choose each job's level from its rays (the largest [`lod_level`]) and store it in
+    /// `buffer` (a frame's camera batch), or build at the level `buffer` holds (later batches).
+    ///
+    /// [`lod_level`]: crate::accel::vd_bottom::lod_level
+    pub choose: bool,
 }
 
 /// The job queue of one batch: records sorted by patch (in the caller's buffers) and their runs.
@@ -418,6 +429,7 @@ impl VdBatch {
         jobs: &VdJobs,
         hit_slots: u32,
         trace: bool,
+        levels: &VdLevels,
     ) -> Result<VdBatchOutput, GpuError> {
         let out = self.record_build_trace(
             ctx,
@@ -428,6 +440,7 @@ impl VdBatch {
             jobs,
             hit_slots,
             trace,
+            levels,
             None,
         )?;
         if trace {
@@ -448,6 +461,7 @@ impl VdBatch {
         jobs: &VdJobs,
         hit_slots: u32,
         trace: bool,
+        levels: &VdLevels,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<VdBatchOutput, GpuError> {
         let records = jobs.records;
@@ -456,7 +470,7 @@ impl VdBatch {
             "vd batch params",
             &VdBatchParams {
                 max_level: self.options.max_level,
-                mode: u32::from(trace),
+                mode: u32::from(trace) | if levels.choose { 0 } else { 2 },
                 slice_words: self.slice_words,
                 node_words_offset: self.node_words_offset,
                 record_count: records,
@@ -500,6 +514,7 @@ impl VdBatch {
                 ("record_hits", &record_hits),
                 ("job_levels", &job_levels),
                 ("hits", &hits),
+                ("levels", levels.buffer),
             ],
         )?;
         {
@@ -592,6 +607,15 @@ impl VdBatch {
         let ray_ids: Vec<u32> = records.iter().map(|r| r.1).collect();
         let record_patches = storage_buffer(ctx, "vd record patches", &patches)?;
         let record_rays = storage_buffer(ctx, "vd record rays", &ray_ids)?;
+        let level_buffer = storage_buffer(
+            ctx,
+            "vd levels",
+            &vec![0u32; scene.patch_count.max(1) as usize],
+        )?;
+        let levels = VdLevels {
+            buffer: &level_buffer,
+            choose: true,
+        };
         let mut timings = VdBatchTimings::default();
         let encoder_for = || {
             ctx.device
@@ -654,6 +678,7 @@ impl VdBatch {
             &jobs,
             hit_slots,
             false,
+            &levels,
             writes(0),
         )?;
         ctx.queue.submit([encoder.finish()]);
@@ -672,6 +697,7 @@ impl VdBatch {
             &jobs,
             hit_slots,
             true,
+            &levels,
             writes(2),
         )?;
         if let (Some(q), Some((resolve, _))) = (&query, &stamps) {

@@ -46,6 +46,7 @@ use super::upload::{
     frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadeNode,
     GpuShadowRay, SceneBuffers, NONE,
 };
+use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use crate::accel::Prepared;
 use crate::render::{aov_layers, Backend, Frame, FrameMetadata, RenderError, RenderOptions};
 use crate::scene::{Aov, Scene};
@@ -72,6 +73,8 @@ pub struct GpuBackend {
     /// traversal code (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its
     /// ray rate (docs/performance.md).
     traversal: [Mutex<Option<Arc<TraversalKernels>>>; 2],
+    /// The VD bottom-level kernels for the deepest level they were compiled for.
+    vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
 }
 
 /// The kernels of one traversal variant.
@@ -153,6 +156,7 @@ impl GpuBackend {
             prims: Primitives::new(&ctx)?,
             trace_checks,
             traversal: [Mutex::new(None), Mutex::new(None)],
+            vd: Mutex::new(None),
             ctx,
         })
     }
@@ -174,6 +178,80 @@ impl GpuBackend {
         });
         *slot = Some(kernels.clone());
         Ok(kernels)
+    }
+
+    /// The VD kernels for `prepared`'s deepest level, or `None` for a scene without VD patches.
+    fn vd_kernels(&self, prepared: &Prepared) -> Result<Option<Arc<VdKernels>>, GpuError> {
+        if prepared.vd_patches.is_empty() {
+            return Ok(None);
+        }
+        let level = prepared.vd_max_level;
+        let mut slot = self.vd.lock().unwrap();
+        if let Some((l, k)) = slot.as_ref() {
+            if *l == level {
+                return Ok(Some(k.clone()));
+            }
+        }
+        let kernels = Arc::new(VdKernels::new(&self.ctx, level)?);
+        *slot = Some((level, kernels.clone()));
+        Ok(Some(kernels))
+    }
+
+    /// Traces the `n` rays of `rays` into `hits` with `kernels.trace` (`params.ray_count` = n),
+    /// and with VD patches runs the bottom level over the records and merges its hits.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_rays(
+        &self,
+        kernels: &TraversalKernels,
+        buffers: &SceneBuffers,
+        mut params: FrameParams,
+        rays: &wgpu::Buffer,
+        hits: &wgpu::Buffer,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        stage: &'static str,
+    ) -> Result<(), GpuError> {
+        let ctx = &self.ctx;
+        let n = params.ray_count as u64;
+        loop {
+            params.vd_record_capacity = vd.as_ref().map_or(0, |v| v.capacity());
+            let params_buffer = uniform_buffer(ctx, "params", &params);
+            let mut own: Vec<(&str, &wgpu::Buffer)> = vec![("rays", rays), ("hits", hits)];
+            if let Some(v) = vd.as_ref() {
+                own.extend(v.record_bindings());
+            }
+            let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            if let Some(v) = vd.as_ref() {
+                v.clear(&mut encoder);
+            }
+            self.dispatch_timed(&mut encoder, &kernels.trace, &bind, n, timer, stage);
+            ctx.queue.submit([encoder.finish()]);
+            let Some(v) = vd.as_mut() else {
+                return Ok(());
+            };
+            let Some(count) = v.take_count(ctx)? else {
+                continue;
+            };
+            let merge = &v.kernels().merge;
+            v.run_batch(ctx, &self.prims, count, n as u32, |encoder, out, v| {
+                let bind = self.bind_with_scene(
+                    merge,
+                    buffers,
+                    &params_buffer,
+                    &[
+                        ("hits", hits),
+                        ("vd_rays", v.rays()),
+                        ("vd_record_rays", v.record_rays()),
+                        ("vd_hits", &out.hits),
+                        ("vd_record_hits", &out.record_hits),
+                    ],
+                )?;
+                merge.dispatch(encoder, &bind, merge.grid_for(ctx, n));
+                Ok(())
+            })?;
+            return Ok(());
+        }
     }
 
     /// Whether the adapter is a software renderer (such as lavapipe) rather than a GPU.
@@ -284,12 +362,14 @@ impl GpuBackend {
 
     /// Generates camera rays (all samples, or with `centre_rays` one through each pixel centre
     /// and the lens centre) and traces them: the rays and their closest hits, slot by slot.
+    /// The first trace of all samples chooses the frame's VD levels.
     fn primary_rays_and_hits(
         &self,
         kernels: &TraversalKernels,
         scene_buffers: &SceneBuffers,
         mut params: FrameParams,
         centre_rays: bool,
+        vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
     ) -> Result<(wgpu::Buffer, wgpu::Buffer, u64), GpuError> {
         let spp = if centre_rays { 1 } else { params.spp };
@@ -315,12 +395,6 @@ impl GpuBackend {
         let primary_bind = self
             .primary
             .bind(&self.ctx, &[("params", &params_buffer), ("rays", &rays)])?;
-        let trace_bind = self.bind_with_scene(
-            &kernels.trace,
-            scene_buffers,
-            &params_buffer,
-            &[("rays", &rays), ("hits", &hits)],
-        )?;
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
         self.dispatch_timed(
             &mut encoder,
@@ -330,20 +404,39 @@ impl GpuBackend {
             timer,
             "primary",
         );
-        self.dispatch_timed(
-            &mut encoder,
-            &kernels.trace,
-            &trace_bind,
-            slots,
+        self.ctx.queue.submit([encoder.finish()]);
+        self.trace_rays(
+            kernels,
+            scene_buffers,
+            params,
+            &rays,
+            &hits,
+            vd,
             timer,
             "primary trace",
-        );
-        self.ctx.queue.submit([encoder.finish()]);
+        )?;
+        if let Some(v) = vd.as_mut() {
+            v.chosen |= !centre_rays;
+        }
         Ok((rays, hits, slots))
     }
 
+    /// The frame's VD state on the GPU, for a scene with VD patches.
+    fn vd_frame<'k>(
+        &self,
+        kernels: &'k Option<Arc<VdKernels>>,
+        prepared: &Prepared,
+        rays: u64,
+    ) -> Result<Option<VdFrameGpu<'k>>, GpuError> {
+        kernels
+            .as_deref()
+            .map(|k| VdFrameGpu::new(&self.ctx, k, prepared, rays))
+            .transpose()
+    }
+
     /// (instance, prim) of the closest hit of the camera ray through each pixel centre and the
-    /// lens centre, −1 for a miss, row by row: the GPU twin of `Tracer::primary_hit_id`.
+    /// lens centre, −1 for a miss, row by row: the GPU twin of `Tracer::primary_hit_id`. VD
+    /// patches are at the frame's levels, which the camera samples choose first.
     pub fn primary_hit_ids(
         &self,
         scene: &Scene,
@@ -352,8 +445,24 @@ impl GpuBackend {
         let buffers = upload_scene(&self.ctx, scene, prepared)?;
         let params = frame_params(scene, prepared);
         let kernels = self.traversal_kernels(prepared)?;
+        let vd_kernels = self.vd_kernels(prepared)?;
+        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&params, params.spp))?;
+        if vd.is_some() {
+            self.primary_rays_and_hits(&kernels, &buffers, params, false, &mut vd, &mut None)?;
+        }
+        self.centre_hit_ids(&kernels, &buffers, params, &mut vd)
+    }
+
+    /// [`GpuBackend::primary_hit_ids`] with the scene uploaded and the VD levels chosen.
+    fn centre_hit_ids(
+        &self,
+        kernels: &TraversalKernels,
+        buffers: &SceneBuffers,
+        params: FrameParams,
+        vd: &mut Option<VdFrameGpu>,
+    ) -> Result<Vec<[f32; 2]>, GpuError> {
         let (rays, hits, slots) =
-            self.primary_rays_and_hits(&kernels, &buffers, params, true, &mut None)?;
+            self.primary_rays_and_hits(kernels, buffers, params, true, vd, &mut None)?;
         let rays: Vec<GpuRay> = read_buffer(&self.ctx, &rays, slots as usize)?;
         let hits: Vec<GpuHit> = read_buffer(&self.ctx, &hits, slots as usize)?;
         let mut ids = vec![[-1.0f32; 2]; (params.width * params.height) as usize];
@@ -376,8 +485,10 @@ impl GpuBackend {
         let pixels = (width * height) as u64;
         let mut timer = Timer::new(ctx, 256);
         let mut stats = StageStats::default();
+        let vd_kernels = self.vd_kernels(prepared)?;
+        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&base, spp))?;
         let (mut rays, mut hits, mut ray_count) =
-            self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut timer)?;
+            self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut vd, &mut timer)?;
         stats.primary_rays = pixels * spp as u64;
 
         let first_hits = storage_buffer_sized(
@@ -459,15 +570,22 @@ impl GpuBackend {
             let mut offset = 0u64;
             while offset < ray_count {
                 let n = chunk_rays.min(ray_count - offset);
-                ctx.queue.write_buffer(
-                    &params_buffer,
-                    0,
-                    bytemuck::bytes_of(&FrameParams {
-                        ray_offset: offset as u32,
-                        ..params
-                    }),
-                );
+                let write_params = |vd: &Option<VdFrameGpu>| {
+                    ctx.queue.write_buffer(
+                        &params_buffer,
+                        0,
+                        bytemuck::bytes_of(&FrameParams {
+                            ray_offset: offset as u32,
+                            vd_record_capacity: vd.as_ref().map_or(0, |v| v.capacity()),
+                            ..params
+                        }),
+                    );
+                };
+                write_params(&vd);
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                if let Some(v) = vd.as_ref() {
+                    v.clear(&mut encoder);
+                }
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shade,
@@ -485,24 +603,90 @@ impl GpuBackend {
                     &shadow_slots,
                     (n * per_hit) as u32,
                 )?;
-                let shadow_bind = self.bind_with_scene(
-                    &kernels.shadow,
-                    &buffers,
-                    &params_buffer,
-                    &[
+                let shadow_bind = |vd: &Option<VdFrameGpu>| {
+                    let mut own: Vec<(&str, &wgpu::Buffer)> = vec![
                         ("shadow_rays", &shadow_rays),
                         ("shadow_slots", &shadow_slots),
                         ("shadow_count", &shadow_count.buffer),
-                    ],
-                )?;
+                    ];
+                    if let Some(v) = vd.as_ref() {
+                        own.extend(v.record_bindings());
+                    }
+                    self.bind_with_scene(&kernels.shadow, &buffers, &params_buffer, &own)
+                };
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shadow,
-                    &shadow_bind,
+                    &shadow_bind(&vd)?,
                     n * per_hit,
                     &mut timer,
                     "shadow",
                 );
+                if let Some(v) = vd.as_mut() {
+                    // The VD patches the unblocked shadow rays reach: the bottom level, then
+                    // vd_shadow zeroes the blocked slots before direct sums them.
+                    ctx.queue.submit([encoder.finish()]);
+                    let count = loop {
+                        if let Some(count) = v.take_count(ctx)? {
+                            break count;
+                        }
+                        ctx.queue.write_buffer(
+                            &params_buffer,
+                            0,
+                            bytemuck::bytes_of(&FrameParams {
+                                ray_offset: offset as u32,
+                                vd_record_capacity: v.capacity(),
+                                ..params
+                            }),
+                        );
+                        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                        v.clear(&mut encoder);
+                        let mut own: Vec<(&str, &wgpu::Buffer)> = vec![
+                            ("shadow_rays", &shadow_rays),
+                            ("shadow_slots", &shadow_slots),
+                            ("shadow_count", &shadow_count.buffer),
+                        ];
+                        own.extend(v.record_bindings());
+                        let bind =
+                            self.bind_with_scene(&kernels.shadow, &buffers, &params_buffer, &own)?;
+                        self.dispatch_timed(
+                            &mut encoder,
+                            &kernels.shadow,
+                            &bind,
+                            n * per_hit,
+                            &mut timer,
+                            "shadow",
+                        );
+                        ctx.queue.submit([encoder.finish()]);
+                    };
+                    let vd_shadow = &v.kernels().shadow;
+                    v.run_batch(
+                        ctx,
+                        &self.prims,
+                        count,
+                        (n * per_hit) as u32,
+                        |encoder, out, _| {
+                            let bind = self.bind_with_scene(
+                                vd_shadow,
+                                &buffers,
+                                &params_buffer,
+                                &[
+                                    ("shadow_rays", &shadow_rays),
+                                    ("shadow_slots", &shadow_slots),
+                                    ("shadow_count", &shadow_count.buffer),
+                                    ("vd_hits", &out.hits),
+                                ],
+                            )?;
+                            vd_shadow.dispatch(
+                                encoder,
+                                &bind,
+                                vd_shadow.grid_for(ctx, n * per_hit),
+                            );
+                            Ok(())
+                        },
+                    )?;
+                    encoder = ctx.device.create_command_encoder(&Default::default());
+                }
                 self.dispatch_timed(
                     &mut encoder,
                     &self.direct,
@@ -577,27 +761,20 @@ impl GpuBackend {
                 break;
             }
             // The spawned rays are the next level; trace them.
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let next_hits =
                 storage_buffer_sized(ctx, "hits", spawned * std::mem::size_of::<GpuHit>() as u64)?;
             let mut trace_params = base;
             trace_params.ray_count = spawned as u32;
-            let trace_params_buffer = uniform_buffer(ctx, "params", &trace_params);
-            let trace_bind = self.bind_with_scene(
-                &kernels.trace,
+            self.trace_rays(
+                &kernels,
                 &buffers,
-                &trace_params_buffer,
-                &[("rays", &rays), ("hits", &next_hits)],
-            )?;
-            self.dispatch_timed(
-                &mut encoder,
-                &kernels.trace,
-                &trace_bind,
-                spawned,
+                trace_params,
+                &rays,
+                &next_hits,
+                &mut vd,
                 &mut timer,
                 "trace",
-            );
-            ctx.queue.submit([encoder.finish()]);
+            )?;
             hits = next_hits;
             ray_count = spawned;
         }
@@ -680,7 +857,7 @@ impl GpuBackend {
             depth[p] = samples[0].depth;
         }
         let ids = if scene.output.layers.contains(&Aov::Id) {
-            Some(self.primary_hit_ids(scene, prepared)?)
+            Some(self.centre_hit_ids(&kernels, &buffers, base, &mut vd)?)
         } else {
             None
         };

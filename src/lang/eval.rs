@@ -293,6 +293,7 @@ const FILM: &[ParamSpec] = &[
     numbers("spp"),
     numbers("max_depth"),
     numbers("seed"),
+    numbers("vd_max_level"),
 ];
 const MATERIAL: &[ParamSpec] = &[
     numbers("diffuse"),
@@ -551,6 +552,13 @@ impl Builder<'_, '_> {
         film.spp = p.whole(ctx, "spp", film.spp.into(), 1, MAX_U32) as u32;
         film.max_depth = p.whole(ctx, "max_depth", film.max_depth.into(), 0, 1000) as u32;
         film.seed = p.whole(ctx, "seed", film.seed, 0, 1 << 53);
+        film.vd_max_level = p.whole(
+            ctx,
+            "vd_max_level",
+            film.vd_max_level.into(),
+            0,
+            scene::VD_LEVEL_LIMIT.into(),
+        ) as u32;
         p.finish(ctx, "film");
         self.scene.film = film;
     }

@@ -42,6 +42,14 @@ pub struct Camera {
     pub span: Span,
 }
 
+impl Camera {
+    /// The angle one pixel of `film` spans at the centre of the image, in radians per unit of
+    /// distance: the footprint of a camera ray at distance `d` is about `d · pixel_spread`.
+    pub fn pixel_spread(&self, film: &Film) -> f32 {
+        2.0 * (self.fov_deg.to_radians() * 0.5).tan() / film.height.max(1) as f32
+    }
+}
+
 impl Default for Camera {
     fn default() -> Self {
         Camera {
@@ -66,8 +74,16 @@ pub struct Film {
     /// Maximum number of specular bounces (reflection/refraction) after the camera hit.
     pub max_depth: u32,
     pub seed: u64,
+    /// Deepest subdivision level of a VD patch's on-the-fly bottom level (`2^L × 2^L` cells).
+    pub vd_max_level: u32,
     pub span: Span,
 }
+
+/// The largest accepted [`Film::vd_max_level`]: 256 × 256 cells per patch (the bottom level's
+/// shared link table packs child indices for up to this level).
+pub const VD_LEVEL_LIMIT: u32 = 8;
+/// Default [`Film::vd_max_level`]: 64 × 64 cells per patch.
+pub const DEFAULT_VD_MAX_LEVEL: u32 = 6;
 
 impl Default for Film {
     fn default() -> Self {
@@ -77,6 +93,7 @@ impl Default for Film {
             spp: 4,
             max_depth: 8,
             seed: 0,
+            vd_max_level: DEFAULT_VD_MAX_LEVEL,
             span: Span::NONE,
         }
     }

@@ -4,9 +4,10 @@
 //! `P(s,t) = Q(s,t) + D(s,t)` where `Q` is the bilinear quad, `(s,t) ∈ [0,1]²` its patch
 //! parameter (`v0`→`v1` is `s`, `v0`→`v3` is `t`), and `D` the displacement read from the map at
 //! the bilinearly interpolated vertex UV. In tangent space the map's three components are
-//! coordinates in the frame `T = normalize(∂Q/∂s)`, `N = normalize(∂Q/∂s × ∂Q/∂t)`,
-//! `B = N × T`, evaluated at `(s,t)` clamped to `[1e-3, 1-1e-3]` (so that collapsed edges still
-//! have a frame). This is the convention of the baked teapot maps in `shared/assets`.
+//! coordinates in the frame [`patch_frame`]: `N` the quad's normal by its winding, `T` the
+//! direction of increasing `u` in the tangent plane, `B = N × T`, evaluated at `(s,t)` clamped
+//! to `[1e-3, 1-1e-3]` (so that collapsed edges still have a frame). This is the convention of
+//! the baked teapot maps in `shared/assets`, whose `u` runs from `v0` to `v1`.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -150,7 +151,7 @@ impl VdMap {
         match self.space {
             VdSpace::Object => base + d,
             VdSpace::Tangent => {
-                let (tangent, bitangent, normal) = patch_frame(corners, s, t);
+                let (tangent, bitangent, normal) = patch_frame(corners, uvs, s, t);
                 base + tangent * d.x + bitangent * d.y + normal * d.z
             }
         }
@@ -167,19 +168,39 @@ pub fn bilinear2(c: &[Vec2; 4], s: f32, t: f32) -> Vec2 {
     c[0].lerp(c[1], s).lerp(c[3].lerp(c[2], s), t)
 }
 
-/// The tangent frame (T, B, N) of the bilinear quad at `(s,t)`, see the module docs. Returns an
-/// arbitrary orthonormal frame when the quad is degenerate there.
-pub fn patch_frame(c: &[Vec3; 4], s: f32, t: f32) -> (Vec3, Vec3, Vec3) {
+/// The tangent frame (T, B, N) of the bilinear quad with corner UVs `uvs` at `(s,t)` (see the
+/// module docs): `N = normalize(∂Q/∂s × ∂Q/∂t)`, the quad's normal by its winding; `T` the
+/// direction of increasing `u`, `∂Q/∂u` (from `∂Q/∂s`, `∂Q/∂t` and the inverse of the UV
+/// Jacobian) made orthogonal to `N`; `B = N × T`, right-handed whatever the UVs' orientation.
+/// Where the UVs are degenerate (`|det| < 1e-12`) `∂Q/∂s` stands in for `∂Q/∂u`. Returns an
+/// arbitrary orthonormal frame when the quad is degenerate there. The GPU twin is
+/// `displaced_point` in `shaders/vd/build_trace.wgsl`.
+pub fn patch_frame(c: &[Vec3; 4], uvs: &[Vec2; 4], s: f32, t: f32) -> (Vec3, Vec3, Vec3) {
     let s = s.clamp(1e-3, 1.0 - 1e-3);
     let t = t.clamp(1e-3, 1.0 - 1e-3);
     let dqds = (c[1] - c[0]).lerp(c[2] - c[3], t);
     let dqdt = (c[3] - c[0]).lerp(c[2] - c[1], s);
     let n = dqds.cross(dqdt);
-    if n.length_squared() < 1e-30 || dqds.length_squared() < 1e-30 {
+    if n.length_squared() < 1e-30 {
         return (Vec3::X, Vec3::Y, Vec3::Z);
     }
     let n = n.normalize();
-    let tangent = dqds.normalize();
+    let duvds = (uvs[1] - uvs[0]).lerp(uvs[2] - uvs[3], t);
+    let duvdt = (uvs[3] - uvs[0]).lerp(uvs[2] - uvs[1], s);
+    let det = duvds.x * duvdt.y - duvdt.x * duvds.y;
+    let dqdu = if det.abs() < 1e-12 || !det.is_finite() {
+        dqds
+    } else {
+        (dqds * duvdt.y - dqdt * duvds.y) * (1.0 / det)
+    };
+    let mut tangent = dqdu - n * n.dot(dqdu);
+    if tangent.length_squared() < 1e-30 {
+        tangent = dqds - n * n.dot(dqds);
+    }
+    if tangent.length_squared() < 1e-30 {
+        return (Vec3::X, Vec3::Y, Vec3::Z);
+    }
+    let tangent = tangent.normalize();
     (tangent, n.cross(tangent), n)
 }
 
