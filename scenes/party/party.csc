@@ -5,10 +5,9 @@
 # The other files in this folder are generated; regenerate them (the test tests/party_scene.rs checks that
 # they match the generator) with
 #   cargo run --release --example make_party -- scenes/party
-# It lives in its own folder, not beside the other examples: today its patches are drawn through the
-# pre-tessellated fallback, whose arrays (about 206 MB) exceed lavapipe's 128 MiB per binding, so
-# the GPU agreement tests, which render every scenes/*.csc on lavapipe, leave it out until the
-# on-the-fly bottom level replaces the fallback.
+# It lives in its own folder with its generated files, not beside the small examples that the GPU
+# agreement tests render on lavapipe (a software driver): its 13,104 patches take seconds a frame
+# there. Its figures on the lent GPU are in docs/performance.md (`cargo bench --bench vd_party`).
 # Render with
 #   cargo run --release -- render scenes/party/party.csc --preview out/party.png
 #

@@ -282,7 +282,8 @@ fn elapsed_ms(start: Instant) -> f64 {
 }
 
 impl Prepared {
-    /// Builds the middle level of every mesh, the VD fallback and the top level (with rayon).
+    /// Builds the middle level of every mesh, the VD patch records, the top level (with rayon)
+    /// and the camera-bound VD levels.
     pub fn build(scene: &Scene, options: &PrepareOptions) -> Result<Prepared, AccelError> {
         let build_start = Instant::now();
         let mut out = Prepared {

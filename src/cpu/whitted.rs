@@ -126,6 +126,23 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let aovs = aov_layers(&scene.output.layers, &albedo, &normal, &depth, &ids);
     let c = &tracer.counters;
     let seconds = start.elapsed().as_secs_f64();
+    let mut vd_stats = Vec::new();
+    if !tracer.vd.levels.is_empty() {
+        let (trees, bytes) = tracer.vd.built();
+        let levels = &tracer.vd.levels;
+        vd_stats = vec![
+            ("vd/trees_built".to_string(), trees as f64),
+            ("vd/tree_bytes".to_string(), bytes as f64),
+            (
+                "vd/max_level".to_string(),
+                levels.iter().copied().max().unwrap_or(0) as f64,
+            ),
+            (
+                "vd/mean_level".to_string(),
+                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len() as f64,
+            ),
+        ];
+    }
     let rays = (c.primary.get() + c.shadow.get() + c.specular.get()) as f64;
     Frame {
         width,
@@ -151,7 +168,10 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                     rays / seconds.max(1e-9) / 1e6,
                 ),
                 ("time/whitted_ms".to_string(), seconds * 1e3),
-            ],
+            ]
+            .into_iter()
+            .chain(vd_stats)
+            .collect(),
             ..Default::default()
         },
     }

@@ -218,10 +218,24 @@ impl VdBatchScene {
     ) -> Result<VdBatchScene, GpuError> {
         let mut texels: Vec<[f32; 4]> = Vec::new();
         let mut records = Vec::new();
+        // Maps that share an image (one atlas scaled per material) share its texels.
+        let mut uploaded: Vec<(&std::sync::Arc<crate::scene::VdImage>, u32)> = Vec::new();
         for map in maps {
             let image = &map.image;
+            let texel_offset = match uploaded
+                .iter()
+                .find(|(i, _)| std::sync::Arc::ptr_eq(i, image))
+            {
+                Some(&(_, offset)) => offset,
+                None => {
+                    let offset = texels.len() as u32;
+                    texels.extend(image.texels.iter().map(|t| t.extend(0.0).to_array()));
+                    uploaded.push((image, offset));
+                    offset
+                }
+            };
             records.push(VdBatchMap {
-                texel_offset: texels.len() as u32,
+                texel_offset,
                 width: image.width,
                 height: image.height,
                 space: match map.space {
@@ -236,7 +250,6 @@ impl VdBatchScene {
                 padding: map.padding,
                 ..Default::default()
             });
-            texels.extend(image.texels.iter().map(|t| t.extend(0.0).to_array()));
         }
         if let Some(p) = patches.iter().find(|p| p.map as usize >= maps.len()) {
             return Err(GpuError::Device(format!(

@@ -68,6 +68,13 @@ pub struct VdStats {
     pub scene_bytes: u64,
 }
 
+impl VdStats {
+    /// Bytes of the record queue at its largest: a ray copy, a patch and an index per record.
+    pub fn record_queue_bytes(&self) -> u64 {
+        self.record_capacity * (std::mem::size_of::<VdBatchRay>() as u64 + 8)
+    }
+}
+
 /// The VD state of one frame on the GPU.
 pub struct VdFrameGpu<'k> {
     kernels: &'k VdKernels,
@@ -106,10 +113,7 @@ impl<'k> VdFrameGpu<'k> {
         let capacity = Self::fit_capacity(ctx, (2 * rays).max(MIN_RECORD_CAPACITY), false)?;
         let (rays, record_patches, record_rays) = Self::queue(ctx, capacity)?;
         let count = storage_buffer_sized(ctx, "vd record count", 16)?;
-        let texels: usize = maps
-            .iter()
-            .map(|m| m.image.texels.len() * 16)
-            .sum::<usize>();
+        let texels = unique_texels(&maps) * 16;
         let stats = VdStats {
             record_capacity: capacity as u64,
             scratch_bytes: kernels.batch.workgroups as u64 * kernels.batch.slice_words as u64 * 4,
@@ -278,4 +282,17 @@ impl<'k> VdFrameGpu<'k> {
     pub fn rays(&self) -> &wgpu::Buffer {
         &self.rays
     }
+}
+
+/// Texels of the distinct images of `maps` (maps may share one image).
+pub fn unique_texels(maps: &[&crate::scene::VdMap]) -> usize {
+    let mut seen: Vec<&std::sync::Arc<crate::scene::VdImage>> = Vec::new();
+    let mut total = 0;
+    for m in maps {
+        if !seen.iter().any(|i| std::sync::Arc::ptr_eq(i, &m.image)) {
+            seen.push(&m.image);
+            total += m.image.texels.len();
+        }
+    }
+    total
 }

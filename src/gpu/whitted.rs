@@ -907,6 +907,31 @@ impl GpuBackend {
                 ),
             ]);
         }
+        if let Some(v) = &vd {
+            let s = &v.stats;
+            let levels = v.levels(ctx)?;
+            let mean_level =
+                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len().max(1) as f64;
+            frame_stats.extend([
+                ("vd/batches".to_string(), s.batches as f64),
+                ("vd/records".to_string(), s.records as f64),
+                ("vd/jobs".to_string(), s.jobs as f64),
+                ("vd/retraces".to_string(), s.retraces as f64),
+                ("vd/sort_ms".to_string(), s.sort_ms),
+                ("vd/build_trace_ms".to_string(), s.build_trace_ms),
+                (
+                    "vd/max_level".to_string(),
+                    levels.iter().copied().max().unwrap_or(0) as f64,
+                ),
+                ("vd/mean_level".to_string(), mean_level),
+                (
+                    "vd/record_queue_bytes".to_string(),
+                    s.record_queue_bytes() as f64,
+                ),
+                ("vd/scratch_bytes".to_string(), s.scratch_bytes as f64),
+                ("vd/scene_bytes".to_string(), s.scene_bytes as f64),
+            ]);
+        }
         // What the adapter is and which optional features the pipeline found (`--stats`).
         let f = &ctx.info.features;
         frame_stats.extend([

@@ -1,5 +1,5 @@
 //! Helpers shared by several integration tests: a seeded generator, IR builders, the analytic
-//! sphere scene and a VD map wrapper. Each test file uses what it needs.
+//! sphere scene, a VD map wrapper and measures of a VD patch's tessellation. Each test file uses what it needs.
 #![allow(dead_code)]
 
 use std::f32::consts::PI;
@@ -10,7 +10,7 @@ use caustica::scene::{
     shapes, Camera, Film, Instance, Light, LightKind, Material, MaterialKind, Mesh, MeshData,
     MeshOrigin, Scene, Span, VdImage, VdMap, VdSpace,
 };
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Vec2, Vec3};
 
 /// A small deterministic generator (64-bit LCG, top 24 bits), so failures repeat.
 pub struct LcgRng(pub u64);
@@ -132,4 +132,85 @@ pub fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
         padding,
         span: Span::NONE,
     }
+}
+
+/// How far the tessellation of a VD patch at `level` (`2^level × 2^level` cells, each split
+/// into the triangles `(v00, v10, v11)` and `(v00, v11, v01)` as `accel::vd_bottom` does) departs
+/// from the surface `map.displaced_point` defines, in object units.
+///
+/// Measured at the midpoints of every cell's four edges and of its diagonal `v00 v11`: the
+/// distance between the surface at the midpoint's parameter and the midpoint of the chord. For
+/// a surface that is quadratic over a cell, the error of linear interpolation over a triangle
+/// is `½ Σ λᵢλⱼ cᵢⱼ` (barycentrics `λ`, one `cᵢⱼ` per edge), which is `cᵢⱼ / 8` at an edge's
+/// midpoint and at most `max |c| / 6` inside: the value returned, the largest midpoint error
+/// times 4/3, bounds the distance between the tessellation and the surface.
+pub fn vd_tessellation_deviation(
+    corners: &[Vec3; 4],
+    uvs: &[Vec2; 4],
+    map: &VdMap,
+    level: u32,
+) -> f32 {
+    let n = (1u32 << level) as f32;
+    let at = |i: f32, j: f32| map.displaced_point(corners, uvs, i / n, j / n);
+    let chord = |a: (f32, f32), b: (f32, f32)| {
+        let mid = at((a.0 + b.0) / 2.0, (a.1 + b.1) / 2.0);
+        mid.distance((at(a.0, a.1) + at(b.0, b.1)) / 2.0)
+    };
+    let mut worst = 0.0f32;
+    for y in 0..1u32 << level {
+        for x in 0..1u32 << level {
+            let (x, y) = (x as f32, y as f32);
+            let (v00, v10, v11, v01) = ((x, y), (x + 1.0, y), (x + 1.0, y + 1.0), (x, y + 1.0));
+            for (a, b) in [(v00, v10), (v10, v11), (v01, v11), (v00, v01), (v00, v11)] {
+                worst = worst.max(chord(a, b));
+            }
+        }
+    }
+    worst * 4.0 / 3.0
+}
+
+/// The largest angle in degrees between the normals of two edge-sharing triangles of a VD
+/// patch's tessellation at `level` (triangles as in [`vd_tessellation_deviation`]; degenerate
+/// triangles left out): how far a facet normal may turn from one cell to the next.
+pub fn vd_tessellation_turning(
+    corners: &[Vec3; 4],
+    uvs: &[Vec2; 4],
+    map: &VdMap,
+    level: u32,
+) -> f32 {
+    let n = 1usize << level;
+    let points: Vec<Vec3> = (0..=n)
+        .flat_map(|j| (0..=n).map(move |i| (i as f32 / n as f32, j as f32 / n as f32)))
+        .map(|(s, t)| map.displaced_point(corners, uvs, s, t))
+        .collect();
+    let at = |i: usize, j: usize| points[j * (n + 1) + i];
+    // Per cell: the normals of (v00, v10, v11) and (v00, v11, v01).
+    let normals = |x: usize, y: usize| {
+        let (v00, v10, v11, v01) = (at(x, y), at(x + 1, y), at(x + 1, y + 1), at(x, y + 1));
+        (
+            (v10 - v00).cross(v11 - v00).normalize_or_zero(),
+            (v11 - v00).cross(v01 - v00).normalize_or_zero(),
+        )
+    };
+    let angle = |a: Vec3, b: Vec3| {
+        if a == Vec3::ZERO || b == Vec3::ZERO {
+            0.0
+        } else {
+            a.dot(b).clamp(-1.0, 1.0).acos().to_degrees()
+        }
+    };
+    let mut worst = 0.0f32;
+    for y in 0..n {
+        for x in 0..n {
+            let (a, b) = normals(x, y);
+            worst = worst.max(angle(a, b));
+            if x + 1 < n {
+                worst = worst.max(angle(a, normals(x + 1, y).1));
+            }
+            if y + 1 < n {
+                worst = worst.max(angle(b, normals(x, y + 1).0));
+            }
+        }
+    }
+    worst
 }
