@@ -242,6 +242,37 @@ mod tests {
     }
 
     #[test]
+    fn the_tangent_follows_increasing_u_and_the_normal_follows_the_winding() {
+        let corners = [
+            Vec3::ZERO,
+            Vec3::new(2.0, 0.0, 0.0),
+            Vec3::new(2.0, 1.0, 0.0),
+            Vec3::new(0.0, 1.0, 0.0),
+        ];
+        // u runs along t (v0 → v3), v against s: T is +y, N stays +z, B = N × T = −x.
+        let rotated = [
+            Vec2::new(0.0, 1.0),
+            Vec2::new(0.0, 0.0),
+            Vec2::new(1.0, 0.0),
+            Vec2::new(1.0, 1.0),
+        ];
+        let (t, b, n) = patch_frame(&corners, &rotated, 0.3, 0.6);
+        assert!((t - Vec3::Y).length() < 1e-6, "{t}");
+        assert!((n - Vec3::Z).length() < 1e-6, "{n}");
+        assert!((b - Vec3::NEG_X).length() < 1e-6, "{b}");
+        // v mirrored (runs against t, as in the teapot atlas): the frame stays right-handed.
+        let mirrored = [
+            Vec2::new(0.0, 1.0),
+            Vec2::new(1.0, 1.0),
+            Vec2::new(1.0, 0.0),
+            Vec2::new(0.0, 0.0),
+        ];
+        let (t, b, n) = patch_frame(&corners, &mirrored, 0.5, 0.5);
+        assert!((t - Vec3::X).length() < 1e-6 && (b - Vec3::Y).length() < 1e-6);
+        assert!((n - Vec3::Z).length() < 1e-6);
+    }
+
+    #[test]
     fn channel_order_and_midlevel_are_applied() {
         let mut m = map(VdSpace::Object, vec![Vec3::new(1.0, 2.0, 3.0)], 1, 1);
         m.channels = [2, 0, 1];
