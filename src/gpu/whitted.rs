@@ -570,18 +570,18 @@ impl GpuBackend {
             let mut offset = 0u64;
             while offset < ray_count {
                 let n = chunk_rays.min(ray_count - offset);
-                let write_params = |vd: &Option<VdFrameGpu>| {
+                let write_params = |vd_record_capacity: u32| {
                     ctx.queue.write_buffer(
                         &params_buffer,
                         0,
                         bytemuck::bytes_of(&FrameParams {
                             ray_offset: offset as u32,
-                            vd_record_capacity: vd.as_ref().map_or(0, |v| v.capacity()),
+                            vd_record_capacity,
                             ..params
                         }),
                     );
                 };
-                write_params(&vd);
+                write_params(vd.as_ref().map_or(0, |v| v.capacity()));
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 if let Some(v) = vd.as_ref() {
                     v.clear(&mut encoder);
@@ -603,13 +603,13 @@ impl GpuBackend {
                     &shadow_slots,
                     (n * per_hit) as u32,
                 )?;
-                let shadow_bind = |vd: &Option<VdFrameGpu>| {
+                let shadow_bind = |vd: Option<&VdFrameGpu>| {
                     let mut own: Vec<(&str, &wgpu::Buffer)> = vec![
                         ("shadow_rays", &shadow_rays),
                         ("shadow_slots", &shadow_slots),
                         ("shadow_count", &shadow_count.buffer),
                     ];
-                    if let Some(v) = vd.as_ref() {
+                    if let Some(v) = vd {
                         own.extend(v.record_bindings());
                     }
                     self.bind_with_scene(&kernels.shadow, &buffers, &params_buffer, &own)
@@ -617,7 +617,7 @@ impl GpuBackend {
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shadow,
-                    &shadow_bind(&vd)?,
+                    &shadow_bind(vd.as_ref())?,
                     n * per_hit,
                     &mut timer,
                     "shadow",
@@ -630,25 +630,11 @@ impl GpuBackend {
                         if let Some(count) = v.take_count(ctx)? {
                             break count;
                         }
-                        ctx.queue.write_buffer(
-                            &params_buffer,
-                            0,
-                            bytemuck::bytes_of(&FrameParams {
-                                ray_offset: offset as u32,
-                                vd_record_capacity: v.capacity(),
-                                ..params
-                            }),
-                        );
+                        // The queue grew: trace the chunk's shadow rays again into it.
+                        write_params(v.capacity());
                         let mut encoder = ctx.device.create_command_encoder(&Default::default());
                         v.clear(&mut encoder);
-                        let mut own: Vec<(&str, &wgpu::Buffer)> = vec![
-                            ("shadow_rays", &shadow_rays),
-                            ("shadow_slots", &shadow_slots),
-                            ("shadow_count", &shadow_count.buffer),
-                        ];
-                        own.extend(v.record_bindings());
-                        let bind =
-                            self.bind_with_scene(&kernels.shadow, &buffers, &params_buffer, &own)?;
+                        let bind = shadow_bind(Some(&*v))?;
                         self.dispatch_timed(
                             &mut encoder,
                             &kernels.shadow,
