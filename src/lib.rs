@@ -109,6 +109,8 @@ pub struct Overrides {
     pub seed: Option<u64>,
     /// Output path pattern (`####` becomes the frame number).
     pub output: Option<String>,
+    /// The EXR layers besides the colour, instead of the scene's.
+    pub layers: Option<Vec<scene::Aov>>,
 }
 
 impl Overrides {
@@ -126,7 +128,32 @@ impl Overrides {
         if let Some(output) = &self.output {
             scene.output.path = output.clone();
         }
+        if let Some(layers) = &self.layers {
+            scene.output.layers = layers.clone();
+        }
     }
+}
+
+/// The layers of `--layers` (`color` is accepted and ignored, as in the scene language);
+/// an unknown name is a usage error that lists the known ones.
+pub fn parse_layers(names: &[String]) -> Result<Vec<scene::Aov>, Error> {
+    let mut layers = Vec::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if name == "color" {
+            continue;
+        }
+        let aov = scene::Aov::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = scene::Aov::ALL.iter().map(|a| a.name()).collect();
+            Error::Usage(format!(
+                "--layers: unknown layer \"{name}\": expected color, {}",
+                known.join(", ")
+            ))
+        })?;
+        if !layers.contains(&aov) {
+            layers.push(aov);
+        }
+    }
+    Ok(layers)
 }
 
 /// Parses a scene file and everything it includes.

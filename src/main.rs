@@ -39,6 +39,10 @@ enum Command {
         /// Random seed [default: the scene's film seed].
         #[arg(long, value_name = "N")]
         seed: Option<u64>,
+        /// Extra EXR layers, comma-separated, instead of the scene's: albedo, normal, depth, id,
+        /// photons_global, photons_caustic [default: the scene's output layers].
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        layers: Option<Vec<String>>,
         /// Which backend renders.
         #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
         device: DeviceArg,
@@ -125,6 +129,7 @@ fn run(command: Command) -> Result<(), Error> {
             resolution,
             spp,
             seed,
+            layers,
             device,
             preview,
             stats,
@@ -141,6 +146,7 @@ fn run(command: Command) -> Result<(), Error> {
                     spp,
                     seed,
                     output,
+                    layers: layers.as_deref().map(caustica::parse_layers).transpose()?,
                 },
                 device: match device {
                     DeviceArg::Auto => Device::Auto,

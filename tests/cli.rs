@@ -678,3 +678,57 @@ fn info_device_describes_the_gpu_adapter_or_says_why_there_is_none() {
         assert!(stderr(&out).contains("no GPU adapter"), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn render_layers_option_replaces_the_scenes_layers_and_rejects_unknown_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let exr = dir.path().join("l.exr");
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--resolution",
+            "16x16",
+            "--spp",
+            "1",
+            "--device",
+            "cpu",
+            "-q",
+            "-o",
+            exr.to_str().unwrap(),
+            "--layers",
+            "depth,photons_global,photons_caustic",
+        ],
+    );
+    assert_success(&out);
+    let frame = caustica::io::read_frame(&exr).unwrap();
+    let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["depth", "photons_global", "photons_caustic"]);
+    // The global map lights the box; the Cornell box has no specular object, so no caustics.
+    let global = frame.aov("photons_global").unwrap();
+    assert!(global.pixels.iter().sum::<f32>() > 0.0);
+    let caustic = frame.aov("photons_caustic").unwrap();
+    assert!(caustic.pixels.iter().all(|&v| v == 0.0));
+
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "-o",
+            dir.path().join("x.exr").to_str().unwrap(),
+            "--layers",
+            "depth,photons",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--layers: unknown layer \"photons\""),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!dir.path().join("x.exr").exists());
+}

@@ -4,12 +4,15 @@
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
+use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
+use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
     GpuShadowRay, GpuTexture,
 };
 use caustica::gpu::vd_batch::{VdBatchMap, VdBatchParams, VdBatchPatch, VdBatchRay, VdRecordHit};
+use caustica::render::photons::PhotonEmitter;
 
 /// (size, [(member, offset)]) of a Rust struct, by listing its fields.
 macro_rules! rust_layout {
@@ -268,6 +271,43 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 _pad2
             }),
         ),
+        (
+            "PhotonEmitter",
+            rust_layout!(PhotonEmitter {
+                kind,
+                first,
+                count,
+                _pad,
+                position,
+                axis,
+                edge_u,
+                edge_v,
+                power
+            }),
+        ),
+        (
+            "PhotonParams",
+            rust_layout!(PhotonParams {
+                ray_count,
+                emitter_count,
+                stream_tag,
+                pass_kind,
+                max_hits,
+                bounce,
+                first_photon,
+                target_count
+            }),
+        ),
+        ("PhotonPath", rust_layout!(GpuPhotonPath { power, flags })),
+        (
+            "PhotonRecord",
+            rust_layout!(PhotonRecord {
+                position,
+                direction,
+                power,
+                flags
+            }),
+        ),
     ])
 }
 
@@ -283,10 +323,14 @@ fn rust_name(wgsl: &str) -> &str {
 fn every_shared_wgsl_struct_has_the_size_and_offsets_of_its_rust_twin() {
     let twins = rust_twins();
     let mut checked = Vec::new();
-    // types.wgsl, and the VD batch stage's own file (src/gpu/vd_batch.rs twins).
-    for file in ["shared/types.wgsl", "shared/vd_types.wgsl"] {
-        let source = caustica::gpu::shader::shader_file(file).expect(file);
-        let module = naga::front::wgsl::parse_str(source).unwrap_or_else(|e| panic!("{e}"));
+    // types.wgsl, and the VD batch stage's and the photon tracer's own files.
+    for file in [
+        "shared/types.wgsl",
+        "shared/vd_types.wgsl",
+        "shared/photon_types.wgsl",
+    ] {
+        let source = caustica::gpu::shader::assemble(file, &[]).unwrap_or_else(|e| panic!("{e}"));
+        let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{e}"));
         let mut layouter = naga::proc::Layouter::default();
         layouter.update(module.to_ctx()).expect("layout");
         for (handle, ty) in module.types.iter() {

@@ -299,3 +299,19 @@ fn columns_count_characters_and_carets_follow_tabs() {
     );
     assert!(rendered.contains("\n\t         ^^^^^^\n"), "{rendered}");
 }
+
+#[test]
+fn photon_filter_and_knn_limits_are_reported_at_their_values() {
+    assert_error(
+        "photons { filter gauss }",
+        "scene.csc:1:18: error: unknown photon filter \"gauss\": expected none, cone or epanechnikov\n",
+    );
+    assert_error(
+        "photons { filter con }",
+        "scene.csc:1:18: error: unknown photon filter \"con\" (did you mean \"cone\"?)",
+    );
+    assert_error(
+        "photons { knn 129 }",
+        "scene.csc:1:11: error: \"knn\" must be a whole number from 1 to 128, but it is 129\n",
+    );
+}

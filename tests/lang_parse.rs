@@ -4,7 +4,8 @@ mod lang_support;
 
 use caustica::lang::SceneFile;
 use caustica::scene::{
-    Aov, Camera, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonSettings, VdSpace,
+    Aov, Camera, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonFilter, PhotonSettings,
+    VdSpace,
 };
 use glam::{Vec2, Vec3};
 use lang_support::{close, scene, scene_at, MemoryLoader};
@@ -349,6 +350,19 @@ fn photon_gather_output_and_frame_settings() {
         (500000, 200000, 5, 32)
     );
     assert_eq!(s.photons.max_radius, 0.1);
+    assert_eq!(
+        s.photons.filter,
+        PhotonFilter::Cone { k: 1.1 },
+        "the default filter"
+    );
+    for (word, filter) in [
+        ("none", PhotonFilter::None),
+        ("cone", PhotonFilter::Cone { k: 1.1 }),
+        ("epanechnikov", PhotonFilter::Epanechnikov),
+    ] {
+        let s = scene(&format!("photons {{ filter {word} }}"));
+        assert_eq!(s.photons.filter, filter);
+    }
     assert_eq!(
         (s.gather.seeds, s.gather.rays, s.gather.quadtree_levels),
         (1024, 256, 6)

@@ -10,6 +10,9 @@
 
 pub mod aabb;
 pub mod bvh;
+pub mod kdtree;
+pub mod knn;
+pub mod photon_estimate;
 pub mod prepared;
 pub mod primitives;
 pub mod qbvh;

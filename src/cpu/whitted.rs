@@ -123,7 +123,15 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             }
         }
     }
-    let aovs = aov_layers(&scene.output.layers, &albedo, &normal, &depth, &ids);
+    let (photon_views, photon_stats) = crate::cpu::photons::photon_views(scene, prepared, &tracer);
+    let aovs = aov_layers(
+        &scene.output.layers,
+        &albedo,
+        &normal,
+        &depth,
+        &ids,
+        &photon_views,
+    );
     let c = &tracer.counters;
     let seconds = start.elapsed().as_secs_f64();
     let mut vd_stats = Vec::new();
@@ -171,6 +179,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             ]
             .into_iter()
             .chain(vd_stats)
+            .chain(photon_stats)
             .collect(),
             ..Default::default()
         },
@@ -300,7 +309,7 @@ impl<'a> Tracer<'a> {
 
     /// Camera sample `s` of pixel (`px`, `py`): the ray and the sample's random stream,
     /// advanced past the film and lens dimensions.
-    fn camera_sample(&self, px: u32, py: u32, s: u32) -> (Ray, SampleStream) {
+    pub(crate) fn camera_sample(&self, px: u32, py: u32, s: u32) -> (Ray, SampleStream) {
         let spp = self.scene.film.spp.max(1);
         let pixel_index = py * self.camera.width + px;
         let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);

@@ -2,7 +2,10 @@
 //! primitives and the stages of the pipeline, one file per stage.
 
 pub mod context;
+pub mod kdtree;
 pub mod kernel;
+pub mod knn;
+pub mod photons;
 pub mod prims;
 pub mod raybench;
 pub mod shader;

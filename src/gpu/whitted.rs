@@ -60,14 +60,14 @@ const NODE_CHILD_LIMIT: u32 = 1 << 30;
 
 /// The GPU backend: the Whitted pipeline's kernels on one device.
 pub struct GpuBackend {
-    ctx: Arc<GpuContext>,
+    pub(super) ctx: Arc<GpuContext>,
     primary: Kernel,
     direct: Kernel,
     spawn: Kernel,
     accumulate: Kernel,
     resolve: Kernel,
     /// The scans and the compaction that place shadow rays and child rays.
-    prims: Primitives,
+    pub(super) prims: Primitives,
     trace_checks: Checks,
     /// The kernels that traverse the scene, compiled on first use: [without, with] the VD-patch
     /// traversal code (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its
@@ -75,11 +75,13 @@ pub struct GpuBackend {
     traversal: [Mutex<Option<Arc<TraversalKernels>>>; 2],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
+    /// The photon-tracing kernels, compiled on first use.
+    pub(super) photons: Mutex<Option<Arc<super::photons::PhotonKernels>>>,
 }
 
 /// The kernels of one traversal variant.
-struct TraversalKernels {
-    trace: Kernel,
+pub(super) struct TraversalKernels {
+    pub(super) trace: Kernel,
     shade: Kernel,
     shadow: Kernel,
 }
@@ -102,7 +104,7 @@ struct StageStats {
 }
 
 /// Timestamp queries around each dispatch, resolved once per submission.
-struct Timer {
+pub(super) struct Timer {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     capacity: u32,
@@ -157,12 +159,16 @@ impl GpuBackend {
             trace_checks,
             traversal: [Mutex::new(None), Mutex::new(None)],
             vd: Mutex::new(None),
+            photons: Mutex::new(None),
             ctx,
         })
     }
 
     /// The traversal kernels for a scene with (or without) VD patches, compiled on first use.
-    fn traversal_kernels(&self, prepared: &Prepared) -> Result<Arc<TraversalKernels>, GpuError> {
+    pub(super) fn traversal_kernels(
+        &self,
+        prepared: &Prepared,
+    ) -> Result<Arc<TraversalKernels>, GpuError> {
         let with_vd = !prepared.vd_patches.is_empty();
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
@@ -181,7 +187,10 @@ impl GpuBackend {
     }
 
     /// The VD kernels for `prepared`'s deepest level, or `None` for a scene without VD patches.
-    fn vd_kernels(&self, prepared: &Prepared) -> Result<Option<Arc<VdKernels>>, GpuError> {
+    pub(super) fn vd_kernels(
+        &self,
+        prepared: &Prepared,
+    ) -> Result<Option<Arc<VdKernels>>, GpuError> {
         if prepared.vd_patches.is_empty() {
             return Ok(None);
         }
@@ -200,7 +209,7 @@ impl GpuBackend {
     /// Traces the `n` rays of `rays` into `hits` with `kernels.trace` (`params.ray_count` = n),
     /// and with VD patches runs the bottom level over the records and merges its hits.
     #[allow(clippy::too_many_arguments)]
-    fn trace_rays(
+    pub(super) fn trace_rays(
         &self,
         kernels: &TraversalKernels,
         buffers: &SceneBuffers,
@@ -269,13 +278,13 @@ impl GpuBackend {
     }
 
     /// Camera-ray slots of a frame: whole 8×8 tiles, times `spp`.
-    fn ray_slots(params: &FrameParams, spp: u32) -> u64 {
+    pub(super) fn ray_slots(params: &FrameParams, spp: u32) -> u64 {
         let tiles =
             params.width.div_ceil(TILE_SIDE) as u64 * params.height.div_ceil(TILE_SIDE) as u64;
         tiles * (TILE_SIDE * TILE_SIDE) as u64 * spp as u64
     }
 
-    fn bind_with_scene(
+    pub(super) fn bind_with_scene(
         &self,
         kernel: &Kernel,
         scene: &SceneBuffers,
@@ -289,7 +298,7 @@ impl GpuBackend {
     }
 
     /// Records `kernel` over `n` invocations, with timestamps around it when available.
-    fn dispatch_timed(
+    pub(super) fn dispatch_timed(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         kernel: &Kernel,
@@ -363,7 +372,7 @@ impl GpuBackend {
     /// Generates camera rays (all samples, or with `centre_rays` one through each pixel centre
     /// and the lens centre) and traces them: the rays and their closest hits, slot by slot.
     /// The first trace of all samples chooses the frame's VD levels.
-    fn primary_rays_and_hits(
+    pub(super) fn primary_rays_and_hits(
         &self,
         kernels: &TraversalKernels,
         scene_buffers: &SceneBuffers,
@@ -422,7 +431,7 @@ impl GpuBackend {
     }
 
     /// The frame's VD state on the GPU, for a scene with VD patches.
-    fn vd_frame<'k>(
+    pub(super) fn vd_frame<'k>(
         &self,
         kernels: &'k Option<Arc<VdKernels>>,
         prepared: &Prepared,
@@ -490,6 +499,10 @@ impl GpuBackend {
         let (mut rays, mut hits, mut ray_count) =
             self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut vd, &mut timer)?;
         stats.primary_rays = pixels * spp as u64;
+        // The photon maps' debug views, from the camera rays' first hits.
+        let (photon_views, photon_stats) = self.photon_views(
+            scene, prepared, &buffers, &kernels, &mut vd, &rays, &hits, ray_count,
+        )?;
 
         let first_hits = storage_buffer_sized(
             ctx,
@@ -848,7 +861,14 @@ impl GpuBackend {
             None
         };
         let ids: Vec<[f32; 2]> = ids.unwrap_or_default();
-        let aovs = aov_layers(&scene.output.layers, &albedo, &normal, &depth, &ids);
+        let aovs = aov_layers(
+            &scene.output.layers,
+            &albedo,
+            &normal,
+            &depth,
+            &ids,
+            &photon_views,
+        );
         let seconds = start.elapsed().as_secs_f64();
         let rays = (stats.primary_rays + stats.specular_rays + stats.shadow_rays) as f64;
         let mut frame_stats = vec![
@@ -866,6 +886,7 @@ impl GpuBackend {
                 stats.shade_tree_nodes as f64,
             ),
         ];
+        frame_stats.extend(photon_stats);
         if ctx.info.features.timestamps {
             frame_stats.extend([
                 ("gpu/primary_ms".to_string(), stats.primary_ms),

@@ -16,8 +16,8 @@ use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
     self, shapes, Aov, AssetLoader, Camera, FrameRange, GatherSettings, Instance, Light, LightKind,
-    Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings, PhotonSettings, Scene,
-    Span, Texture, VdMap, VdSpace,
+    Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings, PhotonFilter,
+    PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -363,6 +363,7 @@ const PHOTONS: &[ParamSpec] = &[
     numbers("max_bounces"),
     numbers("knn"),
     numbers("max_radius"),
+    names("filter"),
 ];
 const GATHER: &[ParamSpec] = &[
     numbers("seeds"),
@@ -378,6 +379,28 @@ const BLOCKS: [&str; 11] = [
 ];
 
 const MAX_U32: u64 = u32::MAX as u64;
+/// The largest k of a radiance estimate: the GPU's per-thread heap (`KNN_MAX_K` in
+/// `shaders/shared/knn.wgsl`).
+const MAX_KNN: u64 = 128;
+
+/// `filter none`, `filter cone [k]` or `filter epanechnikov`.
+fn photon_filter(p: &params::Params, ctx: &mut Ctx, default: PhotonFilter) -> PhotonFilter {
+    let words = p.words(ctx, "filter");
+    match words.as_slice() {
+        [] => default,
+        [(w, _)] if w == "none" => PhotonFilter::None,
+        [(w, _)] if w == "epanechnikov" => PhotonFilter::Epanechnikov,
+        [(w, _)] if w == "cone" => PhotonFilter::Cone { k: 1.1 },
+        [(w, span), ..] => {
+            let hint = suggest::did_you_mean(w, ["none", "cone", "epanechnikov"]);
+            ctx.error(
+                *span,
+                format!("unknown photon filter \"{w}\"{hint}: expected none, cone or epanechnikov"),
+            );
+            default
+        }
+    }
+}
 
 fn nonnegative(v: f32) -> bool {
     v >= 0.0
@@ -1189,8 +1212,9 @@ impl Builder<'_, '_> {
             global: p.whole(ctx, "global", d.global.into(), 0, MAX_U32) as u32,
             caustic: p.whole(ctx, "caustic", d.caustic.into(), 0, MAX_U32) as u32,
             max_bounces: p.whole(ctx, "max_bounces", d.max_bounces.into(), 1, 1000) as u32,
-            knn: p.whole(ctx, "knn", d.knn.into(), 1, 4096) as u32,
+            knn: p.whole(ctx, "knn", d.knn.into(), 1, MAX_KNN) as u32,
             max_radius: p.float(ctx, "max_radius", d.max_radius, nonnegative, "at least 0"),
+            filter: photon_filter(&p, ctx, d.filter),
             span: block.span,
         };
         p.finish(ctx, "photons");

@@ -101,14 +101,23 @@ impl Frame {
     }
 }
 
+/// The photon maps' debug views, per pixel (empty when not requested).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhotonViews {
+    pub global: Vec<Vec3>,
+    pub caustic: Vec<Vec3>,
+}
+
 /// The layers of `requested` AOVs, in that order, from per-pixel buffers. `ids` holds
-/// (instance, prim) per pixel and may be empty when the `id` layer is not requested.
+/// (instance, prim) per pixel and may be empty when the `id` layer is not requested; so may
+/// the views in `photons` that are not requested.
 pub fn aov_layers(
     requested: &[Aov],
     albedo: &[Vec3],
     normal: &[Vec3],
     depth: &[f32],
     ids: &[[f32; 2]],
+    photons: &PhotonViews,
 ) -> Vec<Layer> {
     requested
         .iter()
@@ -121,6 +130,8 @@ pub fn aov_layers(
                 channels: vec!["instance".to_string(), "prim".to_string()],
                 pixels: ids.iter().flatten().copied().collect(),
             },
+            Aov::PhotonsGlobal => Layer::rgb("photons_global", &photons.global),
+            Aov::PhotonsCaustic => Layer::rgb("photons_caustic", &photons.caustic),
         })
         .collect()
 }

@@ -3,11 +3,12 @@
 
 pub mod camera;
 pub mod frame;
+pub mod photons;
 pub mod sampling;
 pub mod stats;
 
 pub use camera::CameraModel;
-pub use frame::{aov_layers, Frame, FrameMetadata, Layer};
+pub use frame::{aov_layers, Frame, FrameMetadata, Layer, PhotonViews};
 pub use stats::Stats;
 
 use crate::accel::Prepared;

@@ -242,9 +242,36 @@ pub struct PhotonSettings {
     pub max_bounces: u32,
     /// k of the k-nearest-neighbour radiance estimate.
     pub knn: u32,
-    /// Largest search radius of a radiance estimate, in scene units; 0 lets the renderer choose.
+    /// Largest search radius of a radiance estimate, in scene units; 0 lets the renderer choose
+    /// ([`PhotonSettings::search_radius`]).
     pub max_radius: f32,
+    /// How photons are weighted by their distance in a radiance estimate.
+    pub filter: PhotonFilter,
     pub span: Span,
+}
+
+/// The weighting of photons in a radiance estimate (Jensen 2001, section 7.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PhotonFilter {
+    /// Every photon in the disc counts fully.
+    None,
+    /// Weight `1 − d/(k·r)`, `k ≥ 1`: sharper caustic edges.
+    Cone { k: f32 },
+    /// Weight `1 − d²/r²` (the 2D Epanechnikov kernel).
+    Epanechnikov,
+}
+
+impl PhotonSettings {
+    /// The search radius of the estimates: `max_radius`, or when it is 0 a tenth of the radius
+    /// of the sphere around the scene (`scene_radius`), large enough that the k nearest photons
+    /// decide the radius wherever the map is not sparse.
+    pub fn search_radius(&self, scene_radius: f32) -> f32 {
+        if self.max_radius > 0.0 {
+            self.max_radius
+        } else {
+            0.1 * scene_radius
+        }
+    }
 }
 
 impl Default for PhotonSettings {
@@ -255,6 +282,7 @@ impl Default for PhotonSettings {
             max_bounces: 6,
             knn: 64,
             max_radius: 0.0,
+            filter: PhotonFilter::Cone { k: 1.1 },
             span: Span::NONE,
         }
     }
@@ -295,10 +323,22 @@ pub enum Aov {
     /// Which instance and which primitive of its mesh the camera ray through the pixel centre
     /// hit first (channels `instance`, `prim`; −1 for a miss). Exact up to 2^24.
     Id,
+    /// The global photon map's radiance estimate alone at the first diffuse surface each camera
+    /// sample sees directly (albedo/π times the photon flux density): a debug view.
+    PhotonsGlobal,
+    /// The caustic photon map's radiance estimate alone, seen the same way.
+    PhotonsCaustic,
 }
 
 impl Aov {
-    pub const ALL: [Aov; 4] = [Aov::Albedo, Aov::Normal, Aov::Depth, Aov::Id];
+    pub const ALL: [Aov; 6] = [
+        Aov::Albedo,
+        Aov::Normal,
+        Aov::Depth,
+        Aov::Id,
+        Aov::PhotonsGlobal,
+        Aov::PhotonsCaustic,
+    ];
 
     /// The layer name in the language and in the EXR file.
     pub fn name(self) -> &'static str {
@@ -307,6 +347,8 @@ impl Aov {
             Aov::Normal => "normal",
             Aov::Depth => "depth",
             Aov::Id => "id",
+            Aov::PhotonsGlobal => "photons_global",
+            Aov::PhotonsCaustic => "photons_caustic",
         }
     }
 

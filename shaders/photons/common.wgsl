@@ -1,0 +1,140 @@
+// Photon tracing shared by the kernels of shaders/photons/: twins of src/render/photons.rs
+// (emitters, emission, sampling helpers) and src/cpu/photons.rs (interact), same random
+// dimensions: 4 at emission, 3 per surface interaction.
+//!include "shared/scene.wgsl"
+//!include "shared/rng.wgsl"
+//!include "shared/shading.wgsl"
+//!include "shared/photon_types.wgsl"
+
+const EMITTER_POINT: u32 = 0u;
+const EMITTER_SPOT: u32 = 1u;
+const EMITTER_DIRECTIONAL: u32 = 2u;
+const EMITTER_QUAD: u32 = 3u;
+const PHOTON_BOUNCES_MASK: u32 = 0xffu;
+const PHOTON_SPECULAR_PATH: u32 = 256u;
+const PASS_GLOBAL: u32 = 0u;
+const PASS_CAUSTIC: u32 = 1u;
+const PI: f32 = 3.14159265358979;
+
+// render::photons::orthonormal_basis (Duff et al.).
+fn orthonormal_basis_t(n: vec3<f32>) -> vec3<f32> {
+    let sign = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
+}
+
+fn orthonormal_basis_b(n: vec3<f32>) -> vec3<f32> {
+    let sign = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(b, sign + n.y * n.y * a, -n.y);
+}
+
+// render::photons::cosine_direction.
+fn cosine_direction(n: vec3<f32>, u: vec2<f32>) -> vec3<f32> {
+    let d = concentric_disk(u);
+    let z = sqrt(max(1.0 - d.x * d.x - d.y * d.y, 0.0));
+    return orthonormal_basis_t(n) * d.x + orthonormal_basis_b(n) * d.y + n * z;
+}
+
+// render::photons::cone_direction.
+fn cone_direction(axis: vec3<f32>, cos_max: f32, u: vec2<f32>) -> vec3<f32> {
+    let c = 1.0 - u.x * (1.0 - cos_max);
+    let s = sqrt(max(1.0 - c * c, 0.0));
+    let phi = 2.0 * PI * u.y;
+    return orthonormal_basis_t(axis) * (s * cos(phi)) + orthonormal_basis_b(axis) * (s * sin(phi)) + axis * c;
+}
+
+// render::photons::spot_falloff.
+fn spot_falloff(cos_outer: f32, cos_inner: f32, c: f32) -> f32 {
+    if cos_inner <= cos_outer {
+        return select(0.0, 1.0, c >= cos_outer);
+    }
+    let t = clamp((c - cos_outer) / (cos_inner - cos_outer), 0.0, 1.0);
+    return t * t * (3.0 - 2.0 * t);
+}
+
+// cpu::photons::survival_probability.
+fn survival_probability(reflectance: vec3<f32>, power: vec3<f32>) -> f32 {
+    let max_in = max(max(power.x, power.y), power.z);
+    if !(max_in > 0.0) || !is_finite_f32(max_in) {
+        return 0.0;
+    }
+    let out = reflectance * power;
+    return clamp(max(max(out.x, out.y), out.z) / max_in, 0.0, 1.0);
+}
+
+struct Interaction {
+    store: bool,
+    next: bool,
+    transmitted: bool,
+    specular: bool,
+    dir: vec3<f32>,
+    power: vec3<f32>,
+}
+
+// cpu::photons::interact, with the material record's kind and the looked-up albedo.
+fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, power: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: vec3<f32>, specular_path: bool, bounces: u32, can_continue: bool, stream: ptr<function, SampleStream>) -> Interaction {
+    let u = next_f32(stream);
+    let ux = next_f32(stream);
+    let u_dir = vec2<f32>(ux, next_f32(stream));
+    var out = Interaction(false, false, false, false, vec3<f32>(0.0), vec3<f32>(0.0));
+    if m.kind == 0u {
+        out.store = pass_kind == PASS_GLOBAL || (specular_path && bounces > 0u);
+        if pass_kind == PASS_CAUSTIC || !can_continue {
+            return out;
+        }
+        let p = survival_probability(albedo, power);
+        if u >= p {
+            return out;
+        }
+        let n = face_forward(shading_normal, dir);
+        let ng = face_forward(geometric_normal, dir);
+        let next = cosine_direction(n, u_dir);
+        if dot3(next, ng) <= 0.0 {
+            return out;
+        }
+        out.next = true;
+        out.dir = next;
+        out.power = power * albedo / p;
+        return out;
+    }
+    if m.kind == 1u {
+        out.specular = true;
+        if !can_continue {
+            return out;
+        }
+        let reflectance = m.color.xyz;
+        let p = survival_probability(reflectance, power);
+        if u >= p {
+            return out;
+        }
+        let n = face_forward(shading_normal, dir);
+        out.next = true;
+        out.dir = reflect_dir(dir, n);
+        out.power = power * reflectance / p;
+        return out;
+    }
+    if m.kind == 2u {
+        out.specular = true;
+        if !can_continue {
+            return out;
+        }
+        let split = dielectric_split(dir, shading_normal, geometric_normal, m.ior);
+        if u < split.fresnel {
+            out.next = true;
+            out.dir = split.reflected;
+            out.power = power;
+            return out;
+        }
+        if split.has_refracted {
+            out.next = true;
+            out.transmitted = true;
+            out.dir = split.refracted;
+            out.power = power * m.color.xyz;
+        }
+        return out;
+    }
+    return out;
+}

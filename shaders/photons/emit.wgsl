@@ -1,0 +1,166 @@
+// Photon emission (paper 003 listing 6.2): photon first_photon + i of the pass leaves its
+// emitter as ray i, with its power in paths[i]. Twin of render::photons::emit_photon.
+//!include "photons/common.wgsl"
+
+@group(0) @binding(20) var<uniform> photon_params: PhotonParams;
+@group(0) @binding(21) var<storage, read> emitters: array<PhotonEmitter>;
+@group(0) @binding(22) var<storage, read_write> rays: array<Ray>;
+@group(0) @binding(23) var<storage, read_write> paths: array<PhotonPath>;
+@group(0) @binding(24) var<storage, read> targets: array<vec4<f32>>;
+
+struct EmittedPhoton {
+    origin: vec3<f32>,
+    dir: vec3<f32>,
+    power: vec3<f32>,
+}
+
+// render::photons::target_cone: (axis, cos of the half-angle, solid angle) seen from `origin`.
+struct TargetCone {
+    axis: vec3<f32>,
+    cos_max: f32,
+    solid_angle: f32,
+}
+
+fn target_cone(origin: vec3<f32>, t: vec4<f32>) -> TargetCone {
+    let to = t.xyz - origin;
+    let d2 = dot3(to, to);
+    let r2 = t.w * t.w;
+    if d2 <= r2 {
+        return TargetCone(vec3<f32>(0.0, 0.0, 1.0), -1.0, 4.0 * PI);
+    }
+    let cos_max = sqrt(max(1.0 - r2 / d2, 0.0));
+    return TargetCone(to / sqrt(d2), cos_max, 2.0 * PI * (1.0 - cos_max));
+}
+
+// render::photons::emit_aimed, over the first `count` entries of `targets`.
+fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, u_pick: f32) -> EmittedPhoton {
+    let p = e.position.xyz;
+    let axis = e.axis.xyz;
+    let power = e.power.xyz;
+    let dark = EmittedPhoton(p, vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0));
+    if e.kind == EMITTER_DIRECTIONAL {
+        var total = 0.0;
+        for (var k = 0u; k < count; k++) {
+            total += targets[k].w * targets[k].w;
+        }
+        var pick = u_pick * total;
+        var chosen = count - 1u;
+        for (var k = 0u; k < count; k++) {
+            let a = targets[k].w * targets[k].w;
+            if pick < a {
+                chosen = k;
+                break;
+            }
+            pick -= a;
+        }
+        let t = targets[chosen];
+        let d = concentric_disk(u_pos) * t.w;
+        let point = t.xyz + e.edge_u.xyz * d.x + e.edge_v.xyz * d.y;
+        var covered = 0u;
+        for (var k = 0u; k < count; k++) {
+            let off = point - targets[k].xyz;
+            let side = off - axis * dot3(off, axis);
+            if dot3(side, side) <= targets[k].w * targets[k].w {
+                covered += 1u;
+            }
+        }
+        let scene_area = e.edge_v.w * e.edge_v.w;
+        return EmittedPhoton(point - axis * (2.02 * e.edge_v.w), axis, power * (total / scene_area / f32(max(covered, 1u))));
+    }
+    var origin = p;
+    if e.kind == EMITTER_QUAD {
+        origin = p + e.edge_u.xyz * u_pos.x + e.edge_v.xyz * u_pos.y;
+    }
+    var total = 0.0;
+    for (var k = 0u; k < count; k++) {
+        total += target_cone(origin, targets[k]).solid_angle;
+    }
+    var pick = u_pick * total;
+    var chosen = target_cone(origin, targets[count - 1u]);
+    for (var k = 0u; k < count; k++) {
+        let c = target_cone(origin, targets[k]);
+        if pick < c.solid_angle {
+            chosen = c;
+            break;
+        }
+        pick -= c.solid_angle;
+    }
+    let dir = cone_direction(chosen.axis, chosen.cos_max, u_dir);
+    var covered = 0u;
+    for (var k = 0u; k < count; k++) {
+        let c = target_cone(origin, targets[k]);
+        if dot3(dir, c.axis) >= c.cos_max {
+            covered += 1u;
+        }
+    }
+    let mixture = total / f32(max(covered, 1u));
+    var weight: f32;
+    if e.kind == EMITTER_POINT {
+        weight = mixture / (4.0 * PI);
+    } else if e.kind == EMITTER_SPOT {
+        let omega_outer = 2.0 * PI * (1.0 - e.axis.w);
+        if omega_outer <= 0.0 {
+            return dark;
+        }
+        weight = spot_falloff(e.axis.w, e.edge_u.w, dot3(dir, axis)) * mixture / omega_outer;
+    } else {
+        let c = dot3(dir, axis);
+        if c <= 0.0 {
+            return dark;
+        }
+        weight = c * mixture / PI;
+    }
+    return EmittedPhoton(origin, dir, power * weight);
+}
+
+// render::photons::emit_photon; aimed at the first `target_count` targets when there are any.
+fn emit_photon(e: PhotonEmitter, target_count: u32, stream: ptr<function, SampleStream>) -> EmittedPhoton {
+    let ux = next_f32(stream);
+    let u_pos = vec2<f32>(ux, next_f32(stream));
+    let vx = next_f32(stream);
+    let u_dir = vec2<f32>(vx, next_f32(stream));
+    let u_pick = next_f32(stream);
+    if target_count > 0u {
+        return emit_aimed(e, target_count, u_pos, u_dir, u_pick);
+    }
+    let p = e.position.xyz;
+    let axis = e.axis.xyz;
+    let power = e.power.xyz;
+    if e.kind == EMITTER_SPOT {
+        let dir = cone_direction(axis, e.axis.w, u_dir);
+        let falloff = spot_falloff(e.axis.w, e.edge_u.w, dot3(dir, axis));
+        return EmittedPhoton(p, dir, power * falloff);
+    }
+    if e.kind == EMITTER_DIRECTIONAL {
+        let d = concentric_disk(u_pos) * e.edge_v.w;
+        return EmittedPhoton(p + e.edge_u.xyz * d.x + e.edge_v.xyz * d.y, axis, power);
+    }
+    if e.kind == EMITTER_QUAD {
+        return EmittedPhoton(p + e.edge_u.xyz * u_pos.x + e.edge_v.xyz * u_pos.y, cosine_direction(axis, u_dir), power);
+    }
+    let z = 1.0 - 2.0 * u_dir.x;
+    let r = sqrt(max(1.0 - z * z, 0.0));
+    let phi = 2.0 * PI * u_dir.y;
+    return EmittedPhoton(p, vec3<f32>(r * cos(phi), r * sin(phi), z), power);
+}
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 64u;
+    if i >= photon_params.ray_count {
+        return;
+    }
+    let photon = photon_params.first_photon + i;
+    var e = emitters[0];
+    for (var k = 0u; k < photon_params.emitter_count; k++) {
+        let c = emitters[k];
+        if photon >= c.first && photon - c.first < c.count {
+            e = c;
+            break;
+        }
+    }
+    var stream = sample_stream(params.seed_lo, params.seed_hi, photon, photon_params.stream_tag);
+    let emitted = emit_photon(e, photon_params.target_count, &stream);
+    rays[i] = Ray(emitted.origin, photon, emitted.dir, photon_params.stream_tag, stream.dimension, 0u, 0u, 0u);
+    paths[i] = PhotonPath(emitted.power, PHOTON_SPECULAR_PATH);
+}

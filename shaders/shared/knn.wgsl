@@ -1,0 +1,268 @@
+// k-nearest-neighbour search over a point kd-tree: the twin of src/accel/knn.rs (knn_search,
+// KnnHeap), step for step, so both find the same neighbours in the same heap layout. Tree layout:
+// src/accel/kdtree.rs (internal node: axis << 30 | right child word, then the split's bits, left
+// child next; leaf: 3 << 30 | n, then n point indices). Bindings 50-59 belong to this include
+// and the files built on it (photon_estimate.wgsl).
+//
+// knn_search(q, k, max_dist2) fills the private max-heap knn_heap_dist / knn_heap_index with the
+// k smallest (squared distance, index) pairs with distance <= max_dist2 and returns their count;
+// knn_sort_heap(count) then orders them ascending. A tree deeper than the stack, or malformed,
+// sets bits of knn_error (the kernel reports them; the results are then incomplete).
+//
+// Loop budget. llvmpipe (lavapipe) counts the back edges of every loop of an invocation group
+// (8 lanes) in one counter and, past 65535, leaves every loop after its current iteration
+// (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently. So the heap's sifts are loops of a constant
+// KNN_HEAP_DEPTH steps, which the compiler unrolls (no back edges), and the traversal is a single
+// loop (no nested loop for a leaf's points, whose iterations the group would run lane after
+// lane) that offers KNN_LEAF_CHUNK points per iteration; every loop that ends by its condition
+// checks afterwards that the condition is false, setting KNN_ERROR_LOOP_CUT if a driver stopped
+// it early. Other drivers have no such limit.
+
+@group(0) @binding(50) var<storage, read> kd_words: array<u32>;
+@group(0) @binding(51) var<storage, read> kd_points: array<vec4<f32>>;
+
+// accel::knn::KNN_MAX_K: the heap's size.
+const KNN_MAX_K: u32 = 128u;
+// accel::kdtree::KD_MAX_BRANCH_DEPTH: the stack's size.
+const KNN_STACK_SIZE: u32 = 64u;
+// accel::kdtree::KD_LEAF and KD_INDEX_MASK.
+const KNN_LEAF: u32 = 0xc0000000u;
+const KNN_INDEX_MASK: u32 = 0x3fffffffu;
+// knn_error bits.
+const KNN_ERROR_STACK: u32 = 1u;
+const KNN_ERROR_TREE: u32 = 2u;
+const KNN_ERROR_LOOP_CUT: u32 = 4u;
+// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root.
+const KNN_HEAP_DEPTH: u32 = 7u;
+// Points of a leaf offered per iteration of its loop.
+const KNN_LEAF_CHUNK: u32 = 4u;
+
+var<private> knn_heap_dist: array<f32, KNN_MAX_K>;
+var<private> knn_heap_index: array<u32, KNN_MAX_K>;
+var<private> knn_count: u32;
+var<private> knn_k: u32;
+var<private> knn_max_dist2: f32;
+var<private> knn_error: u32;
+// Far children still to visit: node word and the squared distance to their splitting plane.
+var<private> knn_stack_node: array<u32, KNN_STACK_SIZE>;
+var<private> knn_stack_plane: array<f32, KNN_STACK_SIZE>;
+
+// Neighbour::precedes: smaller squared distance, ties by the smaller index.
+fn knn_precedes(da: f32, ia: u32, db: f32, ib: u32) -> bool {
+    return da < db || (da == db && ia < ib);
+}
+
+// accel::knn::split: d = h + l exactly, h the 12 leading significant bits of d, so that h·h,
+// h·l and l·l are exact.
+fn knn_split(d: f32) -> vec2<f32> {
+    let h = bitcast<f32>(bitcast<u32>(d) & 0xfffff000u);
+    return vec2<f32>(h, d - h);
+}
+
+// accel::knn::squared_distance: d = q - p per component, then h² + 2hl + l² from exact
+// products in a fixed order, so that neither a driver's contraction of a·b + c nor an unfused
+// fma can change it (see the module docs of src/accel/knn.rs).
+fn knn_distance2(q: vec3<f32>, p: vec3<f32>) -> f32 {
+    let x = knn_split(q.x - p.x);
+    let y = knn_split(q.y - p.y);
+    let z = knn_split(q.z - p.z);
+    let high = (x.x * x.x + y.x * y.x) + z.x * z.x;
+    let middle = (2.0 * (x.x * x.y) + 2.0 * (y.x * y.y)) + 2.0 * (z.x * z.y);
+    let low = (x.y * x.y + y.y * y.y) + z.y * z.y;
+    return high + (middle + low);
+}
+
+// accel::knn::PLANE_SHRINK, 1 - 2^-20, as its f32 bits.
+const KNN_PLANE_SHRINK_BITS: u32 = 0x3f7ffff0u;
+
+// accel::knn::plane_distance2: a lower bound of the squared distance of every point beyond the
+// plane.
+fn knn_plane_distance2(q: f32, split: f32) -> f32 {
+    let diff = q - split;
+    return (diff * diff) * bitcast<f32>(KNN_PLANE_SHRINK_BITS);
+}
+
+// KnnHeap::bound: max_dist2 until k were found, then the worst one's squared distance.
+fn knn_bound() -> f32 {
+    if knn_count < knn_k {
+        return knn_max_dist2;
+    }
+    return knn_heap_dist[0];
+}
+
+// KnnHeap::sift_down: places (d, i) at the root and sifts it down within the first `size`.
+fn knn_sift_down(size: u32, d: f32, i: u32) {
+    var c = 0u;
+    var moving = true;
+    for (var step = 0u; step < KNN_HEAP_DEPTH; step++) {
+        let left = 2u * c + 1u;
+        if moving && left < size {
+            var worse = left;
+            let right = left + 1u;
+            if right < size && knn_precedes(knn_heap_dist[left], knn_heap_index[left], knn_heap_dist[right], knn_heap_index[right]) {
+                worse = right;
+            }
+            if knn_precedes(d, i, knn_heap_dist[worse], knn_heap_index[worse]) {
+                knn_heap_dist[c] = knn_heap_dist[worse];
+                knn_heap_index[c] = knn_heap_index[worse];
+                c = worse;
+            } else {
+                moving = false;
+            }
+        }
+    }
+    knn_heap_dist[c] = d;
+    knn_heap_index[c] = i;
+}
+
+// KnnHeap::offer: kept when a candidate and better than the worst of a full heap.
+fn knn_offer(d: f32, i: u32) {
+    if knn_count < knn_k {
+        if d <= knn_max_dist2 {
+            // Sift up: worse parents move down until the new entry's place is found.
+            var c = knn_count;
+            knn_count += 1u;
+            var moving = true;
+            for (var step = 0u; step < KNN_HEAP_DEPTH; step++) {
+                if moving && c > 0u {
+                    let parent = (c - 1u) / 2u;
+                    if knn_precedes(knn_heap_dist[parent], knn_heap_index[parent], d, i) {
+                        knn_heap_dist[c] = knn_heap_dist[parent];
+                        knn_heap_index[c] = knn_heap_index[parent];
+                        c = parent;
+                    } else {
+                        moving = false;
+                    }
+                }
+            }
+            knn_heap_dist[c] = d;
+            knn_heap_index[c] = i;
+        }
+    } else if knn_precedes(d, i, knn_heap_dist[0], knn_heap_index[0]) {
+        knn_sift_down(knn_count, d, i);
+    }
+}
+
+// KnnHeap::into_sorted: a heap sort of the first `count` entries into ascending order.
+fn knn_sort_heap(count: u32) {
+    var end = count;
+    while end > 1u {
+        let last = end - 1u;
+        let d = knn_heap_dist[last];
+        let i = knn_heap_index[last];
+        knn_heap_dist[last] = knn_heap_dist[0];
+        knn_heap_index[last] = knn_heap_index[0];
+        knn_sift_down(last, d, i);
+        end = last;
+    }
+    if end > 1u {
+        knn_error |= KNN_ERROR_LOOP_CUT;
+    }
+}
+
+fn knn_is_empty_leaf(node: u32) -> bool {
+    return kd_words[node] == KNN_LEAF;
+}
+
+// accel::knn::knn_search (see its comment for why the pruning is exact): depth first, nearer
+// child first; a far child is pushed, and later visited, only while its plane's squared distance
+// is not above the bound. Empty leaves are never pushed, so the stack needs at most the tree's
+// branch depth. Each iteration of the one loop pops a far child if there is no node to visit,
+// visits a node (an internal node picks the child to go on with; a leaf marks its points as
+// pending) and offers up to KNN_LEAF_CHUNK pending points, in the CPU's order. Every move into
+// the tree goes to a larger word index (checked), so a malformed tree cannot make it loop forever.
+fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
+    knn_count = 0u;
+    knn_k = min(k, KNN_MAX_K);
+    knn_max_dist2 = max_dist2;
+    knn_error = 0u;
+    let word_count = arrayLength(&kd_words);
+    let point_count = arrayLength(&kd_points);
+    var top = 0u;
+    var node = 0u;
+    // `node` is the next node to visit; without one, the next far child is popped.
+    var have_node = true;
+    // The words of the current leaf's points still to offer: [pending, pending_end).
+    var pending = 0u;
+    var pending_end = 0u;
+    var searching = knn_k > 0u && word_count > 0u;
+    while searching {
+        if pending == pending_end {
+            if !have_node {
+                if top == 0u {
+                    searching = false;
+                } else {
+                    top -= 1u;
+                    if knn_stack_plane[top] <= knn_bound() {
+                        node = knn_stack_node[top];
+                        have_node = true;
+                    }
+                }
+            }
+            if have_node {
+                let w = kd_words[node];
+                let tag = w >> 30u;
+                if tag == 3u {
+                    have_node = false;
+                    let n = w & KNN_INDEX_MASK;
+                    if n > word_count - 1u - node {
+                        knn_error |= KNN_ERROR_TREE;
+                        searching = false;
+                    } else {
+                        pending = node + 1u;
+                        pending_end = node + 1u + n;
+                    }
+                } else {
+                    let right = w & KNN_INDEX_MASK;
+                    if right < node + 3u || right >= word_count {
+                        knn_error |= KNN_ERROR_TREE;
+                        searching = false;
+                    } else {
+                        let split = bitcast<f32>(kd_words[node + 1u]);
+                        let plane2 = knn_plane_distance2(q[tag], split);
+                        var near = node + 2u;
+                        var far = right;
+                        if q[tag] > split {
+                            near = right;
+                            far = node + 2u;
+                        }
+                        if knn_is_empty_leaf(far) {
+                            node = near;
+                        } else if knn_is_empty_leaf(near) {
+                            node = far;
+                            have_node = plane2 <= knn_bound();
+                        } else {
+                            if plane2 <= knn_bound() {
+                                if top < KNN_STACK_SIZE {
+                                    knn_stack_node[top] = far;
+                                    knn_stack_plane[top] = plane2;
+                                    top += 1u;
+                                } else {
+                                    knn_error |= KNN_ERROR_STACK;
+                                }
+                            }
+                            node = near;
+                        }
+                    }
+                }
+            }
+        }
+        if pending < pending_end {
+            for (var u = 0u; u < KNN_LEAF_CHUNK; u++) {
+                if pending < pending_end {
+                    let i = kd_words[pending];
+                    if i < point_count {
+                        knn_offer(knn_distance2(q, kd_points[i].xyz), i);
+                    } else {
+                        knn_error |= KNN_ERROR_TREE;
+                    }
+                    pending += 1u;
+                }
+            }
+        }
+    }
+    if searching {
+        knn_error |= KNN_ERROR_LOOP_CUT;
+    }
+    return knn_count;
+}

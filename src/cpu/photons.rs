@@ -1,0 +1,442 @@
+//! Photon tracing on the CPU: the twin of the GPU's photon wavefront (`gpu::photons`), one
+//! photon after another with rayon, through the same three-level traversal as camera rays.
+//!
+//! A photon leaves its light (`render::photons::emit_photon`), and at each surface hit
+//! [`interact`] decides whether it is stored and whether it goes on, with Russian roulette by
+//! the surface's reflectance. The records come out in the GPU's order: all first hits in photon
+//! order, then all second hits, and so on.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
+use crate::accel::photon_estimate::{octahedral_encode, photon_flux_density, PhotonRecord};
+use crate::accel::{Prepared, Ray, VdFrame};
+use crate::cpu::whitted::Tracer;
+use crate::cpu::whitted::{dielectric_split, reflect};
+use crate::render::photons::{
+    caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
+    PhotonPassStats, PHOTON_CHUNK, PHOTON_SPECULAR_PATH,
+};
+use crate::render::photons::{push_pass_stats, EstimateSettings};
+use crate::render::sampling::SampleStream;
+use crate::render::PhotonViews;
+use crate::scene::{Aov, MaterialKind, Scene};
+
+/// A photon map as traced: the stored photons in order and the pass's counts.
+#[derive(Clone, Debug, Default)]
+pub struct PhotonMap {
+    pub records: Vec<PhotonRecord>,
+    pub stats: PhotonPassStats,
+}
+
+impl PhotonMap {
+    /// The total stored power (W per channel).
+    pub fn total_power(&self) -> Vec3 {
+        self.records.iter().map(|r| Vec3::from_array(r.power)).sum()
+    }
+
+    /// Positions as the kd-tree builders take them.
+    pub fn points(&self) -> Vec<[f32; 4]> {
+        self.records
+            .iter()
+            .map(|r| [r.position[0], r.position[1], r.position[2], 0.0])
+            .collect()
+    }
+}
+
+/// The secondary-ray offset of a frame, as `Tracer` and the GPU's `FrameParams::epsilon`.
+pub fn scene_epsilon(prepared: &Prepared) -> f32 {
+    let (lo, hi) = prepared.world_bounds();
+    let extent = if lo.is_finite() && hi.is_finite() {
+        (hi - lo)
+            .max_element()
+            .max(lo.abs().max(hi.abs()).max_element())
+    } else {
+        1.0
+    };
+    1e-5 * extent.max(1.0)
+}
+
+/// Traces `count` photons of `pass` from the scene's lights (shared by power) for at most
+/// `scene.photons.max_bounces` surface hits each, with VD patches at the levels of `vd`.
+pub fn trace_photons(
+    scene: &Scene,
+    prepared: &Prepared,
+    vd: &VdFrame,
+    pass: PhotonPass,
+    count: u32,
+) -> PhotonMap {
+    let start = std::time::Instant::now();
+    let targets = match pass {
+        PhotonPass::Global => Vec::new(),
+        PhotonPass::Caustic => caustic_targets(scene, prepared),
+    };
+    // Without specular instances no photon can make an L S+ D path.
+    let count = if pass == PhotonPass::Caustic && targets.is_empty() {
+        0
+    } else {
+        count
+    };
+    let emitters = photon_emitters(scene, prepared, count);
+    let emitted: u32 = emitters.iter().map(|e| e.count).sum();
+    let max_hits = scene.photons.max_bounces;
+    let epsilon = scene_epsilon(prepared);
+    let per_photon: Vec<(Vec<(u32, PhotonRecord)>, u64)> = (0..emitted)
+        .into_par_iter()
+        .map(|i| {
+            // emitter_of finds one: the emitters' ranges cover 0..emitted.
+            let e = emitter_of(&emitters, i).expect("photon index within the emitters");
+            let mut rng = SampleStream::new(scene.film.seed, i, pass.stream_tag());
+            let photon = emit_photon(e, &targets, &mut rng);
+            let mut ray = Ray::new(photon.origin, photon.dir);
+            let mut power = photon.power;
+            let mut specular_path = true;
+            let mut stored = Vec::new();
+            let mut hits = 0u64;
+            for bounce in 0..max_hits {
+                let Some(hit) = prepared.intersect_in(vd, &ray) else {
+                    break;
+                };
+                hits += 1;
+                let sp = prepared.surface_point(&ray, &hit);
+                let material = &scene.materials[sp.material as usize].kind;
+                let dir = ray.dir.normalize();
+                let surface = SurfaceKind::of(material, albedo_at(scene, material, sp.uv));
+                let step = interact(
+                    pass,
+                    surface,
+                    dir,
+                    power,
+                    sp.shading_normal,
+                    sp.geometric_normal,
+                    specular_path,
+                    bounce,
+                    bounce + 1 < max_hits,
+                    &mut rng,
+                );
+                if step.store {
+                    let flags = bounce
+                        | if specular_path {
+                            PHOTON_SPECULAR_PATH
+                        } else {
+                            0
+                        };
+                    stored.push((
+                        bounce,
+                        PhotonRecord {
+                            position: sp.position.to_array(),
+                            direction: octahedral_encode(dir),
+                            power: power.to_array(),
+                            flags,
+                        },
+                    ));
+                }
+                let Some((next, next_power)) = step.next else {
+                    break;
+                };
+                specular_path &= step.specular;
+                let ng = face_forward(sp.geometric_normal, dir);
+                let side = if step.transmitted { -ng } else { ng };
+                ray = Ray::new(offset_origin(sp.position, side, epsilon), next);
+                power = next_power;
+            }
+            (stored, hits)
+        })
+        .collect();
+    // The GPU's order: (chunk, bounce, photon).
+    let mut keyed: Vec<(u32, u32, u32, PhotonRecord)> = Vec::new();
+    let mut hits = 0;
+    for (i, (stored, h)) in per_photon.into_iter().enumerate() {
+        hits += h;
+        let i = i as u32;
+        keyed.extend(stored.into_iter().map(|(b, r)| (i / PHOTON_CHUNK, b, i, r)));
+    }
+    keyed.sort_by_key(|&(chunk, bounce, photon, _)| (chunk, bounce, photon));
+    let records: Vec<PhotonRecord> = keyed.into_iter().map(|k| k.3).collect();
+    PhotonMap {
+        stats: PhotonPassStats {
+            emitted: emitted as u64,
+            stored: records.len() as u64,
+            hits,
+            trace_ms: start.elapsed().as_secs_f64() * 1e3,
+        },
+        records,
+    }
+}
+
+/// The diffuse albedo of `material` at `uv` (textures included).
+fn albedo_at(scene: &Scene, material: &MaterialKind, uv: glam::Vec2) -> Vec3 {
+    match material {
+        MaterialKind::Diffuse { albedo, texture } => match texture {
+            Some(t) => *albedo * scene.textures[*t as usize].image.sample(uv),
+            None => *albedo,
+        },
+        _ => Vec3::ZERO,
+    }
+}
+
+/// Moves a surface point off the surface along `n` (as the Whitted tracer does).
+fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
+    p + n * (epsilon + p.abs().max_element() * 1e-6)
+}
+
+/// What a surface does to a photon arriving along `dir` (unit) with `power`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Interaction {
+    /// Store the photon (with its arriving power) at this hit.
+    pub store: bool,
+    /// The next direction and power, when the photon goes on.
+    pub next: Option<(Vec3, Vec3)>,
+    /// Whether the photon goes on through the surface (a refraction: offset the origin to the
+    /// far side).
+    pub transmitted: bool,
+    /// Whether the interaction was specular (mirror or dielectric).
+    pub specular: bool,
+}
+
+/// Russian roulette survival probability for scattering `power` by `reflectance` (Jensen 2001:
+/// the largest scattered channel over the largest incoming channel), in [0, 1].
+pub fn survival_probability(reflectance: Vec3, power: Vec3) -> f32 {
+    let max_in = power.max_element();
+    if max_in <= 0.0 || !max_in.is_finite() {
+        return 0.0;
+    }
+    ((reflectance * power).max_element() / max_in).clamp(0.0, 1.0)
+}
+
+/// Material data an interaction needs, as the GPU reads it from its material record.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SurfaceKind {
+    Diffuse { albedo: Vec3 },
+    Mirror { reflectance: Vec3 },
+    Dielectric { ior: f32, tint: Vec3 },
+    Absorber,
+}
+
+impl SurfaceKind {
+    /// The kind of `material` with a diffuse albedo already looked up (`albedo`).
+    pub fn of(material: &MaterialKind, albedo: Vec3) -> SurfaceKind {
+        match *material {
+            MaterialKind::Diffuse { .. } => SurfaceKind::Diffuse { albedo },
+            MaterialKind::Mirror { reflectance } => SurfaceKind::Mirror { reflectance },
+            MaterialKind::Dielectric { ior, tint } => SurfaceKind::Dielectric { ior, tint },
+            MaterialKind::Emissive { .. } => SurfaceKind::Absorber,
+        }
+    }
+}
+
+/// One surface interaction of a photon (twin of `interact` in `shaders/photons/common.wgsl`),
+/// drawing [`INTERACT_DIMENSIONS`] numbers from `rng`. `shading_normal` and `geometric_normal`
+/// are the surface's; `specular_path` says whether every earlier interaction was specular and
+/// `bounces` how many there were; `can_continue` is false at the last allowed hit.
+#[allow(clippy::too_many_arguments)]
+pub fn interact(
+    pass: PhotonPass,
+    surface: SurfaceKind,
+    dir: Vec3,
+    power: Vec3,
+    shading_normal: Vec3,
+    geometric_normal: Vec3,
+    specular_path: bool,
+    bounces: u32,
+    can_continue: bool,
+    rng: &mut SampleStream,
+) -> Interaction {
+    let u = rng.next_f32();
+    let u_dir = rng.next_vec2();
+    let none = Interaction {
+        store: false,
+        next: None,
+        transmitted: false,
+        specular: false,
+    };
+    match surface {
+        SurfaceKind::Absorber => none,
+        SurfaceKind::Diffuse { albedo } => {
+            let store = match pass {
+                PhotonPass::Global => true,
+                PhotonPass::Caustic => specular_path && bounces > 0,
+            };
+            let mut out = Interaction { store, ..none };
+            if pass == PhotonPass::Caustic || !can_continue {
+                return out;
+            }
+            let p = survival_probability(albedo, power);
+            if u >= p {
+                return out;
+            }
+            let n = face_forward(shading_normal, dir);
+            let ng = face_forward(geometric_normal, dir);
+            let next = cosine_direction(n, u_dir);
+            if next.dot(ng) <= 0.0 {
+                return out;
+            }
+            out.next = Some((next, power * albedo / p));
+            out
+        }
+        SurfaceKind::Mirror { reflectance } => {
+            if !can_continue {
+                return Interaction {
+                    specular: true,
+                    ..none
+                };
+            }
+            let p = survival_probability(reflectance, power);
+            if u >= p {
+                return Interaction {
+                    specular: true,
+                    ..none
+                };
+            }
+            let n = face_forward(shading_normal, dir);
+            Interaction {
+                store: false,
+                next: Some((reflect(dir, n), power * reflectance / p)),
+                transmitted: false,
+                specular: true,
+            }
+        }
+        SurfaceKind::Dielectric { ior, tint } => {
+            let specular = Interaction {
+                specular: true,
+                ..none
+            };
+            if !can_continue {
+                return specular;
+            }
+            let split = dielectric_split(dir, shading_normal, geometric_normal, ior);
+            if u < split.fresnel {
+                return Interaction {
+                    next: Some((split.reflected, power)),
+                    ..specular
+                };
+            }
+            match split.refracted {
+                Some(t) => Interaction {
+                    next: Some((t, power * tint)),
+                    transmitted: true,
+                    ..specular
+                },
+                None => specular,
+            }
+        }
+    }
+}
+
+/// `n` turned against `dir` (towards where the photon came from).
+fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
+    if n.dot(dir) > 0.0 {
+        -n
+    } else {
+        n
+    }
+}
+
+/// A photon map with its kd-tree, ready for radiance estimates.
+pub struct PhotonTree {
+    pub map: PhotonMap,
+    pub points: Vec<[f32; 4]>,
+    pub tree: PointKdTree,
+    pub build_ms: f64,
+}
+
+impl PhotonTree {
+    /// Builds the kd-tree over the map's photons (the CPU twin of the GPU builder).
+    pub fn build(map: PhotonMap) -> PhotonTree {
+        let start = std::time::Instant::now();
+        let points = map.points();
+        let tree = build_point_kdtree(&points);
+        PhotonTree {
+            map,
+            points,
+            tree,
+            build_ms: start.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// The flux density (W/m²) at `x` on the side `n` faces, with the scene's settings.
+    pub fn flux_density(&self, x: Vec3, n: Vec3, settings: &EstimateSettings) -> Vec3 {
+        photon_flux_density(
+            &self.tree.words,
+            &self.points,
+            &self.map.records,
+            x,
+            n,
+            settings.k,
+            settings.max_dist2,
+            settings.filter,
+        )
+    }
+}
+
+/// The photon maps' debug views (`photons_global`, `photons_caustic`): for each camera sample,
+/// the first surface it sees, when diffuse, reflects albedo/π times the map's flux density
+/// there; a pixel averages its samples. Only the requested maps are traced. Returns the views
+/// and the statistics of the photon stages.
+pub fn photon_views(
+    scene: &Scene,
+    prepared: &Prepared,
+    tracer: &Tracer,
+) -> (PhotonViews, Vec<(String, f64)>) {
+    let mut views = PhotonViews::default();
+    let mut stats = Vec::new();
+    let settings = EstimateSettings::of(scene, prepared);
+    let (width, height) = (scene.film.width.max(1), scene.film.height.max(1));
+    let spp = scene.film.spp.max(1);
+    for (aov, pass) in [
+        (Aov::PhotonsGlobal, PhotonPass::Global),
+        (Aov::PhotonsCaustic, PhotonPass::Caustic),
+    ] {
+        if !scene.output.layers.contains(&aov) {
+            continue;
+        }
+        let count = match pass {
+            PhotonPass::Global => scene.photons.global,
+            PhotonPass::Caustic => scene.photons.caustic,
+        };
+        let map = trace_photons(scene, prepared, &tracer.vd, pass, count);
+        let name = pass.name();
+        push_pass_stats(&mut stats, name, &map.stats);
+        let tree = PhotonTree::build(map);
+        stats.push((format!("kdtree/{name}_build_ms"), tree.build_ms));
+        let start = std::time::Instant::now();
+        let queries = std::sync::atomic::AtomicU64::new(0);
+        let pixels: Vec<Vec3> = (0..width * height)
+            .into_par_iter()
+            .map(|pixel| {
+                let mut sum = Vec3::ZERO;
+                for s in 0..spp {
+                    let (ray, _) = tracer.camera_sample(pixel % width, pixel / width, s);
+                    let Some(hit) = prepared.intersect_in(&tracer.vd, &ray) else {
+                        continue;
+                    };
+                    let sp = prepared.surface_point(&ray, &hit);
+                    let material = &scene.materials[sp.material as usize].kind;
+                    if !matches!(material, MaterialKind::Diffuse { .. }) {
+                        continue;
+                    }
+                    queries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let n = face_forward(sp.shading_normal, ray.dir);
+                    let albedo = albedo_at(scene, material, sp.uv);
+                    sum += albedo
+                        * std::f32::consts::FRAC_1_PI
+                        * tree.flux_density(sp.position, n, &settings);
+                }
+                sum / spp as f32
+            })
+            .collect();
+        let seconds = start.elapsed().as_secs_f64();
+        let queries = queries.into_inner() as f64;
+        stats.push((format!("knn/{name}_queries"), queries));
+        stats.push((
+            format!("knn/{name}_queries_per_s"),
+            queries / seconds.max(1e-9),
+        ));
+        match pass {
+            PhotonPass::Global => views.global = pixels,
+            PhotonPass::Caustic => views.caustic = pixels,
+        }
+    }
+    (views, stats)
+}

@@ -1,0 +1,655 @@
+//! The point kd-tree builder on the GPU (paper 003 section 6.2.2, paper 002).
+//!
+//! [`KdTreeBuilder::build`] turns `n` points (`array<vec4<f32>>`, e.g. photon positions written
+//! by a kernel) into the compact preorder tree of `accel::kdtree`, making the same choices as
+//! the CPU twin [`build_point_kdtree`](crate::accel::kdtree::build_point_kdtree), so that both
+//! write the same words (tests compare them). The stages, in `shaders/kdtree/build_*.wgsl`:
+//!
+//! 1. **Initialization**: `build_keys` writes the order-preserving key of every point on each
+//!    axis; one stable 64-bit radix sort (`Primitives::radix_sort_u64`, the axis as the high
+//!    word) orders the three association lists `x | y | z` (3n entries); `build_root` makes the
+//!    root over all points with the scene box from the lists' ends.
+//! 2. **Large nodes** (more than [`KD_SMALL_NODE`] points), one level per iteration. Nodes
+//!    live in an implicit binary heap (level k: 2^k slots from heap index 2^k − 1; children of
+//!    h at 2h + 1 and 2h + 2), and a node keeps the same range of positions in all three lists
+//!    from the level it is made until it turns small, so no node list is ever compacted and
+//!    every dispatch size is known from `n` alone. Per level: `build_split` (one invocation per
+//!    slot: tight box, empty-space cut-offs, median split, children); `build_count` (per block
+//!    of 1024 entries of the three lists: left flags scanned in the workgroup with subgroup
+//!    operations or shared memory, block sums, and the block-local prefix at each node's first
+//!    entry); an exclusive scan of the block sums; `build_scatter` (the same flags and scan,
+//!    then a stable partition of every node's entries in all three lists, the next level's
+//!    owner of each position, and the small list for entries whose child is small). The
+//!    levels needed follow from `n`: the median split halves the largest node each time.
+//! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
+//!    with `u32` point masks into a scratch area at `4 · start`.
+//! 4. **Output**: `build_sizes` (bottom-up, one dispatch per level) sums the subtree sizes and
+//!    counts nodes; after one read-back of the total, `build_write` (top-down, one dispatch per
+//!    level) writes every large node's words and its children's offsets, and moves each small
+//!    subtree into place.
+//!
+//! Node numbering never depends on the order of atomics: atomics only add up the statistics.
+//! The same input gives the same words on every run.
+//!
+//! **Host round trips**: one per build (the word count, node counts and branch depth, read
+//! after stage 4's sizes to allocate the output), plus one more when timestamps are on (the
+//! output stage's time). Nothing is read back between levels.
+//!
+//! **Memory**: about 130 bytes per point while a build runs (the points included; the sort's
+//! temporaries live until the first submit completes), and buffers of up to `16 · n` bytes (the
+//! points, and one list buffer that doubles as the small stage's scratch). A buffer above the
+//! adapter's storage-binding limit is refused with [`GpuError::BufferTooLarge`] before anything
+//! is recorded; the whole points buffer is bound, so it must fit one binding even when `n` is
+//! smaller than it holds. On lavapipe (128 MiB per binding) that caps a build at about 8M points.
+//!
+//! **Known cost**: an all-equal large node becomes one leaf that a single invocation writes
+//! (a degenerate input such as a million copies of one point is built, but slowly).
+
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+
+use super::context::{GpuContext, GpuError};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::prims::{Primitives, BLOCK_SIZE};
+use crate::accel::kdtree::{PointKdTree, KD_INDEX_MASK, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
+
+/// Words per heap node (`NODE_WORDS` in `shaders/kdtree/build_common.wgsl`).
+const NODE_WORDS: u64 = 8;
+/// Floats per heap box (`BOX_WORDS`).
+const BOX_WORDS: u64 = 12;
+/// Bits of the sort key: 32 of the coordinate key and 2 of the axis.
+const SORT_KEY_BITS: u32 = 34;
+
+/// The uniform every build kernel reads. Twin of `KdParams` in
+/// `shaders/kdtree/build_common.wgsl`; a test checks naga's layout against this one.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct KdParams {
+    /// Points.
+    pub n: u32,
+    /// The large level processed or written.
+    pub level: u32,
+    /// Heap index of the level's first slot (`2^level − 1`).
+    pub level_base: u32,
+    /// Slots on the level (`2^level`).
+    pub level_slots: u32,
+    /// Workgroups of 1024 entries over the three lists (`3n` entries).
+    pub num_blocks: u32,
+    /// Slots in the whole heap.
+    pub heap_slots: u32,
+    pub pad0: u32,
+    pub pad1: u32,
+}
+
+/// The number of large levels a build over `n` points runs: the largest node on level `k`
+/// holds `ceil(n / 2^k)` points (median splits), and a level is needed while that exceeds
+/// [`KD_SMALL_NODE`]. The heap then has levels `0..=large_levels`.
+pub fn large_levels(n: u32) -> u32 {
+    let mut largest = n;
+    let mut levels = 0;
+    while largest > KD_SMALL_NODE {
+        largest = largest.div_ceil(2);
+        levels += 1;
+    }
+    levels
+}
+
+/// GPU milliseconds per build stage, from timestamps.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KdStageTimes {
+    /// Keys, the radix sort of the three lists and the root.
+    pub init_ms: f64,
+    /// Every large level: split, count, scan, scatter.
+    pub large_ms: f64,
+    /// The VVH subtrees of the small roots.
+    pub small_ms: f64,
+    /// Subtree sizes (bottom-up).
+    pub sizes_ms: f64,
+    /// Writing the words (top-down).
+    pub write_ms: f64,
+}
+
+impl KdStageTimes {
+    pub fn total_ms(&self) -> f64 {
+        self.init_ms + self.large_ms + self.small_ms + self.sizes_ms + self.write_ms
+    }
+}
+
+/// What one build did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct KdBuildStats {
+    /// GPU time per stage, when the builder has timestamps on and the adapter has them.
+    pub gpu: Option<KdStageTimes>,
+    /// Compute dispatches recorded (the primitives' included).
+    pub kernel_launches: u32,
+    /// Large-node levels.
+    pub levels: u32,
+    /// Nodes of the tree (internal and leaves).
+    pub nodes: u32,
+    /// Leaves (empty ones included).
+    pub leaves: u32,
+    /// Times the host waited for the GPU to read something back.
+    pub host_readbacks: u32,
+    /// Host wall time from the first record to the last submit (and the waits in between).
+    pub host_ms: f64,
+}
+
+/// A tree on the GPU: `word_count` words in the layout of `accel::kdtree`.
+pub struct GpuKdTree {
+    pub words: wgpu::Buffer,
+    pub word_count: u32,
+    pub point_count: u32,
+    pub max_branch_depth: u32,
+    pub stats: KdBuildStats,
+}
+
+/// The build kernels, made once per context.
+pub struct KdTreeBuilder {
+    /// Whether the kernels use subgroup operations.
+    pub uses_subgroups: bool,
+    /// Whether builds record GPU timestamps per stage (one more read-back per build).
+    pub timestamps: bool,
+    prims: Primitives,
+    keys: Kernel,
+    root: Kernel,
+    split: Kernel,
+    count: Kernel,
+    scatter: Kernel,
+    small: Kernel,
+    sizes: Kernel,
+    write: Kernel,
+}
+
+/// Timestamp indices at the stage boundaries.
+const STAMPS: u32 = 6;
+
+impl KdTreeBuilder {
+    /// Builds the kernels, with subgroup operations when the adapter has them.
+    pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::make(ctx, ctx.info.features.subgroups)
+    }
+
+    /// Builds the kernels with the shared-memory fallbacks, whatever the adapter has.
+    pub fn new_without_subgroups(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::make(ctx, false)
+    }
+
+    /// Turns per-stage GPU timestamps on or off (they cost one more read-back per build and
+    /// need the adapter's timestamp queries).
+    pub fn with_timestamps(mut self, on: bool) -> Self {
+        self.timestamps = on;
+        self
+    }
+
+    fn make(ctx: &GpuContext, subgroups: bool) -> Result<Self, GpuError> {
+        let defines: &[&str] = if subgroups { &["SUBGROUPS"] } else { &[] };
+        let kernel = |file: &str| {
+            Kernel::new(
+                ctx,
+                &format!("kdtree/build_{file}.wgsl"),
+                defines,
+                Checks::Checked,
+            )
+        };
+        Ok(KdTreeBuilder {
+            uses_subgroups: subgroups,
+            timestamps: false,
+            prims: if subgroups {
+                Primitives::new(ctx)?
+            } else {
+                Primitives::new_without_subgroups(ctx)?
+            },
+            keys: kernel("keys")?,
+            root: kernel("root")?,
+            split: kernel("split")?,
+            count: kernel("count")?,
+            scatter: kernel("scatter")?,
+            small: kernel("small")?,
+            sizes: kernel("sizes")?,
+            write: kernel("write")?,
+        })
+    }
+
+    /// Uploads `points`, builds, and reads the tree back (tests, small jobs).
+    pub fn build_vec(
+        &self,
+        ctx: &GpuContext,
+        points: &[[f32; 4]],
+    ) -> Result<PointKdTree, GpuError> {
+        let n = checked_count(points.len())?;
+        let buffer = storage_buffer(ctx, "kd-tree points", points)?;
+        let tree = self.build(ctx, &buffer, n)?;
+        let words = read_buffer(ctx, &tree.words, tree.word_count as usize)?;
+        Ok(PointKdTree {
+            words,
+            point_count: n,
+            max_branch_depth: tree.max_branch_depth,
+            node_count: tree.stats.nodes,
+            leaf_count: tree.stats.leaves,
+        })
+    }
+
+    /// Builds over the first `n` points of `points` (`array<vec4<f32>>`). Returns once the
+    /// output's last kernels are submitted; the tree's buffer is ready for later work on the
+    /// same queue.
+    pub fn build(
+        &self,
+        ctx: &GpuContext,
+        points: &wgpu::Buffer,
+        n: u32,
+    ) -> Result<GpuKdTree, GpuError> {
+        let clock = Instant::now();
+        checked_count(n as usize)?;
+        ctx.check_binding_size("kd-tree points", points.size())?;
+        if points.size() < n as u64 * 16 {
+            return Err(GpuError::Device(format!(
+                "kd-tree build over {n} points, but the points buffer holds {} bytes",
+                points.size()
+            )));
+        }
+        let mut stats = KdBuildStats::default();
+        if n == 0 {
+            let words = storage_buffer(ctx, "kd-tree words", &[KD_LEAF])?;
+            stats.nodes = 1;
+            stats.leaves = 1;
+            stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
+            return Ok(GpuKdTree {
+                words,
+                word_count: 1,
+                point_count: 0,
+                max_branch_depth: 0,
+                stats,
+            });
+        }
+        let levels = large_levels(n);
+        stats.levels = levels;
+        let entries = 3 * n as u64;
+        let heap_slots = (1u64 << (levels + 1)) - 1;
+        let num_blocks = entries.div_ceil(BLOCK_SIZE as u64) as u32;
+        // Everything is allocated (and so checked against the binding limit) before recording.
+        let scratch = |label: &str, words: u64| storage_buffer_sized(ctx, label, words * 4);
+        let keys_lo = scratch("kd-tree sort keys", entries)?;
+        let keys_hi = scratch("kd-tree sort axes", entries)?;
+        let lists_a = scratch("kd-tree lists", entries)?;
+        // The other list buffer is also the small stage's scratch: 4 words per point.
+        let lists_b = scratch("kd-tree lists (other half) and scratch", 4 * n as u64)?;
+        let owner_a = scratch("kd-tree owners", n as u64)?;
+        let owner_b = scratch("kd-tree owners (other half)", n as u64)?;
+        let small_list = scratch("kd-tree small list", n as u64)?;
+        let heap_nodes = scratch("kd-tree heap nodes", heap_slots * NODE_WORDS)?;
+        let heap_boxes = scratch("kd-tree heap boxes", heap_slots * BOX_WORDS)?;
+        let block_sums = scratch("kd-tree block sums", num_blocks as u64)?;
+        let block_offsets = scratch("kd-tree block offsets", num_blocks as u64)?;
+        let stats_buffer = scratch("kd-tree stats", 4)?;
+
+        let params = |level: u32| {
+            uniform_buffer(
+                ctx,
+                "kd-tree params",
+                &KdParams {
+                    n,
+                    level,
+                    level_base: (1u32 << level) - 1,
+                    level_slots: 1u32 << level,
+                    num_blocks,
+                    heap_slots: heap_slots as u32,
+                    pad0: 0,
+                    pad1: 0,
+                },
+            )
+        };
+        let slots_grid = |kernel: &Kernel, level: u32| kernel.grid_for(ctx, 1u64 << level);
+        let blocks_grid = groups_grid(ctx, num_blocks as u64);
+        let stamps = Stamps::new(ctx, self.timestamps)?;
+        let mut launches = 0u32;
+
+        let mut encoder = new_encoder(ctx);
+        stamps.mark(&mut encoder, 0);
+        // 1. Initialization.
+        let level0 = params(0);
+        let bind = self.keys.bind(
+            ctx,
+            &[
+                ("params", &level0),
+                ("points", points),
+                ("keys_lo", &keys_lo),
+                ("keys_hi", &keys_hi),
+                ("values", &lists_a),
+                ("owner", &owner_a),
+            ],
+        )?;
+        self.keys
+            .dispatch(&mut encoder, &bind, self.keys.grid_for(ctx, entries));
+        self.prims.radix_sort_u64(
+            ctx,
+            &mut encoder,
+            &keys_lo,
+            &keys_hi,
+            &lists_a,
+            entries as u32,
+            SORT_KEY_BITS,
+        )?;
+        let sort_passes = SORT_KEY_BITS.div_ceil(super::prims::radix_sort::RADIX_BITS);
+        let sort_blocks = (entries as u32).div_ceil(BLOCK_SIZE);
+        launches += 1 + sort_passes * (2 + scan_launches(16 * sort_blocks));
+        let bind = self.root.bind(
+            ctx,
+            &[
+                ("params", &level0),
+                ("points", points),
+                ("lists", &lists_a),
+                ("small_list", &small_list),
+                ("heap_nodes", &heap_nodes),
+                ("heap_boxes", &heap_boxes),
+            ],
+        )?;
+        self.root.dispatch(&mut encoder, &bind, (1, 1, 1));
+        launches += 1;
+        stamps.mark(&mut encoder, 1);
+
+        // 2. Large nodes, level by level.
+        let (mut lists_in, mut lists_out) = (&lists_a, &lists_b);
+        let (mut owner_in, mut owner_out) = (&owner_a, &owner_b);
+        for level in 0..levels {
+            let p = params(level);
+            let bind = self.split.bind(
+                ctx,
+                &[
+                    ("params", &p),
+                    ("points", points),
+                    ("lists", lists_in),
+                    ("heap_nodes", &heap_nodes),
+                    ("heap_boxes", &heap_boxes),
+                ],
+            )?;
+            self.split
+                .dispatch(&mut encoder, &bind, slots_grid(&self.split, level));
+            let bind = self.count.bind(
+                ctx,
+                &[
+                    ("params", &p),
+                    ("points", points),
+                    ("lists_in", lists_in),
+                    ("owner_in", owner_in),
+                    ("heap_nodes", &heap_nodes),
+                    ("block_sums", &block_sums),
+                ],
+            )?;
+            self.count.dispatch(&mut encoder, &bind, blocks_grid);
+            self.prims.exclusive_scan(
+                ctx,
+                &mut encoder,
+                &block_sums,
+                &block_offsets,
+                num_blocks,
+            )?;
+            let bind = self.scatter.bind(
+                ctx,
+                &[
+                    ("params", &p),
+                    ("points", points),
+                    ("lists_in", lists_in),
+                    ("owner_in", owner_in),
+                    ("heap_nodes", &heap_nodes),
+                    ("block_offsets", &block_offsets),
+                    ("lists_out", lists_out),
+                    ("owner_out", owner_out),
+                    ("small_list", &small_list),
+                ],
+            )?;
+            self.scatter.dispatch(&mut encoder, &bind, blocks_grid);
+            launches += 3 + scan_launches(num_blocks);
+            std::mem::swap(&mut lists_in, &mut lists_out);
+            std::mem::swap(&mut owner_in, &mut owner_out);
+        }
+        stamps.mark(&mut encoder, 2);
+
+        // 3. Small nodes, into the scratch (the list buffer with room for 4 words per point).
+        encoder.clear_buffer(&stats_buffer, 0, None);
+        let bind = self.small.bind(
+            ctx,
+            &[
+                ("params", &level0),
+                ("points", points),
+                ("small_list", &small_list),
+                ("heap_nodes", &heap_nodes),
+                ("heap_boxes", &heap_boxes),
+                ("scratch", &lists_b),
+                ("stats", &stats_buffer),
+            ],
+        )?;
+        self.small
+            .dispatch(&mut encoder, &bind, self.small.grid_for(ctx, heap_slots));
+        launches += 1;
+        stamps.mark(&mut encoder, 3);
+
+        // 4. Output: sizes bottom-up, one read-back, then the words top-down.
+        let level_params: Vec<wgpu::Buffer> = (0..=levels).map(params).collect();
+        for level in (0..=levels).rev() {
+            let bind = self.sizes.bind(
+                ctx,
+                &[
+                    ("params", &level_params[level as usize]),
+                    ("heap_nodes", &heap_nodes),
+                    ("stats", &stats_buffer),
+                ],
+            )?;
+            self.sizes
+                .dispatch(&mut encoder, &bind, slots_grid(&self.sizes, level));
+            launches += 1;
+        }
+        stamps.mark(&mut encoder, 4);
+        ctx.queue.submit([encoder.finish()]);
+        let counts: Vec<u32> = read_buffer(ctx, &stats_buffer, 4)?;
+        stats.host_readbacks += 1;
+        let word_count = counts[0];
+        if word_count == 0 || word_count > KD_INDEX_MASK {
+            return Err(GpuError::Device(format!(
+                "kd-tree build over {n} points produced {word_count} words"
+            )));
+        }
+        let words = scratch("kd-tree words", word_count as u64)?;
+        let mut encoder = new_encoder(ctx);
+        for level in 0..=levels {
+            let bind = self.write.bind(
+                ctx,
+                &[
+                    ("params", &level_params[level as usize]),
+                    ("small_list", &small_list),
+                    ("heap_nodes", &heap_nodes),
+                    ("heap_boxes", &heap_boxes),
+                    ("scratch", &lists_b),
+                    ("words", &words),
+                ],
+            )?;
+            self.write
+                .dispatch(&mut encoder, &bind, slots_grid(&self.write, level));
+            launches += 1;
+        }
+        stamps.mark(&mut encoder, 5);
+        ctx.queue.submit([encoder.finish()]);
+        if let Some(times) = stamps.read(ctx)? {
+            stats.host_readbacks += 1;
+            stats.gpu = Some(times);
+        }
+        stats.kernel_launches = launches;
+        stats.nodes = counts[1];
+        stats.leaves = counts[2];
+        stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
+        Ok(GpuKdTree {
+            words,
+            word_count,
+            point_count: n,
+            max_branch_depth: counts[3],
+            stats,
+        })
+    }
+}
+
+/// A point count as `u32`, refused above [`KD_MAX_POINTS`].
+fn checked_count(len: usize) -> Result<u32, GpuError> {
+    if len > KD_MAX_POINTS {
+        return Err(GpuError::Device(format!(
+            "a point kd-tree holds at most {KD_MAX_POINTS} points, but {len} were given"
+        )));
+    }
+    Ok(len as u32)
+}
+
+/// Dispatches of `Primitives::exclusive_scan` over `n` elements.
+fn scan_launches(n: u32) -> u32 {
+    let blocks = n.div_ceil(BLOCK_SIZE);
+    if blocks > 1 {
+        2 + scan_launches(blocks)
+    } else {
+        1
+    }
+}
+
+/// Workgroup counts for `groups` workgroups, spilling into y past the per-dimension limit.
+fn groups_grid(ctx: &GpuContext, groups: u64) -> (u32, u32, u32) {
+    let groups = groups.max(1);
+    let max = ctx.info.max_compute_workgroups_per_dimension.max(1) as u64;
+    if groups <= max {
+        (groups as u32, 1, 1)
+    } else {
+        (max as u32, groups.div_ceil(max) as u32, 1)
+    }
+}
+
+fn new_encoder(ctx: &GpuContext) -> wgpu::CommandEncoder {
+    ctx.device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("kd-tree build"),
+        })
+}
+
+/// Timestamps at the stage boundaries, written by empty compute passes.
+struct Stamps {
+    query: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+}
+
+impl Stamps {
+    fn new(ctx: &GpuContext, wanted: bool) -> Result<Stamps, GpuError> {
+        if !wanted || !ctx.info.features.timestamps {
+            return Ok(Stamps { query: None });
+        }
+        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("kd-tree build"),
+            ty: wgpu::QueryType::Timestamp,
+            count: STAMPS,
+        });
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("kd-tree timestamps"),
+            size: STAMPS as u64 * 8,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Ok(Stamps {
+            query: Some((set, resolve)),
+        })
+    }
+
+    fn mark(&self, encoder: &mut wgpu::CommandEncoder, index: u32) {
+        if let Some((set, _)) = &self.query {
+            encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("kd-tree timestamp"),
+                timestamp_writes: Some(wgpu::ComputePassTimestampWrites {
+                    query_set: set,
+                    beginning_of_pass_write_index: Some(index),
+                    end_of_pass_write_index: None,
+                }),
+            });
+        }
+    }
+
+    /// Resolves and reads the stage times (waits for the GPU).
+    fn read(&self, ctx: &GpuContext) -> Result<Option<KdStageTimes>, GpuError> {
+        let Some((set, resolve)) = &self.query else {
+            return Ok(None);
+        };
+        let copy = storage_buffer_sized(ctx, "kd-tree timestamps (copy)", STAMPS as u64 * 8)?;
+        let mut encoder = new_encoder(ctx);
+        encoder.resolve_query_set(set, 0..STAMPS, resolve, 0);
+        encoder.copy_buffer_to_buffer(resolve, 0, &copy, 0, STAMPS as u64 * 8);
+        ctx.queue.submit([encoder.finish()]);
+        let ticks: Vec<u64> = read_buffer(ctx, &copy, STAMPS as usize)?;
+        let ms = |i: usize| {
+            ticks[i + 1].saturating_sub(ticks[i]) as f64
+                * ctx.info.timestamp_period_ns as f64
+                * 1e-6
+        };
+        Ok(Some(KdStageTimes {
+            init_ms: ms(0),
+            large_ms: ms(1),
+            small_ms: ms(2),
+            sizes_ms: ms(3),
+            write_ms: ms(4),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::shader;
+
+    /// The host `KdParams` has the size and field offsets naga reflects for its WGSL twin.
+    #[test]
+    fn kd_params_matches_its_wgsl_twin() {
+        let source = shader::assemble("kdtree/build_common.wgsl", &[]).unwrap();
+        let module = shader::validate("kdtree/build_common.wgsl", &source).unwrap();
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("KdParams"))
+            .expect("build_common.wgsl declares KdParams");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("KdParams is a struct");
+        };
+        assert_eq!(*span as usize, std::mem::size_of::<KdParams>());
+        let offsets: Vec<(String, u32)> = members
+            .iter()
+            .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+            .collect();
+        assert_eq!(
+            offsets,
+            vec![
+                ("n".into(), std::mem::offset_of!(KdParams, n) as u32),
+                ("level".into(), std::mem::offset_of!(KdParams, level) as u32),
+                (
+                    "level_base".into(),
+                    std::mem::offset_of!(KdParams, level_base) as u32
+                ),
+                (
+                    "level_slots".into(),
+                    std::mem::offset_of!(KdParams, level_slots) as u32
+                ),
+                (
+                    "num_blocks".into(),
+                    std::mem::offset_of!(KdParams, num_blocks) as u32
+                ),
+                (
+                    "heap_slots".into(),
+                    std::mem::offset_of!(KdParams, heap_slots) as u32
+                ),
+                ("pad0".into(), std::mem::offset_of!(KdParams, pad0) as u32),
+                ("pad1".into(), std::mem::offset_of!(KdParams, pad1) as u32),
+            ]
+        );
+    }
+
+    /// The level count follows the halving of the largest node.
+    #[test]
+    fn large_levels_count_the_halvings_down_to_a_small_node() {
+        assert_eq!(large_levels(0), 0);
+        assert_eq!(large_levels(KD_SMALL_NODE), 0);
+        assert_eq!(large_levels(KD_SMALL_NODE + 1), 1);
+        assert_eq!(large_levels(2 * KD_SMALL_NODE), 1);
+        assert_eq!(large_levels(2 * KD_SMALL_NODE + 1), 2);
+        assert_eq!(large_levels(10_000_000), 19);
+    }
+}

@@ -1,0 +1,476 @@
+//! k-nearest-neighbour queries and the photon density estimate on the GPU over point kd-trees
+//! (`shaders/kdtree/knn_query.wgsl`, `knn_density.wgsl` on `shaders/shared/knn.wgsl`), the
+//! twins of `accel::knn::knn` and `accel::photon_estimate::photon_flux_density`.
+//!
+//! One invocation per query keeps a private heap of up to [`KNN_MAX_K`] neighbours and a stack
+//! of `KD_MAX_BRANCH_DEPTH` far children. It takes the same steps as the CPU search, so the
+//! neighbour lists are equal bit for bit and the estimates sum the same photons in the same
+//! order. A tree deeper than the stack, or malformed, makes the call fail (`GpuError::Device`).
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use super::context::{GpuContext, GpuError};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use crate::accel::knn::{Neighbour, KNN_MAX_K};
+use crate::accel::photon_estimate::{EstimateFilter, PhotonRecord};
+
+/// The parameters of one dispatch. WGSL twin: `KnnParams` in `shaders/kdtree/knn_query.wgsl`
+/// and `knn_density.wgsl` (sizes and offsets checked by a test).
+#[repr(C)]
+#[derive(Pod, Zeroable, Clone, Copy, Debug, Default, PartialEq)]
+pub struct KnnParams {
+    /// Queries in this dispatch.
+    pub query_count: u32,
+    /// The first query of this dispatch in the query buffer (outputs start at 0).
+    pub first_query: u32,
+    pub k: u32,
+    pub max_dist2: f32,
+    /// `EstimateFilter::code` (density only).
+    pub filter_code: u32,
+    /// `EstimateFilter::cone_k` (density only).
+    pub cone_k: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// `knn_error` bits (shaders/shared/knn.wgsl).
+const KNN_ERROR_STACK: u32 = 1;
+const KNN_ERROR_TREE: u32 = 2;
+const KNN_ERROR_LOOP_CUT: u32 = 4;
+
+/// The compiled query kernels.
+pub struct KnnQueries {
+    query: Kernel,
+    density: Kernel,
+    octahedral: Kernel,
+}
+
+/// One recorded-ready dispatch of a query kernel with its bind group (made by
+/// [`KnnQueries::prepare_knn`] or [`KnnQueries::prepare_density`]); record it as often as needed.
+pub struct KnnDispatch<'a> {
+    kernel: &'a Kernel,
+    bind: wgpu::BindGroup,
+    grid: (u32, u32, u32),
+    _params: wgpu::Buffer,
+    pub query_count: u32,
+}
+
+impl KnnDispatch<'_> {
+    /// Records the dispatch in its own compute pass, with `timestamp_writes` around it if given.
+    pub fn record(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        if self.query_count == 0 {
+            return;
+        }
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(&self.kernel.name),
+            timestamp_writes,
+        });
+        pass.set_pipeline(&self.kernel.pipeline);
+        pass.set_bind_group(0, &self.bind, &[]);
+        pass.dispatch_workgroups(self.grid.0, self.grid.1, self.grid.2);
+    }
+}
+
+/// Where a kNN dispatch writes: `k` slots per query in `indices` and `dist2` (ascending; the
+/// first `counts[q]` are written), and the or-ed error bits in `status[0]` (zero it first).
+pub struct KnnOutput {
+    pub indices: wgpu::Buffer,
+    pub dist2: wgpu::Buffer,
+    pub counts: wgpu::Buffer,
+    pub status: wgpu::Buffer,
+}
+
+/// Where a density dispatch writes: one `vec4` (xyz) per query, and the or-ed error bits.
+pub struct DensityOutput {
+    pub density: wgpu::Buffer,
+    pub status: wgpu::Buffer,
+}
+
+/// The GPU's limits on `k`: 1..=`KNN_MAX_K`.
+pub fn check_k(k: u32) -> Result<(), GpuError> {
+    if k == 0 || k as usize > KNN_MAX_K {
+        return Err(GpuError::Device(format!(
+            "a GPU kNN query takes k from 1 to {KNN_MAX_K}, not {k}"
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a dispatch's status word (`KnnOutput::status`, `DensityOutput::status`; waits for the
+/// GPU) and turns error bits into an error: a tree deeper than the stack, malformed words, or a
+/// loop the driver stopped early.
+pub fn check_status(ctx: &GpuContext, status: &wgpu::Buffer) -> Result<(), GpuError> {
+    let word: Vec<u32> = read_buffer(ctx, status, 1)?;
+    status_error(word[0])
+}
+
+/// The message for nonzero `knn_error` bits.
+fn status_error(status: u32) -> Result<(), GpuError> {
+    if status & KNN_ERROR_STACK != 0 {
+        return Err(GpuError::Device(format!(
+            "the kd-tree branches deeper than the GPU query stack of {} entries",
+            crate::accel::kdtree::KD_MAX_BRANCH_DEPTH
+        )));
+    }
+    if status & KNN_ERROR_LOOP_CUT != 0 {
+        return Err(GpuError::Device(
+            "the GPU driver stopped a kNN search loop early (lavapipe ends every loop after \
+             65535 loop iterations per invocation group); use fewer points per query, a \
+             search radius, or another adapter"
+                .into(),
+        ));
+    }
+    if status & KNN_ERROR_TREE != 0 {
+        return Err(GpuError::Device(
+            "the kd-tree words are malformed (an index points outside the tree or the points)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A buffer of at least `min_bytes` (one element of the WGSL array it is bound to): `buffer`
+/// itself, or a zeroed placeholder for an empty input.
+fn at_least<'a>(
+    ctx: &GpuContext,
+    buffer: &'a wgpu::Buffer,
+    min_bytes: u64,
+    holder: &'a mut Option<wgpu::Buffer>,
+) -> Result<&'a wgpu::Buffer, GpuError> {
+    if buffer.size() >= min_bytes {
+        return Ok(buffer);
+    }
+    let placeholder = storage_buffer(ctx, "kNN placeholder", &vec![0u8; min_bytes as usize])?;
+    Ok(holder.insert(placeholder))
+}
+
+fn zeroed_status(ctx: &GpuContext) -> Result<wgpu::Buffer, GpuError> {
+    storage_buffer(ctx, "kNN status", &[0u32])
+}
+
+impl KnnQueries {
+    /// Compiles the query kernels with naga's runtime checks.
+    pub fn new(ctx: &GpuContext) -> Result<KnnQueries, GpuError> {
+        Self::with_checks(ctx, Checks::Checked)
+    }
+
+    /// Compiles the query kernels with or without naga's runtime checks. Without them is safe:
+    /// every index the kernels use is bounded by a check of their own (tree words and point
+    /// indices against the arrays' lengths, heap and stack positions by construction, queries
+    /// and outputs by the host), and the tests compare both variants with the CPU.
+    pub fn with_checks(ctx: &GpuContext, checks: Checks) -> Result<KnnQueries, GpuError> {
+        Ok(KnnQueries {
+            query: Kernel::new(ctx, "kdtree/knn_query.wgsl", &[], checks)?,
+            density: Kernel::new(ctx, "kdtree/knn_density.wgsl", &[], checks)?,
+            octahedral: Kernel::new(
+                ctx,
+                "kdtree/knn_octahedral_check.wgsl",
+                &[],
+                Checks::Checked,
+            )?,
+        })
+    }
+
+    /// The most queries one kNN dispatch with this `k` may take (its outputs must fit one
+    /// storage binding).
+    pub fn max_knn_queries(ctx: &GpuContext, k: u32) -> u32 {
+        let limit = ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(ctx.info.max_buffer_size);
+        (limit / (k.max(1) as u64 * 4)).min(1 << 30) as u32
+    }
+
+    /// Binds a kNN search of `k` neighbours within `max_dist2` for the `query_count` queries
+    /// starting at `first_query` of `queries` (`array<vec4<f32>>`, xyz), over the tree `words`
+    /// (layout in `accel::kdtree`) and its `points` (`array<vec4<f32>>`), with fresh outputs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_knn<'a>(
+        &'a self,
+        ctx: &GpuContext,
+        words: &wgpu::Buffer,
+        points: &wgpu::Buffer,
+        queries: &wgpu::Buffer,
+        first_query: u32,
+        query_count: u32,
+        k: u32,
+        max_dist2: f32,
+    ) -> Result<(KnnDispatch<'a>, KnnOutput), GpuError> {
+        check_k(k)?;
+        check_query_range(queries, first_query, query_count, 16)?;
+        let slots = query_count as u64 * k as u64 * 4;
+        let output = KnnOutput {
+            indices: storage_buffer_sized(ctx, "kNN indices", slots)?,
+            dist2: storage_buffer_sized(ctx, "kNN squared distances", slots)?,
+            counts: storage_buffer_sized(ctx, "kNN counts", query_count as u64 * 4)?,
+            status: zeroed_status(ctx)?,
+        };
+        let params = uniform_buffer(
+            ctx,
+            "kNN params",
+            &KnnParams {
+                query_count,
+                first_query,
+                k,
+                max_dist2,
+                ..Default::default()
+            },
+        );
+        let (mut p_holder, mut q_holder) = (None, None);
+        let points = at_least(ctx, points, 16, &mut p_holder)?;
+        let queries = at_least(ctx, queries, 16, &mut q_holder)?;
+        let bind = self.query.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("kd_words", words),
+                ("kd_points", points),
+                ("queries", queries),
+                ("out_index", &output.indices),
+                ("out_dist2", &output.dist2),
+                ("out_count", &output.counts),
+                ("status", &output.status),
+            ],
+        )?;
+        let dispatch = KnnDispatch {
+            kernel: &self.query,
+            bind,
+            grid: self.query.grid_for(ctx, query_count as u64),
+            _params: params,
+            query_count,
+        };
+        Ok((dispatch, output))
+    }
+
+    /// Binds photon density estimates for the `query_count` queries starting at `first_query`
+    /// of `queries` (two `vec4` per query: position, normal) over the photon tree (`words`,
+    /// `points`) and the `photons` (`array<PhotonRecord>`, `photons[i]` at `points[i]`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn prepare_density<'a>(
+        &'a self,
+        ctx: &GpuContext,
+        words: &wgpu::Buffer,
+        points: &wgpu::Buffer,
+        photons: &wgpu::Buffer,
+        queries: &wgpu::Buffer,
+        first_query: u32,
+        query_count: u32,
+        k: u32,
+        max_dist2: f32,
+        filter: EstimateFilter,
+    ) -> Result<(KnnDispatch<'a>, DensityOutput), GpuError> {
+        check_k(k)?;
+        check_query_range(queries, first_query, query_count, 32)?;
+        let output = DensityOutput {
+            density: storage_buffer_sized(ctx, "photon densities", query_count as u64 * 16)?,
+            status: zeroed_status(ctx)?,
+        };
+        let params = uniform_buffer(
+            ctx,
+            "density params",
+            &KnnParams {
+                query_count,
+                first_query,
+                k,
+                max_dist2,
+                filter_code: filter.code(),
+                cone_k: filter.cone_k(),
+                ..Default::default()
+            },
+        );
+        let (mut p_holder, mut ph_holder, mut q_holder) = (None, None, None);
+        let points = at_least(ctx, points, 16, &mut p_holder)?;
+        let photon_size = std::mem::size_of::<PhotonRecord>() as u64;
+        let photons = at_least(ctx, photons, photon_size, &mut ph_holder)?;
+        let queries = at_least(ctx, queries, 32, &mut q_holder)?;
+        let bind = self.density.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("kd_words", words),
+                ("kd_points", points),
+                ("kd_photons", photons),
+                ("queries", queries),
+                ("out_density", &output.density),
+                ("status", &output.status),
+            ],
+        )?;
+        let dispatch = KnnDispatch {
+            kernel: &self.density,
+            bind,
+            grid: self.density.grid_for(ctx, query_count as u64),
+            _params: params,
+            query_count,
+        };
+        Ok((dispatch, output))
+    }
+
+    /// The `k` nearest points to each query within `max_dist2`, sorted by (dist2, index), as
+    /// `accel::knn::knn` finds them. `words` and `points` as in [`KnnQueries::prepare_knn`].
+    /// Queries go in chunks whose outputs fit one storage binding.
+    pub fn knn_vec(
+        &self,
+        ctx: &GpuContext,
+        words: &wgpu::Buffer,
+        points: &wgpu::Buffer,
+        queries: &[Vec3],
+        k: u32,
+        max_dist2: f32,
+    ) -> Result<Vec<Vec<Neighbour>>, GpuError> {
+        check_k(k)?;
+        let chunk = Self::max_knn_queries(ctx, k).clamp(1, 1 << 22) as usize;
+        let mut out = Vec::with_capacity(queries.len());
+        for part in queries.chunks(chunk) {
+            let data: Vec<[f32; 4]> = part.iter().map(|q| [q.x, q.y, q.z, 0.0]).collect();
+            let buffer = storage_buffer(ctx, "kNN queries", &data)?;
+            let n = part.len() as u32;
+            let (dispatch, output) =
+                self.prepare_knn(ctx, words, points, &buffer, 0, n, k, max_dist2)?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            dispatch.record(&mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            check_status(ctx, &output.status)?;
+            let counts: Vec<u32> = read_buffer(ctx, &output.counts, part.len())?;
+            let slots = part.len() * k as usize;
+            let indices: Vec<u32> = read_buffer(ctx, &output.indices, slots)?;
+            let dist2: Vec<f32> = read_buffer(ctx, &output.dist2, slots)?;
+            for (q, &count) in counts.iter().enumerate() {
+                let base = q * k as usize;
+                let count = (count as usize).min(k as usize);
+                out.push(
+                    (base..base + count)
+                        .map(|s| Neighbour {
+                            dist2: dist2[s],
+                            index: indices[s],
+                        })
+                        .collect(),
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The photon flux density at each (position, normal) as
+    /// `accel::photon_estimate::photon_flux_density` computes it; buffers as in
+    /// [`KnnQueries::prepare_density`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn flux_density_vec(
+        &self,
+        ctx: &GpuContext,
+        words: &wgpu::Buffer,
+        points: &wgpu::Buffer,
+        photons: &wgpu::Buffer,
+        queries: &[(Vec3, Vec3)],
+        k: u32,
+        max_dist2: f32,
+        filter: EstimateFilter,
+    ) -> Result<Vec<Vec3>, GpuError> {
+        check_k(k)?;
+        let mut out = Vec::with_capacity(queries.len());
+        for part in queries.chunks(1 << 22) {
+            let data: Vec<[f32; 4]> = part
+                .iter()
+                .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+                .collect();
+            let buffer = storage_buffer(ctx, "density queries", &data)?;
+            let count = part.len() as u32;
+            let (dispatch, output) = self.prepare_density(
+                ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter,
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            dispatch.record(&mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            check_status(ctx, &output.status)?;
+            let density: Vec<[f32; 4]> = read_buffer(ctx, &output.density, part.len())?;
+            out.extend(density.iter().map(|d| Vec3::new(d[0], d[1], d[2])));
+        }
+        Ok(out)
+    }
+
+    /// Runs the WGSL octahedral code (`shaders/shared/photon_estimate.wgsl`) for the tests:
+    /// `octahedral_encode` of each direction, and `octahedral_decode_l1` and `octahedral_decode`
+    /// of each code.
+    pub fn octahedral_check_vec(
+        &self,
+        ctx: &GpuContext,
+        directions: &[Vec3],
+        codes: &[u32],
+    ) -> Result<OctahedralCheck, GpuError> {
+        if directions.is_empty() && codes.is_empty() {
+            return Ok(OctahedralCheck::default());
+        }
+        // Each input holds at least one entry, so that it binds; the extra results are dropped.
+        let mut dirs: Vec<[f32; 4]> = directions.iter().map(|d| [d.x, d.y, d.z, 0.0]).collect();
+        let mut code_list = codes.to_vec();
+        dirs.resize(dirs.len().max(1), [0.0, 0.0, 1.0, 0.0]);
+        code_list.resize(code_list.len().max(1), 0);
+        let dir_buffer = storage_buffer(ctx, "directions", &dirs)?;
+        let code_buffer = storage_buffer(ctx, "codes", &code_list)?;
+        let encoded = storage_buffer_sized(ctx, "encoded", dirs.len() as u64 * 4)?;
+        let decoded = storage_buffer_sized(ctx, "decoded", code_list.len() as u64 * 32)?;
+        let words = storage_buffer(ctx, "no tree", &[crate::accel::kdtree::KD_LEAF])?;
+        let points = storage_buffer(ctx, "no points", &[[0f32; 4]])?;
+        let photons = storage_buffer(ctx, "no photons", &[PhotonRecord::zeroed()])?;
+        let bind = self.octahedral.bind(
+            ctx,
+            &[
+                ("kd_words", &words),
+                ("kd_points", &points),
+                ("kd_photons", &photons),
+                ("directions", &dir_buffer),
+                ("codes", &code_buffer),
+                ("encoded", &encoded),
+                ("decoded", &decoded),
+            ],
+        )?;
+        let n = dirs.len().max(code_list.len()) as u64;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.octahedral
+            .dispatch(&mut encoder, &bind, self.octahedral.grid_for(ctx, n));
+        ctx.queue.submit([encoder.finish()]);
+        let encoded: Vec<u32> = read_buffer(ctx, &encoded, directions.len())?;
+        let decoded: Vec<[f32; 4]> = read_buffer(ctx, &decoded, codes.len() * 2)?;
+        let xyz = |v: [f32; 4]| Vec3::new(v[0], v[1], v[2]);
+        Ok(OctahedralCheck {
+            encoded,
+            decoded_l1: decoded.iter().step_by(2).map(|&v| xyz(v)).collect(),
+            decoded: decoded.iter().skip(1).step_by(2).map(|&v| xyz(v)).collect(),
+        })
+    }
+}
+
+/// What [`KnnQueries::octahedral_check_vec`] computed on the GPU.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OctahedralCheck {
+    /// `octahedral_encode` of each direction.
+    pub encoded: Vec<u32>,
+    /// `octahedral_decode_l1` of each code.
+    pub decoded_l1: Vec<Vec3>,
+    /// `octahedral_decode` of each code.
+    pub decoded: Vec<Vec3>,
+}
+
+/// Checks that `queries` holds `first + count` entries of `entry_bytes`.
+fn check_query_range(
+    queries: &wgpu::Buffer,
+    first: u32,
+    count: u32,
+    entry_bytes: u64,
+) -> Result<(), GpuError> {
+    let needed = (first as u64 + count as u64) * entry_bytes;
+    if count > 0 && queries.size() < needed {
+        return Err(GpuError::Device(format!(
+            "the query buffer holds {} bytes, but queries {first}..{} need {needed}",
+            queries.size(),
+            first as u64 + count as u64
+        )));
+    }
+    Ok(())
+}

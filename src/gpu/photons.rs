@@ -1,0 +1,569 @@
+//! Photon tracing on the GPU as a wavefront (paper 003 listing 6.1): emit, then per bounce
+//! trace (the same three-level traversal as camera rays, VD batches included), interact, store
+//! and bounce; the GPU twin of `cpu::photons`.
+//!
+//! Photons go in chunks of [`PHOTON_CHUNK`]. Per bounce of a chunk:
+//! 1. `trace_rays` finds the closest hits (and merges the VD bottom level's);
+//! 2. `photons/interact.wgsl` decides per ray whether the photon is stored here and whether it
+//!    goes on (Russian roulette, mirror, Fresnel-weighted choice at a dielectric), writing a
+//!    0/1 flag and a candidate for each;
+//! 3. the compaction of the primitives lists the stored candidates and the surviving rays in
+//!    photon order; `photons/store.wgsl` appends the stored ones to the map (records and
+//!    positions) and `photons/bounce.wgsl` gathers the next bounce's rays.
+//!
+//! The map's order is (chunk, bounce, photon), as the CPU twin's, so the same photons are
+//! stored in the same order up to floating-point differences in their paths. Each bounce reads
+//! back two counts (stored, surviving) to size the next dispatch.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use super::context::{GpuContext, GpuError};
+use super::kdtree::KdTreeBuilder;
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::knn::KnnQueries;
+use super::upload::{frame_params, upload_scene, FrameParams, GpuHit, GpuRay, SceneBuffers};
+use super::vd_pipeline::VdFrameGpu;
+use super::whitted::{GpuBackend, Timer, TraversalKernels};
+use crate::accel::photon_estimate::PhotonRecord;
+use crate::accel::Prepared;
+use crate::render::photons::{
+    caustic_targets, photon_emitters, push_pass_stats, EstimateSettings, PhotonPass,
+    PhotonPassStats, PHOTON_CHUNK,
+};
+use crate::render::PhotonViews;
+use crate::scene::{Aov, Scene};
+
+/// The state of one photon dispatch. Twin of `PhotonParams` in `shaders/photons/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct PhotonParams {
+    pub ray_count: u32,
+    pub emitter_count: u32,
+    pub stream_tag: u32,
+    pub pass_kind: u32,
+    pub max_hits: u32,
+    pub bounce: u32,
+    pub first_photon: u32,
+    /// Caustic targets to aim at (0: photons leave as the light emits).
+    pub target_count: u32,
+}
+
+/// What a photon ray carries besides the ray: its power and the path flags
+/// (`render::photons::PHOTON_*`). Twin of `PhotonPath` in `shaders/photons/common.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GpuPhotonPath {
+    pub power: [f32; 3],
+    pub flags: u32,
+}
+
+/// The photon kernels.
+pub struct PhotonKernels {
+    emit: Kernel,
+    interact: Kernel,
+    store: Kernel,
+    bounce: Kernel,
+    view_queries: Kernel,
+    /// The point kd-tree builder over the maps.
+    pub(super) builder: KdTreeBuilder,
+    /// The density estimates.
+    pub(super) knn: KnnQueries,
+}
+
+impl PhotonKernels {
+    pub fn new(ctx: &GpuContext) -> Result<PhotonKernels, GpuError> {
+        let kernel =
+            |file: &str| Kernel::new(ctx, &format!("photons/{file}"), &[], Checks::Checked);
+        Ok(PhotonKernels {
+            emit: kernel("emit.wgsl")?,
+            interact: kernel("interact.wgsl")?,
+            store: kernel("store.wgsl")?,
+            bounce: kernel("bounce.wgsl")?,
+            view_queries: kernel("view_queries.wgsl")?,
+            builder: KdTreeBuilder::new(ctx)?,
+            knn: KnnQueries::new(ctx)?,
+        })
+    }
+}
+
+/// A photon map on the GPU: the records and their positions (the kd-tree builder's input).
+pub struct GpuPhotonMap {
+    pub records: wgpu::Buffer,
+    pub positions: wgpu::Buffer,
+    pub count: u32,
+    pub stats: PhotonPassStats,
+}
+
+/// One bounce's stored photons, before the map is joined.
+struct StoredLevel {
+    records: wgpu::Buffer,
+    positions: wgpu::Buffer,
+    count: u32,
+}
+
+impl GpuBackend {
+    /// The photon kernels, compiled on first use.
+    pub(super) fn photon_kernels(&self) -> Result<Arc<PhotonKernels>, GpuError> {
+        // Only poisoned if a thread panicked while compiling, which Kernel::new reports instead.
+        let mut slot = self.photons.lock().unwrap();
+        if let Some(k) = slot.as_ref() {
+            return Ok(k.clone());
+        }
+        let kernels = Arc::new(PhotonKernels::new(&self.ctx)?);
+        *slot = Some(kernels.clone());
+        Ok(kernels)
+    }
+
+    /// Traces `count` photons of `pass` into a map on the GPU. The scene is uploaded in
+    /// `buffers`; VD patches meet the photons at the frame's levels in `vd` (chosen by the
+    /// camera rays first).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn trace_photon_pass(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        pass: PhotonPass,
+        count: u32,
+    ) -> Result<GpuPhotonMap, GpuError> {
+        let start = Instant::now();
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
+        let targets = match pass {
+            PhotonPass::Global => Vec::new(),
+            PhotonPass::Caustic => caustic_targets(scene, prepared),
+        };
+        // Without specular instances no photon can make an L S+ D path.
+        let count = if pass == PhotonPass::Caustic && targets.is_empty() {
+            0
+        } else {
+            count
+        };
+        // One zero entry keeps the binding at its element size when there is no target.
+        let target_buffer = if targets.is_empty() {
+            storage_buffer(ctx, "caustic targets", &[[0.0f32; 4]])?
+        } else {
+            storage_buffer(ctx, "caustic targets", &targets)?
+        };
+        let emitters = photon_emitters(scene, prepared, count);
+        let emitted: u32 = emitters.iter().map(|e| e.count).sum();
+        let emitter_buffer = storage_buffer(ctx, "photon emitters", &emitters)?;
+        let base = frame_params(scene, prepared);
+        let max_hits = scene.photons.max_bounces;
+        let hit_counter = storage_buffer(ctx, "photon hits", &[0u32])?;
+        let mut levels: Vec<StoredLevel> = Vec::new();
+        let ray_size = std::mem::size_of::<GpuRay>() as u64;
+        let path_size = std::mem::size_of::<GpuPhotonPath>() as u64;
+        let record_size = std::mem::size_of::<PhotonRecord>() as u64;
+        let mut first = 0u32;
+        while first < emitted && max_hits > 0 {
+            let chunk = PHOTON_CHUNK.min(emitted - first);
+            let photon_params = |ray_count: u32, bounce: u32| PhotonParams {
+                ray_count,
+                emitter_count: emitters.len() as u32,
+                stream_tag: pass.stream_tag(),
+                pass_kind: pass.index(),
+                max_hits,
+                bounce,
+                first_photon: first,
+                target_count: targets.len() as u32,
+            };
+            let mut rays = storage_buffer_sized(ctx, "photon rays", chunk as u64 * ray_size)?;
+            let mut paths = storage_buffer_sized(ctx, "photon paths", chunk as u64 * path_size)?;
+            let frame_buffer = uniform_buffer(ctx, "params", &base);
+            let emit_params = uniform_buffer(ctx, "photon params", &photon_params(chunk, 0));
+            let bind = self.bind_with_scene(
+                &kernels.emit,
+                buffers,
+                &frame_buffer,
+                &[
+                    ("photon_params", &emit_params),
+                    ("emitters", &emitter_buffer),
+                    ("rays", &rays),
+                    ("paths", &paths),
+                    ("targets", &target_buffer),
+                ],
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            self.dispatch_timed(
+                &mut encoder,
+                &kernels.emit,
+                &bind,
+                chunk as u64,
+                timer,
+                "photon emit",
+            );
+            ctx.queue.submit([encoder.finish()]);
+            let mut ray_count = chunk;
+            let indices: Vec<u32> = (0..chunk).collect();
+            let indices = storage_buffer(ctx, "photon indices", &indices)?;
+            for bounce in 0..max_hits {
+                if ray_count == 0 {
+                    break;
+                }
+                let n = ray_count as u64;
+                let hits = storage_buffer_sized(
+                    ctx,
+                    "photon hits",
+                    n * std::mem::size_of::<GpuHit>() as u64,
+                )?;
+                let trace_params = FrameParams { ray_count, ..base };
+                self.trace_rays(
+                    traversal,
+                    buffers,
+                    trace_params,
+                    &rays,
+                    &hits,
+                    vd,
+                    timer,
+                    "photon trace",
+                )?;
+                let p = uniform_buffer(ctx, "photon params", &photon_params(ray_count, bounce));
+                let store_flags = storage_buffer_sized(ctx, "store flags", n * 4)?;
+                let candidates = storage_buffer_sized(ctx, "store candidates", n * record_size)?;
+                let bounce_flags = storage_buffer_sized(ctx, "bounce flags", n * 4)?;
+                let next_rays = storage_buffer_sized(ctx, "next photon rays", n * ray_size)?;
+                let next_paths = storage_buffer_sized(ctx, "next photon paths", n * path_size)?;
+                let bind = self.bind_with_scene(
+                    &kernels.interact,
+                    buffers,
+                    &frame_buffer,
+                    &[
+                        ("photon_params", &p),
+                        ("rays", &rays),
+                        ("hits", &hits),
+                        ("paths", &paths),
+                        ("store_flags", &store_flags),
+                        ("store_candidates", &candidates),
+                        ("bounce_flags", &bounce_flags),
+                        ("next_rays", &next_rays),
+                        ("next_paths", &next_paths),
+                        ("hit_counter", &hit_counter),
+                    ],
+                )?;
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                self.dispatch_timed(
+                    &mut encoder,
+                    &kernels.interact,
+                    &bind,
+                    n,
+                    timer,
+                    "photon interact",
+                );
+                let stored_ids = storage_buffer_sized(ctx, "stored photon ids", n * 4)?;
+                let stored_count = self.prims.compact(
+                    ctx,
+                    &mut encoder,
+                    &indices,
+                    &store_flags,
+                    &stored_ids,
+                    ray_count,
+                )?;
+                let next_ids = storage_buffer_sized(ctx, "surviving photon ids", n * 4)?;
+                let next_count = self.prims.compact(
+                    ctx,
+                    &mut encoder,
+                    &indices,
+                    &bounce_flags,
+                    &next_ids,
+                    ray_count,
+                )?;
+                ctx.queue.submit([encoder.finish()]);
+                let stored = stored_count.read(ctx)?;
+                let surviving = next_count.read(ctx)?;
+                let mut encoder = ctx.device.create_command_encoder(&Default::default());
+                if stored > 0 {
+                    let level = StoredLevel {
+                        records: storage_buffer_sized(
+                            ctx,
+                            "stored photons",
+                            stored as u64 * record_size,
+                        )?,
+                        positions: storage_buffer_sized(
+                            ctx,
+                            "stored positions",
+                            stored as u64 * 16,
+                        )?,
+                        count: stored,
+                    };
+                    let bind = self.bind_with_scene(
+                        &kernels.store,
+                        buffers,
+                        &frame_buffer,
+                        &[
+                            ("photon_params", &p),
+                            ("store_candidates", &candidates),
+                            ("selected", &stored_ids),
+                            ("selected_count", &stored_count.buffer),
+                            ("stored", &level.records),
+                            ("stored_positions", &level.positions),
+                        ],
+                    )?;
+                    self.dispatch_timed(
+                        &mut encoder,
+                        &kernels.store,
+                        &bind,
+                        stored as u64,
+                        timer,
+                        "photon store",
+                    );
+                    levels.push(level);
+                }
+                if surviving > 0 && bounce + 1 < max_hits {
+                    let rays_out =
+                        storage_buffer_sized(ctx, "photon rays", surviving as u64 * ray_size)?;
+                    let paths_out =
+                        storage_buffer_sized(ctx, "photon paths", surviving as u64 * path_size)?;
+                    let bind = self.bind_with_scene(
+                        &kernels.bounce,
+                        buffers,
+                        &frame_buffer,
+                        &[
+                            ("photon_params", &p),
+                            ("next_rays", &next_rays),
+                            ("next_paths", &next_paths),
+                            ("selected", &next_ids),
+                            ("selected_count", &next_count.buffer),
+                            ("rays_out", &rays_out),
+                            ("paths_out", &paths_out),
+                        ],
+                    )?;
+                    self.dispatch_timed(
+                        &mut encoder,
+                        &kernels.bounce,
+                        &bind,
+                        surviving as u64,
+                        timer,
+                        "photon bounce",
+                    );
+                    rays = rays_out;
+                    paths = paths_out;
+                    ray_count = surviving;
+                } else {
+                    ray_count = 0;
+                }
+                ctx.queue.submit([encoder.finish()]);
+            }
+            first += chunk;
+        }
+        // Join the levels into one map.
+        let total: u64 = levels.iter().map(|l| l.count as u64).sum();
+        let count = u32::try_from(total).map_err(|_| {
+            GpuError::Device(format!(
+                "{total} stored photons are more than 32-bit indices address"
+            ))
+        })?;
+        let records = storage_buffer_sized(ctx, "photon map", total.max(1) * record_size)?;
+        let positions = storage_buffer_sized(ctx, "photon positions", total.max(1) * 16)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut at = 0u64;
+        for l in &levels {
+            encoder.copy_buffer_to_buffer(
+                &l.records,
+                0,
+                &records,
+                at * record_size,
+                l.count as u64 * record_size,
+            );
+            encoder.copy_buffer_to_buffer(
+                &l.positions,
+                0,
+                &positions,
+                at * 16,
+                l.count as u64 * 16,
+            );
+            at += l.count as u64;
+        }
+        ctx.queue.submit([encoder.finish()]);
+        let hits: Vec<u32> = read_buffer(ctx, &hit_counter, 1)?;
+        Ok(GpuPhotonMap {
+            records,
+            positions,
+            count,
+            stats: PhotonPassStats {
+                emitted: emitted as u64,
+                stored: total,
+                hits: hits[0] as u64,
+                trace_ms: start.elapsed().as_secs_f64() * 1e3,
+            },
+        })
+    }
+
+    /// Traces `count` photons of `pass` for `scene` and reads the map back (tests and
+    /// benchmarks). With VD patches, the camera rays choose the frame's levels first.
+    pub fn trace_photons_vec(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        pass: PhotonPass,
+        count: u32,
+    ) -> Result<(Vec<PhotonRecord>, PhotonPassStats), GpuError> {
+        let buffers = upload_scene(&self.ctx, scene, prepared)?;
+        let params = frame_params(scene, prepared);
+        let traversal = self.traversal_kernels(prepared)?;
+        let vd_kernels = self.vd_kernels(prepared)?;
+        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&params, params.spp))?;
+        if vd.is_some() {
+            self.primary_rays_and_hits(&traversal, &buffers, params, false, &mut vd, &mut None)?;
+        }
+        let map = self.trace_photon_pass(
+            scene, prepared, &buffers, &traversal, &mut vd, &mut None, pass, count,
+        )?;
+        let records: Vec<PhotonRecord> = read_buffer(&self.ctx, &map.records, map.count as usize)?;
+        Ok((records, map.stats))
+    }
+
+    /// The photon maps' debug views on the GPU (twin of `cpu::photons::photon_views`): traces
+    /// the requested maps, builds their kd-trees, and estimates the flux density at the first
+    /// diffuse surface of each camera ray (`rays`, `hits`: `ray_count` camera slots). Returns
+    /// the views and the statistics of the photon stages.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn photon_views(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        rays: &wgpu::Buffer,
+        hits: &wgpu::Buffer,
+        ray_count: u64,
+    ) -> Result<(PhotonViews, Vec<(String, f64)>), GpuError> {
+        let ctx = &self.ctx;
+        let mut views = PhotonViews::default();
+        let mut stats = Vec::new();
+        let wanted = [
+            (Aov::PhotonsGlobal, PhotonPass::Global),
+            (Aov::PhotonsCaustic, PhotonPass::Caustic),
+        ];
+        if !wanted
+            .iter()
+            .any(|(aov, _)| scene.output.layers.contains(aov))
+        {
+            return Ok((views, stats));
+        }
+        let kernels = self.photon_kernels()?;
+        // The camera rays' diffuse hits as density queries, read back and packed densely.
+        let base = frame_params(scene, prepared);
+        let params = uniform_buffer(
+            ctx,
+            "params",
+            &FrameParams {
+                ray_count: ray_count as u32,
+                ..base
+            },
+        );
+        let queries = storage_buffer_sized(ctx, "view queries", ray_count * 32)?;
+        let weights = storage_buffer_sized(ctx, "view weights", ray_count * 16)?;
+        let bind = self.bind_with_scene(
+            &kernels.view_queries,
+            buffers,
+            &params,
+            &[
+                ("rays", rays),
+                ("hits", hits),
+                ("queries", &queries),
+                ("weights", &weights),
+            ],
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.dispatch_timed(
+            &mut encoder,
+            &kernels.view_queries,
+            &bind,
+            ray_count,
+            &mut None,
+            "view",
+        );
+        ctx.queue.submit([encoder.finish()]);
+        let all_queries: Vec<[f32; 4]> = read_buffer(ctx, &queries, ray_count as usize * 2)?;
+        let all_weights: Vec<[f32; 4]> = read_buffer(ctx, &weights, ray_count as usize)?;
+        let all_rays: Vec<GpuRay> = read_buffer(ctx, rays, ray_count as usize)?;
+        let mut dense = Vec::new();
+        let mut owners = Vec::new();
+        for (i, w) in all_weights.iter().enumerate() {
+            if w[3] > 0.0 {
+                dense.push(all_queries[2 * i]);
+                dense.push(all_queries[2 * i + 1]);
+                owners.push(i);
+            }
+        }
+        let dense_buffer = storage_buffer(ctx, "view queries", &dense)?;
+        let settings = EstimateSettings::of(scene, prepared);
+        let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
+        let spp = scene.film.spp.max(1) as f32;
+        for (aov, pass) in wanted {
+            if !scene.output.layers.contains(&aov) {
+                continue;
+            }
+            let count = match pass {
+                PhotonPass::Global => scene.photons.global,
+                PhotonPass::Caustic => scene.photons.caustic,
+            };
+            let map = self.trace_photon_pass(
+                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
+            )?;
+            let name = pass.name();
+            push_pass_stats(&mut stats, name, &map.stats);
+            let start = Instant::now();
+            let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
+            ctx.wait_idle()?;
+            stats.push((
+                format!("kdtree/{name}_build_ms"),
+                start.elapsed().as_secs_f64() * 1e3,
+            ));
+            let (dispatch, output) = kernels.knn.prepare_density(
+                ctx,
+                &tree.words,
+                &map.positions,
+                &map.records,
+                &dense_buffer,
+                0,
+                owners.len() as u32,
+                settings.k as u32,
+                settings.max_dist2,
+                settings.filter,
+            )?;
+            let start = Instant::now();
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            dispatch.record(&mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            let densities: Vec<[f32; 4]> = read_buffer(ctx, &output.density, owners.len())?;
+            let seconds = start.elapsed().as_secs_f64();
+            let status: Vec<u32> = read_buffer(ctx, &output.status, 1)?;
+            if status[0] != 0 {
+                return Err(GpuError::Device(format!(
+                    "the {name} photon map's density estimates failed (kNN status {})",
+                    status[0]
+                )));
+            }
+            stats.push((format!("knn/{name}_queries"), owners.len() as f64));
+            stats.push((
+                format!("knn/{name}_queries_per_s"),
+                owners.len() as f64 / seconds.max(1e-9),
+            ));
+            let mut view = vec![Vec3::ZERO; pixels];
+            for (&slot, d) in owners.iter().zip(&densities) {
+                let pixel = all_rays[slot].pixel as usize;
+                let w = all_weights[slot];
+                if pixel < pixels {
+                    view[pixel] += Vec3::new(w[0], w[1], w[2]) * Vec3::new(d[0], d[1], d[2]) / spp;
+                }
+            }
+            match pass {
+                PhotonPass::Global => views.global = view,
+                PhotonPass::Caustic => views.caustic = view,
+            }
+        }
+        Ok((views, stats))
+    }
+}
