@@ -66,7 +66,9 @@ fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filte
             if filter_code == ESTIMATE_FILTER_CONE {
                 w = 1.0 - sqrt(d2) / cone_kr;
             } else if filter_code == ESTIMATE_FILTER_EPANECHNIKOV {
-                w = 2.0 * (1.0 - d2 / r2);
+                // (r2 − d2)/r2 rather than 1 − d2/r2: the farthest photon weighs exactly 0 even
+                // where division is not correctly rounded (NVIDIA), as on the CPU.
+                w = 2.0 * ((r2 - d2) / r2);
             }
             sum += w * photon.power;
         }

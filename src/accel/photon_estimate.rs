@@ -224,7 +224,8 @@ pub fn flux_density_of_neighbours(
         let w = match filter {
             EstimateFilter::None => 1.0,
             EstimateFilter::Cone { .. } => 1.0 - f.dist2.sqrt() / cone_kr,
-            EstimateFilter::Epanechnikov => 2.0 * (1.0 - f.dist2 / r2),
+            // (r2 − d2)/r2: the farthest photon weighs exactly 0 on every GPU too.
+            EstimateFilter::Epanechnikov => 2.0 * ((r2 - f.dist2) / r2),
         };
         sum += w * Vec3::from(photon.power);
     }
