@@ -1,5 +1,6 @@
 //! The CPU reference backend: the same stages as the GPU, in plain Rust with rayon.
 
+pub mod gather;
 pub mod photons;
 pub mod prims;
 pub mod whitted;

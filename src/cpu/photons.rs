@@ -12,13 +12,15 @@ use rayon::prelude::*;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::photon_estimate::{octahedral_encode, photon_flux_density, PhotonRecord};
 use crate::accel::{Prepared, Ray, VdFrame};
+use crate::cpu::gather::irradiance_cache;
 use crate::cpu::whitted::Tracer;
 use crate::cpu::whitted::{dielectric_split, reflect};
+use crate::render::gather::ShadingPoint;
 use crate::render::photons::{
     caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
     PhotonPassStats, PHOTON_CHUNK, PHOTON_SPECULAR_PATH,
 };
-use crate::render::photons::{push_pass_stats, EstimateSettings};
+use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings};
 use crate::render::sampling::SampleStream;
 use crate::render::PhotonViews;
 use crate::scene::{Aov, MaterialKind, Scene};
@@ -439,4 +441,91 @@ pub fn photon_views(
         }
     }
     (views, stats)
+}
+
+/// Photon mapping's composition (paper 003 section 6.2.5) on the CPU: traces both maps,
+/// places and gathers the irradiance samples over the frame's diffuse `points`, and adds to
+/// each point's pixel its weight times the caustic map's flux density and the interpolated
+/// indirect irradiance. `color` holds the Whitted image (direct light and the shade trees) and
+/// becomes the composed one; `layers` receives the components and the seed counts. Returns
+/// the statistics of the stages.
+pub fn compose(
+    scene: &Scene,
+    prepared: &Prepared,
+    vd: &VdFrame,
+    points: &[ShadingPoint],
+    color: &mut [Vec3],
+    layers: &mut PhotonViews,
+) -> Vec<(String, f64)> {
+    let mut stats = Vec::new();
+    let settings = EstimateSettings::of(scene, prepared);
+    let epsilon = scene_epsilon(prepared);
+    let (_, radius) = scene_sphere(prepared);
+    let mut trees = Vec::new();
+    for pass in [PhotonPass::Global, PhotonPass::Caustic] {
+        let count = match pass {
+            PhotonPass::Global => scene.photons.global,
+            PhotonPass::Caustic => scene.photons.caustic,
+        };
+        let map = trace_photons(scene, prepared, vd, pass, count);
+        push_pass_stats(&mut stats, pass.name(), &map.stats);
+        let tree = PhotonTree::build(map);
+        stats.push((format!("kdtree/{}_build_ms", pass.name()), tree.build_ms));
+        trees.push(tree);
+    }
+    let (global, caustic) = (&trees[0], &trees[1]);
+    let start = std::time::Instant::now();
+    let (seeds, cache) = irradiance_cache(
+        scene, prepared, vd, global, &settings, epsilon, radius, points,
+    );
+    stats.push(("gather/seeds".to_string(), seeds.len() as f64));
+    stats.push((
+        "gather/rays".to_string(),
+        seeds.len() as f64 * scene.gather.rays.max(1) as f64,
+    ));
+    stats.push((
+        "gather/seed_and_gather_ms".to_string(),
+        start.elapsed().as_secs_f64() * 1e3,
+    ));
+    let start = std::time::Instant::now();
+    let parts: Vec<(Vec3, Vec3)> = points
+        .par_iter()
+        .map(|p| {
+            let e_caustic = if caustic.map.records.is_empty() {
+                Vec3::ZERO
+            } else {
+                caustic.flux_density(p.position, p.normal, &settings)
+            };
+            (
+                p.weight * e_caustic,
+                p.weight * cache.irradiance(p.position, p.normal),
+            )
+        })
+        .collect();
+    stats.push((
+        "gather/interpolate_ms".to_string(),
+        start.elapsed().as_secs_f64() * 1e3,
+    ));
+    stats.push(("gather/shading_points".to_string(), points.len() as f64));
+    let n = color.len();
+    layers.caustic_part = vec![Vec3::ZERO; n];
+    layers.indirect_part = vec![Vec3::ZERO; n];
+    layers.seeds = vec![0.0; n];
+    for (p, (c, i)) in points.iter().zip(&parts) {
+        let pixel = p.pixel as usize;
+        if pixel < n {
+            layers.caustic_part[pixel] += *c;
+            layers.indirect_part[pixel] += *i;
+        }
+    }
+    for &s in &seeds {
+        let pixel = points[s as usize].pixel as usize;
+        if pixel < n {
+            layers.seeds[pixel] += 1.0;
+        }
+    }
+    for (k, c) in color.iter_mut().enumerate() {
+        *c += layers.caustic_part[k] + layers.indirect_part[k];
+    }
+    stats
 }

@@ -17,12 +17,13 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
+use crate::render::gather::ShadingPoint;
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::{
     aov_layers, Backend, CameraModel, Frame, FrameMetadata, RenderError, RenderOptions,
 };
-use crate::scene::{Aov, LightKind, MaterialKind, Scene};
+use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Scene};
 
 /// Side of the square tiles that rayon hands out.
 const TILE: u32 = 16;
@@ -58,6 +59,8 @@ struct TileOutput {
     depth: Vec<f32>,
     /// (instance, prim) of the first hit through the pixel centre, −1 for a miss.
     ids: Vec<[f32; 2]>,
+    /// The diffuse shading points of the tile's shade trees (photon mapping only).
+    points: Vec<ShadingPoint>,
 }
 
 /// Ray counters, shared by the worker threads.
@@ -110,7 +113,9 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let mut normal = vec![Vec3::ZERO; n];
     let mut depth = vec![f32::INFINITY; n];
     let mut ids = vec![[-1.0f32; 2]; n];
+    let mut points = Vec::new();
     for t in &outputs {
+        points.extend_from_slice(&t.points);
         for y in 0..t.h {
             for x in 0..t.w {
                 let src = (y * t.w + x) as usize;
@@ -123,7 +128,19 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             }
         }
     }
-    let (photon_views, photon_stats) = crate::cpu::photons::photon_views(scene, prepared, &tracer);
+    let (mut photon_views, mut photon_stats) =
+        crate::cpu::photons::photon_views(scene, prepared, &tracer);
+    photon_views.direct_part = color.clone();
+    if scene.film.integrator == Integrator::PhotonMap {
+        photon_stats.extend(crate::cpu::photons::compose(
+            scene,
+            prepared,
+            &tracer.vd,
+            &points,
+            &mut color,
+            &mut photon_views,
+        ));
+    }
     let aovs = aov_layers(
         &scene.output.layers,
         &albedo,
@@ -344,7 +361,9 @@ impl<'a> Tracer<'a> {
             normal: vec![Vec3::ZERO; n],
             depth: vec![f32::INFINITY; n],
             ids: vec![[-1.0; 2]; n],
+            points: Vec::new(),
         };
+        let collect = self.scene.film.integrator == Integrator::PhotonMap;
         let wants_ids = self.scene.output.layers.contains(&Aov::Id);
         let spp = self.scene.film.spp.max(1);
         for y in 0..h {
@@ -362,7 +381,19 @@ impl<'a> Tracer<'a> {
                         depth: f32::INFINITY,
                         ..Default::default()
                     };
-                    sum += self.radiance(&ray, 0, &mut rng, Some(&mut hit_info));
+                    let mut sink = if collect {
+                        PathSink::Collect {
+                            weight: Vec3::splat(1.0 / spp as f32),
+                            pixel: py * self.camera.width + px,
+                            points: Vec::new(),
+                        }
+                    } else {
+                        PathSink::None
+                    };
+                    sum += self.radiance_along(&ray, 0, &mut rng, Some(&mut hit_info), &mut sink);
+                    if let PathSink::Collect { points, .. } = sink {
+                        out.points.extend(points);
+                    }
                     first.albedo += hit_info.albedo;
                     first.normal += hit_info.normal;
                     if s == 0 {
@@ -451,6 +482,19 @@ impl<'a> Tracer<'a> {
         rng: &mut SampleStream,
         first: Option<&mut FirstHitValues>,
     ) -> Vec3 {
+        self.radiance_along(ray, depth, rng, first, &mut PathSink::None)
+    }
+
+    /// [`Tracer::radiance`], also handing every diffuse hit of the shade tree with its path
+    /// weight to `sink` (the shading points of photon mapping).
+    pub fn radiance_along(
+        &self,
+        ray: &Ray,
+        depth: u32,
+        rng: &mut SampleStream,
+        first: Option<&mut FirstHitValues>,
+        sink: &mut PathSink,
+    ) -> Vec3 {
         let hit = self.prepared.intersect_in(&self.vd, ray);
         let t_hit = hit.as_ref().map_or(f32::INFINITY, |h| h.t);
         if let Some((t, radiance)) = self.visible_quad_light(ray, t_hit) {
@@ -482,6 +526,19 @@ impl<'a> Tracer<'a> {
             }
             MaterialKind::Diffuse { .. } => {
                 let albedo = self.albedo_of(&material.kind, &sp);
+                if let PathSink::Collect {
+                    weight,
+                    pixel,
+                    points,
+                } = sink
+                {
+                    points.push(ShadingPoint {
+                        position: sp.position,
+                        normal: face_forward(sp.shading_normal, dir),
+                        weight: *weight * albedo * std::f32::consts::FRAC_1_PI,
+                        pixel: *pixel,
+                    });
+                }
                 self.direct_light(&sp, dir, rng) * albedo * std::f32::consts::FRAC_1_PI
             }
             MaterialKind::Mirror { reflectance } => {
@@ -491,7 +548,11 @@ impl<'a> Tracer<'a> {
                 let n = face_forward(sp.shading_normal, dir);
                 let ng = face_forward(sp.geometric_normal, dir);
                 let bounce = self.spawn(&sp, ng, reflect(dir, n));
-                *reflectance * self.radiance(&bounce, depth + 1, rng, None)
+                let mut child = sink.scaled(*reflectance);
+                let l =
+                    *reflectance * self.radiance_along(&bounce, depth + 1, rng, None, &mut child);
+                sink.absorb(child);
+                l
             }
             MaterialKind::Dielectric { ior, tint } => {
                 if depth >= self.scene.film.max_depth {
@@ -502,13 +563,17 @@ impl<'a> Tracer<'a> {
                 let mut l = Vec3::ZERO;
                 if split.fresnel > 0.0 {
                     let bounce = self.spawn(&sp, ng_out, split.reflected);
-                    l += split.fresnel * self.radiance(&bounce, depth + 1, rng, None);
+                    let mut child = sink.scaled(Vec3::splat(split.fresnel));
+                    l += split.fresnel
+                        * self.radiance_along(&bounce, depth + 1, rng, None, &mut child);
+                    sink.absorb(child);
                 }
                 if let Some(t) = split.refracted {
                     let bounce = self.spawn(&sp, -ng_out, t);
-                    l += (1.0 - split.fresnel)
-                        * *tint
-                        * self.radiance(&bounce, depth + 1, rng, None);
+                    let w = (1.0 - split.fresnel) * *tint;
+                    let mut child = sink.scaled(w);
+                    l += w * self.radiance_along(&bounce, depth + 1, rng, None, &mut child);
+                    sink.absorb(child);
                 }
                 l
             }
@@ -697,6 +762,41 @@ impl<'a> Tracer<'a> {
             path.push((sp.position, t));
         }
         path
+    }
+}
+
+/// Where [`Tracer::radiance_along`] puts the diffuse hits of a shade tree.
+pub enum PathSink {
+    None,
+    /// Collect each diffuse hit as a shading point of `pixel`, its weight `weight` times the
+    /// surface's albedo/π (`weight` is the path's throughput over the sample count).
+    Collect {
+        weight: Vec3,
+        pixel: u32,
+        points: Vec<ShadingPoint>,
+    },
+}
+
+impl PathSink {
+    /// A sink for a child path whose throughput is this one's times `factor`.
+    fn scaled(&self, factor: Vec3) -> PathSink {
+        match self {
+            PathSink::None => PathSink::None,
+            PathSink::Collect { weight, pixel, .. } => PathSink::Collect {
+                weight: *weight * factor,
+                pixel: *pixel,
+                points: Vec::new(),
+            },
+        }
+    }
+
+    /// Takes a child's points.
+    fn absorb(&mut self, child: PathSink) {
+        if let (PathSink::Collect { points, .. }, PathSink::Collect { points: more, .. }) =
+            (self, child)
+        {
+            points.extend(more);
+        }
     }
 }
 

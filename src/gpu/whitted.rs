@@ -485,6 +485,13 @@ impl GpuBackend {
 
     /// Renders the frame: colour and the requested AOV layers, with stage statistics.
     pub fn render(&self, scene: &Scene, prepared: &Prepared) -> Result<Frame, GpuError> {
+        if scene.film.integrator == crate::scene::Integrator::PhotonMap {
+            return Err(GpuError::Device(
+                "the photon_map integrator (final gather and composition) runs only on the CPU \
+                 so far: render with --device cpu, or film { integrator whitted }"
+                    .into(),
+            ));
+        }
         let start = Instant::now();
         let ctx = &self.ctx;
         let buffers = upload_scene(ctx, scene, prepared)?;

@@ -294,6 +294,7 @@ const FILM: &[ParamSpec] = &[
     numbers("max_depth"),
     numbers("seed"),
     numbers("vd_max_level"),
+    names("integrator"),
 ];
 const MATERIAL: &[ParamSpec] = &[
     numbers("diffuse"),
@@ -582,6 +583,18 @@ impl Builder<'_, '_> {
             0,
             scene::VD_LEVEL_LIMIT.into(),
         ) as u32;
+        match p.words(ctx, "integrator").as_slice() {
+            [] => {}
+            [(w, _)] if w == "whitted" => film.integrator = scene::Integrator::Whitted,
+            [(w, _)] if w == "photon_map" => film.integrator = scene::Integrator::PhotonMap,
+            [(w, span), ..] => {
+                let hint = suggest::did_you_mean(w, ["whitted", "photon_map"]);
+                ctx.error(
+                    *span,
+                    format!("unknown integrator \"{w}\"{hint}: expected whitted or photon_map"),
+                );
+            }
+        }
         p.finish(ctx, "film");
         self.scene.film = film;
     }

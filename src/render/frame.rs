@@ -101,11 +101,18 @@ impl Frame {
     }
 }
 
-/// The photon maps' debug views, per pixel (empty when not requested).
+/// The photon maps' debug views and photon mapping's components, per pixel (empty when not
+/// made).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhotonViews {
     pub global: Vec<Vec3>,
     pub caustic: Vec<Vec3>,
+    /// The components of the composed colour.
+    pub direct_part: Vec<Vec3>,
+    pub indirect_part: Vec<Vec3>,
+    pub caustic_part: Vec<Vec3>,
+    /// Irradiance seeds per pixel.
+    pub seeds: Vec<f32>,
 }
 
 /// The layers of `requested` AOVs, in that order, from per-pixel buffers. `ids` holds
@@ -132,6 +139,27 @@ pub fn aov_layers(
             },
             Aov::PhotonsGlobal => Layer::rgb("photons_global", &photons.global),
             Aov::PhotonsCaustic => Layer::rgb("photons_caustic", &photons.caustic),
+            Aov::Direct => Layer::rgb("direct", &filled(&photons.direct_part, albedo.len())),
+            Aov::Indirect => Layer::rgb("indirect", &filled(&photons.indirect_part, albedo.len())),
+            Aov::Caustic => Layer::rgb("caustic", &filled(&photons.caustic_part, albedo.len())),
+            Aov::Seeds => Layer::scalar(
+                "seeds",
+                "count",
+                &if photons.seeds.is_empty() {
+                    vec![0.0; albedo.len()]
+                } else {
+                    photons.seeds.clone()
+                },
+            ),
         })
         .collect()
+}
+
+/// `values`, or zeros for `n` pixels when a component was not made (the Whitted integrator).
+fn filled(values: &[Vec3], n: usize) -> Vec<Vec3> {
+    if values.is_empty() {
+        vec![Vec3::ZERO; n]
+    } else {
+        values.to_vec()
+    }
 }

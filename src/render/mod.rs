@@ -3,6 +3,7 @@
 
 pub mod camera;
 pub mod frame;
+pub mod gather;
 pub mod photons;
 pub mod sampling;
 pub mod stats;

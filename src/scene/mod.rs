@@ -76,7 +76,19 @@ pub struct Film {
     pub seed: u64,
     /// Deepest subdivision level of a VD patch's on-the-fly bottom level (`2^L × 2^L` cells).
     pub vd_max_level: u32,
+    /// How the frame is lit.
+    pub integrator: Integrator,
     pub span: Span,
+}
+
+/// How a frame is lit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Integrator {
+    /// Direct light with shadow rays and specular reflection and refraction (the shade trees).
+    Whitted,
+    /// Whitted plus caustics from the caustic photon map and indirect diffuse light from
+    /// final-gathered irradiance samples (paper 003 chapter 6).
+    PhotonMap,
 }
 
 /// The largest accepted [`Film::vd_max_level`]: 256 × 256 cells per patch (the bottom level's
@@ -94,6 +106,7 @@ impl Default for Film {
             max_depth: 8,
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
+            integrator: Integrator::Whitted,
             span: Span::NONE,
         }
     }
@@ -328,16 +341,29 @@ pub enum Aov {
     PhotonsGlobal,
     /// The caustic photon map's radiance estimate alone, seen the same way.
     PhotonsCaustic,
+    /// Photon mapping's components of the colour: direct light and everything the shade trees
+    /// carry (emission, specular reflection and refraction of them)...
+    Direct,
+    /// ... indirect diffuse light from the interpolated irradiance samples ...
+    Indirect,
+    /// ... and caustics from the caustic map; `direct + indirect + caustic` is the colour.
+    Caustic,
+    /// How many irradiance seeds lie in each pixel (channel `count`).
+    Seeds,
 }
 
 impl Aov {
-    pub const ALL: [Aov; 6] = [
+    pub const ALL: [Aov; 10] = [
         Aov::Albedo,
         Aov::Normal,
         Aov::Depth,
         Aov::Id,
         Aov::PhotonsGlobal,
         Aov::PhotonsCaustic,
+        Aov::Direct,
+        Aov::Indirect,
+        Aov::Caustic,
+        Aov::Seeds,
     ];
 
     /// The layer name in the language and in the EXR file.
@@ -349,6 +375,10 @@ impl Aov {
             Aov::Id => "id",
             Aov::PhotonsGlobal => "photons_global",
             Aov::PhotonsCaustic => "photons_caustic",
+            Aov::Direct => "direct",
+            Aov::Indirect => "indirect",
+            Aov::Caustic => "caustic",
+            Aov::Seeds => "seeds",
         }
     }
 
