@@ -111,6 +111,10 @@ pub struct Overrides {
     pub output: Option<String>,
     /// The EXR layers besides the colour, instead of the scene's.
     pub layers: Option<Vec<scene::Aov>>,
+    /// The integrator, instead of the scene's.
+    pub integrator: Option<scene::Integrator>,
+    /// The quality preset, instead of the scene's (`--quick`).
+    pub quality: Option<scene::Quality>,
 }
 
 impl Overrides {
@@ -131,7 +135,51 @@ impl Overrides {
         if let Some(layers) = &self.layers {
             scene.output.layers = layers.clone();
         }
+        if let Some(integrator) = self.integrator {
+            scene.film.integrator = integrator;
+        }
+        if let Some(quality) = self.quality {
+            scene.film.quality = quality;
+        }
     }
+}
+
+/// A pixel rectangle `x0,y0,x1,y1` of `--exclude`.
+pub fn parse_rect(text: &str) -> Result<render::compare::Rect, Error> {
+    let v: Vec<u32> = text
+        .split(',')
+        .map(|t| t.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| Error::Usage(format!("--exclude {text}: expected x0,y0,x1,y1")))?;
+    match v.as_slice() {
+        &[x0, y0, x1, y1] if x0 < x1 && y0 < y1 => Ok(render::compare::Rect { x0, y0, x1, y1 }),
+        _ => Err(Error::Usage(format!(
+            "--exclude {text}: expected x0,y0,x1,y1 with x0 < x1 and y0 < y1"
+        ))),
+    }
+}
+
+/// Compares the colour of two EXR files (a render and a reference, e.g. from
+/// `tools/mitsuba_reference.py`) outside `excluded`.
+pub fn compare_files(
+    image: &Path,
+    reference: &Path,
+    excluded: &[render::compare::Rect],
+) -> Result<render::compare::Comparison, Error> {
+    let a = io::read_frame(image)?;
+    let b = io::read_frame(reference)?;
+    if (a.width, a.height) != (b.width, b.height) {
+        return Err(Error::Usage(format!(
+            "{} is {}x{} but {} is {}x{}",
+            image.display(),
+            a.width,
+            a.height,
+            reference.display(),
+            b.width,
+            b.height
+        )));
+    }
+    render::compare::compare(&a.color, &b.color, a.width, excluded).map_err(Error::Usage)
 }
 
 /// The layers of `--layers` (`color` is accepted and ignored, as in the scene language);
@@ -177,6 +225,7 @@ pub fn evaluate_frame(
         e
     })?;
     overrides.apply(&mut scene);
+    scene.apply_quality();
     Ok(scene)
 }
 

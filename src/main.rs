@@ -18,6 +18,13 @@ struct Cli {
     command: Command,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum IntegratorArg {
+    Whitted,
+    #[value(name = "photon_map")]
+    PhotonMap,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Render a scene's frames to EXR files.
@@ -43,6 +50,13 @@ enum Command {
         /// photons_global, photons_caustic [default: the scene's output layers].
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         layers: Option<Vec<String>>,
+        /// How the frame is lit: whitted, or photon_map (caustics and final-gathered indirect
+        /// light) [default: the scene's film integrator].
+        #[arg(long, value_enum)]
+        integrator: Option<IntegratorArg>,
+        /// A preview: an eighth of the photons, a quarter of the irradiance seeds and gather rays.
+        #[arg(long)]
+        quick: bool,
         /// Which backend renders.
         #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
         device: DeviceArg,
@@ -58,6 +72,14 @@ enum Command {
     },
     /// Check a scene for errors without rendering it.
     Check { scene: PathBuf },
+    /// Compare a rendered EXR with a reference EXR: relative MSE (ε = 0.01) and means.
+    Compare {
+        image: PathBuf,
+        reference: PathBuf,
+        /// Pixel rectangles to leave out, `x0,y0,x1,y1` (repeatable).
+        #[arg(long, value_name = "X0,Y0,X1,Y1")]
+        exclude: Vec<String>,
+    },
     /// Print counts and bounds of what a scene holds, and/or what the GPU offers.
     #[command(arg_required_else_help = true)]
     Info {
@@ -130,6 +152,8 @@ fn run(command: Command) -> Result<(), Error> {
             spp,
             seed,
             layers,
+            integrator,
+            quick,
             device,
             preview,
             stats,
@@ -147,6 +171,11 @@ fn run(command: Command) -> Result<(), Error> {
                     seed,
                     output,
                     layers: layers.as_deref().map(caustica::parse_layers).transpose()?,
+                    integrator: integrator.map(|i| match i {
+                        IntegratorArg::Whitted => caustica::scene::Integrator::Whitted,
+                        IntegratorArg::PhotonMap => caustica::scene::Integrator::PhotonMap,
+                    }),
+                    quality: quick.then_some(caustica::scene::Quality::Quick),
                 },
                 device: match device {
                     DeviceArg::Auto => Device::Auto,
@@ -176,6 +205,29 @@ fn run(command: Command) -> Result<(), Error> {
                     }
                 }
             })?;
+            Ok(())
+        }
+        Command::Compare {
+            image,
+            reference,
+            exclude,
+        } => {
+            let excluded = exclude
+                .iter()
+                .map(|e| caustica::parse_rect(e))
+                .collect::<Result<Vec<_>, _>>()?;
+            let c = caustica::compare_files(&image, &reference, &excluded)?;
+            println!(
+                "relmse {:.6} over {} pixels; mean {:.5} {:.5} {:.5}, reference {:.5} {:.5} {:.5}",
+                c.relmse,
+                c.pixels,
+                c.mean.x,
+                c.mean.y,
+                c.mean.z,
+                c.reference_mean.x,
+                c.reference_mean.y,
+                c.reference_mean.z
+            );
             Ok(())
         }
         Command::Check { scene } => {

@@ -37,7 +37,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
             spp: Some(1),
             seed: None,
             output: Some(pattern.to_str().unwrap().to_string()),
-            layers: None,
+            ..Default::default()
         },
         device: Device::Cpu,
         preview: None,
@@ -177,7 +177,7 @@ frames 5..6 fps 10
             spp: Some(1),
             seed: None,
             output: Some(dir.path().join("f##.exr").to_str().unwrap().to_string()),
-            layers: None,
+            ..Default::default()
         },
         device: Device::Cpu,
         preview: None,

@@ -315,3 +315,15 @@ fn photon_filter_and_knn_limits_are_reported_at_their_values() {
         "scene.csc:1:11: error: \"knn\" must be a whole number from 1 to 128, but it is 129\n",
     );
 }
+
+#[test]
+fn unknown_integrator_and_quality_are_reported_with_suggestions() {
+    assert_error(
+        "film { integrator photon_mao }",
+        "scene.csc:1:19: error: unknown integrator \"photon_mao\" (did you mean \"photon_map\"?): expected whitted or photon_map\n",
+    );
+    assert_error(
+        "film { quality refrence }",
+        "scene.csc:1:16: error: unknown quality \"refrence\" (did you mean \"reference\"?): expected quick, default or reference\n",
+    );
+}

@@ -437,3 +437,13 @@ fn the_example_scene_evaluates() {
 }
 
 pub const EXAMPLE: &str = include_str!("data/lang/example.csc");
+
+#[test]
+fn film_integrator_and_quality() {
+    let s = scene("film { integrator photon_map quality reference }");
+    assert_eq!(s.film.integrator, caustica::scene::Integrator::PhotonMap);
+    assert_eq!(s.film.quality, caustica::scene::Quality::Reference);
+    let s = scene("film { spp 2 }");
+    assert_eq!(s.film.integrator, caustica::scene::Integrator::Whitted);
+    assert_eq!(s.film.quality, caustica::scene::Quality::Default);
+}

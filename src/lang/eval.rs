@@ -295,6 +295,7 @@ const FILM: &[ParamSpec] = &[
     numbers("seed"),
     numbers("vd_max_level"),
     names("integrator"),
+    names("quality"),
 ];
 const MATERIAL: &[ParamSpec] = &[
     numbers("diffuse"),
@@ -592,6 +593,19 @@ impl Builder<'_, '_> {
                 ctx.error(
                     *span,
                     format!("unknown integrator \"{w}\"{hint}: expected whitted or photon_map"),
+                );
+            }
+        }
+        match p.words(ctx, "quality").as_slice() {
+            [] => {}
+            [(w, _)] if w == "quick" => film.quality = scene::Quality::Quick,
+            [(w, _)] if w == "default" => film.quality = scene::Quality::Default,
+            [(w, _)] if w == "reference" => film.quality = scene::Quality::Reference,
+            [(w, span), ..] => {
+                let hint = suggest::did_you_mean(w, ["quick", "default", "reference"]);
+                ctx.error(
+                    *span,
+                    format!("unknown quality \"{w}\"{hint}: expected quick, default or reference"),
                 );
             }
         }

@@ -2,6 +2,7 @@
 //! model and sampling.
 
 pub mod camera;
+pub mod compare;
 pub mod frame;
 pub mod gather;
 pub mod photons;

@@ -78,7 +78,20 @@ pub struct Film {
     pub vd_max_level: u32,
     /// How the frame is lit.
     pub integrator: Integrator,
+    /// Scales the photon and gather counts ([`Scene::apply_quality`]).
+    pub quality: Quality,
     pub span: Span,
+}
+
+/// A preset that scales photon mapping's work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quality {
+    /// Previews: an eighth of the photons, a quarter of the seeds and gather rays.
+    Quick,
+    /// The counts as written.
+    Default,
+    /// Reference stills: four times the photons, twice the seeds and gather rays.
+    Reference,
 }
 
 /// How a frame is lit.
@@ -107,6 +120,7 @@ impl Default for Film {
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
             integrator: Integrator::Whitted,
+            quality: Quality::Default,
             span: Span::NONE,
         }
     }
@@ -483,6 +497,32 @@ pub struct Scene {
     pub frames: FrameRange,
 }
 
+impl Scene {
+    /// Scales the photon counts, seeds and gather rays by `film.quality` and resets it to
+    /// `Default`, so that applying it twice changes nothing.
+    pub fn apply_quality(&mut self) {
+        let scale = |v: u32, num: u64, den: u64, min: u32| -> u32 {
+            ((v as u64 * num / den).min(u32::MAX as u64) as u32).max(min.min(v))
+        };
+        match self.film.quality {
+            Quality::Default => {}
+            Quality::Quick => {
+                self.photons.global = scale(self.photons.global, 1, 8, 1000);
+                self.photons.caustic = scale(self.photons.caustic, 1, 8, 1000);
+                self.gather.seeds = scale(self.gather.seeds, 1, 4, 64);
+                self.gather.rays = scale(self.gather.rays, 1, 4, 16);
+            }
+            Quality::Reference => {
+                self.photons.global = scale(self.photons.global, 4, 1, 0);
+                self.photons.caustic = scale(self.photons.caustic, 4, 1, 0);
+                self.gather.seeds = scale(self.gather.seeds, 2, 1, 0);
+                self.gather.rays = scale(self.gather.rays, 2, 1, 0);
+            }
+        }
+        self.film.quality = Quality::Default;
+    }
+}
+
 /// Loads the files a scene refers to. `lang::eval` calls it while evaluating a scene, so that a
 /// file that is missing or malformed is reported at the place that names it; `io::AssetCache`
 /// implements it (with a cache, so an animation loads each file once).
@@ -493,4 +533,29 @@ pub trait AssetLoader: Sync {
     fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
     /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.
     fn load_vd_image(&self, path: &std::path::Path) -> Result<Arc<VdImage>, String>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quality_presets_scale_photons_and_gather_once() {
+        let mut scene = Scene::default();
+        scene.film.quality = Quality::Quick;
+        scene.apply_quality();
+        assert_eq!(scene.photons.global, 25_000);
+        assert_eq!(scene.photons.caustic, 12_500);
+        assert_eq!((scene.gather.seeds, scene.gather.rays), (1024, 32));
+        scene.apply_quality();
+        assert_eq!(
+            scene.photons.global, 25_000,
+            "applying twice changes nothing"
+        );
+        let mut scene = Scene::default();
+        scene.film.quality = Quality::Reference;
+        scene.apply_quality();
+        assert_eq!(scene.photons.global, 800_000);
+        assert_eq!((scene.gather.seeds, scene.gather.rays), (8192, 256));
+    }
 }

@@ -1,0 +1,258 @@
+//! Writes a Caustica scene as a Mitsuba 3 scene (XML and one binary PLY per instance, in world
+//! space), so that an independent path tracer can render a reference of the same scene
+//! (`tools/mitsuba_reference.py`; docs/reference.md).
+//!
+//! `cargo run --release --example mitsuba_export -- SCENE.csc OUT_DIR [--spp N] [--max-depth N]
+//! [--resolution WxH]`
+//!
+//! Translations: diffuse → `twosided(diffuse)`; mirror → `twosided(conductor none)` scaled by
+//! its reflectance; dielectric → `dielectric` (exact Fresnel where Caustica uses Schlick's
+//! approximation) with the tint as transmittance; emissive → an area emitter on a black surface;
+//! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter.
+//! Spot lights (Mitsuba's falloff differs), textures and VD maps are refused with a message.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+
+use caustica::scene::{LightKind, MaterialKind, Scene};
+use glam::Vec3;
+
+fn fail(message: String) -> ! {
+    eprintln!("mitsuba_export: {message}");
+    std::process::exit(1);
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn rgb(v: Vec3) -> String {
+    format!("{:.9}, {:.9}, {:.9}", v.x, v.y, v.z)
+}
+
+fn v3(v: Vec3) -> String {
+    format!("{:.9}, {:.9}, {:.9}", v.x, v.y, v.z)
+}
+
+/// A binary little-endian PLY of triangles with per-vertex normals.
+fn write_ply(path: &Path, positions: &[Vec3], normals: &[Vec3], triangles: &[[u32; 3]]) {
+    let mut out = Vec::new();
+    let header = format!(
+        "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nelement face {}\nproperty list uchar int vertex_indices\nend_header\n",
+        positions.len(),
+        triangles.len()
+    );
+    out.extend_from_slice(header.as_bytes());
+    for (p, n) in positions.iter().zip(normals) {
+        for c in [p.x, p.y, p.z, n.x, n.y, n.z] {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+    }
+    for t in triangles {
+        out.push(3);
+        for &i in t {
+            out.extend_from_slice(&(i as i32).to_le_bytes());
+        }
+    }
+    std::fs::File::create(path)
+        .and_then(|mut f| f.write_all(&out))
+        .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+}
+
+fn bsdf(kind: &MaterialKind) -> String {
+    match kind {
+        MaterialKind::Diffuse { albedo, texture } => {
+            if texture.is_some() {
+                fail("textured materials are not exported".into());
+            }
+            format!(
+                "<bsdf type=\"twosided\"><bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"{}\"/></bsdf></bsdf>",
+                rgb(*albedo)
+            )
+        }
+        MaterialKind::Mirror { reflectance } => format!(
+            "<bsdf type=\"twosided\"><bsdf type=\"conductor\"><string name=\"material\" value=\"none\"/><rgb name=\"specular_reflectance\" value=\"{}\"/></bsdf></bsdf>",
+            rgb(*reflectance)
+        ),
+        MaterialKind::Dielectric { ior, tint } => format!(
+            "<bsdf type=\"dielectric\"><float name=\"int_ior\" value=\"{ior}\"/><float name=\"ext_ior\" value=\"1.0\"/><rgb name=\"specular_transmittance\" value=\"{}\"/></bsdf>",
+            rgb(*tint)
+        ),
+        MaterialKind::Emissive { .. } => {
+            "<bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"0, 0, 0\"/></bsdf>".into()
+        }
+    }
+}
+
+fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
+    let meshes = dir.join("meshes");
+    std::fs::create_dir_all(&meshes).unwrap_or_else(|e| fail(format!("{}: {e}", meshes.display())));
+    let mut xml = String::new();
+    let c = &scene.camera;
+    let _ = writeln!(xml, "<scene version=\"3.0.0\">");
+    let _ = writeln!(
+        xml,
+        "  <integrator type=\"path\"><integer name=\"max_depth\" value=\"{max_depth}\"/></integrator>"
+    );
+    let _ = writeln!(
+        xml,
+        "  <sensor type=\"perspective\"><float name=\"fov\" value=\"{}\"/><string name=\"fov_axis\" value=\"y\"/>\
+         <transform name=\"to_world\"><lookat origin=\"{}\" target=\"{}\" up=\"{}\"/></transform>\
+         <sampler type=\"independent\"><integer name=\"sample_count\" value=\"{spp}\"/></sampler>\
+         <film type=\"hdrfilm\"><integer name=\"width\" value=\"{}\"/><integer name=\"height\" value=\"{}\"/>\
+         <string name=\"pixel_format\" value=\"rgb\"/><rfilter type=\"box\"/></film></sensor>",
+        c.fov_deg,
+        v3(c.position),
+        v3(c.look_at),
+        v3(c.up),
+        scene.film.width,
+        scene.film.height
+    );
+    for (k, instance) in scene.instances.iter().enumerate() {
+        let mesh = &scene.meshes[instance.mesh as usize];
+        if mesh.displacement.is_some() {
+            fail(format!(
+                "mesh \"{}\" has a VD map, which is not exported",
+                mesh.name
+            ));
+        }
+        let data = &mesh.data;
+        let t = instance.transform;
+        let normal_matrix = t.matrix3.inverse().transpose();
+        let positions: Vec<Vec3> = data
+            .positions
+            .iter()
+            .map(|&p| t.transform_point3(p))
+            .collect();
+        let mut triangles: Vec<[u32; 3]> = data.triangles.clone();
+        for q in &data.quads {
+            triangles.push([q[0], q[1], q[2]]);
+            triangles.push([q[0], q[2], q[3]]);
+        }
+        // Face normals averaged per vertex when the mesh has none.
+        let normals: Vec<Vec3> = if data.normals.len() == data.positions.len() {
+            data.normals
+                .iter()
+                .map(|&n| (normal_matrix * n).normalize_or_zero())
+                .collect()
+        } else {
+            let mut acc = vec![Vec3::ZERO; positions.len()];
+            for tri in &triangles {
+                let [a, b, c] = tri.map(|i| positions[i as usize]);
+                let n = (b - a).cross(c - a);
+                for &i in tri {
+                    acc[i as usize] += n;
+                }
+            }
+            acc.iter().map(|n| n.normalize_or_zero()).collect()
+        };
+        let file = format!("meshes/instance_{k}.ply");
+        write_ply(&dir.join(&file), &positions, &normals, &triangles);
+        let material = &scene.materials[instance.material as usize].kind;
+        let emitter = match material {
+            MaterialKind::Emissive { radiance } => format!(
+                "<emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter>",
+                rgb(*radiance)
+            ),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            xml,
+            "  <shape type=\"ply\"><string name=\"filename\" value=\"{file}\"/><boolean name=\"face_normals\" value=\"{}\"/>{}{emitter}</shape>",
+            data.normals.len() != data.positions.len(),
+            bsdf(material)
+        );
+    }
+    for light in &scene.lights {
+        match light.kind {
+            LightKind::Point { position, power } => {
+                let _ = writeln!(
+                    xml,
+                    "  <emitter type=\"point\"><point name=\"position\" value=\"{}\"/><rgb name=\"intensity\" value=\"{}\"/></emitter>",
+                    v3(position),
+                    rgb(power / (4.0 * std::f32::consts::PI))
+                );
+            }
+            LightKind::Directional {
+                direction,
+                irradiance,
+            } => {
+                let _ = writeln!(
+                    xml,
+                    "  <emitter type=\"directional\"><vector name=\"direction\" value=\"{}\"/><rgb name=\"irradiance\" value=\"{}\"/></emitter>",
+                    v3(direction.normalize()),
+                    rgb(irradiance)
+                );
+            }
+            LightKind::Quad {
+                corner,
+                edge_u,
+                edge_v,
+                radiance,
+                ..
+            } => {
+                // Mitsuba's rectangle spans [−1, 1]² in z = 0 and emits towards +z.
+                let n = edge_u.cross(edge_v).normalize();
+                let centre = corner + (edge_u + edge_v) * 0.5;
+                let (a, b) = (edge_u * 0.5, edge_v * 0.5);
+                let m = [
+                    [a.x, b.x, n.x, centre.x],
+                    [a.y, b.y, n.y, centre.y],
+                    [a.z, b.z, n.z, centre.z],
+                ];
+                let rows: Vec<String> = m
+                    .iter()
+                    .map(|r| format!("{} {} {} {}", r[0], r[1], r[2], r[3]))
+                    .collect();
+                let _ = writeln!(
+                    xml,
+                    "  <shape type=\"rectangle\"><transform name=\"to_world\"><matrix value=\"{} 0 0 0 1\"/></transform>\
+                     <bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"0, 0, 0\"/></bsdf>\
+                     <emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter></shape>",
+                    rows.join(" "),
+                    rgb(radiance)
+                );
+            }
+            LightKind::Spot { .. } => {
+                fail("spot lights are not exported (Mitsuba's spot falloff differs)".into())
+            }
+        }
+    }
+    let _ = writeln!(xml, "</scene>");
+    std::fs::write(dir.join("scene.xml"), xml)
+        .unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() < 2 {
+        eprintln!(
+            "usage: mitsuba_export SCENE.csc OUT_DIR [--spp N] [--max-depth N] [--resolution WxH]"
+        );
+        std::process::exit(2);
+    }
+    let spp: u32 = arg(&args, "--spp")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
+    let max_depth: i32 = arg(&args, "--max-depth")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(32);
+    let resolution = arg(&args, "--resolution").map(|r| {
+        r.split_once('x')
+            .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+            .unwrap_or_else(|| fail(format!("--resolution {r}: expected WxH")))
+    });
+    let overrides = caustica::Overrides {
+        resolution,
+        ..Default::default()
+    };
+    let assets = caustica::io::AssetCache::default();
+    let scene = caustica::load_scene(Path::new(&args[0]))
+        .and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &overrides))
+        .unwrap_or_else(|e| fail(e.to_string()));
+    export(&scene, Path::new(&args[1]), spp, max_depth);
+}
