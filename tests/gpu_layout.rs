@@ -6,6 +6,7 @@ use std::mem::{offset_of, size_of};
 
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
+use caustica::gpu::gather::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
@@ -300,6 +301,26 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
         ),
         ("PhotonPath", rust_layout!(GpuPhotonPath { power, flags })),
         (
+            "ShadingPoint",
+            rust_layout!(GpuShadingPoint {
+                position,
+                pixel,
+                normal,
+                node
+            }),
+        ),
+        (
+            "IrradianceSample",
+            rust_layout!(GpuIrradianceSample {
+                position,
+                radius,
+                normal,
+                _pad0,
+                irradiance,
+                _pad1
+            }),
+        ),
+        (
             "PhotonRecord",
             rust_layout!(PhotonRecord {
                 position,
@@ -328,6 +349,7 @@ fn every_shared_wgsl_struct_has_the_size_and_offsets_of_its_rust_twin() {
         "shared/types.wgsl",
         "shared/vd_types.wgsl",
         "shared/photon_types.wgsl",
+        "shared/gather_types.wgsl",
     ] {
         let source = caustica::gpu::shader::assemble(file, &[]).unwrap_or_else(|e| panic!("{e}"));
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{e}"));

@@ -2,12 +2,15 @@
 //! primitives and the stages of the pipeline, one file per stage.
 
 pub mod context;
+pub mod gather;
+pub mod irradiance;
 pub mod kdtree;
 pub mod kernel;
 pub mod knn;
 pub mod photons;
 pub mod prims;
 pub mod raybench;
+pub mod seeding;
 pub mod shader;
 pub mod upload;
 pub mod vd_batch;

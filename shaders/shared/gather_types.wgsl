@@ -1,0 +1,22 @@
+// The structs of photon mapping's second half shared with the host (twins in src/gpu/gather.rs;
+// tests/gpu_layout.rs checks their layouts). No bindings, no includes.
+
+// Twin of gpu::gather::GpuShadingPoint: a diffuse hit of a shade tree. normal: the shading
+// normal turned towards the viewer; pixel: y * width + x of the path's pixel; node: which shade
+// node it is (level << 26 | index in the level; the pipeline's own reference).
+struct ShadingPoint {
+    position: vec3<f32>,
+    pixel: u32,
+    normal: vec3<f32>,
+    node: u32,
+}
+
+// Twin of gpu::gather::GpuIrradianceSample (render::gather::IrradianceSample).
+struct IrradianceSample {
+    position: vec3<f32>,
+    radius: f32,
+    normal: vec3<f32>,
+    _pad0: u32,
+    irradiance: vec3<f32>,
+    _pad1: u32,
+}
