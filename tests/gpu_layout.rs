@@ -6,7 +6,7 @@ use std::mem::{offset_of, size_of};
 
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
-use caustica::gpu::gather::{GpuIrradianceSample, GpuShadingPoint};
+use caustica::gpu::gather::{GatherParams, GatherPath, GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
@@ -318,6 +318,27 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 _pad0,
                 irradiance,
                 _pad1
+            }),
+        ),
+        (
+            "GatherParams",
+            rust_layout!(GatherParams {
+                seed_count,
+                rays_per_seed,
+                ray_count,
+                step,
+                radius_min,
+                radius_max,
+                _pad0,
+                _pad1
+            }),
+        ),
+        (
+            "GatherPath",
+            rust_layout!(GatherPath {
+                weight,
+                radiance,
+                first_t
             }),
         ),
         (

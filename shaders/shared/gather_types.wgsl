@@ -20,3 +20,23 @@ struct IrradianceSample {
     irradiance: vec3<f32>,
     _pad1: u32,
 }
+
+// Twin of gpu::gather::GatherParams.
+struct GatherParams {
+    seed_count: u32,
+    rays_per_seed: u32,
+    ray_count: u32,
+    step: u32,
+    radius_min: f32,
+    radius_max: f32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// Twin of gpu::gather::GatherPath: a gather ray's throughput (w: 1 while it goes on), the
+// radiance it has brought so far, and the distance to its first hit (infinite for a miss).
+struct GatherPath {
+    weight: vec4<f32>,
+    radiance: vec3<f32>,
+    first_t: f32,
+}

@@ -9,6 +9,7 @@
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
 //!include "shared/rng.wgsl"
+//!include "shared/gather_types.wgsl"
 
 @group(0) @binding(20) var<storage, read> rays: array<Ray>;
 @group(0) @binding(21) var<storage, read> hits: array<Hit>;
@@ -20,6 +21,9 @@
 @group(0) @binding(25) var<storage, read_write> shadow_rays: array<ShadowRay>;
 @group(0) @binding(26) var<storage, read_write> shadow_flags: array<u32>;
 @group(0) @binding(27) var<storage, read_write> first_hits: array<FirstHit>;
+// The shading point of each diffuse node (node = its index; NONE for other nodes), for photon
+// mapping's second half (shaders/gather/).
+@group(0) @binding(28) var<storage, read_write> diffuse_points: array<ShadingPoint>;
 
 // The first shadow slot of this invocation's ray and how many of its slots are used.
 var<private> shadow_base: u32;
@@ -197,6 +201,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     child_flags[2u * i] = 0u;
     child_flags[2u * i + 1u] = 0u;
+    diffuse_points[i] = ShadingPoint(vec3<f32>(0.0), NONE, vec3<f32>(0.0), NONE);
     let ray = rays[i];
     if ray.pixel == NONE {
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
@@ -232,6 +237,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         case 0u: {
             write_node(NODE_DIFFUSE, vec3<f32>(0.0), albedo_of(material, sp) * FRAC_1_PI, 0.0);
+            diffuse_points[i] = ShadingPoint(sp.position, ray.pixel, face_forward(sp.shading_normal, dir), i);
             direct_light(sp, dir, ray);
         }
         case 1u: {

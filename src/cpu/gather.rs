@@ -12,8 +12,8 @@ use crate::accel::knn::knn;
 use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::whitted::{dielectric_split, reflect};
 use crate::render::gather::{
-    geometric_variation, interpolate_irradiance, IrradianceSample, ShadingPoint,
-    INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN, SEEDING_ALPHA_SCENE,
+    interpolate_irradiance, seeding_alpha, IrradianceSample, ShadingPoint,
+    INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
 };
 use crate::render::photons::{cosine_direction, EstimateSettings};
 use crate::render::sampling::{stratified_sample, SampleStream};
@@ -21,15 +21,22 @@ use crate::scene::{MaterialKind, Scene};
 
 /// The `sample` coordinate of the seed selection's random streams.
 pub const SEED_STREAM_TAG: u32 = 0x8000_0010;
-/// The `sample` coordinate of the gather rays' random streams.
+/// The `sample` coordinate of gather ray 0's random stream; ray `j` of a seed uses this plus `j`
+/// (and the seed's index as the `pixel`), so every gather ray has its own stream on both
+/// backends: 2 numbers for its direction, then 1 per specular step.
 pub const GATHER_STREAM_TAG: u32 = 0x8000_0011;
 
-/// Morton code of a pixel's cell in the `2^levels × 2^levels` screen quadtree.
+/// Morton code of a pixel's cell in the `2^levels × 2^levels` screen quadtree (`levels` at most
+/// 16; `width` and `height` count as at least 1), below `4^levels`. A pixel past the image's end
+/// counts as in the last row of cells (the GPU twin, `shaders/seeding/common.wgsl`, computes
+/// the same with 32-bit words).
 pub fn quadtree_code(pixel: u32, width: u32, height: u32, levels: u32) -> u32 {
+    let (width, height) = (width.max(1), height.max(1));
+    let levels = levels.min(16);
     let (x, y) = (pixel % width, pixel / width);
-    let side = 1u64 << levels;
-    let cx = (x as u64 * side / width as u64) as u32;
-    let cy = (y as u64 * side / height as u64) as u32;
+    let last = (1u64 << levels) - 1;
+    let cx = (((x as u64) << levels) / width as u64).min(last) as u32;
+    let cy = (((y as u64) << levels) / height as u64).min(last) as u32;
     let spread = |v: u32| {
         let mut v = v & 0xffff;
         v = (v | (v << 8)) & 0x00ff_00ff;
@@ -42,32 +49,46 @@ pub fn quadtree_code(pixel: u32, width: u32, height: u32, levels: u32) -> u32 {
 
 /// Splits `total` between parts in proportion to `weights` (all zero: equally), never giving a
 /// part more than its `cap`; floors first, then the largest remainders (ties to the lower
-/// index). `total` must not exceed the sum of the caps.
-pub fn apportion(total: u32, weights: &[f64], caps: &[u32]) -> Vec<u32> {
-    let mut out = vec![0u32; weights.len()];
+/// index), again over the parts with room left until all is given. `total` must not exceed the
+/// sum of the caps.
+///
+/// Integer arithmetic only, so the GPU twin (`shaders/seeding/distribute.wgsl`, up to four
+/// parts) decides the same: the weights are first shifted right by the fewest bits that bring
+/// their sum below 2^31; a part's share of `left` is `w·left / Σw` over the open parts, its
+/// floor the integer quotient and its remainder the integer remainder (all remainders of a round
+/// share the denominator, so comparing them compares the fractions exactly).
+pub fn apportion(total: u32, weights: &[u64], caps: &[u32]) -> Vec<u32> {
+    let parts = weights.len().min(caps.len());
+    let sum: u128 = weights[..parts].iter().map(|&w| w as u128).sum();
+    let shift = (128 - sum.leading_zeros()).saturating_sub(31);
+    let w: Vec<u64> = weights[..parts]
+        .iter()
+        .map(|&x| x.checked_shr(shift).unwrap_or(0))
+        .collect();
+    let mut out = vec![0u32; parts];
     let mut left = total;
-    let mut open: Vec<usize> = (0..weights.len()).filter(|&i| caps[i] > 0).collect();
+    let mut open: Vec<usize> = (0..parts).filter(|&i| caps[i] > 0).collect();
     while left > 0 && !open.is_empty() {
-        let sum: f64 = open.iter().map(|&i| weights[i].max(0.0)).sum();
-        let share = |i: usize| {
-            if sum > 0.0 {
-                weights[i].max(0.0) / sum * left as f64
-            } else {
-                left as f64 / open.len() as f64
-            }
-        };
+        // Below 2^31 (see above), and `w · left` below 2^63.
+        let sum: u64 = open.iter().map(|&i| w[i]).sum();
+        let k = open.len() as u64;
         let mut given = 0;
         let mut remainders = Vec::new();
         for &i in &open {
-            let s = share(i);
+            let num = w[i] * left as u64;
+            let (whole, rem) = match num.checked_div(sum) {
+                Some(q) => (q, num - q * sum),
+                None => (left as u64 / k, left as u64 % k),
+            };
             let room = caps[i] - out[i];
-            let whole = (s.floor() as u32).min(room);
+            // The quotient is at most `left`.
+            let whole = (whole as u32).min(room);
             out[i] += whole;
             given += whole;
-            remainders.push((s - s.floor(), i));
+            remainders.push((rem, i));
         }
         left -= given;
-        remainders.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        remainders.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(_, i) in &remainders {
             if left == 0 {
                 break;
@@ -82,23 +103,141 @@ pub fn apportion(total: u32, weights: &[f64], caps: &[u32]) -> Vec<u32> {
     out
 }
 
+/// Fixed-point bits of `α·x` in the seeding quadtree: a position key counts `2^-10` units of
+/// `1/α` (a thousandth of a tenth of the scene radius with the default α).
+pub const SEED_POSITION_BITS: u32 = 10;
+/// Fixed-point bits of a normal component.
+pub const SEED_NORMAL_BITS: u32 = 14;
+/// Position keys are clamped to `±2^30` before the bias of `2^30` makes them unsigned.
+const SEED_POSITION_LIMIT: f32 = (1u32 << 30) as f32;
+/// Positions are clamped to `±2^90` and the scale to `2^37`, so that their product is finite.
+const SEED_COORDINATE_LIMIT: f32 = (1u128 << 90) as f32;
+const SEED_SCALE_LIMIT: f32 = (1u64 << 37) as f32;
+/// The per-axis position difference counted at most (32 α-units, about 3 scene radii).
+const SEED_DIFFERENCE_CAP: u32 = 1 << 15;
+
+/// `x` with NaN, infinities and subnormals made 0, decided on its bits (what a GPU that flushes
+/// subnormals sees, and WGSL may not test NaN reliably).
+pub fn seed_clean(x: f32) -> f32 {
+    let exponent = x.to_bits() & 0x7f80_0000;
+    if exponent == 0 || exponent == 0x7f80_0000 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// The factor from a coordinate to its position key before rounding: `α · 2^10`, clamped to
+/// `0..=2^37` (computed once on the host and handed to the GPU as the same `f32`).
+pub fn seed_position_scale(alpha: f32) -> f32 {
+    (seed_clean(alpha) * (1u32 << SEED_POSITION_BITS) as f32).clamp(0.0, SEED_SCALE_LIMIT)
+}
+
+/// A shading point of the seeding quadtree in fixed point: position keys (`2^30 +
+/// floor(scale · x)`, clamped) and normal keys (`floor(2^14 · n)`, components clamped to ±1).
+/// The only float operation is one multiplication per coordinate, which every GPU rounds
+/// correctly; the rest is exact, so both backends key a point the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeedPoint {
+    pub position: [u32; 3],
+    pub normal: [i32; 3],
+}
+
+impl SeedPoint {
+    pub fn new(position: Vec3, normal: Vec3, scale: f32) -> SeedPoint {
+        let key = |x: f32| {
+            let v = seed_clean(
+                seed_clean(x).clamp(-SEED_COORDINATE_LIMIT, SEED_COORDINATE_LIMIT) * scale,
+            );
+            (v.floor().clamp(-SEED_POSITION_LIMIT, SEED_POSITION_LIMIT) as i32 + (1 << 30)) as u32
+        };
+        let normal_key = |c: f32| {
+            (seed_clean(c).clamp(-1.0, 1.0) * (1u32 << SEED_NORMAL_BITS) as f32).floor() as i32
+        };
+        SeedPoint {
+            position: position.to_array().map(key),
+            normal: normal.to_array().map(normal_key),
+        }
+    }
+}
+
+/// The direction of a sum of normal keys as a normal key of length about `2^14`: the sum is
+/// shifted (arithmetically) until its largest component has 15 bits, then each component is
+/// scaled by `2^14 / isqrt(|t|²)` with a quotient truncated towards zero. Zero stays zero.
+pub fn seed_mean_normal(sum: [i64; 3]) -> [i32; 3] {
+    let largest = sum.iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
+    if largest == 0 {
+        return [0; 3];
+    }
+    let bits = 64 - largest.leading_zeros();
+    let t = sum.map(|s| {
+        if bits > 15 {
+            (s >> (bits - 15)) as i32
+        } else {
+            (s << (15 - bits)) as i32
+        }
+    });
+    // |t| ≤ 2^15 per component: the squares' sum stays below 2^32, and the length is ≥ 2^14.
+    let len2: u32 = t.iter().map(|&c| (c * c) as u32).sum();
+    let len = len2.isqrt() as i32;
+    t.map(|c| c * (1 << SEED_NORMAL_BITS) / len)
+}
+
+/// The geometric variation of paper 003 eq. 6.1, `α‖x − x̄‖ + ‖n − n̄‖` (for unit normals
+/// `‖n − n̄‖ = sqrt(2 − 2 n·n̄)`), in units of `2^-14`: `isqrt(Σ d²) · 2^4 + isqrt(Σ e²)` with
+/// `d` the position key differences (each capped at `2^15`) and `e` the normal key differences.
+/// Below `2^21`; exact integers, so the same on every backend.
+pub fn seed_variation(point: &SeedPoint, mean: &SeedPoint) -> u32 {
+    let mut d2 = 0u32;
+    let mut e2 = 0u32;
+    for a in 0..3 {
+        let d = point.position[a]
+            .abs_diff(mean.position[a])
+            .min(SEED_DIFFERENCE_CAP);
+        d2 += d * d;
+        let e = (point.normal[a] - mean.normal[a]).unsigned_abs();
+        e2 += e * e;
+    }
+    (d2.isqrt() << (SEED_NORMAL_BITS - SEED_POSITION_BITS)) + e2.isqrt()
+}
+
+/// Seed `j` of `count` taken from a leaf of `size` points (`count ≤ size`) with the random
+/// 24-bit number `u24`: the point `lo + floor(u24 · (hi − lo) / 2^24)` of the stratum
+/// `lo = floor(j·size/count)` .. `hi = floor((j+1)·size/count)`. Strata are disjoint and never
+/// empty, so a leaf's seeds are distinct points.
+pub fn stratum_pick(j: u32, count: u32, size: u32, u24: u32) -> u32 {
+    let count = count.max(1) as u64;
+    let lo = j as u64 * size as u64 / count;
+    let hi = (j as u64 + 1) * size as u64 / count;
+    (lo + ((u24 as u64 * (hi - lo)) >> 24)) as u32
+}
+
 /// A node of one level of the screen quadtree: a run of the code-sorted points.
 #[derive(Clone, Copy, Debug)]
 struct QuadNode {
     start: usize,
     end: usize,
-    error: f64,
+    error: u64,
 }
 
 /// Adaptive seeding (paper 003 listing 6.6): the indices of the shading points chosen as the
-/// seeds of irradiance samples, at most `seeds` of them and at most one per point.
+/// seeds of irradiance samples, at most `seeds` of them (exactly `min(seeds, points)`) and at
+/// most one per point, in the order of the leaves and of their strata.
 ///
 /// The points are sorted by the Morton code of their pixel's cell in a `2^levels` screen
-/// quadtree; each level's nodes are the runs of equal code prefixes. A node's mean position and
-/// normal average its points, and its error sums its points' geometric variation against it
-/// (`render::gather::geometric_variation`, `alpha` for α). The seeds go top-down, each node's
-/// split between its children in proportion to their errors (largest remainders, no child
-/// more than its points); a leaf takes its seeds from its points by jittered strata.
+/// quadtree (`levels` clamped to 1..=16), equal codes by index; each level's nodes are the runs
+/// of equal code prefixes. The arithmetic is fixed point, so that the GPU twin
+/// (`gpu::seeding`), which sums in another order, chooses the same seeds bit for bit:
+///
+/// - every point is keyed as a [`SeedPoint`] (positions in `2^-10/α` units, normals in `2^-14`);
+/// - a node's mean position is the floor of its position keys' `u64` sum over its point count,
+///   its mean normal [`seed_mean_normal`] of the `i64` sum of its normal keys;
+/// - its error is the `u64` sum of its points' [`seed_variation`] against that mean (the
+///   root's is not needed and left 0);
+/// - the seeds go top-down, each node's split between its children by [`apportion`] with the
+///   children's errors as weights and their point counts as caps;
+/// - a leaf with `s` seeds takes [`stratum_pick`]`(j, s, size, u24)` for `j < s`, `u24` the 24
+///   bits of the `j`-th number of `SampleStream::new(seed, leaf start, SEED_STREAM_TAG)`.
 pub fn seed_irradiance_samples(
     points: &[ShadingPoint],
     width: u32,
@@ -119,45 +258,58 @@ pub fn seed_irradiance_samples(
         .collect();
     let mut order: Vec<u32> = (0..n as u32).collect();
     order.sort_by_key(|&i| (codes[i as usize], i));
+    let scale = seed_position_scale(alpha);
+    let keyed: Vec<SeedPoint> = order
+        .iter()
+        .map(|&i| {
+            SeedPoint::new(
+                points[i as usize].position,
+                points[i as usize].normal,
+                scale,
+            )
+        })
+        .collect();
     // Levels 0 (root) ..= levels (leaves): runs of the code's top 2·level bits.
     let mut tree: Vec<Vec<QuadNode>> = Vec::new();
     for level in 0..=levels {
         let shift = 2 * (levels - level);
-        let key = |k: usize| {
-            if shift >= 32 {
-                0
-            } else {
-                codes[order[k] as usize] >> shift
-            }
-        };
-        let mut nodes = Vec::new();
+        let key = |k: usize| codes[order[k] as usize].checked_shr(shift).unwrap_or(0);
+        let mut runs = Vec::new();
         let mut start = 0;
         for k in 1..=n {
             if k == n || key(k) != key(start) {
-                let members = &order[start..k];
-                let mut mean_x = Vec3::ZERO;
-                let mut mean_n = Vec3::ZERO;
-                for &i in members {
-                    mean_x += points[i as usize].position;
-                    mean_n += points[i as usize].normal;
-                }
-                mean_x /= members.len() as f32;
-                let mean_n = mean_n.normalize_or_zero();
-                let error: f64 = members
-                    .iter()
-                    .map(|&i| {
-                        let p = &points[i as usize];
-                        geometric_variation(alpha, p.position, p.normal, mean_x, mean_n) as f64
-                    })
-                    .sum();
-                nodes.push(QuadNode {
-                    start,
-                    end: k,
-                    error,
-                });
+                runs.push((start, k));
                 start = k;
             }
         }
+        let nodes = runs
+            .par_iter()
+            .map(|&(start, end)| {
+                let members = &keyed[start..end];
+                let error = if level == 0 {
+                    0
+                } else {
+                    let mut position = [0u64; 3];
+                    let mut normal = [0i64; 3];
+                    for p in members {
+                        for a in 0..3 {
+                            position[a] += p.position[a] as u64;
+                            normal[a] += p.normal[a] as i64;
+                        }
+                    }
+                    let count = members.len() as u64;
+                    let mean = SeedPoint {
+                        position: position.map(|s| (s / count) as u32),
+                        normal: seed_mean_normal(normal),
+                    };
+                    members
+                        .iter()
+                        .map(|p| seed_variation(p, &mean) as u64)
+                        .sum()
+                };
+                QuadNode { start, end, error }
+            })
+            .collect();
         tree.push(nodes);
     }
     // Top-down distribution.
@@ -172,7 +324,7 @@ pub fn seed_irradiance_samples(
                 c += 1;
             }
             let kids = &children[first..c];
-            let weights: Vec<f64> = kids.iter().map(|k| k.error).collect();
+            let weights: Vec<u64> = kids.iter().map(|k| k.error).collect();
             let caps: Vec<u32> = kids.iter().map(|k| (k.end - k.start) as u32).collect();
             let shares = apportion(count, &weights, &caps);
             next[first..c].copy_from_slice(&shares);
@@ -182,11 +334,12 @@ pub fn seed_irradiance_samples(
     // Jittered strata in each leaf.
     let mut chosen = Vec::new();
     for (leaf, &s) in tree[levels as usize].iter().zip(&counts) {
-        let size = leaf.end - leaf.start;
+        let size = (leaf.end - leaf.start) as u32;
         let mut rng = SampleStream::new(seed, leaf.start as u32, SEED_STREAM_TAG);
-        for j in 0..s as usize {
-            let u = rng.next_f32() as f64;
-            let k = (((j as f64 + u) * size as f64 / s as f64) as usize).min(size - 1);
+        for j in 0..s {
+            // next_f32 is (24 random bits) · 2^-24, so this recovers the bits exactly.
+            let u24 = (rng.next_f32() * (1u32 << 24) as f32) as u32;
+            let k = stratum_pick(j, s, size, u24) as usize;
             chosen.push(order[leaf.start + k]);
         }
     }
@@ -279,11 +432,11 @@ pub fn final_gather(
     index: u32,
 ) -> IrradianceSample {
     let rays = scene.gather.rays.max(1);
-    let mut rng = SampleStream::new(scene.film.seed, index, GATHER_STREAM_TAG);
     let mut sum = Vec3::ZERO;
     let mut inverse_distances = 0.0f64;
     let origin = offset(point.position, point.normal, epsilon);
     for j in 0..rays {
+        let mut rng = SampleStream::new(scene.film.seed, index, GATHER_STREAM_TAG.wrapping_add(j));
         let u = stratified_sample(j, rays, rng.next_vec2());
         let dir = cosine_direction(point.normal, u);
         let (l, t) = gather_radiance(
@@ -351,11 +504,6 @@ impl IrradianceCache {
     }
 }
 
-/// α of equation 6.1 for a scene of radius `scene_radius`.
-pub fn seeding_alpha(scene_radius: f32) -> f32 {
-    SEEDING_ALPHA_SCENE / scene_radius.max(1e-6)
-}
-
 /// Seeds, final gather and the irradiance cache for a frame's shading points.
 #[allow(clippy::too_many_arguments)]
 pub fn irradiance_cache(
@@ -415,18 +563,14 @@ mod tests {
 
     #[test]
     fn apportion_follows_weights_respects_caps_and_hands_out_everything() {
-        assert_eq!(
-            apportion(10, &[1.0, 1.0, 2.0], &[10, 10, 10]),
-            vec![3, 2, 5]
-        );
-        assert_eq!(apportion(10, &[0.0, 0.0], &[10, 10]), vec![5, 5]);
+        assert_eq!(apportion(10, &[1, 1, 2], &[10, 10, 10]), vec![3, 2, 5]);
+        assert_eq!(apportion(10, &[0, 0], &[10, 10]), vec![5, 5]);
         // A capped part's excess goes to the others.
+        assert_eq!(apportion(10, &[100, 1, 1], &[2, 10, 10]), vec![2, 4, 4]);
+        // Weights too large to multiply are shifted first, keeping their proportions.
+        assert_eq!(apportion(8, &[3 << 50, 1 << 50], &[10, 10]), vec![6, 2]);
         assert_eq!(
-            apportion(10, &[100.0, 1.0, 1.0], &[2, 10, 10]),
-            vec![2, 4, 4]
-        );
-        assert_eq!(
-            apportion(3, &[1.0, 1.0, 1.0, 1.0], &[1, 1, 1, 1])
+            apportion(3, &[1, 1, 1, 1], &[1, 1, 1, 1])
                 .iter()
                 .sum::<u32>(),
             3

@@ -1,10 +1,49 @@
-//! Photon mapping's second half on the GPU: the structs shared with the kernels (the stages
-//! themselves are in `gpu::seeding`, `gpu::irradiance` and the pipeline).
+//! Photon mapping's second half on the GPU: the structs shared with the kernels, the shading
+//! points of the shade trees, the final gather and the composition (seeding is in
+//! `gpu::seeding`, interpolation in `gpu::irradiance`).
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use crate::render::gather::{IrradianceSample, ShadingPoint};
+use super::context::{GpuContext, GpuError};
+use super::kdtree::GpuKdTree;
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::knn::check_status;
+use super::photons::GpuPhotonMap;
+use super::seeding::SeedingSettings;
+use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
+use super::vd_pipeline::VdFrameGpu;
+use super::whitted::{GpuBackend, ShadeLevel, TraversalKernels};
+use crate::accel::Prepared;
+use crate::render::gather::{
+    seeding_alpha, IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
+};
+use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings, PhotonPass};
+use crate::scene::Scene;
+use std::time::Instant;
+
+/// `count` elements of `buffer` from element `first` (a small read-back).
+fn read_buffer_range<T: Pod>(
+    ctx: &GpuContext,
+    buffer: &wgpu::Buffer,
+    first: u64,
+    count: usize,
+) -> Result<Vec<T>, GpuError> {
+    let size = (count * std::mem::size_of::<T>()) as u64;
+    let staging = storage_buffer_sized(ctx, "read-back range", size)?;
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(
+        buffer,
+        first * std::mem::size_of::<T>() as u64,
+        &staging,
+        0,
+        size,
+    );
+    ctx.queue.submit([encoder.finish()]);
+    read_buffer(ctx, &staging, count)
+}
 
 /// A diffuse hit of a shade tree. Twin of `ShadingPoint` in `shaders/shared/gather_types.wgsl`.
 #[repr(C)]
@@ -63,5 +102,535 @@ impl From<&GpuIrradianceSample> for IrradianceSample {
             irradiance: Vec3::from_array(s.irradiance),
             radius: s.radius,
         }
+    }
+}
+
+/// The state of one gather dispatch. Twin of `GatherParams` in
+/// `shaders/shared/gather_types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GatherParams {
+    pub seed_count: u32,
+    pub rays_per_seed: u32,
+    pub ray_count: u32,
+    pub step: u32,
+    pub radius_min: f32,
+    pub radius_max: f32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+}
+
+/// A gather ray's throughput (w: 1 while it goes on), the radiance it has brought, and its
+/// first hit's distance. Twin of `GatherPath` in `shaders/shared/gather_types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GatherPath {
+    pub weight: [f32; 4],
+    pub radiance: [f32; 3],
+    pub first_t: f32,
+}
+
+/// The kernels of the final gather and the composition (`shaders/gather/`).
+pub struct GatherKernels {
+    rays: Kernel,
+    shade: Kernel,
+    queries: Kernel,
+    reduce: Kernel,
+    point_flags: Kernel,
+    collect: Kernel,
+    compose: Kernel,
+}
+
+impl GatherKernels {
+    pub fn new(ctx: &GpuContext) -> Result<GatherKernels, GpuError> {
+        let kernel = |file: &str| Kernel::new(ctx, &format!("gather/{file}"), &[], Checks::Checked);
+        Ok(GatherKernels {
+            rays: kernel("rays.wgsl")?,
+            shade: kernel("shade.wgsl")?,
+            queries: kernel("queries.wgsl")?,
+            reduce: kernel("reduce.wgsl")?,
+            point_flags: kernel("point_flags.wgsl")?,
+            collect: kernel("collect.wgsl")?,
+            compose: kernel("compose.wgsl")?,
+        })
+    }
+}
+
+/// The frame's diffuse shading points on the GPU, level by level.
+pub(super) struct ShadingPoints {
+    pub(super) buffer: wgpu::Buffer,
+    pub(super) count: u32,
+    /// (first point, points) of each shade level.
+    pub(super) levels: Vec<(u32, u32)>,
+}
+
+/// What the GPU's composition reports: the statistics of its stages and the seeds per pixel.
+pub(super) struct ComposeOutput {
+    pub(super) stats: Vec<(String, f64)>,
+    pub(super) seeds_per_pixel: Vec<f32>,
+}
+
+/// One photon map with its kd-tree on the GPU.
+struct MapTree {
+    map: GpuPhotonMap,
+    tree: GpuKdTree,
+}
+
+impl GpuBackend {
+    /// Lists the diffuse nodes' shading points of every level into one buffer, level by level
+    /// and in node order within a level (the CPU twin's order for one sample per pixel).
+    pub(super) fn collect_shading_points(
+        &self,
+        levels: &[ShadeLevel],
+        base: FrameParams,
+    ) -> Result<ShadingPoints, GpuError> {
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
+        let k = &kernels.gather;
+        let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
+        let mut selections = Vec::new();
+        let mut total = 0u32;
+        for (l, level) in levels.iter().enumerate() {
+            let n = level.count as u32;
+            let params = uniform_buffer(
+                ctx,
+                "params",
+                &FrameParams {
+                    ray_count: n,
+                    ..base
+                },
+            );
+            let flags = storage_buffer_sized(ctx, "point flags", n as u64 * 4)?;
+            let indices: Vec<u32> = (0..n).collect();
+            let indices = storage_buffer(ctx, "node indices", &indices)?;
+            let selected = storage_buffer_sized(ctx, "diffuse nodes", n as u64 * 4)?;
+            let bind = k.point_flags.bind(
+                ctx,
+                &[
+                    ("params", &params),
+                    ("level_points", &level.points),
+                    ("point_flags", &flags),
+                ],
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            k.point_flags
+                .dispatch(&mut encoder, &bind, k.point_flags.grid_for(ctx, n as u64));
+            let count = self
+                .prims
+                .compact(ctx, &mut encoder, &indices, &flags, &selected, n)?;
+            ctx.queue.submit([encoder.finish()]);
+            let c = count.read(ctx)?;
+            selections.push((l as u32, selected, count, total, c));
+            total = total.checked_add(c).ok_or_else(|| {
+                GpuError::Device("more shading points than 32-bit indices address".into())
+            })?;
+        }
+        let buffer = storage_buffer_sized(ctx, "shading points", total.max(1) as u64 * point_size)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut ranges = Vec::new();
+        let mut keep = Vec::new();
+        for (l, selected, count, offset, c) in selections {
+            ranges.push((offset, c));
+            if c == 0 {
+                continue;
+            }
+            let params = uniform_buffer(
+                ctx,
+                "params",
+                &FrameParams {
+                    ray_count: c,
+                    ray_offset: offset,
+                    bounce: l,
+                    ..base
+                },
+            );
+            let bind = k.collect.bind(
+                ctx,
+                &[
+                    ("params", &params),
+                    ("level_points", &levels[l as usize].points),
+                    ("selected", &selected),
+                    ("selected_count", &count.buffer),
+                    ("points", &buffer),
+                ],
+            )?;
+            k.collect
+                .dispatch(&mut encoder, &bind, k.collect.grid_for(ctx, c as u64));
+            keep.push((params, selected, count));
+        }
+        ctx.queue.submit([encoder.finish()]);
+        Ok(ShadingPoints {
+            buffer,
+            count: total,
+            levels: ranges,
+        })
+    }
+
+    /// Final gather (paper 003 section 6.2.4) at `seed_count` seeds (indices into `points`):
+    /// the irradiance samples, one per seed, as `array<IrradianceSample>`. Twin of
+    /// `cpu::gather::final_gather`.
+    #[allow(clippy::too_many_arguments)]
+    fn final_gather(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        points: &wgpu::Buffer,
+        seeds: &wgpu::Buffer,
+        seed_count: u32,
+        global: &MapTree,
+    ) -> Result<(wgpu::Buffer, wgpu::Buffer), GpuError> {
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
+        let k = &kernels.gather;
+        let base = frame_params(scene, prepared);
+        let (_, radius) = scene_sphere(prepared);
+        let settings = EstimateSettings::of(scene, prepared);
+        let per_seed = scene.gather.rays.max(1);
+        let n = seed_count as u64 * per_seed as u64;
+        let ray_count = u32::try_from(n).map_err(|_| {
+            GpuError::Device(format!(
+                "{n} gather rays are more than 32-bit indices address"
+            ))
+        })?;
+        let gp = |step: u32| GatherParams {
+            seed_count,
+            rays_per_seed: per_seed,
+            ray_count,
+            step,
+            radius_min: SAMPLE_RADIUS_MIN * radius,
+            radius_max: SAMPLE_RADIUS_MAX * radius,
+            ..Default::default()
+        };
+        let frame = uniform_buffer(ctx, "params", &base);
+        let rays =
+            storage_buffer_sized(ctx, "gather rays", n * std::mem::size_of::<GpuRay>() as u64)?;
+        let paths = storage_buffer_sized(
+            ctx,
+            "gather paths",
+            n * std::mem::size_of::<GatherPath>() as u64,
+        )?;
+        let queries = storage_buffer_sized(ctx, "gather queries", n * 32)?;
+        let weights = storage_buffer_sized(ctx, "gather query weights", n * 16)?;
+        let flags = storage_buffer_sized(ctx, "gather query flags", n * 4)?;
+        let p0 = uniform_buffer(ctx, "gather params", &gp(0));
+        let bind = self.bind_with_scene(
+            &k.rays,
+            buffers,
+            &frame,
+            &[
+                ("gather_params", &p0),
+                ("points", points),
+                ("seeds", seeds),
+                ("rays", &rays),
+                ("paths", &paths),
+            ],
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(&flags, 0, None);
+        k.rays
+            .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
+        ctx.queue.submit([encoder.finish()]);
+        let hits =
+            storage_buffer_sized(ctx, "gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
+        for step in 0..=scene.film.max_depth {
+            self.trace_rays(
+                traversal,
+                buffers,
+                FrameParams { ray_count, ..base },
+                &rays,
+                &hits,
+                vd,
+                &mut None,
+                "gather trace",
+            )?;
+            let p = uniform_buffer(ctx, "gather params", &gp(step));
+            let bind = self.bind_with_scene(
+                &k.shade,
+                buffers,
+                &frame,
+                &[
+                    ("gather_params", &p),
+                    ("rays", &rays),
+                    ("hits", &hits),
+                    ("paths", &paths),
+                    ("queries", &queries),
+                    ("query_weights", &weights),
+                    ("query_flags", &flags),
+                ],
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            k.shade
+                .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
+            ctx.queue.submit([encoder.finish()]);
+        }
+        // The diffuse hits' density estimates from the global map, densely.
+        let slots = storage_buffer_sized(ctx, "gather query slots", n * 4)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.prims
+            .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
+        ctx.queue.submit([encoder.finish()]);
+        let last: Vec<u32> = read_buffer_range(ctx, &slots, ray_count as u64 - 1, 1)?;
+        let last_flag: Vec<u32> = read_buffer_range(ctx, &flags, ray_count as u64 - 1, 1)?;
+        let query_count = last[0] + last_flag[0];
+        let dense =
+            storage_buffer_sized(ctx, "gather dense queries", query_count.max(1) as u64 * 32)?;
+        let bind = self.bind_with_scene(
+            &k.queries,
+            buffers,
+            &frame,
+            &[
+                ("gather_params", &p0),
+                ("queries", &queries),
+                ("query_flags", &flags),
+                ("query_slots", &slots),
+                ("dense_queries", &dense),
+            ],
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        k.queries
+            .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
+        ctx.queue.submit([encoder.finish()]);
+        let densities = if query_count > 0 {
+            let (dispatch, output) = kernels.knn.prepare_density(
+                ctx,
+                &global.tree.words,
+                &global.map.positions,
+                &global.map.records,
+                &dense,
+                0,
+                query_count,
+                settings.k as u32,
+                settings.max_dist2,
+                settings.filter,
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            dispatch.record(&mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            check_status(ctx, &output.status)?;
+            output.density
+        } else {
+            storage_buffer_sized(ctx, "no densities", 16)?
+        };
+        let samples = storage_buffer_sized(
+            ctx,
+            "irradiance samples",
+            seed_count.max(1) as u64 * std::mem::size_of::<GpuIrradianceSample>() as u64,
+        )?;
+        let positions =
+            storage_buffer_sized(ctx, "sample positions", seed_count.max(1) as u64 * 16)?;
+        let bind = self.bind_with_scene(
+            &k.reduce,
+            buffers,
+            &frame,
+            &[
+                ("gather_params", &p0),
+                ("points", points),
+                ("seeds", seeds),
+                ("paths", &paths),
+                ("query_weights", &weights),
+                ("query_flags", &flags),
+                ("query_slots", &slots),
+                ("densities", &densities),
+                ("samples", &samples),
+                ("sample_positions", &positions),
+            ],
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        k.reduce.dispatch(
+            &mut encoder,
+            &bind,
+            k.reduce.grid_for(ctx, seed_count as u64),
+        );
+        ctx.queue.submit([encoder.finish()]);
+        Ok((samples, positions))
+    }
+
+    /// Photon mapping's composition on the GPU (twin of `cpu::photons::compose`): collects the
+    /// shade levels' diffuse shading points, traces both photon maps and builds their trees,
+    /// seeds and gathers the irradiance samples, builds their tree, interpolates the indirect
+    /// irradiance and estimates the caustic map's density at every point, and adds
+    /// albedo/π × both to each diffuse node's own light before the trees are accumulated.
+    /// Returns the statistics and the seeds per pixel.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn compose_photon_map(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        levels: &[ShadeLevel],
+    ) -> Result<ComposeOutput, GpuError> {
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
+        let base = frame_params(scene, prepared);
+        let (_, radius) = scene_sphere(prepared);
+        let settings = EstimateSettings::of(scene, prepared);
+        let mut stats = Vec::new();
+        let clock = Instant::now();
+        let points = self.collect_shading_points(levels, base)?;
+        stats.push(("gather/shading_points".to_string(), points.count as f64));
+        let mut maps = Vec::new();
+        for pass in [PhotonPass::Global, PhotonPass::Caustic] {
+            let count = match pass {
+                PhotonPass::Global => scene.photons.global,
+                PhotonPass::Caustic => scene.photons.caustic,
+            };
+            let map = self.trace_photon_pass(
+                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
+            )?;
+            push_pass_stats(&mut stats, pass.name(), &map.stats);
+            let start = Instant::now();
+            let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
+            ctx.wait_idle()?;
+            stats.push((
+                format!("kdtree/{}_build_ms", pass.name()),
+                start.elapsed().as_secs_f64() * 1e3,
+            ));
+            maps.push(MapTree { map, tree });
+        }
+        let start = Instant::now();
+        let (seeds, seed_count) = kernels.seeding.seed_irradiance_samples(
+            ctx,
+            &self.prims,
+            &points.buffer,
+            points.count,
+            &SeedingSettings {
+                width: scene.film.width.max(1),
+                height: scene.film.height.max(1),
+                levels: scene.gather.quadtree_levels,
+                seeds: scene.gather.seeds,
+                alpha: seeding_alpha(radius),
+                seed: scene.film.seed,
+            },
+        )?;
+        ctx.wait_idle()?;
+        stats.push(("gather/seeds".to_string(), seed_count as f64));
+        stats.push((
+            "gather/seeding_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        let start = Instant::now();
+        let (samples, sample_positions) = self.final_gather(
+            scene,
+            prepared,
+            buffers,
+            traversal,
+            vd,
+            &points.buffer,
+            &seeds,
+            seed_count,
+            &maps[0],
+        )?;
+        ctx.wait_idle()?;
+        stats.push((
+            "gather/rays".to_string(),
+            seed_count as f64 * scene.gather.rays.max(1) as f64,
+        ));
+        stats.push((
+            "gather/final_gather_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        let start = Instant::now();
+        let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let indirect = kernels.irradiance.interpolate(
+            ctx,
+            &mut encoder,
+            &samples,
+            &irradiance_tree.words,
+            &sample_positions,
+            &points.buffer,
+            points.count,
+        )?;
+        ctx.queue.submit([encoder.finish()]);
+        // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels.
+        indirect.check(ctx)?;
+        let caustic = &maps[1];
+        let caustic_density = if caustic.map.count > 0 && points.count > 0 {
+            let (dispatch, output) = kernels.knn.prepare_density(
+                ctx,
+                &caustic.tree.words,
+                &caustic.map.positions,
+                &caustic.map.records,
+                &points.buffer,
+                0,
+                points.count,
+                settings.k as u32,
+                settings.max_dist2,
+                settings.filter,
+            )?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            dispatch.record(&mut encoder, None);
+            ctx.queue.submit([encoder.finish()]);
+            check_status(ctx, &output.status)?;
+            output.density
+        } else {
+            let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
+            storage_buffer(ctx, "no caustics", &zeros)?
+        };
+        // Each level's diffuse nodes take their points' light.
+        let k = &kernels.gather;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut keep = Vec::new();
+        for (level, &(offset, count)) in levels.iter().zip(&points.levels) {
+            if count == 0 {
+                continue;
+            }
+            let params = uniform_buffer(
+                ctx,
+                "params",
+                &FrameParams {
+                    ray_count: count,
+                    ray_offset: offset,
+                    ..base
+                },
+            );
+            let bind = k.compose.bind(
+                ctx,
+                &[
+                    ("params", &params),
+                    ("points", &points.buffer),
+                    ("nodes", &level.nodes),
+                    ("caustic_density", &caustic_density),
+                    ("indirect", &indirect),
+                ],
+            )?;
+            k.compose
+                .dispatch(&mut encoder, &bind, k.compose.grid_for(ctx, count as u64));
+            keep.push(params);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        ctx.wait_idle()?;
+        stats.push((
+            "gather/interpolate_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        stats.push((
+            "time/photon_map_ms".to_string(),
+            clock.elapsed().as_secs_f64() * 1e3,
+        ));
+        // Seeds per pixel.
+        let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
+        let mut seeds_per_pixel = vec![0.0f32; pixels];
+        if seed_count > 0 {
+            let seed_indices: Vec<u32> = read_buffer(ctx, &seeds, seed_count as usize)?;
+            let all: Vec<GpuShadingPoint> =
+                read_buffer(ctx, &points.buffer, points.count as usize)?;
+            for s in seed_indices {
+                if let Some(p) = all.get(s as usize) {
+                    if (p.pixel as usize) < pixels {
+                        seeds_per_pixel[p.pixel as usize] += 1.0;
+                    }
+                }
+            }
+        }
+        Ok(ComposeOutput {
+            stats,
+            seeds_per_pixel,
+        })
     }
 }

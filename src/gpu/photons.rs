@@ -74,6 +74,12 @@ pub struct PhotonKernels {
     pub(super) builder: KdTreeBuilder,
     /// The density estimates.
     pub(super) knn: KnnQueries,
+    /// The final gather and composition.
+    pub(super) gather: super::gather::GatherKernels,
+    /// Adaptive seeding.
+    pub(super) seeding: super::seeding::SeedingKernels,
+    /// Irradiance interpolation.
+    pub(super) irradiance: super::irradiance::IrradianceKernels,
 }
 
 impl PhotonKernels {
@@ -88,6 +94,9 @@ impl PhotonKernels {
             view_queries: kernel("view_queries.wgsl")?,
             builder: KdTreeBuilder::new(ctx)?,
             knn: KnnQueries::new(ctx)?,
+            gather: super::gather::GatherKernels::new(ctx)?,
+            seeding: super::seeding::SeedingKernels::new(ctx)?,
+            irradiance: super::irradiance::IrradianceKernels::new(ctx)?,
         })
     }
 }

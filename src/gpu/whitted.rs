@@ -38,6 +38,7 @@ use std::time::Instant;
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
+use super::gather::GpuShadingPoint;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
@@ -84,6 +85,14 @@ pub(super) struct TraversalKernels {
     pub(super) trace: Kernel,
     shade: Kernel,
     shadow: Kernel,
+}
+
+/// One level of the shade trees on the GPU.
+pub(super) struct ShadeLevel {
+    pub(super) nodes: wgpu::Buffer,
+    pub(super) count: u64,
+    /// `GpuShadingPoint` per node: the diffuse nodes' shading points (node = NONE elsewhere).
+    pub(super) points: wgpu::Buffer,
 }
 
 /// Per-stage GPU times and ray counts of one frame.
@@ -485,10 +494,15 @@ impl GpuBackend {
 
     /// Renders the frame: colour and the requested AOV layers, with stage statistics.
     pub fn render(&self, scene: &Scene, prepared: &Prepared) -> Result<Frame, GpuError> {
-        if scene.film.integrator == crate::scene::Integrator::PhotonMap {
+        let photon_map = scene.film.integrator == crate::scene::Integrator::PhotonMap;
+        if photon_map
+            && [Aov::Direct, Aov::Indirect, Aov::Caustic]
+                .iter()
+                .any(|a| scene.output.layers.contains(a))
+        {
             return Err(GpuError::Device(
-                "the photon_map integrator (final gather and composition) runs only on the CPU \
-                 so far: render with --device cpu, or film { integrator whitted }"
+                "the direct, indirect and caustic layers of the photon_map integrator are made \
+                 only by the CPU backend so far: render with --device cpu, or leave them out"
                     .into(),
             ));
         }
@@ -525,8 +539,9 @@ impl GpuBackend {
             .max_storage_buffer_binding_size
             .min(ctx.info.max_buffer_size);
         let chunk_rays = ((limit / (shadow_size * per_hit)) / 64 * 64).clamp(64, 1 << 20);
-        // The levels of the shade trees, camera nodes first: (nodes, node count).
-        let mut levels: Vec<(wgpu::Buffer, u64)> = Vec::new();
+        // The levels of the shade trees, camera nodes first: nodes, node count, and the
+        // shading point of each diffuse node.
+        let mut levels: Vec<ShadeLevel> = Vec::new();
         let mut shadow_counts: Vec<CountBuffer> = Vec::new();
         let mut bounce = 0u32;
         loop {
@@ -549,6 +564,11 @@ impl GpuBackend {
                 level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
             )?;
             let child_flags = storage_buffer_sized(ctx, "child flags", level_rays as u64 * 4)?;
+            let diffuse_points = storage_buffer_sized(
+                ctx,
+                "diffuse points",
+                ray_count * std::mem::size_of::<GpuShadingPoint>() as u64,
+            )?;
             let shadow_slots_len = ray_count.min(chunk_rays) * per_hit;
             let shadow_rays =
                 storage_buffer_sized(ctx, "shadow rays", shadow_slots_len * shadow_size)?;
@@ -576,6 +596,7 @@ impl GpuBackend {
                     ("shadow_rays", &shadow_rays),
                     ("shadow_flags", &shadow_flags),
                     ("first_hits", &first_hits),
+                    ("diffuse_points", &diffuse_points),
                 ],
             )?;
             let direct_bind = self.direct.bind(
@@ -760,7 +781,11 @@ impl GpuBackend {
             }
             stats.specular_rays += spawned;
             stats.shade_tree_nodes += ray_count;
-            levels.push((nodes, ray_count));
+            levels.push(ShadeLevel {
+                nodes,
+                count: ray_count,
+                points: diffuse_points,
+            });
             self.collect_times(&mut timer, &mut stats)?;
             bounce += 1;
             if spawned == 0 || bounce > base.max_depth {
@@ -787,12 +812,20 @@ impl GpuBackend {
         for count in &shadow_counts {
             stats.shadow_rays += count.read(ctx)? as u64;
         }
+        // Photon mapping adds caustics and indirect light to the diffuse nodes.
+        let (photon_map_stats, seeds_per_pixel) = if photon_map {
+            let out =
+                self.compose_photon_map(scene, prepared, &buffers, &kernels, &mut vd, &levels)?;
+            (out.stats, out.seeds_per_pixel)
+        } else {
+            (Vec::new(), Vec::new())
+        };
 
         // Bottom-up accumulation, deepest level first, then the camera nodes into the pixels.
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let mut level_params = Vec::new();
         for pair in levels.windows(2).rev() {
-            let ((nodes, count), (child_nodes, _)) = (&pair[0], &pair[1]);
+            let (nodes, count, child_nodes) = (&pair[0].nodes, &pair[0].count, &pair[1].nodes);
             let params_buffer = uniform_buffer(
                 ctx,
                 "params",
@@ -825,7 +858,7 @@ impl GpuBackend {
             ctx,
             &[
                 ("params", &resolve_params),
-                ("nodes", &levels[0].0),
+                ("nodes", &levels[0].nodes),
                 ("pixels", &pixel_colours),
             ],
         )?;
@@ -868,6 +901,11 @@ impl GpuBackend {
             None
         };
         let ids: Vec<[f32; 2]> = ids.unwrap_or_default();
+        let mut photon_views = photon_views;
+        photon_views.seeds = seeds_per_pixel;
+        if !photon_map {
+            photon_views.direct_part = color.clone();
+        }
         let aovs = aov_layers(
             &scene.output.layers,
             &albedo,
@@ -894,6 +932,7 @@ impl GpuBackend {
             ),
         ];
         frame_stats.extend(photon_stats);
+        frame_stats.extend(photon_map_stats);
         if ctx.info.features.timestamps {
             frame_stats.extend([
                 ("gpu/primary_ms".to_string(), stats.primary_ms),

@@ -12,8 +12,18 @@
 //! irradiance is `Σ wᵢ Eᵢ / Σ wᵢ`. Where no sample is that close, the point falls back to the
 //! nearest samples facing its side (`n·nᵢ > 0`), weighted by `1/(εᵢ + 10⁻³)`; with none of
 //! those either, it gets no indirect light.
+//!
+//! **The same arithmetic on the GPU.** `shaders/shared/irradiance.wgsl` is the twin of
+//! [`ward_error`] and [`interpolate_irradiance`]. Both take `‖x − xᵢ‖²` from
+//! `accel::knn::squared_distance` (the kNN search's own distances on the GPU) and `n·nᵢ` from
+//! [`exact_dot`], whose products are exact, so a driver's fusing of `a·b + c` into a
+//! multiply-add cannot move a sample across the `εᵢ < a` or `n·nᵢ > 0` decisions; the samples
+//! are summed in the same (distance, index) order. What is left to differ are the square roots
+//! and divisions, which GPUs need not round correctly (a few units of roundoff).
 
 use glam::Vec3;
+
+use crate::accel::knn::squared_distance;
 
 /// A diffuse hit of a shade tree: where photon mapping adds caustics and indirect light.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,6 +58,11 @@ pub fn geometric_variation(alpha: f32, x: Vec3, n: Vec3, mean_x: Vec3, mean_n: V
     alpha * (x - mean_x).length() + (2.0 - 2.0 * n.dot(mean_n)).max(0.0).sqrt()
 }
 
+/// α of equation 6.1 for a scene of radius `scene_radius`.
+pub fn seeding_alpha(scene_radius: f32) -> f32 {
+    SEEDING_ALPHA_SCENE / scene_radius.max(1e-6)
+}
+
 /// Ward's accuracy `a`: the largest error of a sample used without falling back.
 pub const INTERPOLATION_ACCURACY: f32 = 0.5;
 /// Samples considered for each interpolation.
@@ -56,14 +71,41 @@ pub const INTERPOLATION_NEIGHBOURS: usize = 12;
 pub const SAMPLE_RADIUS_MIN: f32 = 0.02;
 pub const SAMPLE_RADIUS_MAX: f32 = 0.5;
 
-/// Ward's error of `sample` at `x` with normal `n`.
-pub fn ward_error(sample: &IrradianceSample, x: Vec3, n: Vec3) -> f32 {
-    (x - sample.position).length() / sample.radius.max(1e-12)
-        + (1.0 - n.dot(sample.normal)).max(0.0).sqrt()
+/// `d` as `h + l` exactly: `h` its 12 leading significant bits, `l = d − h` the rest (at most
+/// 12 bits), so that products of two such parts are exact in `f32` (as `accel::knn` splits).
+fn split(d: f32) -> (f32, f32) {
+    let h = f32::from_bits(d.to_bits() & 0xffff_f000);
+    (h, d - h)
 }
 
-/// The interpolated irradiance at `x` from `candidates` (the samples nearest to `x`), as the
-/// module documentation describes.
+/// `a·b` from exact partial products summed in a fixed order, so that contracting `p·q + r`
+/// into a fused multiply-add (which GPU drivers may do) cannot change it: the twin of
+/// `irradiance_dot` in `shaders/shared/irradiance.wgsl`. Within a few units of roundoff of the
+/// exact dot product for unit vectors (products below `f32::MIN_POSITIVE` aside).
+pub fn exact_dot(a: Vec3, b: Vec3) -> f32 {
+    let (axh, axl) = split(a.x);
+    let (ayh, ayl) = split(a.y);
+    let (azh, azl) = split(a.z);
+    let (bxh, bxl) = split(b.x);
+    let (byh, byl) = split(b.y);
+    let (bzh, bzl) = split(b.z);
+    let high = (axh * bxh + ayh * byh) + azh * bzh;
+    let middle = ((axh * bxl + axl * bxh) + (ayh * byl + ayl * byh)) + (azh * bzl + azl * bzh);
+    let low = (axl * bxl + ayl * byl) + azl * bzl;
+    high + (middle + low)
+}
+
+/// Ward's error of `sample` at `x` with normal `n`, from the squared distance of
+/// `accel::knn::squared_distance` and [`exact_dot`] (see the module docs).
+pub fn ward_error(sample: &IrradianceSample, x: Vec3, n: Vec3) -> f32 {
+    let p = sample.position;
+    let d2 = squared_distance([x.x, x.y, x.z, 0.0], [p.x, p.y, p.z, 0.0]);
+    d2.sqrt() / sample.radius.max(1e-12) + (1.0 - exact_dot(n, sample.normal)).max(0.0).sqrt()
+}
+
+/// The interpolated irradiance at `x` from `candidates` (the samples nearest to `x`, in the
+/// order they are summed: the kNN search's ascending (distance, index) order), as the module
+/// documentation describes.
 pub fn interpolate_irradiance<'a>(
     candidates: impl Iterator<Item = &'a IrradianceSample> + Clone,
     x: Vec3,
@@ -82,7 +124,7 @@ pub fn interpolate_irradiance<'a>(
         return sum / total;
     }
     for s in candidates {
-        if n.dot(s.normal) > 0.0 {
+        if exact_dot(n, s.normal) > 0.0 {
             let w = 1.0 / (ward_error(s, x, n) + 1e-3);
             sum += s.irradiance * w;
             total += w;

@@ -1,0 +1,74 @@
+// One step of the gather rays (twin of one iteration of cpu::gather::gather_radiance): a miss
+// ends the ray; a diffuse hit ends it with a density query of the global map (position and the
+// normal facing the ray, flagged; gather/finish.wgsl adds weight · albedo/π · density); an
+// emissive hit adds its radiance; a mirror or a dielectric (Fresnel-chosen) sends it on.
+//!include "gather/common.wgsl"
+
+@group(0) @binding(20) var<uniform> gather_params: GatherParams;
+@group(0) @binding(21) var<storage, read_write> rays: array<Ray>;
+@group(0) @binding(22) var<storage, read> hits: array<Hit>;
+@group(0) @binding(23) var<storage, read_write> paths: array<GatherPath>;
+// Two vec4 per ray (position, normal) and the weight (albedo/π times the throughput) of a query.
+@group(0) @binding(24) var<storage, read_write> queries: array<vec4<f32>>;
+@group(0) @binding(25) var<storage, read_write> query_weights: array<vec4<f32>>;
+@group(0) @binding(26) var<storage, read_write> query_flags: array<u32>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = gid.x + gid.y * groups.x * 64u;
+    if i >= gather_params.ray_count {
+        return;
+    }
+    let ray = rays[i];
+    if ray.pixel == NONE {
+        return;
+    }
+    var path = paths[i];
+    let hit = hits[i];
+    // The ray ends here unless a specular surface sends it on.
+    rays[i].pixel = NONE;
+    if hit.instance == NONE {
+        path.weight.w = 0.0;
+        paths[i] = path;
+        return;
+    }
+    if gather_params.step == 0u {
+        path.first_t = hit.t * sqrt(dot3(ray.dir, ray.dir));
+    }
+    let sp = surface_point(ray.origin, ray.dir, hit);
+    let dir = normalize3(ray.dir);
+    let m = materials[sp.material];
+    var stream = SampleStream(sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample).key, ray.dimension);
+    let u = next_f32(&stream);
+    let facing = face_forward(sp.geometric_normal, dir);
+    if m.kind == 0u {
+        queries[2u * i] = vec4<f32>(sp.position, 1.0);
+        queries[2u * i + 1u] = vec4<f32>(face_forward(sp.shading_normal, dir), 0.0);
+        query_weights[i] = vec4<f32>(path.weight.xyz * albedo_of(m, sp) * (1.0 / PI), 0.0);
+        query_flags[i] = 1u;
+        path.weight.w = 0.0;
+    } else if m.kind == 3u {
+        if dot3(dir, sp.geometric_normal) < 0.0 {
+            path.radiance += path.weight.xyz * m.color.xyz;
+        }
+        path.weight.w = 0.0;
+    } else if m.kind == 1u {
+        let w = path.weight.xyz * m.color.xyz;
+        path.weight = vec4<f32>(w, 1.0);
+        let n = face_forward(sp.shading_normal, dir);
+        rays[i] = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, reflect_dir(dir, n), ray.sample, stream.dimension, 0u, 0u, 0u);
+    } else {
+        let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, m.ior);
+        if split.has_refracted && u >= split.fresnel {
+            path.weight = vec4<f32>(path.weight.xyz * m.color.xyz, 1.0);
+            rays[i] = Ray(offset_origin(sp.position, -facing, params.epsilon), ray.pixel, split.refracted, ray.sample, stream.dimension, 0u, 0u, 0u);
+        } else {
+            rays[i] = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, split.reflected, ray.sample, stream.dimension, 0u, 0u, 0u);
+        }
+    }
+    if path.weight.w > 0.0 && max(max(path.weight.x, path.weight.y), path.weight.z) <= 0.0 {
+        path.weight.w = 0.0;
+        rays[i].pixel = NONE;
+    }
+    paths[i] = path;
+}
