@@ -93,14 +93,16 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
     assert_eq!(seeds.pixels.iter().sum::<f32>(), 128.0);
 }
 
-/// The Cornell box with the mirror and the glass sphere at 48×48, photon-mapped.
+/// The Cornell box with the mirror and the glass sphere at 48×48, photon-mapped, 4 samples per
+/// pixel (at 1 sample a handful of pixel centres fall exactly on the walls' edges, where the
+/// two backends' camera rays round to different surfaces: 8 of 2304 pixels on an H100).
 fn small_cornell() -> (Scene, caustica::accel::Prepared) {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let file = caustica::load_scene(&root.join("scenes/cornell_spheres.csc")).unwrap();
     let assets = caustica::io::AssetCache::default();
     let overrides = caustica::Overrides {
         resolution: Some((48, 48)),
-        spp: Some(1),
+        spp: Some(4),
         integrator: Some(Integrator::PhotonMap),
         layers: Some(vec![Aov::Seeds]),
         ..Default::default()
@@ -115,19 +117,29 @@ fn small_cornell() -> (Scene, caustica::accel::Prepared) {
 }
 
 #[test]
-fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_in_the_cornell_box() {
-    let Some(ctx) = caustica::gpu::test_context() else {
-        return;
-    };
+fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu_seeds() {
+    let Some(ctx) = caustica::gpu::test_context() else { return };
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell();
     let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
     let frame = gpu.render(&scene, &prepared).unwrap();
-    // The two backends trace the same photons, choose the same seeds and gather along the same
-    // rays, up to floating-point rounding: the images differ far less than either differs from
-    // a converged reference (relMSE 0.003 at 256×256, 16 spp).
+    // The noise of the method: the same scene on the CPU with another seed (other photons,
+    // seeds and gather rays).
+    let mut reseeded = scene.clone();
+    reseeded.film.seed += 1;
+    let other = caustica::cpu::whitted::render_whitted(&reseeded, &prepared, &Default::default());
+    let noise = caustica::render::compare::compare(&other.color, &cpu.color, 48, &[]).unwrap();
+    // The GPU traces the same photons, chooses the same seeds and gathers along the same rays
+    // as the CPU, up to floating-point rounding, so it must differ from the CPU by far less
+    // than that noise (which is heavy-tailed: a caustic pixel's estimate moves with the
+    // photons), and by less than 0.002 (measured 0.0007 on lavapipe).
     let c = caustica::render::compare::compare(&frame.color, &cpu.color, 48, &[]).unwrap();
-    assert!(c.relmse < 0.002, "relMSE GPU against CPU {}", c.relmse);
+    assert!(
+        c.relmse < 0.002 && c.relmse < noise.relmse,
+        "relMSE GPU against CPU {}, CPU against CPU with another seed {}",
+        c.relmse,
+        noise.relmse
+    );
     let ratio = c.mean / c.reference_mean;
     assert!(
         (ratio - Vec3::ONE).abs().max_element() < 0.01,
