@@ -104,7 +104,7 @@ fn small_cornell() -> (Scene, caustica::accel::Prepared) {
         resolution: Some((48, 48)),
         spp: Some(4),
         integrator: Some(Integrator::PhotonMap),
-        layers: Some(vec![Aov::Seeds]),
+        layers: Some(vec![Aov::Direct, Aov::Indirect, Aov::Caustic, Aov::Seeds]),
         ..Default::default()
     };
     let mut scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
@@ -118,7 +118,9 @@ fn small_cornell() -> (Scene, caustica::accel::Prepared) {
 
 #[test]
 fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu_seeds() {
-    let Some(ctx) = caustica::gpu::test_context() else { return };
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell();
     let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
@@ -151,4 +153,30 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
         frame.aov("seeds").unwrap().pixels.iter().sum::<f32>(),
         cpu.aov("seeds").unwrap().pixels.iter().sum::<f32>()
     );
+    // On both backends the layers are the colour's parts, and the GPU's parts agree with the
+    // CPU's on average.
+    for f in [&frame, &cpu] {
+        let (d, i, c) = (
+            layer_rgb(f, "direct"),
+            layer_rgb(f, "indirect"),
+            layer_rgb(f, "caustic"),
+        );
+        for k in 0..f.color.len() {
+            let sum = d[k] + i[k] + c[k];
+            assert!(
+                (sum - f.color[k]).abs().max_element() <= 1e-4 * (1.0 + f.color[k].max_element()),
+                "{}: pixel {k}: {sum} against {}",
+                f.metadata.device,
+                f.color[k]
+            );
+        }
+    }
+    for name in ["direct", "indirect", "caustic"] {
+        let mean = |f: &Frame| layer_rgb(f, name).iter().copied().sum::<Vec3>() / 2304.0;
+        let (g, c) = (mean(&frame), mean(&cpu));
+        assert!(
+            ((g - c).abs() / c.max(Vec3::splat(1e-4))).max_element() < 0.02,
+            "{name}: GPU mean {g}, CPU mean {c}"
+        );
+    }
 }

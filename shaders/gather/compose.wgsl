@@ -10,6 +10,8 @@
 @group(0) @binding(22) var<storage, read_write> nodes: array<ShadeNode>;
 @group(0) @binding(23) var<storage, read> caustic_density: array<vec4<f32>>;
 @group(0) @binding(24) var<storage, read> indirect: array<vec4<f32>>;
+// x: 0 adds both components to the node's light; 1 sets the caustic one alone, 2 the indirect.
+@group(0) @binding(25) var<uniform> compose_mode: vec4<u32>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -20,5 +22,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let j = params.ray_offset + local;
     let index = points[j].node & 0x3ffffffu;
     let node = nodes[index];
-    nodes[index].own = node.own + node.weight * (caustic_density[j].xyz + indirect[j].xyz);
+    if compose_mode.x == 1u {
+        nodes[index].own = node.weight * caustic_density[j].xyz;
+    } else if compose_mode.x == 2u {
+        nodes[index].own = node.weight * indirect[j].xyz;
+    } else {
+        nodes[index].own = node.own + node.weight * (caustic_density[j].xyz + indirect[j].xyz);
+    }
 }

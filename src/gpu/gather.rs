@@ -139,6 +139,7 @@ pub struct GatherKernels {
     point_flags: Kernel,
     collect: Kernel,
     compose: Kernel,
+    clear_own: Kernel,
 }
 
 impl GatherKernels {
@@ -152,6 +153,7 @@ impl GatherKernels {
             point_flags: kernel("point_flags.wgsl")?,
             collect: kernel("collect.wgsl")?,
             compose: kernel("compose.wgsl")?,
+            clear_own: kernel("clear_own.wgsl")?,
         })
     }
 }
@@ -164,11 +166,25 @@ pub(super) struct ShadingPoints {
     pub(super) levels: Vec<(u32, u32)>,
 }
 
-/// What the GPU's composition reports: the statistics of its stages and the seeds per pixel.
+/// What the GPU's composition reports: the statistics of its stages, the seeds per pixel, and
+/// the per-point components (for the `caustic` and `indirect` layers).
 pub(super) struct ComposeOutput {
     pub(super) stats: Vec<(String, f64)>,
     pub(super) seeds_per_pixel: Vec<f32>,
+    pub(super) parts: ComposeParts,
 }
+
+/// The frame's shading points with their caustic flux density and indirect irradiance.
+pub(super) struct ComposeParts {
+    pub(super) points: ShadingPoints,
+    pub(super) caustic: wgpu::Buffer,
+    pub(super) indirect: wgpu::Buffer,
+}
+
+/// `apply_components` modes (`compose_mode` in `shaders/gather/compose.wgsl`).
+pub(super) const COMPOSE_ADD: u32 = 0;
+pub(super) const COMPOSE_CAUSTIC: u32 = 1;
+pub(super) const COMPOSE_INDIRECT: u32 = 2;
 
 /// One photon map with its kd-tree on the GPU.
 struct MapTree {
@@ -573,10 +589,79 @@ impl GpuBackend {
             storage_buffer(ctx, "no caustics", &zeros)?
         };
         // Each level's diffuse nodes take their points' light.
+        let parts = ComposeParts {
+            points,
+            caustic: caustic_density,
+            indirect: indirect.irradiance,
+        };
+        let nodes: Vec<&wgpu::Buffer> = levels.iter().map(|l| &l.nodes).collect();
+        self.apply_components(&nodes, &parts, COMPOSE_ADD, base)?;
+        ctx.wait_idle()?;
+        stats.push((
+            "gather/interpolate_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        stats.push((
+            "time/photon_map_ms".to_string(),
+            clock.elapsed().as_secs_f64() * 1e3,
+        ));
+        // Seeds per pixel.
+        let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
+        let mut seeds_per_pixel = vec![0.0f32; pixels];
+        if seed_count > 0 {
+            let seed_indices: Vec<u32> = read_buffer(ctx, &seeds, seed_count as usize)?;
+            let all: Vec<GpuShadingPoint> =
+                read_buffer(ctx, &parts.points.buffer, parts.points.count as usize)?;
+            for s in seed_indices {
+                if let Some(p) = all.get(s as usize) {
+                    if (p.pixel as usize) < pixels {
+                        seeds_per_pixel[p.pixel as usize] += 1.0;
+                    }
+                }
+            }
+        }
+        Ok(ComposeOutput {
+            stats,
+            seeds_per_pixel,
+            parts,
+        })
+    }
+
+    /// Gives each level's diffuse nodes (`nodes[level]`) their points' light: `COMPOSE_ADD`
+    /// adds albedo/π × (caustic + indirect) to their own light; `COMPOSE_CAUSTIC` and
+    /// `COMPOSE_INDIRECT` first clear every node's own light and then set one component alone
+    /// (the `caustic` and `indirect` layers, accumulated like the colour).
+    pub(super) fn apply_components(
+        &self,
+        nodes: &[&wgpu::Buffer],
+        parts: &ComposeParts,
+        mode: u32,
+        base: FrameParams,
+    ) -> Result<(), GpuError> {
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
         let k = &kernels.gather;
+        let mode_buffer = uniform_buffer(ctx, "compose mode", &[mode, 0u32, 0, 0]);
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let mut keep = Vec::new();
-        for (level, &(offset, count)) in levels.iter().zip(&points.levels) {
+        for (level, &(offset, count)) in nodes.iter().zip(&parts.points.levels) {
+            if mode != COMPOSE_ADD {
+                let n = (level.size() / std::mem::size_of::<[f32; 8]>() as u64) as u32;
+                let params = uniform_buffer(
+                    ctx,
+                    "params",
+                    &FrameParams {
+                        ray_count: n,
+                        ..base
+                    },
+                );
+                let bind = k
+                    .clear_own
+                    .bind(ctx, &[("params", &params), ("nodes", level)])?;
+                k.clear_own
+                    .dispatch(&mut encoder, &bind, k.clear_own.grid_for(ctx, n as u64));
+                keep.push(params);
+            }
             if count == 0 {
                 continue;
             }
@@ -593,10 +678,11 @@ impl GpuBackend {
                 ctx,
                 &[
                     ("params", &params),
-                    ("points", &points.buffer),
-                    ("nodes", &level.nodes),
-                    ("caustic_density", &caustic_density),
-                    ("indirect", &indirect),
+                    ("compose_mode", &mode_buffer),
+                    ("points", &parts.points.buffer),
+                    ("nodes", level),
+                    ("caustic_density", &parts.caustic),
+                    ("indirect", &parts.indirect),
                 ],
             )?;
             k.compose
@@ -604,33 +690,6 @@ impl GpuBackend {
             keep.push(params);
         }
         ctx.queue.submit([encoder.finish()]);
-        ctx.wait_idle()?;
-        stats.push((
-            "gather/interpolate_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
-        stats.push((
-            "time/photon_map_ms".to_string(),
-            clock.elapsed().as_secs_f64() * 1e3,
-        ));
-        // Seeds per pixel.
-        let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
-        let mut seeds_per_pixel = vec![0.0f32; pixels];
-        if seed_count > 0 {
-            let seed_indices: Vec<u32> = read_buffer(ctx, &seeds, seed_count as usize)?;
-            let all: Vec<GpuShadingPoint> =
-                read_buffer(ctx, &points.buffer, points.count as usize)?;
-            for s in seed_indices {
-                if let Some(p) = all.get(s as usize) {
-                    if (p.pixel as usize) < pixels {
-                        seeds_per_pixel[p.pixel as usize] += 1.0;
-                    }
-                }
-            }
-        }
-        Ok(ComposeOutput {
-            stats,
-            seeds_per_pixel,
-        })
+        Ok(())
     }
 }

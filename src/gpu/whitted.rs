@@ -492,20 +492,77 @@ impl GpuBackend {
         Ok(ids)
     }
 
+    /// The shade trees' bottom-up accumulation, deepest level first, then the camera nodes
+    /// into the pixels (each pixel the mean of its samples): the image of `levels` (nodes and
+    /// node count per level, camera level first). The node buffers end up holding colours.
+    fn accumulate_and_resolve(
+        &self,
+        levels: &[(wgpu::Buffer, u64)],
+        base: FrameParams,
+        timer: &mut Option<Timer>,
+    ) -> Result<Vec<Vec3>, GpuError> {
+        let ctx = &self.ctx;
+        let pixels = (base.width * base.height) as u64;
+        // Bottom-up accumulation, deepest level first, then the camera nodes into the pixels.
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut level_params = Vec::new();
+        for pair in levels.windows(2).rev() {
+            let (nodes, count, child_nodes) = (&pair[0].0, &pair[0].1, &pair[1].0);
+            let params_buffer = uniform_buffer(
+                ctx,
+                "params",
+                &FrameParams {
+                    ray_count: *count as u32,
+                    ..base
+                },
+            );
+            let bind = self.accumulate.bind(
+                ctx,
+                &[
+                    ("params", &params_buffer),
+                    ("nodes", nodes),
+                    ("child_nodes", child_nodes),
+                ],
+            )?;
+            self.dispatch_timed(
+                &mut encoder,
+                &self.accumulate,
+                &bind,
+                *count,
+                timer,
+                "accumulate",
+            );
+            level_params.push(params_buffer);
+        }
+        let pixel_colours = storage_buffer_sized(ctx, "pixel colours", pixels * 16)?;
+        let resolve_params = uniform_buffer(ctx, "params", &base);
+        let resolve_bind = self.resolve.bind(
+            ctx,
+            &[
+                ("params", &resolve_params),
+                ("nodes", &levels[0].0),
+                ("pixels", &pixel_colours),
+            ],
+        )?;
+        self.dispatch_timed(
+            &mut encoder,
+            &self.resolve,
+            &resolve_bind,
+            pixels,
+            timer,
+            "accumulate",
+        );
+        ctx.queue.submit([encoder.finish()]);
+        let colours: Vec<[f32; 4]> = read_buffer(ctx, &pixel_colours, pixels as usize)?;
+        Ok(colours
+            .iter()
+            .map(|c| Vec3::new(c[0], c[1], c[2]))
+            .collect())
+    }
+
     /// Renders the frame: colour and the requested AOV layers, with stage statistics.
     pub fn render(&self, scene: &Scene, prepared: &Prepared) -> Result<Frame, GpuError> {
         let photon_map = scene.film.integrator == crate::scene::Integrator::PhotonMap;
-        if photon_map
-            && [Aov::Direct, Aov::Indirect, Aov::Caustic]
-                .iter()
-                .any(|a| scene.output.layers.contains(a))
-        {
-            return Err(GpuError::Device(
-                "the direct, indirect and caustic layers of the photon_map integrator are made \
-                 only by the CPU backend so far: render with --device cpu, or leave them out"
-                    .into(),
-            ));
-        }
         let start = Instant::now();
         let ctx = &self.ctx;
         let buffers = upload_scene(ctx, scene, prepared)?;
@@ -812,72 +869,62 @@ impl GpuBackend {
         for count in &shadow_counts {
             stats.shadow_rays += count.read(ctx)? as u64;
         }
-        // Photon mapping adds caustics and indirect light to the diffuse nodes.
-        let (photon_map_stats, seeds_per_pixel) = if photon_map {
-            let out =
-                self.compose_photon_map(scene, prepared, &buffers, &kernels, &mut vd, &levels)?;
-            (out.stats, out.seeds_per_pixel)
-        } else {
-            (Vec::new(), Vec::new())
+
+        // Photon mapping's layers: copies of the trees holding the direct light (before the
+        // composition) or one component alone, accumulated like the colour.
+        let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
+        let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(wgpu::Buffer, u64)>, GpuError> {
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut out = Vec::new();
+            for l in levels {
+                let copy = storage_buffer_sized(ctx, "layer nodes", l.nodes.size())?;
+                encoder.copy_buffer_to_buffer(&l.nodes, 0, &copy, 0, l.nodes.size());
+                out.push((copy, l.count));
+            }
+            ctx.queue.submit([encoder.finish()]);
+            Ok(out)
         };
-
-        // Bottom-up accumulation, deepest level first, then the camera nodes into the pixels.
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        let mut level_params = Vec::new();
-        for pair in levels.windows(2).rev() {
-            let (nodes, count, child_nodes) = (&pair[0].nodes, &pair[0].count, &pair[1].nodes);
-            let params_buffer = uniform_buffer(
-                ctx,
-                "params",
-                &FrameParams {
-                    ray_count: *count as u32,
-                    ..base
-                },
-            );
-            let bind = self.accumulate.bind(
-                ctx,
-                &[
-                    ("params", &params_buffer),
-                    ("nodes", nodes),
-                    ("child_nodes", child_nodes),
-                ],
-            )?;
-            self.dispatch_timed(
-                &mut encoder,
-                &self.accumulate,
-                &bind,
-                *count,
-                &mut timer,
-                "accumulate",
-            );
-            level_params.push(params_buffer);
+        let mut photon_views = photon_views;
+        let direct_levels = if wants(Aov::Direct) {
+            Some(copy_levels(&levels)?)
+        } else {
+            None
+        };
+        // Photon mapping adds caustics and indirect light to the diffuse nodes.
+        let composed = if photon_map {
+            Some(self.compose_photon_map(scene, prepared, &buffers, &kernels, &mut vd, &levels)?)
+        } else {
+            None
+        };
+        if let Some(out) = &composed {
+            for (aov, mode) in [
+                (Aov::Caustic, super::gather::COMPOSE_CAUSTIC),
+                (Aov::Indirect, super::gather::COMPOSE_INDIRECT),
+            ] {
+                if !wants(aov) {
+                    continue;
+                }
+                let copies = copy_levels(&levels)?;
+                let refs: Vec<&wgpu::Buffer> = copies.iter().map(|(b, _)| b).collect();
+                self.apply_components(&refs, &out.parts, mode, base)?;
+                let layer = self.accumulate_and_resolve(&copies, base, &mut None)?;
+                match aov {
+                    Aov::Caustic => photon_views.caustic_part = layer,
+                    _ => photon_views.indirect_part = layer,
+                }
+            }
         }
-        let pixel_colours = storage_buffer_sized(ctx, "pixel colours", pixels * 16)?;
-        let resolve_params = uniform_buffer(ctx, "params", &base);
-        let resolve_bind = self.resolve.bind(
-            ctx,
-            &[
-                ("params", &resolve_params),
-                ("nodes", &levels[0].nodes),
-                ("pixels", &pixel_colours),
-            ],
-        )?;
-        self.dispatch_timed(
-            &mut encoder,
-            &self.resolve,
-            &resolve_bind,
-            pixels,
-            &mut timer,
-            "accumulate",
-        );
-        ctx.queue.submit([encoder.finish()]);
+        if let Some(copies) = &direct_levels {
+            photon_views.direct_part = self.accumulate_and_resolve(copies, base, &mut None)?;
+        }
+        let (photon_map_stats, seeds_per_pixel) = match composed {
+            Some(out) => (out.stats, out.seeds_per_pixel),
+            None => (Vec::new(), Vec::new()),
+        };
+        let level_nodes: Vec<(wgpu::Buffer, u64)> =
+            levels.into_iter().map(|l| (l.nodes, l.count)).collect();
+        let color = self.accumulate_and_resolve(&level_nodes, base, &mut timer)?;
         self.collect_times(&mut timer, &mut stats)?;
-
-        let colours: Vec<[f32; 4]> = read_buffer(ctx, &pixel_colours, pixels as usize)?;
-        let color: Vec<Vec3> = colours
-            .iter()
-            .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect();
         let firsts: Vec<GpuFirstHit> =
             read_buffer(ctx, &first_hits, (pixels * spp as u64) as usize)?;
         let mut albedo = vec![Vec3::ZERO; pixels as usize];
@@ -901,7 +948,6 @@ impl GpuBackend {
             None
         };
         let ids: Vec<[f32; 2]> = ids.unwrap_or_default();
-        let mut photon_views = photon_views;
         photon_views.seeds = seeds_per_pixel;
         if !photon_map {
             photon_views.direct_part = color.clone();
