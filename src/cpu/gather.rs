@@ -10,7 +10,7 @@ use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::knn::knn;
 use crate::accel::{Prepared, Ray, VdFrame};
-use crate::cpu::whitted::{dielectric_split, reflect};
+use crate::cpu::whitted::{dielectric_split, face_forward, offset_origin, reflect};
 use crate::render::gather::{
     interpolate_irradiance, seeding_alpha, IrradianceSample, ShadingPoint,
     INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
@@ -396,16 +396,18 @@ pub fn gather_radiance(
             MaterialKind::Mirror { reflectance } => {
                 weight *= *reflectance;
                 let n = face_forward(sp.shading_normal, dir);
-                ray = Ray::new(offset(sp.position, facing, epsilon), reflect(dir, n));
+                ray = Ray::new(offset_origin(sp.position, facing, epsilon), reflect(dir, n));
             }
             MaterialKind::Dielectric { ior, tint } => {
                 let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior);
                 match split.refracted {
                     Some(t) if u >= split.fresnel => {
                         weight *= *tint;
-                        ray = Ray::new(offset(sp.position, -facing, epsilon), t);
+                        ray = Ray::new(offset_origin(sp.position, -facing, epsilon), t);
                     }
-                    _ => ray = Ray::new(offset(sp.position, facing, epsilon), split.reflected),
+                    _ => {
+                        ray = Ray::new(offset_origin(sp.position, facing, epsilon), split.reflected)
+                    }
                 }
             }
         }
@@ -434,7 +436,7 @@ pub fn final_gather(
     let rays = scene.gather.rays.max(1);
     let mut sum = Vec3::ZERO;
     let mut inverse_distances = 0.0f64;
-    let origin = offset(point.position, point.normal, epsilon);
+    let origin = offset_origin(point.position, point.normal, epsilon);
     for j in 0..rays {
         let mut rng = SampleStream::new(scene.film.seed, index, GATHER_STREAM_TAG.wrapping_add(j));
         let u = stratified_sample(j, rays, rng.next_vec2());
@@ -543,18 +545,6 @@ pub fn irradiance_cache(
         })
         .collect();
     (seeds, IrradianceCache::new(samples))
-}
-
-fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
-    if n.dot(dir) > 0.0 {
-        -n
-    } else {
-        n
-    }
-}
-
-fn offset(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
-    p + n * (epsilon + p.abs().max_element() * 1e-6)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use crate::accel::photon_estimate::{octahedral_encode, photon_flux_density, Phot
 use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::gather::irradiance_cache;
 use crate::cpu::whitted::Tracer;
-use crate::cpu::whitted::{dielectric_split, reflect};
+use crate::cpu::whitted::{dielectric_split, face_forward, offset_origin, reflect};
 use crate::render::gather::ShadingPoint;
 use crate::render::photons::{
     caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
@@ -178,11 +178,6 @@ fn albedo_at(scene: &Scene, material: &MaterialKind, uv: glam::Vec2) -> Vec3 {
     }
 }
 
-/// Moves a surface point off the surface along `n` (as the Whitted tracer does).
-fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
-    p + n * (epsilon + p.abs().max_element() * 1e-6)
-}
-
 /// What a surface does to a photon arriving along `dir` (unit) with `power`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Interaction {
@@ -323,15 +318,6 @@ pub fn interact(
                 None => specular,
             }
         }
-    }
-}
-
-/// `n` turned against `dir` (towards where the photon came from).
-fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
-    if n.dot(dir) > 0.0 {
-        -n
-    } else {
-        n
     }
 }
 

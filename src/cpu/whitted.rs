@@ -809,7 +809,7 @@ pub struct FirstHitValues {
 }
 
 /// `n` turned to face against `dir` (towards where the ray came from).
-fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
+pub(crate) fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
     if n.dot(dir) > 0.0 {
         -n
     } else {
@@ -818,7 +818,7 @@ fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
 }
 
 /// Moves a surface point off the surface along `n` by a scale-aware epsilon.
-fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
+pub(crate) fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
     p + n * (epsilon + p.abs().max_element() * 1e-6)
 }
 

@@ -52,12 +52,6 @@ pub struct IrradianceSample {
 /// α of equation 6.1 is this over the scene radius: a position difference of a tenth of the
 /// scene's radius counts as much as normals 60° apart.
 pub const SEEDING_ALPHA_SCENE: f32 = 10.0;
-/// The quadtree's geometric variation of a point against a node's mean (paper 003 eq. 6.1):
-/// `α·‖x − x̄‖ + sqrt(2 − 2 n·n̄)`.
-pub fn geometric_variation(alpha: f32, x: Vec3, n: Vec3, mean_x: Vec3, mean_n: Vec3) -> f32 {
-    alpha * (x - mean_x).length() + (2.0 - 2.0 * n.dot(mean_n)).max(0.0).sqrt()
-}
-
 /// α of equation 6.1 for a scene of radius `scene_radius`.
 pub fn seeding_alpha(scene_radius: f32) -> f32 {
     SEEDING_ALPHA_SCENE / scene_radius.max(1e-6)
