@@ -10,17 +10,20 @@
 //! a unit sphere and on the floor below it, as a final gather's seeds would; the queries are
 //! shading points near random samples (most interpolate, some fall back, a few get nothing).
 
+mod support;
+
 use std::time::Instant;
 
 use caustica::cpu::gather::IrradianceCache;
 use caustica::gpu::gather::{GpuIrradianceSample, GpuShadingPoint};
-use caustica::gpu::irradiance::{IrradianceDispatch, IrradianceKernels, IrradianceOutput};
+use caustica::gpu::irradiance::{IrradianceKernels, IrradianceOutput};
 use caustica::gpu::kdtree::KdTreeBuilder;
-use caustica::gpu::kernel::{read_buffer, storage_buffer, storage_buffer_sized, Checks};
+use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::IrradianceSample;
 use glam::Vec3;
 use rayon::prelude::*;
+use support::{median, time_dispatches};
 
 struct Options {
     samples: usize,
@@ -102,11 +105,6 @@ fn make_queries(samples: &[IrradianceSample], count: usize, rng: &mut Random) ->
         .collect()
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 fn rate(count: usize, seconds: f64) -> String {
     let r = count as f64 / seconds;
     if r >= 1e6 {
@@ -114,62 +112,6 @@ fn rate(count: usize, seconds: f64) -> String {
     } else {
         format!("{:.1} k interpolations/s", r / 1e3)
     }
-}
-
-/// Median wall seconds (submit and wait) and median GPU seconds (timestamps around each pass,
-/// summed) of `runs` runs of all `dispatches`, after one warm-up run.
-fn time_dispatches(
-    ctx: &GpuContext,
-    dispatches: &[IrradianceDispatch<'_>],
-    runs: usize,
-) -> Result<(f64, Option<f64>), GpuError> {
-    let passes = dispatches.len() as u32;
-    let query = ctx.info.features.timestamps.then(|| {
-        ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("irradiance bench"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2 * passes,
-        })
-    });
-    let bytes = 16 * passes as u64;
-    let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("irradiance bench resolve"),
-        size: bytes,
-        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let ticks = storage_buffer_sized(ctx, "irradiance bench ticks", bytes)?;
-    let (mut walls, mut gpus) = (Vec::new(), Vec::new());
-    for run in 0..=runs {
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        for (p, dispatch) in dispatches.iter().enumerate() {
-            let writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
-                query_set: q,
-                beginning_of_pass_write_index: Some(2 * p as u32),
-                end_of_pass_write_index: Some(2 * p as u32 + 1),
-            });
-            dispatch.record(&mut encoder, writes);
-        }
-        if let Some(q) = &query {
-            encoder.resolve_query_set(q, 0..2 * passes, &resolve, 0);
-            encoder.copy_buffer_to_buffer(&resolve, 0, &ticks, 0, bytes);
-        }
-        let start = Instant::now();
-        ctx.queue.submit([encoder.finish()]);
-        ctx.wait_idle()?;
-        let wall = start.elapsed().as_secs_f64();
-        if run == 0 {
-            continue;
-        }
-        walls.push(wall);
-        if query.is_some() {
-            let t: Vec<u64> = read_buffer(ctx, &ticks, 2 * passes as usize)?;
-            let sum: u64 = t.chunks(2).map(|c| c[1].saturating_sub(c[0])).sum();
-            gpus.push(sum as f64 * ctx.info.timestamp_period_ns as f64 * 1e-9);
-        }
-    }
-    let gpu = (!gpus.is_empty()).then(|| median(gpus));
-    Ok((median(walls), gpu))
 }
 
 /// Times both kernel variants over all queries (in chunks that fit one binding) and checks every

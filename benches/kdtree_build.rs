@@ -6,12 +6,15 @@
 //! `cargo bench --bench kdtree_build -- [--points N...] [--runs R] [--cpu-runs R] [--no-cpu]`
 //! (default: 1M and 10M points, 5 GPU runs, 3 CPU runs; without a GPU it times the CPU only).
 
+mod support;
+
 use std::time::Instant;
 
 use caustica::accel::kdtree::{build_point_kdtree, validate_point_kdtree};
 use caustica::gpu::kdtree::{KdStageTimes, KdTreeBuilder};
 use caustica::gpu::kernel::{read_buffer, storage_buffer};
 use caustica::gpu::{GpuContext, GpuError};
+use support::median;
 
 struct Options {
     points: Vec<usize>,
@@ -102,11 +105,6 @@ fn clustered(n: usize) -> Vec<[f32; 4]> {
             ]
         })
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn mpts(n: usize, ms: f64) -> f64 {

@@ -10,6 +10,8 @@
 //! every query on the CPU too, no radius). The tree is built by the GPU builder when there is a
 //! GPU (and read back for the CPU), otherwise by the CPU twin.
 
+mod support;
+
 use std::time::Instant;
 
 use caustica::accel::kdtree::build_point_kdtree;
@@ -18,11 +20,12 @@ use caustica::accel::photon_estimate::{
     octahedral_encode, photon_flux_density, EstimateFilter, PhotonRecord,
 };
 use caustica::gpu::kdtree::KdTreeBuilder;
-use caustica::gpu::kernel::{read_buffer, storage_buffer, storage_buffer_sized, Checks};
-use caustica::gpu::knn::{check_status, KnnDispatch, KnnQueries};
+use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
+use caustica::gpu::knn::{check_status, KnnQueries};
 use caustica::gpu::{GpuContext, GpuError};
 use glam::Vec3;
 use rayon::prelude::*;
+use support::{median, time_dispatches};
 
 struct Options {
     points: usize,
@@ -110,67 +113,6 @@ fn make_queries(points: &[[f32; 4]], count: usize, rng: &mut Random) -> Vec<Vec3
                 + spacing * (Vec3::new(rng.f32(), rng.f32(), rng.f32()) - 0.5)
         })
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// Median wall seconds (submit and wait) and median GPU seconds (timestamps around each pass,
-/// summed) of `runs` runs of all `dispatches`, after one warm-up run.
-fn time_dispatches(
-    ctx: &GpuContext,
-    dispatches: &[KnnDispatch<'_>],
-    runs: usize,
-) -> Result<(f64, Option<f64>), GpuError> {
-    let passes = dispatches.len() as u32;
-    let query = ctx.info.features.timestamps.then(|| {
-        ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("knn bench"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2 * passes,
-        })
-    });
-    let bytes = 16 * passes as u64;
-    let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("knn bench resolve"),
-        size: bytes,
-        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    });
-    let ticks = storage_buffer_sized(ctx, "knn bench ticks", bytes)?;
-    let (mut walls, mut gpus) = (Vec::new(), Vec::new());
-    for run in 0..=runs {
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        for (p, dispatch) in dispatches.iter().enumerate() {
-            let writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
-                query_set: q,
-                beginning_of_pass_write_index: Some(2 * p as u32),
-                end_of_pass_write_index: Some(2 * p as u32 + 1),
-            });
-            dispatch.record(&mut encoder, writes);
-        }
-        if let Some(q) = &query {
-            encoder.resolve_query_set(q, 0..2 * passes, &resolve, 0);
-            encoder.copy_buffer_to_buffer(&resolve, 0, &ticks, 0, bytes);
-        }
-        let start = Instant::now();
-        ctx.queue.submit([encoder.finish()]);
-        ctx.wait_idle()?;
-        let wall = start.elapsed().as_secs_f64();
-        if run == 0 {
-            continue;
-        }
-        walls.push(wall);
-        if query.is_some() {
-            let t: Vec<u64> = read_buffer(ctx, &ticks, 2 * passes as usize)?;
-            let sum: u64 = t.chunks(2).map(|c| c[1].saturating_sub(c[0])).sum();
-            gpus.push(sum as f64 * ctx.info.timestamp_period_ns as f64 * 1e-9);
-        }
-    }
-    let gpu = (!gpus.is_empty()).then(|| median(gpus));
-    Ok((median(walls), gpu))
 }
 
 fn rate(count: usize, seconds: f64) -> String {

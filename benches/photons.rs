@@ -6,6 +6,8 @@
 //!
 //! `cargo bench --bench photons -- [--photons 1000000] [--runs 5] [--scenes cornell,sponza] [--cpu-runs 1]`
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -16,20 +18,13 @@ use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::render::photons::PhotonPass;
 use caustica::Overrides;
+use support::median;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
         .cloned()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -8,6 +8,8 @@
 //! [--cpu-runs R] [--no-cpu]` (default: 1,048,576 points (1024×1024), K = 4096 and 16384,
 //! L = 7 and 10, 5 GPU runs, 1 CPU run; without a GPU it times the CPU only).
 
+mod support;
+
 use std::time::Instant;
 
 use caustica::cpu::gather::seed_irradiance_samples;
@@ -18,6 +20,7 @@ use caustica::gpu::seeding::{SeedingKernels, SeedingSettings, SeedingTimes};
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::ShadingPoint;
 use glam::Vec3;
+use support::median;
 
 struct Options {
     points: usize,
@@ -121,11 +124,6 @@ fn frame(n: usize, side: u32) -> Vec<ShadingPoint> {
             }
         })
         .collect()
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 #[allow(clippy::too_many_arguments)]

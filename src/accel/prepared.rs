@@ -909,6 +909,20 @@ impl Prepared {
         }
     }
 
+    /// How far secondary rays start off a surface: 10⁻⁵ of the scene's size (at least 10⁻⁵),
+    /// the same on both backends (the GPU's `FrameParams::epsilon`).
+    pub fn ray_epsilon(&self) -> f32 {
+        let (lo, hi) = self.world_bounds();
+        let extent = if lo.is_finite() && hi.is_finite() {
+            (hi - lo)
+                .max_element()
+                .max(lo.abs().max(hi.abs()).max_element())
+        } else {
+            1.0
+        };
+        1e-5 * extent.max(1.0)
+    }
+
     /// Bytes of each flat array, by name.
     pub fn memory_by_array(&self) -> Vec<(&'static str, usize)> {
         use std::mem::size_of_val;

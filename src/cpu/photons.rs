@@ -47,19 +47,6 @@ impl PhotonMap {
     }
 }
 
-/// The secondary-ray offset of a frame, as `Tracer` and the GPU's `FrameParams::epsilon`.
-pub fn scene_epsilon(prepared: &Prepared) -> f32 {
-    let (lo, hi) = prepared.world_bounds();
-    let extent = if lo.is_finite() && hi.is_finite() {
-        (hi - lo)
-            .max_element()
-            .max(lo.abs().max(hi.abs()).max_element())
-    } else {
-        1.0
-    };
-    1e-5 * extent.max(1.0)
-}
-
 /// Traces `count` photons of `pass` from the scene's lights (shared by power) for at most
 /// `scene.photons.max_bounces` surface hits each, with VD patches at the levels of `vd`.
 pub fn trace_photons(
@@ -83,7 +70,7 @@ pub fn trace_photons(
     let emitters = photon_emitters(scene, prepared, count);
     let emitted: u32 = emitters.iter().map(|e| e.count).sum();
     let max_hits = scene.photons.max_bounces;
-    let epsilon = scene_epsilon(prepared);
+    let epsilon = prepared.ray_epsilon();
     let per_photon: Vec<(Vec<(u32, PhotonRecord)>, u64)> = (0..emitted)
         .into_par_iter()
         .map(|i| {
@@ -445,7 +432,7 @@ pub fn compose(
 ) -> Vec<(String, f64)> {
     let mut stats = Vec::new();
     let settings = EstimateSettings::of(scene, prepared);
-    let epsilon = scene_epsilon(prepared);
+    let epsilon = prepared.ray_epsilon();
     let (_, radius) = scene_sphere(prepared);
     let mut trees = Vec::new();
     for pass in [PhotonPass::Global, PhotonPass::Caustic] {

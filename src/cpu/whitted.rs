@@ -294,20 +294,12 @@ pub struct Tracer<'a> {
 
 impl<'a> Tracer<'a> {
     pub fn new(scene: &'a Scene, prepared: &'a Prepared) -> Tracer<'a> {
-        let (lo, hi) = prepared.world_bounds();
-        let extent = if lo.is_finite() && hi.is_finite() {
-            (hi - lo)
-                .max_element()
-                .max(lo.abs().max(hi.abs()).max_element())
-        } else {
-            1.0
-        };
         let mut tracer = Tracer {
             scene,
             prepared,
             camera: CameraModel::new(&scene.camera, &scene.film),
             counters: RayCounters::default(),
-            epsilon: 1e-5 * extent.max(1.0),
+            epsilon: prepared.ray_epsilon(),
             vd: VdFrame::default(),
         };
         // The frame's VD levels from every camera sample (accel::vd_frame), as the GPU's

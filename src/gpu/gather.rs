@@ -21,7 +21,7 @@ use crate::render::gather::{
     seeding_alpha, IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
 };
 use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings, PhotonPass};
-use crate::scene::Scene;
+use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
 /// `count` elements of `buffer` from element `first` (a small read-back).
@@ -608,7 +608,9 @@ impl GpuBackend {
         // Seeds per pixel.
         let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
         let mut seeds_per_pixel = vec![0.0f32; pixels];
-        if seed_count > 0 {
+        // Only the `seeds` layer needs them: reading every shading point back costs 32 bytes
+        // a point.
+        if seed_count > 0 && scene.output.layers.contains(&Aov::Seeds) {
             let seed_indices: Vec<u32> = read_buffer(ctx, &seeds, seed_count as usize)?;
             let all: Vec<GpuShadingPoint> =
                 read_buffer(ctx, &parts.points.buffer, parts.points.count as usize)?;

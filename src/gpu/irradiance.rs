@@ -29,7 +29,7 @@ use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
-use super::knn::check_status;
+use super::knn::{at_least, check_status, KnnDispatch};
 
 /// The parameters of one dispatch. WGSL twin: `IrradianceParams` in
 /// `shaders/irradiance/interpolate.wgsl` (size and offsets checked by a test).
@@ -60,34 +60,8 @@ pub struct IrradianceKernels {
 }
 
 /// A recorded-ready interpolation dispatch with its bind group (from
-/// [`IrradianceKernels::prepare`]); record it as often as needed.
-pub struct IrradianceDispatch<'a> {
-    kernel: &'a Kernel,
-    bind: wgpu::BindGroup,
-    grid: (u32, u32, u32),
-    _params: wgpu::Buffer,
-    pub query_count: u32,
-}
-
-impl IrradianceDispatch<'_> {
-    /// Records the dispatch in its own compute pass, with `timestamp_writes` around it if given.
-    pub fn record(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
-    ) {
-        if self.query_count == 0 {
-            return;
-        }
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&self.kernel.name),
-            timestamp_writes,
-        });
-        pass.set_pipeline(&self.kernel.pipeline);
-        pass.set_bind_group(0, &self.bind, &[]);
-        pass.dispatch_workgroups(self.grid.0, self.grid.1, self.grid.2);
-    }
-}
+/// [`IrradianceKernels::prepare`]): the kNN queries' dispatch, recorded the same way.
+pub type IrradianceDispatch<'a> = KnnDispatch<'a>;
 
 /// Where an interpolation writes: one `vec4` (xyz, w = 0) per shading point, and the or-ed error
 /// bits of every invocation in `status[0]`. It dereferences to `irradiance`, so it binds where
@@ -130,25 +104,6 @@ impl IrradianceOutput {
         }
         Ok(())
     }
-}
-
-/// `buffer` if it holds at least `min_bytes` (one element of the WGSL array it is bound to),
-/// otherwise a zeroed placeholder of that size (for empty inputs).
-fn at_least<'a>(
-    ctx: &GpuContext,
-    buffer: &'a wgpu::Buffer,
-    min_bytes: u64,
-    holder: &'a mut Option<wgpu::Buffer>,
-) -> Result<&'a wgpu::Buffer, GpuError> {
-    if buffer.size() >= min_bytes {
-        return Ok(buffer);
-    }
-    let placeholder = storage_buffer(
-        ctx,
-        "irradiance placeholder",
-        &vec![0u8; min_bytes as usize],
-    )?;
-    Ok(holder.insert(placeholder))
 }
 
 impl IrradianceKernels {

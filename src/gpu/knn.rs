@@ -51,10 +51,10 @@ pub struct KnnQueries {
 /// One recorded-ready dispatch of a query kernel with its bind group (made by
 /// [`KnnQueries::prepare_knn`] or [`KnnQueries::prepare_density`]); record it as often as needed.
 pub struct KnnDispatch<'a> {
-    kernel: &'a Kernel,
-    bind: wgpu::BindGroup,
-    grid: (u32, u32, u32),
-    _params: wgpu::Buffer,
+    pub(crate) kernel: &'a Kernel,
+    pub(crate) bind: wgpu::BindGroup,
+    pub(crate) grid: (u32, u32, u32),
+    pub(crate) _params: wgpu::Buffer,
     pub query_count: u32,
 }
 
@@ -138,7 +138,7 @@ fn status_error(status: u32) -> Result<(), GpuError> {
 
 /// A buffer of at least `min_bytes` (one element of the WGSL array it is bound to): `buffer`
 /// itself, or a zeroed placeholder for an empty input.
-fn at_least<'a>(
+pub(crate) fn at_least<'a>(
     ctx: &GpuContext,
     buffer: &'a wgpu::Buffer,
     min_bytes: u64,
@@ -147,7 +147,7 @@ fn at_least<'a>(
     if buffer.size() >= min_bytes {
         return Ok(buffer);
     }
-    let placeholder = storage_buffer(ctx, "kNN placeholder", &vec![0u8; min_bytes as usize])?;
+    let placeholder = storage_buffer(ctx, "placeholder", &vec![0u8; min_bytes as usize])?;
     Ok(holder.insert(placeholder))
 }
 

@@ -403,14 +403,6 @@ pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
 /// secondary rays (`epsilon`, computed like the CPU tracer's). Per-dispatch fields are zero.
 pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
     let camera = CameraModel::new(&scene.camera, &scene.film);
-    let (lo, hi) = prepared.world_bounds();
-    let extent = if lo.is_finite() && hi.is_finite() {
-        (hi - lo)
-            .max_element()
-            .max(lo.abs().max(hi.abs()).max_element())
-    } else {
-        1.0
-    };
     let seed = scene.film.seed;
     FrameParams {
         origin: vec4(camera.origin, camera.lens_radius),
@@ -424,7 +416,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         seed_lo: seed as u32,
         seed_hi: (seed >> 32) as u32,
         light_count: scene.lights.len() as u32,
-        epsilon: 1e-5 * extent.max(1.0),
+        epsilon: prepared.ray_epsilon(),
         top_node_count: prepared.top_nodes.len() as u32,
         vd_max_level: prepared.vd_max_level,
         vd_pixel_spread: prepared.vd_pixel_spread,
