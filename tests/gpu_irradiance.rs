@@ -594,19 +594,12 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
     }
 }
 
-/// A Rust struct's WGSL name, size and (member, offset) pairs.
-type Twin = (&'static str, usize, Vec<(&'static str, usize)>);
-
 /// `IrradianceParams` has the size and member offsets naga gives its WGSL twin (the shared
 /// structs are checked in tests/gpu_layout.rs).
 #[test]
 fn irradiance_structs_match_their_wgsl_twins() {
     use std::mem::{offset_of, size_of};
-    let source = caustica::gpu::shader::assemble("irradiance/interpolate.wgsl", &[]).unwrap();
-    let module = naga::front::wgsl::parse_str(&source).unwrap();
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).unwrap();
-    let twins: [Twin; 1] = [(
+    let twins: Vec<support::Twin> = vec![(
         "IrradianceParams",
         size_of::<IrradianceParams>(),
         vec![
@@ -616,25 +609,5 @@ fn irradiance_structs_match_their_wgsl_twins() {
             ("_pad2", offset_of!(IrradianceParams, _pad2)),
         ],
     )];
-    for (name, size, fields) in twins {
-        let (handle, ty) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
-        let naga::TypeInner::Struct { members, span } = &ty.inner else {
-            panic!("{name} is not a struct");
-        };
-        assert_eq!(*span as usize, size, "{name}: size");
-        assert_eq!(
-            layouter[handle].to_stride() as usize,
-            size,
-            "{name}: stride"
-        );
-        let wgsl: Vec<(&str, usize)> = members
-            .iter()
-            .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
-            .collect();
-        assert_eq!(wgsl, fields, "{name}: members");
-    }
+    support::assert_wgsl_twins("irradiance/interpolate.wgsl", twins);
 }

@@ -646,17 +646,10 @@ fn gpu_octahedral_code_matches_the_cpu() {
     }
 }
 
-/// A Rust struct's WGSL name, size and (member, offset) pairs.
-type Twin = (&'static str, usize, Vec<(&'static str, usize)>);
-
 /// `KnnParams` and `PhotonRecord` have the size and member offsets naga gives their WGSL twins.
 #[test]
 fn knn_structs_match_their_wgsl_twins() {
-    let source = caustica::gpu::shader::assemble("kdtree/knn_density.wgsl", &[]).unwrap();
-    let module = naga::front::wgsl::parse_str(&source).unwrap();
-    let mut layouter = naga::proc::Layouter::default();
-    layouter.update(module.to_ctx()).unwrap();
-    let twins: [Twin; 2] = [
+    let twins: Vec<support::Twin> = vec![
         (
             "KnnParams",
             size_of::<KnnParams>(),
@@ -682,25 +675,5 @@ fn knn_structs_match_their_wgsl_twins() {
             ],
         ),
     ];
-    for (name, size, fields) in twins {
-        let (handle, ty) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some(name))
-            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
-        let naga::TypeInner::Struct { members, span } = &ty.inner else {
-            panic!("{name} is not a struct");
-        };
-        assert_eq!(*span as usize, size, "{name}: size");
-        assert_eq!(
-            layouter[handle].to_stride() as usize,
-            size,
-            "{name}: stride"
-        );
-        let wgsl: Vec<(&str, usize)> = members
-            .iter()
-            .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
-            .collect();
-        assert_eq!(wgsl, fields, "{name}: members");
-    }
+    support::assert_wgsl_twins("kdtree/knn_density.wgsl", twins);
 }

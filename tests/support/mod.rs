@@ -168,3 +168,36 @@ pub fn vd_tessellation_deviation(
     }
     worst * 4.0 / 3.0
 }
+
+/// A Rust struct's WGSL name, size and (member, offset) pairs.
+pub type Twin = (&'static str, usize, Vec<(&'static str, usize)>);
+
+/// Asserts that each of `twins` has the size, array stride and member offsets naga gives the
+/// WGSL struct of that name in the assembled `kernel_file`.
+pub fn assert_wgsl_twins(kernel_file: &str, twins: Vec<Twin>) {
+    let source = caustica::gpu::shader::assemble(kernel_file, &[]).unwrap();
+    let module = naga::front::wgsl::parse_str(&source).unwrap();
+    let mut layouter = naga::proc::Layouter::default();
+    layouter.update(module.to_ctx()).unwrap();
+    for (name, size, fields) in twins {
+        let (handle, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some(name))
+            .unwrap_or_else(|| panic!("no WGSL struct {name}"));
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("{name} is not a struct");
+        };
+        assert_eq!(*span as usize, size, "{name}: size");
+        assert_eq!(
+            layouter[handle].to_stride() as usize,
+            size,
+            "{name}: stride"
+        );
+        let wgsl: Vec<(&str, usize)> = members
+            .iter()
+            .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
+            .collect();
+        assert_eq!(wgsl, fields, "{name}: members");
+    }
+}
