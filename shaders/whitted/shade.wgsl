@@ -182,7 +182,8 @@ fn visible_quad_light(origin: vec3<f32>, dir: vec3<f32>, t_max: f32) -> QuadLigh
 
 fn record_first_hit(ray: Ray, albedo: vec3<f32>, normal: vec3<f32>, depth: f32) {
     if params.bounce == 0u {
-        first_hits[ray.pixel * params.spp + ray.sample] = FirstHit(albedo, depth, normal, 0u);
+        // Camera slot i of the pass (render::plan's layout; the host maps slots to pixels).
+        first_hits[node_index] = FirstHit(albedo, depth, normal, 0u);
     }
 }
 

@@ -70,7 +70,7 @@ pub struct GpuTexture {
     pub _pad: u32,
 }
 
-/// The camera model, the film and the per-dispatch state; 144 bytes, a uniform.
+/// The camera model, the film and the per-dispatch state; 160 bytes, a uniform.
 /// WGSL twin: `struct FrameParams` in shaders/shared/types.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -116,6 +116,14 @@ pub struct FrameParams {
     /// Capacity of the VD record queue the trace kernels append to.
     pub vd_record_capacity: u32,
     pub _pad1: u32,
+    /// The pass's first sample (`render::plan::PassPlan::sample_start`): camera ray `s` of a
+    /// pixel in this pass is sample `sample_offset + s` of the frame.
+    pub sample_offset: u32,
+    /// Samples per pixel in this pass (`spp` is the frame's, which the pixels divide by).
+    pub pass_spp: u32,
+    /// The pass's first tile: its camera rays cover tiles `tile_offset..` of the image.
+    pub tile_offset: u32,
+    pub _pad2: u32,
 }
 
 /// A ray of the wavefront (ray `i` of a bounce is node `i` of that bounce's level of the shade
@@ -412,6 +420,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         width: camera.width,
         height: camera.height,
         spp: scene.film.spp.max(1),
+        pass_spp: scene.film.spp.max(1),
         max_depth: scene.film.max_depth,
         seed_lo: seed as u32,
         seed_hi: (seed >> 32) as u32,
