@@ -32,7 +32,7 @@
 //! recursion continues after the reflected branch's numbers, so quad-light samples seen through
 //! a refraction use other (equally distributed) numbers than the CPU.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -81,6 +81,9 @@ pub struct GpuBackend {
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
     pub(super) photons: Mutex<Option<Arc<super::photons::PhotonKernels>>>,
+    /// Buffers the frame driver reuses from level to level, pass to pass and frame to frame,
+    /// by role ([`GpuBackend::scratch`]), and the identity indices of the shadow slots.
+    scratch: Mutex<HashMap<&'static str, wgpu::Buffer>>,
 }
 
 /// The kernels of one traversal variant.
@@ -261,6 +264,7 @@ impl GpuBackend {
             traversal: [Mutex::new(None), Mutex::new(None)],
             vd: Mutex::new(None),
             photons: Mutex::new(None),
+            scratch: Mutex::new(HashMap::new()),
             ctx,
         })
     }
@@ -376,6 +380,47 @@ impl GpuBackend {
 
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.ctx
+    }
+
+    /// A storage buffer of at least `size` bytes for `role`, kept from its last use: its
+    /// contents are whatever that use left. Only for buffers that one stage uses at a time (the
+    /// level loop waits for the GPU before the next level takes them again) and whose every
+    /// element a kernel reads is written first in the same use. A larger request replaces the
+    /// buffer (by at least a quarter, so that growing frames do not reallocate every time).
+    fn scratch(&self, role: &'static str, size: u64) -> Result<wgpu::Buffer, GpuError> {
+        self.ctx.check_binding_size(role, size)?;
+        // Only poisoned if a thread panicked while holding it; the block below cannot.
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(role).filter(|b| b.size() >= size) {
+            return Ok(b.clone());
+        }
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let grown = cache.get(role).map_or(0, |b| b.size() + b.size() / 4);
+        let buffer = storage_buffer_sized(&self.ctx, role, size.max(grown.min(limit)))?;
+        cache.insert(role, buffer.clone());
+        Ok(buffer)
+    }
+
+    /// The indices `0..n` (at least) in a storage buffer, kept between uses.
+    fn iota(&self, n: u64) -> Result<wgpu::Buffer, GpuError> {
+        const ROLE: &str = "identity indices";
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(ROLE).filter(|b| b.size() >= n * 4) {
+            return Ok(b.clone());
+        }
+        let n = u32::try_from(n).map_err(|_| GpuError::BufferTooLarge {
+            what: ROLE.to_string(),
+            size: n * 4,
+            limit: u32::MAX as u64,
+        })?;
+        let indices: Vec<u32> = (0..n.max(1)).collect();
+        let buffer = storage_buffer(&self.ctx, ROLE, &indices)?;
+        cache.insert(ROLE, buffer.clone());
+        Ok(buffer)
     }
 
     pub(super) fn bind_with_scene(
@@ -909,12 +954,11 @@ impl GpuBackend {
                 "shade nodes",
                 ray_count * std::mem::size_of::<GpuShadeNode>() as u64,
             )?;
-            let child_candidates = storage_buffer_sized(
-                ctx,
+            let child_candidates = self.scratch(
                 "child candidates",
                 level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
             )?;
-            let child_flags = storage_buffer_sized(ctx, "child flags", level_rays as u64 * 4)?;
+            let child_flags = self.scratch("child flags", level_rays as u64 * 4)?;
             let diffuse_points = storage_buffer_sized(
                 ctx,
                 "diffuse points",
@@ -922,11 +966,10 @@ impl GpuBackend {
             )?;
             let shadow_slots_len = ray_count.min(chunk_rays) * per_hit;
             let shadow_rays =
-                storage_buffer_sized(ctx, "shadow rays", shadow_slots_len * shadow_size)?;
-            let shadow_flags = storage_buffer_sized(ctx, "shadow flags", shadow_slots_len * 4)?;
-            let shadow_slots = storage_buffer_sized(ctx, "shadow slots", shadow_slots_len * 4)?;
-            let slot_indices: Vec<u32> = (0..shadow_slots_len as u32).collect();
-            let slot_indices = storage_buffer(ctx, "shadow slot indices", &slot_indices)?;
+                self.scratch("shadow rays", shadow_slots_len * shadow_size)?;
+            let shadow_flags = self.scratch("shadow flags", shadow_slots_len * 4)?;
+            let shadow_slots = self.scratch("shadow slots", shadow_slots_len * 4)?;
+            let slot_indices = self.iota(shadow_slots_len)?;
             let mut params = base;
             params.ray_count = ray_count as u32;
             params.bounce = bounce;
@@ -1069,7 +1112,7 @@ impl GpuBackend {
             let mut spawned = 0u64;
             if bounce < base.max_depth {
                 let child_positions =
-                    storage_buffer_sized(ctx, "child positions", level_rays as u64 * 4)?;
+                    self.scratch("child positions", level_rays as u64 * 4)?;
                 let next_rays = storage_buffer_sized(
                     ctx,
                     "next rays",
