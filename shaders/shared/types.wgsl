@@ -104,7 +104,7 @@ struct FrameParams {
     ray_offset: u32,     // first ray of this dispatch (the shade stage runs in chunks)
     shadows_per_hit: u32, // most shadow rays one diffuse hit can emit
     vd_record_capacity: u32, // VD records the trace kernels may append
-    _pad1: u32,
+    sampler: u32,        // camera samples: SAMPLER_SOBOL or SAMPLER_INDEPENDENT (shared/rng.wgsl)
 }
 
 // Twin of gpu::upload::GpuRay: a ray of the wavefront; ray i of a bounce is node i of that
