@@ -82,7 +82,7 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     let n = face_forward(sp.shading_normal, view_dir);
     let ng = face_forward(sp.geometric_normal, view_dir);
     let origin = offset_origin(sp.position, ng, params.epsilon);
-    var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);
+    var stream = camera_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample, params.sampler);
     stream.dimension = ray.dimension;
     for (var l = 0u; l < params.light_count; l++) {
         let light = lights[l];

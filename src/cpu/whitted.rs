@@ -24,7 +24,7 @@ use crate::render::stats::{merge_counters, Counter};
 use crate::render::{
     aov_layers, Backend, CameraModel, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
 };
-use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Scene};
+use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
 
 /// Side of the square tiles that rayon hands out.
 const TILE: u32 = 16;
@@ -343,17 +343,25 @@ impl<'a> Tracer<'a> {
     }
 
     /// Camera sample `s` of pixel (`px`, `py`): the ray and the sample's random stream,
-    /// advanced past the film and lens dimensions.
+    /// advanced past the film and lens dimensions. With the Sobol sampler the pixel offset is
+    /// the stream's first pair; with the independent one a jittered grid of `spp` cells (the
+    /// pixel centre at 1 spp).
     pub(crate) fn camera_sample(&self, px: u32, py: u32, s: u32) -> (Ray, SampleStream) {
-        let spp = self.scene.film.spp.max(1);
+        let film = &self.scene.film;
+        let spp = film.spp.max(1);
         let pixel_index = py * self.camera.width + px;
-        let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
-        let jitter = if spp == 1 {
-            Vec2::splat(0.5)
-        } else {
-            rng.next_vec2()
+        let mut rng = SampleStream::camera(film.seed, pixel_index, s, film.sampler);
+        let offset = match film.sampler {
+            Sampler::Sobol => rng.next_vec2(),
+            Sampler::Independent => {
+                let jitter = if spp == 1 {
+                    Vec2::splat(0.5)
+                } else {
+                    rng.next_vec2()
+                };
+                stratified_sample(s, spp, jitter)
+            }
         };
-        let offset = stratified_sample(s, spp, jitter);
         let lens = rng.next_vec2();
         let (origin, dir) = self
             .camera

@@ -11,7 +11,7 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
 use crate::render::CameraModel;
-use crate::scene::{LightKind, MaterialKind, Scene};
+use crate::scene::{LightKind, MaterialKind, Sampler, Scene};
 
 /// `GpuMaterial::kind` of a diffuse material.
 pub const MATERIAL_DIFFUSE: u32 = 0;
@@ -115,7 +115,8 @@ pub struct FrameParams {
     pub shadows_per_hit: u32,
     /// Capacity of the VD record queue the trace kernels append to.
     pub vd_record_capacity: u32,
-    pub _pad1: u32,
+    /// The camera samples' sampler: [`SAMPLER_SOBOL`] or [`SAMPLER_INDEPENDENT`].
+    pub sampler: u32,
     /// The pass's first sample (`render::plan::PassPlan::sample_start`): camera ray `s` of a
     /// pixel in this pass is sample `sample_offset + s` of the frame.
     pub sample_offset: u32,
@@ -125,6 +126,12 @@ pub struct FrameParams {
     pub tile_offset: u32,
     pub _pad2: u32,
 }
+
+/// [`FrameParams::sampler`] for [`Sampler::Sobol`] (WGSL twin: `SAMPLER_SOBOL` in
+/// shaders/shared/rng.wgsl).
+pub const SAMPLER_SOBOL: u32 = 0;
+/// [`FrameParams::sampler`] for [`Sampler::Independent`].
+pub const SAMPLER_INDEPENDENT: u32 = 1;
 
 /// A ray of the wavefront (ray `i` of a bounce is node `i` of that bounce's level of the shade
 /// trees); 48 bytes. WGSL twin: `struct Ray`.
@@ -430,6 +437,10 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         vd_max_level: prepared.vd_max_level,
         vd_pixel_spread: prepared.vd_pixel_spread,
         shadows_per_hit: shadows_per_hit(scene),
+        sampler: match scene.film.sampler {
+            Sampler::Sobol => SAMPLER_SOBOL,
+            Sampler::Independent => SAMPLER_INDEPENDENT,
+        },
         ..Default::default()
     }
 }

@@ -965,8 +965,7 @@ impl GpuBackend {
                 ray_count * std::mem::size_of::<GpuShadingPoint>() as u64,
             )?;
             let shadow_slots_len = ray_count.min(chunk_rays) * per_hit;
-            let shadow_rays =
-                self.scratch("shadow rays", shadow_slots_len * shadow_size)?;
+            let shadow_rays = self.scratch("shadow rays", shadow_slots_len * shadow_size)?;
             let shadow_flags = self.scratch("shadow flags", shadow_slots_len * 4)?;
             let shadow_slots = self.scratch("shadow slots", shadow_slots_len * 4)?;
             let slot_indices = self.iota(shadow_slots_len)?;
@@ -1111,8 +1110,7 @@ impl GpuBackend {
             // children of the level, in their parents' order.
             let mut spawned = 0u64;
             if bounce < base.max_depth {
-                let child_positions =
-                    self.scratch("child positions", level_rays as u64 * 4)?;
+                let child_positions = self.scratch("child positions", level_rays as u64 * 4)?;
                 let next_rays = storage_buffer_sized(
                     ctx,
                     "next rays",
