@@ -317,7 +317,7 @@ impl Default for PhotonSettings {
 
 /// The default minimum seed density β of `gather { min_density }` (measured on the Cornell
 /// box: docs/architecture.md, "A minimum seed density").
-pub const DEFAULT_MIN_SEED_DENSITY: f32 = 0.25;
+pub const DEFAULT_MIN_SEED_DENSITY: f32 = 0.5;
 
 /// Final-gather settings (paper 003 section 6.2.3).
 #[derive(Clone, Debug, PartialEq)]
