@@ -387,8 +387,9 @@ fn flat_beside_bumpy() -> Vec<ShadingPoint> {
 /// `seed_density_floor(T, p, n, β) = floor(β·floor(T·p/n))` of the `T` seeds (the floors are
 /// superadditive, so a node holding its floor can give each child its own). The flat left half
 /// is two of the root's children (`n/4` points each), so it gets at least twice the floor of
-/// `n/4` points, `β·T/2` less at most 2 seeds of rounding. Without a minimum density nothing is
-/// guaranteed, and the flat half is starved: it gets fewer than that.
+/// `n/4` points: with `T = 256` that is `2·floor(64·β)`, less than 2 seeds short of `β·T/2`.
+/// Without a minimum density nothing is guaranteed, and the flat half is starved: it gets
+/// fewer than the default's guarantee.
 #[test]
 fn a_flat_half_of_the_image_keeps_its_guaranteed_share_of_seeds_on_both_backends() {
     let points = flat_beside_bumpy();
