@@ -115,6 +115,8 @@ pub struct Overrides {
     pub integrator: Option<scene::Integrator>,
     /// The quality preset, instead of the scene's (`--quick`).
     pub quality: Option<scene::Quality>,
+    /// Progressive passes, instead of the scene's `film { passes }` (`--passes`).
+    pub passes: Option<u32>,
 }
 
 impl Overrides {
@@ -140,6 +142,9 @@ impl Overrides {
         }
         if let Some(quality) = self.quality {
             scene.film.quality = quality;
+        }
+        if let Some(passes) = self.passes {
+            scene.film.passes = passes.max(1);
         }
     }
 }
@@ -270,6 +275,9 @@ pub struct RenderJob {
     /// Also write a tone-mapped PNG here (`####` becomes the frame number).
     pub preview: Option<String>,
     pub progress: bool,
+    /// Progressive rendering stops starting passes after this many seconds per frame
+    /// (`--time`); with no passes set it runs as many as fit.
+    pub time_limit: Option<f64>,
 }
 
 /// What happened to one frame.
@@ -321,14 +329,23 @@ fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<F
     let build_start = Instant::now();
     let prepared = prepare(scene)?;
     let build_seconds = build_start.elapsed().as_secs_f64();
-    let mut frame: Frame = backend.render_frame(
-        scene,
-        &prepared,
-        &RenderOptions {
-            progress: job.progress,
-            ..Default::default()
-        },
-    )?;
+    let options = RenderOptions {
+        progress: job.progress,
+        ..Default::default()
+    };
+    let progression = render::progressive::Progression::of(scene, job.time_limit);
+    let mut frame: Frame = if progression.passes == 1 {
+        backend.render_frame(scene, &prepared, &options)?
+    } else {
+        render::progressive::render_progressive(
+            backend,
+            scene,
+            &prepared,
+            &options,
+            progression,
+            |pass, seconds| log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame),
+        )?
+    };
     frame.metadata.build_seconds = build_seconds;
     let mut stats = prepared.stats();
     stats.append(&mut frame.metadata.stats.clone());

@@ -57,6 +57,15 @@ enum Command {
         /// A preview: an eighth of the photons, a quarter of the irradiance seeds and gather rays.
         #[arg(long)]
         quick: bool,
+        /// Progressive passes for a converging still: each pass has fresh samples, photon
+        /// maps and seeds and smaller photon estimates; the frame is their mean
+        /// [default: the scene's film passes].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        passes: Option<u32>,
+        /// Stop starting progressive passes after this many seconds per frame; without
+        /// --passes (or film passes), as many passes as fit.
+        #[arg(long, value_name = "SECONDS")]
+        time: Option<f64>,
         /// Which backend renders.
         #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
         device: DeviceArg,
@@ -154,11 +163,18 @@ fn run(command: Command) -> Result<(), Error> {
             layers,
             integrator,
             quick,
+            passes,
+            time,
             device,
             preview,
             stats,
             quiet,
         } => {
+            if let Some(t) = time.filter(|t| !(t.is_finite() && *t > 0.0)) {
+                return Err(Error::Usage(format!(
+                    "--time {t}: expected a positive number of seconds"
+                )));
+            }
             let job = RenderJob {
                 scene_path: scene,
                 frames: frames
@@ -176,6 +192,7 @@ fn run(command: Command) -> Result<(), Error> {
                         IntegratorArg::PhotonMap => caustica::scene::Integrator::PhotonMap,
                     }),
                     quality: quick.then_some(caustica::scene::Quality::Quick),
+                    passes,
                 },
                 device: match device {
                     DeviceArg::Auto => Device::Auto,
@@ -183,6 +200,7 @@ fn run(command: Command) -> Result<(), Error> {
                     DeviceArg::Gpu => Device::Gpu,
                 },
                 preview,
+                time_limit: time,
                 progress: !quiet,
             };
             caustica::render_animation(&job, |report| {

@@ -54,7 +54,13 @@ fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filte
     let r = sqrt(r2);
     let cone_kr = cone_k * r;
     var sum = vec3<f32>(0.0);
+    // With k found (k >= 2) the k-th photon, the root, sets the radius and lies on the disc's
+    // edge: it is left out, so that the estimate is (k - 1)/(pi r^2) photons' power per area,
+    // unbiased for a locally uniform density (accel::photon_estimate).
     var j = 0u;
+    if count >= knn_k && count >= 2u {
+        j = 1u;
+    }
     let photon_count = arrayLength(&kd_photons);
     while j < count {
         // A point with no photon (a shorter photon array) counts as none, as on the CPU.

@@ -288,9 +288,12 @@ const CAMERA: &[ParamSpec] = &[
     numbers("aperture"),
     numbers("focus_distance"),
 ];
+/// The most progressive passes of `film { passes }`.
+const MAX_PASSES: u64 = 1 << 20;
 const FILM: &[ParamSpec] = &[
     numbers("resolution"),
     numbers("spp"),
+    numbers("passes"),
     names("sampler"),
     numbers("max_depth"),
     numbers("seed"),
@@ -577,6 +580,7 @@ impl Builder<'_, '_> {
             }
         }
         film.spp = p.whole(ctx, "spp", film.spp.into(), 1, MAX_U32) as u32;
+        film.passes = p.whole(ctx, "passes", film.passes.into(), 1, MAX_PASSES) as u32;
         film.max_depth = p.whole(ctx, "max_depth", film.max_depth.into(), 0, 1000) as u32;
         film.seed = p.whole(ctx, "seed", film.seed, 0, 1 << 53);
         film.vd_max_level = p.whole(
@@ -1257,6 +1261,7 @@ impl Builder<'_, '_> {
             max_radius: p.float(ctx, "max_radius", d.max_radius, nonnegative, "at least 0"),
             filter: photon_filter(&p, ctx, d.filter),
             span: block.span,
+            ..d
         };
         p.finish(ctx, "photons");
     }

@@ -7,6 +7,7 @@ pub mod frame;
 pub mod gather;
 pub mod photons;
 pub mod plan;
+pub mod progressive;
 pub mod sampling;
 pub mod stats;
 

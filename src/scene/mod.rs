@@ -71,6 +71,9 @@ pub struct Film {
     pub height: u32,
     /// Camera samples per pixel.
     pub spp: u32,
+    /// Progressive passes (`render::progressive`): the frame is rendered this many times with
+    /// fresh samples, photon maps and seeds and shrinking photon estimates, and averaged.
+    pub passes: u32,
     /// How camera samples draw their random numbers (the pixel offset, the lens, light samples).
     pub sampler: Sampler,
     /// Maximum number of specular bounces (reflection/refraction) after the camera hit.
@@ -130,6 +133,7 @@ impl Default for Film {
             width: 640,
             height: 480,
             spp: 4,
+            passes: 1,
             sampler: Sampler::Sobol,
             max_depth: 8,
             seed: 0,
@@ -287,6 +291,9 @@ pub struct PhotonSettings {
     /// Largest search radius of a radiance estimate, in scene units; 0 lets the renderer choose
     /// ([`PhotonSettings::search_radius`]).
     pub max_radius: f32,
+    /// Scales the search radius: below 1 in the later passes of a progressive render
+    /// (`render::progressive`); not part of the language.
+    pub radius_scale: f32,
     /// How photons are weighted by their distance in a radiance estimate.
     pub filter: PhotonFilter,
     pub span: Span,
@@ -308,11 +315,12 @@ impl PhotonSettings {
     /// of the sphere around the scene (`scene_radius`), large enough that the k nearest photons
     /// decide the radius wherever the map is not sparse.
     pub fn search_radius(&self, scene_radius: f32) -> f32 {
-        if self.max_radius > 0.0 {
+        let r = if self.max_radius > 0.0 {
             self.max_radius
         } else {
             0.1 * scene_radius
-        }
+        };
+        r * self.radius_scale
     }
 }
 
@@ -324,11 +332,15 @@ impl Default for PhotonSettings {
             max_bounces: 6,
             knn: 64,
             max_radius: 0.0,
+            radius_scale: 1.0,
             filter: PhotonFilter::Cone { k: 1.1 },
             span: Span::NONE,
         }
     }
 }
+
+/// Progressive passes of `quality reference` when the scene sets none.
+pub const REFERENCE_PASSES: u32 = 16;
 
 /// The default minimum seed density β of `gather { min_density }` (measured on the Cornell
 /// box: docs/architecture.md, "A minimum seed density").
@@ -536,6 +548,10 @@ impl Scene {
                 self.gather.rays = scale(self.gather.rays, 1, 4, 16);
             }
             Quality::Reference => {
+                // Reference stills converge: progressive passes unless the scene says how many.
+                if self.film.passes == 1 {
+                    self.film.passes = REFERENCE_PASSES;
+                }
                 self.photons.global = scale(self.photons.global, 4, 1, 0);
                 self.photons.caustic = scale(self.photons.caustic, 4, 1, 0);
                 self.gather.seeds = scale(self.gather.seeds, 2, 1, 0);

@@ -1,0 +1,178 @@
+//! Progressive rendering for reference stills (`film { passes N }`, `--passes`, `--time`): the
+//! frame is rendered pass after pass, each with a seed of its own (fresh camera samples, photon
+//! maps, irradiance seeds and gather rays), and the passes are averaged.
+//!
+//! Each pass is an independent photon-mapped estimate whose density estimates shrink from pass
+//! to pass as in the probabilistic form of progressive photon mapping (Knaus and Zwicker 2011):
+//! the area of pass `i`'s estimates is `Π_{j=1..i} (j + α)/(j + 1)` times the first pass's
+//! (α = 2/3), so the bias of the estimates goes to zero while their noise, averaged over the
+//! passes, keeps falling. Caustica's estimates take the k nearest photons within a maximum
+//! radius (Jensen), so a pass scales both: k by the area ratio (at least one photon) and the
+//! maximum radius by its square root; a k-nearest estimate's radius then shrinks like a fixed
+//! radius would, where the photons are dense (caustics) as where they are sparse.
+//!
+//! The passes run through [`Backend::render_frame`] unchanged, so both backends render the same
+//! passes and the GPU's frame twin is the CPU's. A single pass is the frame as it always was.
+
+use std::time::Instant;
+
+use super::{Backend, Frame, RenderError, RenderOptions};
+use crate::accel::Prepared;
+use crate::scene::Scene;
+
+/// Knaus and Zwicker's α: the fraction of the estimate's area kept from one pass to the next,
+/// asymptotically (their recommended 2/3).
+pub const ALPHA: f64 = 2.0 / 3.0;
+
+/// The area of pass `pass`'s density estimates over the first pass's:
+/// `Π_{j=1..pass} (j + α)/(j + 1)` (1 for pass 0).
+pub fn area_ratio(pass: u32) -> f64 {
+    (1..=pass as u64).fold(1.0, |r, j| r * (j as f64 + ALPHA) / (j as f64 + 1.0))
+}
+
+/// The scene of pass `pass` of a progressive render: its own seed, and photon estimates whose
+/// k and maximum radius shrink by [`area_ratio`]. Pass 0 is the scene itself.
+pub fn pass_scene(scene: &Scene, pass: u32) -> Scene {
+    let mut s = scene.clone();
+    if pass == 0 {
+        return s;
+    }
+    // A Weyl step of the golden ratio keeps the passes' seeds apart from each other.
+    s.film.seed = scene
+        .film
+        .seed
+        .wrapping_add((pass as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let ratio = area_ratio(pass);
+    s.photons.knn = ((scene.photons.knn as f64 * ratio).round() as u32).clamp(1, scene.photons.knn);
+    s.photons.radius_scale = scene.photons.radius_scale * ratio.sqrt() as f32;
+    s
+}
+
+/// When a progressive render stops.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progression {
+    /// The most passes.
+    pub passes: u32,
+    /// Stop starting passes once this many seconds have passed (at least one pass runs).
+    pub seconds: Option<f64>,
+}
+
+impl Progression {
+    /// The scene's passes, or with a time limit and no passes set as many as fit the time.
+    pub fn of(scene: &Scene, seconds: Option<f64>) -> Progression {
+        let passes = match (seconds, scene.film.passes) {
+            (Some(_), 1) => u32::MAX,
+            (_, n) => n.max(1),
+        };
+        Progression { passes, seconds }
+    }
+}
+
+/// Renders `scene` progressively on `backend` and returns the average of its passes. `on_pass`
+/// is told each pass as it ends (its number from 1, and the seconds so far).
+pub fn render_progressive(
+    backend: &dyn Backend,
+    scene: &Scene,
+    prepared: &Prepared,
+    options: &RenderOptions,
+    progression: Progression,
+    mut on_pass: impl FnMut(u32, f64),
+) -> Result<Frame, RenderError> {
+    let start = Instant::now();
+    let mut sum: Option<Frame> = None;
+    let mut stats = Vec::new();
+    let mut passes = 0u32;
+    while passes < progression.passes {
+        let elapsed = start.elapsed().as_secs_f64();
+        if passes > 0 && progression.seconds.is_some_and(|limit| elapsed >= limit) {
+            break;
+        }
+        let frame = backend.render_frame(&pass_scene(scene, passes), prepared, options)?;
+        stats.extend(frame.metadata.stats.iter().cloned());
+        match &mut sum {
+            None => sum = Some(frame),
+            Some(total) => add_pass(total, &frame),
+        }
+        passes += 1;
+        on_pass(passes, start.elapsed().as_secs_f64());
+    }
+    // At least one pass ran: `progression.passes` is at least 1 and the first pass ignores time.
+    let mut frame = sum.ok_or(RenderError::Cancelled)?;
+    if passes > 1 {
+        let inv = 1.0 / passes as f32;
+        for c in &mut frame.color {
+            *c *= inv;
+        }
+        for layer in &mut frame.aovs {
+            if averaged(&layer.name) {
+                layer.pixels.iter_mut().for_each(|v| *v *= inv);
+            }
+        }
+        frame.metadata.stats = super::stats::merge_counters(stats);
+    }
+    frame.metadata.stats.push(("progressive/passes".to_string(), passes as f64));
+    frame.metadata.spp = scene.film.spp.max(1) * passes;
+    frame.metadata.render_seconds = start.elapsed().as_secs_f64();
+    Ok(frame)
+}
+
+/// Whether a layer is the mean of the passes (`depth` and `id`, of the first camera sample
+/// through the pixel, are the first pass's).
+fn averaged(layer: &str) -> bool {
+    !matches!(layer, "depth" | "id")
+}
+
+/// Adds `pass`'s colour and averaged layers into `total`.
+fn add_pass(total: &mut Frame, pass: &Frame) {
+    for (a, b) in total.color.iter_mut().zip(&pass.color) {
+        *a += *b;
+    }
+    for (a, b) in total.aovs.iter_mut().zip(&pass.aovs) {
+        if averaged(&a.name) {
+            for (x, y) in a.pixels.iter_mut().zip(&b.pixels) {
+                *x += *y;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimate_area_shrinks_like_knaus_and_zwickers_radius() {
+        assert_eq!(area_ratio(0), 1.0);
+        assert!((area_ratio(1) - (1.0 + ALPHA) / 2.0).abs() < 1e-12);
+        // Π (j + α)/(j + 1) ~ C·i^(α − 1): the ratio of two late passes follows the power law.
+        let (a, b) = (area_ratio(1000), area_ratio(8000));
+        assert!(((a / b).ln() / 8f64.ln() - (1.0 - ALPHA)).abs() < 1e-3);
+        assert!((1..50).all(|i| area_ratio(i) < area_ratio(i - 1)));
+    }
+
+    #[test]
+    fn later_passes_have_their_own_seed_and_smaller_estimates() {
+        let mut scene = Scene::default();
+        scene.photons.knn = 64;
+        assert_eq!(pass_scene(&scene, 0).film.seed, scene.film.seed);
+        let seeds: Vec<u64> = (0..8).map(|i| pass_scene(&scene, i).film.seed).collect();
+        let mut unique = seeds.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), seeds.len());
+        let p8 = pass_scene(&scene, 8);
+        let ratio = area_ratio(8);
+        assert_eq!(p8.photons.knn, (64.0 * ratio).round() as u32);
+        assert!((p8.photons.radius_scale as f64 - ratio.sqrt()).abs() < 1e-6);
+        assert!(pass_scene(&scene, 1_000_000).photons.knn >= 1);
+    }
+
+    #[test]
+    fn a_time_limit_without_passes_runs_as_many_passes_as_fit() {
+        let mut scene = Scene::default();
+        assert_eq!(Progression::of(&scene, Some(3.0)).passes, u32::MAX);
+        assert_eq!(Progression::of(&scene, None).passes, 1);
+        scene.film.passes = 6;
+        assert_eq!(Progression::of(&scene, Some(3.0)).passes, 6);
+    }
+}
