@@ -532,3 +532,65 @@ pub fn compose(
     }
     stats
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gold's complex index, as in scenes/cornell_metals.csc.
+    fn gold() -> SurfaceKind {
+        SurfaceKind::Conductor {
+            eta: Vec3::new(0.143, 0.374, 1.442),
+            k: Vec3::new(3.983, 2.386, 1.603),
+            tint: Vec3::ONE,
+        }
+    }
+
+    #[test]
+    fn a_conductor_reflects_photons_with_its_fresnel_reflectance_at_their_angle() {
+        let theta = 70f32.to_radians();
+        let dir = Vec3::new(theta.sin(), -theta.cos(), 0.0);
+        let power = Vec3::ONE;
+        let reflectance = gold().specular_reflectance(theta.cos());
+        assert_eq!(
+            reflectance,
+            conductor_fresnel(
+                theta.cos(),
+                Vec3::new(0.143, 0.374, 1.442),
+                Vec3::new(3.983, 2.386, 1.603)
+            )
+        );
+        let p = survival_probability(reflectance, power);
+        let (mut survived, mut absorbed) = (0, 0);
+        for photon in 0..200 {
+            let mut rng = SampleStream::new(7, photon, 0);
+            let step = interact(
+                PhotonPass::Global,
+                gold(),
+                dir,
+                power,
+                Vec3::Y,
+                Vec3::Y,
+                true,
+                0,
+                true,
+                &mut rng,
+            );
+            assert!(step.specular && !step.store && !step.transmitted);
+            match step.next {
+                Some((next, next_power)) => {
+                    survived += 1;
+                    assert!((next - Vec3::new(theta.sin(), theta.cos(), 0.0)).length() < 1e-6);
+                    assert!((next_power - reflectance / p).abs().max_element() < 1e-6);
+                }
+                None => absorbed += 1,
+            }
+        }
+        // Russian roulette on the reflectance: gold at 70° keeps most photons, not all.
+        assert!(p > 0.9 && p < 1.0, "{p}");
+        assert!(
+            survived > 150 && absorbed > 0,
+            "{survived} survived, {absorbed} absorbed"
+        );
+    }
+}
