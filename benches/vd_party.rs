@@ -168,7 +168,9 @@ fn main() {
     let backend = GpuBackend::new(ctx.clone()).expect("the pipeline compiles");
     println!("GPU: {}", ctx.info.name);
     // One warm-up frame (kernel compilation, clocks), then the timed ones.
-    backend.render(&scene, &prepared).expect("the GPU renders");
+    backend
+        .render(&scene, &prepared, &Default::default())
+        .expect("the GPU renders");
     let names = [
         "time/whitted_ms",
         "gpu/primary_trace_ms",
@@ -193,7 +195,9 @@ fn main() {
     ];
     let mut figures: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for _ in 0..runs {
-        let frame = backend.render(&scene, &prepared).expect("the GPU renders");
+        let frame = backend
+            .render(&scene, &prepared, &Default::default())
+            .expect("the GPU renders");
         for (k, name) in names.iter().enumerate() {
             figures[k].push(stat(&frame, name));
         }

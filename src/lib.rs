@@ -302,14 +302,13 @@ pub fn render_animation(
     };
     let backend = select_backend(job.device)?;
     let assets = io::AssetCache::default();
-    // Evaluate every frame up front so that an error in frame 40 stops the run before frame 1 is
-    // written; evaluation is cheap, and files are loaded once through the cache.
-    for frame in first..=last {
-        evaluate_frame(&file, frame, &assets, &job.overrides)?;
-    }
+    // Evaluate every frame once, up front, so that an error in frame 40 stops the run before
+    // frame 1 is written; files are loaded once through the cache and shared by the frames.
+    let scenes = (first..=last)
+        .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
+        .collect::<Result<Vec<Scene>, Error>>()?;
     let mut reports = Vec::new();
-    for frame in first..=last {
-        let scene = evaluate_frame(&file, frame, &assets, &job.overrides)?;
+    for scene in scenes {
         let report = render_one(&scene, backend.as_ref(), job)?;
         on_frame(&report);
         reports.push(report);
@@ -327,6 +326,7 @@ fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<F
         &prepared,
         &RenderOptions {
             progress: job.progress,
+            ..Default::default()
         },
     )?;
     frame.metadata.build_seconds = build_seconds;

@@ -49,7 +49,7 @@ fn render_tiny(path: &std::path::Path) -> (caustica::scene::Scene, Frame) {
     let backend = caustica::select_backend(Device::Cpu).unwrap();
     assert_eq!(backend.name(), "cpu");
     let frame = backend
-        .render_frame(&scene, &prepared, &RenderOptions { progress: false })
+        .render_frame(&scene, &prepared, &RenderOptions::default())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     (scene, frame)
 }

@@ -3,7 +3,9 @@
 
 use caustica::gpu::kernel::{read_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
 use caustica::gpu::test_context;
+use caustica::gpu::upload::{SAMPLER_INDEPENDENT, SAMPLER_SOBOL};
 use caustica::render::sampling::SampleStream;
+use caustica::scene::Sampler;
 
 #[test]
 fn the_context_reports_an_adapter_with_limits() {
@@ -15,17 +17,46 @@ fn the_context_reports_an_adapter_with_limits() {
     assert!(info.max_compute_invocations_per_workgroup >= 256);
 }
 
-#[test]
-fn gpu_sample_streams_equal_the_cpu_twin_bit_for_bit() {
+/// Which streams `check/rng_streams.wgsl` draws (its `sampler` parameter).
+#[derive(Clone, Copy, Debug)]
+enum Streams {
+    /// `sample_stream` / `SampleStream::new` (photons, gather rays, seeding).
+    Tagged,
+    /// `camera_stream` / `SampleStream::camera`.
+    Camera(Sampler),
+}
+
+/// The first `dimensions` numbers of every (pixel, sample) stream, samples from `first_sample`,
+/// on the GPU and on the CPU, compared bit for bit.
+fn assert_gpu_streams_equal_the_cpu(
+    streams: Streams,
+    (pixels, samples, first_sample): (u32, u32, u32),
+    dimensions: u32,
+) {
     let Some(ctx) = test_context() else { return };
-    let (pixels, samples, seed) = (1000u32, 7u32, 0x1234_5678_9abc_def0u64);
+    let seed = 0x1234_5678_9abc_def0u64;
     let kernel = Kernel::new(&ctx, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
+    let sampler = match streams {
+        Streams::Tagged => 2,
+        Streams::Camera(Sampler::Sobol) => SAMPLER_SOBOL,
+        Streams::Camera(Sampler::Independent) => SAMPLER_INDEPENDENT,
+    };
     let params = uniform_buffer(
         &ctx,
         "params",
-        &[seed as u32, (seed >> 32) as u32, pixels, samples],
+        &[
+            seed as u32,
+            (seed >> 32) as u32,
+            pixels,
+            samples,
+            sampler,
+            first_sample,
+            dimensions,
+            0,
+        ],
     );
-    let numbers = storage_buffer_sized(&ctx, "numbers", (pixels * samples * 4 * 4) as u64).unwrap();
+    let count = (pixels * samples * dimensions) as usize;
+    let numbers = storage_buffer_sized(&ctx, "numbers", (count * 4) as u64).unwrap();
     let bind = kernel
         .bind(&ctx, &[("numbers", &numbers), ("params", &params)])
         .unwrap();
@@ -36,20 +67,39 @@ fn gpu_sample_streams_equal_the_cpu_twin_bit_for_bit() {
         kernel.grid_for(&ctx, (pixels * samples) as u64),
     );
     ctx.queue.submit([encoder.finish()]);
-    let gpu: Vec<f32> = read_buffer(&ctx, &numbers, (pixels * samples * 4) as usize).unwrap();
+    let gpu: Vec<f32> = read_buffer(&ctx, &numbers, count).unwrap();
     for p in 0..pixels {
         for s in 0..samples {
-            let mut stream = SampleStream::new(seed, p, s);
-            for d in 0..4 {
-                let i = ((p * samples + s) * 4 + d) as usize;
+            let sample = first_sample + s;
+            let mut stream = match streams {
+                Streams::Tagged => SampleStream::new(seed, p, sample),
+                Streams::Camera(sampler) => SampleStream::camera(seed, p, sample, sampler),
+            };
+            for d in 0..dimensions {
+                let i = ((p * samples + s) * dimensions + d) as usize;
                 assert_eq!(
                     gpu[i].to_bits(),
                     stream.next_f32().to_bits(),
-                    "pixel {p} sample {s} dimension {d}"
+                    "{streams:?}: pixel {p} sample {sample} dimension {d}"
                 );
             }
         }
     }
+}
+
+#[test]
+fn gpu_sample_streams_equal_the_cpu_twin_bit_for_bit() {
+    assert_gpu_streams_equal_the_cpu(Streams::Tagged, (1000, 7, 0), 4);
+    assert_gpu_streams_equal_the_cpu(Streams::Camera(Sampler::Independent), (300, 7, 0), 4);
+}
+
+#[test]
+fn gpu_sobol_streams_equal_the_cpu_twin_bit_for_bit() {
+    // Eight dimensions (four pairs), and sample indices from 0 and from far into the sequence,
+    // as passes of progressive rendering will use (the highest index bits included).
+    assert_gpu_streams_equal_the_cpu(Streams::Camera(Sampler::Sobol), (500, 16, 0), 8);
+    assert_gpu_streams_equal_the_cpu(Streams::Camera(Sampler::Sobol), (50, 16, 1000), 8);
+    assert_gpu_streams_equal_the_cpu(Streams::Camera(Sampler::Sobol), (20, 16, u32::MAX - 15), 8);
 }
 
 #[test]

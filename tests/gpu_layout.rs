@@ -145,7 +145,11 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 ray_offset,
                 shadows_per_hit,
                 vd_record_capacity,
-                _pad1
+                sampler,
+                sample_offset,
+                pass_spp,
+                tile_offset,
+                _pad2
             }),
         ),
         (

@@ -292,8 +292,12 @@ fn gpu_renders_are_the_same_bit_for_bit_run_after_run() {
         .find(|p| p.ends_with("cornell_spheres.csc"))
         .unwrap();
     let (name, scene, prepared) = small_scene(&path);
-    let first = backend.render(&scene, &prepared).unwrap();
-    let second = backend.render(&scene, &prepared).unwrap();
+    let first = backend
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    let second = backend
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
     assert!(first.color.iter().any(|c| c.max_element() > 0.0), "{name}");
     let same = first
         .color

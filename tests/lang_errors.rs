@@ -329,6 +329,18 @@ fn unknown_integrator_and_quality_are_reported_with_suggestions() {
 }
 
 #[test]
+fn an_unknown_sampler_is_reported_at_its_name_with_a_suggestion() {
+    assert_error(
+        "film { spp 8 sampler halton }",
+        "scene.csc:1:22: error: unknown sampler \"halton\": expected sobol or independent\n",
+    );
+    assert_error(
+        "film { sampler sobel }",
+        "scene.csc:1:16: error: unknown sampler \"sobel\" (did you mean \"sobol\"?)",
+    );
+}
+
+#[test]
 fn unknown_fresnel_mode_points_at_the_word_with_a_caret() {
     let rendered = errors("material g { dielectric fresnel cheap }");
     assert_eq!(

@@ -5,7 +5,7 @@ mod lang_support;
 use caustica::lang::SceneFile;
 use caustica::scene::{
     Aov, Camera, FresnelMode, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonFilter,
-    PhotonSettings, VdSpace,
+    PhotonSettings, Sampler, VdSpace,
 };
 use glam::{Vec2, Vec3};
 use lang_support::{close, scene, scene_at, MemoryLoader};
@@ -484,6 +484,14 @@ fn the_example_scene_evaluates() {
 }
 
 pub const EXAMPLE: &str = include_str!("data/lang/example.csc");
+
+#[test]
+fn film_sampler_is_sobol_unless_independent_is_asked_for() {
+    assert_eq!(scene("film { spp 8 }").film.sampler, Sampler::Sobol);
+    let s = scene("film { sampler independent }");
+    assert_eq!(s.film.sampler, Sampler::Independent);
+    assert_eq!(scene("film { sampler sobol }").film.sampler, Sampler::Sobol);
+}
 
 #[test]
 fn film_integrator_and_quality() {

@@ -79,7 +79,7 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
     let (mut scene, direct) = furnace_sphere();
     scene.output.layers = vec![Aov::Seeds];
     let prepared = caustica::prepare(&scene).unwrap();
-    let frame = gpu.render(&scene, &prepared).unwrap();
+    let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     let albedo = Vec3::new(0.8, 0.5, 0.25);
     let expected = direct / (Vec3::ONE - albedo);
     let mean = frame.color.iter().copied().sum::<Vec3>() / frame.color.len() as f32;
@@ -129,7 +129,7 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell();
     let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
-    let frame = gpu.render(&scene, &prepared).unwrap();
+    let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     // The noise of the method: the same scene on the CPU with another seed (other photons,
     // seeds and gather rays).
     let mut reseeded = scene.clone();
@@ -197,7 +197,7 @@ fn gpu_and_cpu_agree_on_conductor_and_exact_and_schlick_glass_photon_mapped() {
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell_scene("cornell_metals.csc");
     let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
-    let frame = gpu.render(&scene, &prepared).unwrap();
+    let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     let mut reseeded = scene.clone();
     reseeded.film.seed += 1;
     let other = caustica::cpu::whitted::render_whitted(&reseeded, &prepared, &Default::default());

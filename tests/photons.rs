@@ -436,7 +436,7 @@ fn the_caustic_layer_shows_the_focused_spot_where_the_cpu_twin_does() {
     assert!(stats["knn/caustic_queries"] > 0.0);
     let Some(ctx) = test_context() else { return };
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let frame = gpu.render(&scene, &prepared).unwrap();
+    let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     let gpu_view = layer(&frame);
     let (gx, gy, gpeak) = bright_spot(&gpu_view, 48, 0.5);
     assert!(

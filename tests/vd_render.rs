@@ -108,7 +108,8 @@ fn render_both(scene: &Scene, prepared: &Prepared, gpu: Option<&GpuBackend>) -> 
     }
 }
 
-/// The camera ray through the centre of pixel `i` (spp 1 samples the centre; pinhole).
+/// The camera ray through the centre of pixel `i` (the scenes use `sampler independent`, whose
+/// single sample is the pixel centre; pinhole).
 fn camera_ray(scene: &Scene, i: usize) -> (Vec3, Vec3) {
     let camera = CameraModel::new(&scene.camera, &scene.film);
     let (x, y) = (i as u32 % camera.width, i as u32 / camera.width);
@@ -186,7 +187,7 @@ fn teapot_scene_text(mesh: &str, vdmap: &str) -> String {
     format!(
         r#"
 camera {{ position 4.5 -9 6  look_at 0.2 0 1.4  up 0 0 1  fov 28 }}
-film   {{ resolution 128 96 spp 1 max_depth 0 vd_max_level 6 }}
+film   {{ resolution 128 96 spp 1 sampler independent max_depth 0 vd_max_level 6 }}
 material clay {{ diffuse 0.8 0.7 0.6 }}
 {vdmap}
 mesh teapot {{ {mesh} }}
@@ -567,7 +568,7 @@ fn overhang_undersides_are_hit_and_face_down_on_cpu_and_gpu() {
     let text = format!(
         r#"
 camera {{ position 0.6 0.03 0.25  look_at 0 0.1 0  fov 40 }}
-film   {{ resolution 96 72 spp 1 max_depth 0 vd_max_level 6 }}
+film   {{ resolution 96 72 spp 1 sampler independent max_depth 0 vd_max_level 6 }}
 material copper {{ diffuse 0.75 0.35 0.2 }}
 vdmap overhang {{ file "{map}" space tangent scale 0.7 }}
 mesh cap {{ quad size 0.7 0.7 displacement overhang }}

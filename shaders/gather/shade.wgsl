@@ -39,7 +39,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let sp = surface_point(ray.origin, ray.dir, hit);
     let dir = normalize3(ray.dir);
     let m = materials[sp.material];
-    var stream = SampleStream(sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample).key, ray.dimension);
+    var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);
+    stream.dimension = ray.dimension;
     let u = next_f32(&stream);
     let facing = face_forward(sp.geometric_normal, dir);
     if m.kind == 0u {

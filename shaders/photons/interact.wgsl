@@ -39,7 +39,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if m.kind == 0u {
         albedo = albedo_of(m, sp);
     }
-    var stream = SampleStream(sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample).key, ray.dimension);
+    var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);
+    stream.dimension = ray.dimension;
     let step = interact(photon_params.pass_kind, m, albedo, dir, path.power, sp.shading_normal, sp.geometric_normal, specular_path, bounces, bounces + 1u < photon_params.max_hits, &stream);
     if step.store {
         store_flags[i] = 1u;

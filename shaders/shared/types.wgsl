@@ -111,7 +111,11 @@ struct FrameParams {
     ray_offset: u32,     // first ray of this dispatch (the shade stage runs in chunks)
     shadows_per_hit: u32, // most shadow rays one diffuse hit can emit
     vd_record_capacity: u32, // VD records the trace kernels may append
-    _pad1: u32,
+    sampler: u32,        // camera samples: SAMPLER_SOBOL or SAMPLER_INDEPENDENT (shared/rng.wgsl)
+    sample_offset: u32,  // the pass's first sample: camera ray s of a pixel is sample_offset + s
+    pass_spp: u32,       // samples per pixel in this pass (spp is the frame's)
+    tile_offset: u32,    // the pass's first 8x8 tile
+    _pad2: u32,
 }
 
 // Twin of gpu::upload::GpuRay: a ray of the wavefront; ray i of a bounce is node i of that

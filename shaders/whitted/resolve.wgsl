@@ -1,5 +1,7 @@
-// The pixels: one invocation per pixel averages the colours of its spp camera nodes (level 0 of
-// the shade trees after accumulate.wgsl), found through the 8x8 Morton tiles of primary.wgsl.
+// The film: one invocation per pixel of the pass's tiles adds the colours of its pass_spp
+// camera nodes (level 0 of the shade trees after accumulate.wgsl), found through the 8x8 Morton
+// tiles of primary.wgsl, divided by the frame's spp: the passes of a frame (render::plan) sum
+// to the mean of all its samples. params.ray_count is the pass's camera-ray slots.
 //!include "shared/types.wgsl"
 //!include "shared/math.wgsl"
 
@@ -19,11 +21,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let py = p / params.width;
     let tiles_x = (params.width + 7u) / 8u;
     let tile = (py / 8u) * tiles_x + px / 8u;
+    let pass_tiles = params.ray_count / (TILE_PIXELS * params.pass_spp);
+    if tile < params.tile_offset || tile >= params.tile_offset + pass_tiles {
+        return;
+    }
     let m = morton_encode(vec2<u32>(px % 8u, py % 8u));
-    let first = (tile * TILE_PIXELS + m) * params.spp;
+    let first = ((tile - params.tile_offset) * TILE_PIXELS + m) * params.pass_spp;
     var sum = vec3<f32>(0.0);
-    for (var s = 0u; s < params.spp; s++) {
+    for (var s = 0u; s < params.pass_spp; s++) {
         sum += nodes[first + s].own;
     }
-    pixels[p] = vec4<f32>(sum / f32(params.spp), 0.0);
+    pixels[p] += vec4<f32>(sum / f32(params.spp), 0.0);
 }

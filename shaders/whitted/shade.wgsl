@@ -82,7 +82,7 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     let n = face_forward(sp.shading_normal, view_dir);
     let ng = face_forward(sp.geometric_normal, view_dir);
     let origin = offset_origin(sp.position, ng, params.epsilon);
-    var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);
+    var stream = camera_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample, params.sampler);
     stream.dimension = ray.dimension;
     for (var l = 0u; l < params.light_count; l++) {
         let light = lights[l];
@@ -182,7 +182,8 @@ fn visible_quad_light(origin: vec3<f32>, dir: vec3<f32>, t_max: f32) -> QuadLigh
 
 fn record_first_hit(ray: Ray, albedo: vec3<f32>, normal: vec3<f32>, depth: f32) {
     if params.bounce == 0u {
-        first_hits[ray.pixel * params.spp + ray.sample] = FirstHit(albedo, depth, normal, 0u);
+        // Camera slot i of the pass (render::plan's layout; the host maps slots to pixels).
+        first_hits[node_index] = FirstHit(albedo, depth, normal, 0u);
     }
 }
 

@@ -23,6 +23,7 @@ use crate::render::photons::{
     PhotonPassStats, PHOTON_CHUNK, PHOTON_SPECULAR_PATH,
 };
 use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings};
+use crate::render::plan::FramePlan;
 use crate::render::sampling::SampleStream;
 use crate::render::PhotonViews;
 use crate::scene::{Aov, FresnelMode, MaterialKind, Scene};
@@ -375,14 +376,55 @@ impl PhotonTree {
     }
 }
 
+/// The photon maps of a frame with their kd-trees, traced once whatever the passes and layers
+/// that use them (the twin of `gpu::photons::FrameMaps`).
+#[derive(Default)]
+pub struct FrameTrees {
+    pub global: Option<PhotonTree>,
+    pub caustic: Option<PhotonTree>,
+}
+
+/// Traces the photon maps `plan` asks for at the frame's VD levels and builds their kd-trees.
+/// Returns them with the statistics of the photon stages.
+pub fn trace_frame_trees(
+    scene: &Scene,
+    prepared: &Prepared,
+    vd: &VdFrame,
+    plan: &FramePlan,
+) -> (FrameTrees, Vec<(String, f64)>) {
+    let mut trees = FrameTrees::default();
+    let mut stats = Vec::new();
+    for (pass, wanted) in [
+        (PhotonPass::Global, plan.global_map),
+        (PhotonPass::Caustic, plan.caustic_map),
+    ] {
+        if !wanted {
+            continue;
+        }
+        let count = match pass {
+            PhotonPass::Global => scene.photons.global,
+            PhotonPass::Caustic => scene.photons.caustic,
+        };
+        let map = trace_photons(scene, prepared, vd, pass, count);
+        push_pass_stats(&mut stats, pass.name(), &map.stats);
+        let tree = PhotonTree::build(map);
+        stats.push((format!("kdtree/{}_build_ms", pass.name()), tree.build_ms));
+        match pass {
+            PhotonPass::Global => trees.global = Some(tree),
+            PhotonPass::Caustic => trees.caustic = Some(tree),
+        }
+    }
+    (trees, stats)
+}
+
 /// The photon maps' debug views (`photons_global`, `photons_caustic`): for each camera sample,
 /// the first surface it sees, when diffuse, reflects albedo/π times the map's flux density
-/// there; a pixel averages its samples. Only the requested maps are traced. Returns the views
-/// and the statistics of the photon stages.
+/// there; a pixel averages its samples. Returns the views and the statistics of the queries.
 pub fn photon_views(
     scene: &Scene,
     prepared: &Prepared,
     tracer: &Tracer,
+    trees: &FrameTrees,
 ) -> (PhotonViews, Vec<(String, f64)>) {
     let mut views = PhotonViews::default();
     let mut stats = Vec::new();
@@ -396,15 +438,14 @@ pub fn photon_views(
         if !scene.output.layers.contains(&aov) {
             continue;
         }
-        let count = match pass {
-            PhotonPass::Global => scene.photons.global,
-            PhotonPass::Caustic => scene.photons.caustic,
+        let tree = match pass {
+            PhotonPass::Global => trees.global.as_ref(),
+            PhotonPass::Caustic => trees.caustic.as_ref(),
         };
-        let map = trace_photons(scene, prepared, &tracer.vd, pass, count);
+        let Some(tree) = tree else {
+            continue;
+        };
         let name = pass.name();
-        push_pass_stats(&mut stats, name, &map.stats);
-        let tree = PhotonTree::build(map);
-        stats.push((format!("kdtree/{name}_build_ms"), tree.build_ms));
         let start = std::time::Instant::now();
         let queries = std::sync::atomic::AtomicU64::new(0);
         let pixels: Vec<Vec3> = (0..width * height)
@@ -456,6 +497,7 @@ pub fn compose(
     scene: &Scene,
     prepared: &Prepared,
     vd: &VdFrame,
+    trees: &FrameTrees,
     points: &[ShadingPoint],
     color: &mut [Vec3],
     layers: &mut PhotonViews,
@@ -464,19 +506,10 @@ pub fn compose(
     let settings = EstimateSettings::of(scene, prepared);
     let epsilon = prepared.ray_epsilon();
     let (_, radius) = scene_sphere(prepared);
-    let mut trees = Vec::new();
-    for pass in [PhotonPass::Global, PhotonPass::Caustic] {
-        let count = match pass {
-            PhotonPass::Global => scene.photons.global,
-            PhotonPass::Caustic => scene.photons.caustic,
-        };
-        let map = trace_photons(scene, prepared, vd, pass, count);
-        push_pass_stats(&mut stats, pass.name(), &map.stats);
-        let tree = PhotonTree::build(map);
-        stats.push((format!("kdtree/{}_build_ms", pass.name()), tree.build_ms));
-        trees.push(tree);
-    }
-    let (global, caustic) = (&trees[0], &trees[1]);
+    let (Some(global), Some(caustic)) = (&trees.global, &trees.caustic) else {
+        // The plan of a photon-mapped frame always asks for both maps.
+        return stats;
+    };
     let start = std::time::Instant::now();
     let (seeds, cache) = irradiance_cache(
         scene, prepared, vd, global, &settings, epsilon, radius, points,
@@ -510,26 +543,31 @@ pub fn compose(
         start.elapsed().as_secs_f64() * 1e3,
     ));
     stats.push(("gather/shading_points".to_string(), points.len() as f64));
+    // This pass's parts and seeds, added to the frame's layers and colour.
     let n = color.len();
-    layers.caustic_part = vec![Vec3::ZERO; n];
-    layers.indirect_part = vec![Vec3::ZERO; n];
-    layers.seeds = vec![0.0; n];
+    let mut pass = PhotonViews {
+        caustic_part: vec![Vec3::ZERO; n],
+        indirect_part: vec![Vec3::ZERO; n],
+        seeds: vec![0.0; n],
+        ..Default::default()
+    };
     for (p, (c, i)) in points.iter().zip(&parts) {
         let pixel = p.pixel as usize;
         if pixel < n {
-            layers.caustic_part[pixel] += *c;
-            layers.indirect_part[pixel] += *i;
+            pass.caustic_part[pixel] += *c;
+            pass.indirect_part[pixel] += *i;
         }
     }
     for &s in &seeds {
         let pixel = points[s as usize].pixel as usize;
         if pixel < n {
-            layers.seeds[pixel] += 1.0;
+            pass.seeds[pixel] += 1.0;
         }
     }
     for (k, c) in color.iter_mut().enumerate() {
-        *c += layers.caustic_part[k] + layers.indirect_part[k];
+        *c += pass.caustic_part[k] + pass.indirect_part[k];
     }
+    layers.add(&pass);
     stats
 }
 

@@ -22,12 +22,13 @@ use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::render::gather::ShadingPoint;
+use crate::render::plan::{FramePlan, PassPlan};
 use crate::render::sampling::{stratified_sample, SampleStream};
-use crate::render::stats::Counter;
+use crate::render::stats::{merge_counters, Counter};
 use crate::render::{
-    aov_layers, Backend, CameraModel, Frame, FrameMetadata, RenderError, RenderOptions,
+    aov_layers, Backend, CameraModel, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
 };
-use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Scene};
+use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
 
 /// Side of the square tiles that rayon hands out.
 const TILE: u32 = 16;
@@ -75,17 +76,21 @@ struct RayCounters {
     specular: Counter,
 }
 
-/// Renders the whole frame with the Whitted model described in the module docs.
+/// Renders the whole frame with the Whitted model described in the module docs (and photon
+/// mapping's composition for `integrator photon_map`), pass by pass as `render::plan` cuts it
+/// for `options.max_pass_rays`: the GPU's passes, run the same way.
 pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Frame {
     let start = std::time::Instant::now();
     let width = scene.film.width.max(1);
     let height = scene.film.height.max(1);
+    let spp = scene.film.spp.max(1);
+    let plan = FramePlan::new(scene, options.max_pass_rays.unwrap_or(u64::MAX));
     let tracer = Tracer::new(scene, prepared);
     let tiles: Vec<(u32, u32)> = (0..height.div_ceil(TILE))
         .flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE)))
         .collect();
     let bar = if options.progress {
-        let bar = indicatif::ProgressBar::new(tiles.len() as u64);
+        let bar = indicatif::ProgressBar::new((tiles.len() * plan.passes.len()) as u64);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{spinner} frame {msg} [{bar:40}] {percent}% ({eta})",
@@ -97,54 +102,75 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     } else {
         None
     };
-    let outputs: Vec<TileOutput> = tiles
-        .par_iter()
-        .map(|&(x0, y0)| {
-            let out = tracer.render_tile(x0, y0, TILE.min(width - x0), TILE.min(height - y0));
-            if let Some(bar) = &bar {
-                bar.inc(1);
-            }
-            out
-        })
-        .collect();
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-
+    // The frame's photon maps, traced once for every pass and layer.
+    let (trees, mut photon_stats) =
+        crate::cpu::photons::trace_frame_trees(scene, prepared, &tracer.vd, &plan);
     let n = (width * height) as usize;
     let mut color = vec![Vec3::ZERO; n];
+    let mut direct = vec![Vec3::ZERO; n];
     let mut albedo = vec![Vec3::ZERO; n];
     let mut normal = vec![Vec3::ZERO; n];
     let mut depth = vec![f32::INFINITY; n];
     let mut ids = vec![[-1.0f32; 2]; n];
-    let mut points = Vec::new();
-    for t in &outputs {
-        points.extend_from_slice(&t.points);
-        for y in 0..t.h {
-            for x in 0..t.w {
-                let src = (y * t.w + x) as usize;
-                let dst = ((t.y0 + y) * width + t.x0 + x) as usize;
-                color[dst] = t.color[src];
-                albedo[dst] = t.albedo[src];
-                normal[dst] = t.normal[src];
-                depth[dst] = t.depth[src];
-                ids[dst] = t.ids[src];
+    let mut composed = PhotonViews::default();
+    for pass in &plan.passes {
+        let outputs: Vec<TileOutput> = tiles
+            .par_iter()
+            .map(|&(x0, y0)| {
+                let (w, h) = (TILE.min(width - x0), TILE.min(height - y0));
+                let out = tracer.render_tile(x0, y0, w, h, pass);
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+                out
+            })
+            .collect();
+        let mut points = Vec::new();
+        for t in &outputs {
+            points.extend_from_slice(&t.points);
+            for y in 0..t.h {
+                for x in 0..t.w {
+                    let (px, py) = (t.x0 + x, t.y0 + y);
+                    if !pass.covers_pixel(px, py, width) {
+                        continue;
+                    }
+                    let src = (y * t.w + x) as usize;
+                    let dst = (py * width + px) as usize;
+                    color[dst] += t.color[src];
+                    direct[dst] += t.color[src];
+                    albedo[dst] += t.albedo[src];
+                    normal[dst] += t.normal[src];
+                    if pass.sample_start == 0 {
+                        depth[dst] = t.depth[src];
+                        ids[dst] = t.ids[src];
+                    }
+                }
             }
         }
+        if scene.film.integrator == Integrator::PhotonMap {
+            photon_stats.extend(crate::cpu::photons::compose(
+                scene,
+                prepared,
+                &tracer.vd,
+                &trees,
+                &points,
+                &mut color,
+                &mut composed,
+            ));
+        }
     }
-    let (mut photon_views, mut photon_stats) =
-        crate::cpu::photons::photon_views(scene, prepared, &tracer);
-    photon_views.direct_part = color.clone();
-    if scene.film.integrator == Integrator::PhotonMap {
-        photon_stats.extend(crate::cpu::photons::compose(
-            scene,
-            prepared,
-            &tracer.vd,
-            &points,
-            &mut color,
-            &mut photon_views,
-        ));
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
     }
+    for (a, n) in albedo.iter_mut().zip(normal.iter_mut()) {
+        *a /= spp as f32;
+        *n = n.try_normalize().unwrap_or(Vec3::ZERO);
+    }
+    let (mut photon_views, view_stats) =
+        crate::cpu::photons::photon_views(scene, prepared, &tracer, &trees);
+    photon_stats.extend(view_stats);
+    photon_views.add(&composed);
+    photon_views.direct_part = direct;
     let aovs = aov_layers(
         &scene.output.layers,
         &albedo,
@@ -200,7 +226,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             ]
             .into_iter()
             .chain(vd_stats)
-            .chain(photon_stats)
+            .chain(merge_counters(photon_stats))
             .collect(),
             ..Default::default()
         },
@@ -244,17 +270,25 @@ impl<'a> Tracer<'a> {
     }
 
     /// Camera sample `s` of pixel (`px`, `py`): the ray and the sample's random stream,
-    /// advanced past the film and lens dimensions.
+    /// advanced past the film and lens dimensions. With the Sobol sampler the pixel offset is
+    /// the stream's first pair; with the independent one a jittered grid of `spp` cells (the
+    /// pixel centre at 1 spp).
     pub(crate) fn camera_sample(&self, px: u32, py: u32, s: u32) -> (Ray, SampleStream) {
-        let spp = self.scene.film.spp.max(1);
+        let film = &self.scene.film;
+        let spp = film.spp.max(1);
         let pixel_index = py * self.camera.width + px;
-        let mut rng = SampleStream::new(self.scene.film.seed, pixel_index, s);
-        let jitter = if spp == 1 {
-            Vec2::splat(0.5)
-        } else {
-            rng.next_vec2()
+        let mut rng = SampleStream::camera(film.seed, pixel_index, s, film.sampler);
+        let offset = match film.sampler {
+            Sampler::Sobol => rng.next_vec2(),
+            Sampler::Independent => {
+                let jitter = if spp == 1 {
+                    Vec2::splat(0.5)
+                } else {
+                    rng.next_vec2()
+                };
+                stratified_sample(s, spp, jitter)
+            }
         };
-        let offset = stratified_sample(s, spp, jitter);
         let lens = rng.next_vec2();
         let (origin, dir) = self
             .camera
@@ -268,7 +302,10 @@ impl<'a> Tracer<'a> {
         (ray, rng)
     }
 
-    fn render_tile(&self, x0: u32, y0: u32, w: u32, h: u32) -> TileOutput {
+    /// The samples of `pass` for the pixels of the tile at (`x0`, `y0`) that lie in the pass's
+    /// tiles: colour as the sum over the pass's samples divided by the frame's spp, albedo and
+    /// normal as sums, depth and id from sample 0 (when the pass holds it).
+    fn render_tile(&self, x0: u32, y0: u32, w: u32, h: u32, pass: &PassPlan) -> TileOutput {
         let n = (w * h) as usize;
         let mut out = TileOutput {
             x0,
@@ -288,12 +325,15 @@ impl<'a> Tracer<'a> {
         for y in 0..h {
             for x in 0..w {
                 let (px, py) = (x0 + x, y0 + y);
+                if !pass.covers_pixel(px, py, self.camera.width) {
+                    continue;
+                }
                 let mut sum = Vec3::ZERO;
                 let mut first = FirstHitValues {
                     depth: f32::INFINITY,
                     ..Default::default()
                 };
-                for s in 0..spp {
+                for s in pass.sample_start..pass.sample_start + pass.samples {
                     let (ray, mut rng) = self.camera_sample(px, py, s);
                     self.counters.primary.add(1);
                     let mut hit_info = FirstHitValues {
@@ -321,10 +361,10 @@ impl<'a> Tracer<'a> {
                 }
                 let i = (y * w + x) as usize;
                 out.color[i] = sum / spp as f32;
-                out.albedo[i] = first.albedo / spp as f32;
-                out.normal[i] = first.normal.try_normalize().unwrap_or(Vec3::ZERO);
+                out.albedo[i] = first.albedo;
+                out.normal[i] = first.normal;
                 out.depth[i] = first.depth;
-                if wants_ids {
+                if wants_ids && pass.sample_start == 0 {
                     out.ids[i] = self.primary_hit_id(px, py);
                 }
             }

@@ -6,12 +6,11 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::kdtree::GpuKdTree;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::check_status;
-use super::photons::GpuPhotonMap;
+use super::photons::{FrameMaps, MapTree};
 use super::seeding::SeedingSettings;
 use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
 use super::vd_pipeline::VdFrameGpu;
@@ -20,7 +19,7 @@ use crate::accel::Prepared;
 use crate::render::gather::{
     seeding_alpha, IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
 };
-use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings, PhotonPass};
+use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
@@ -185,12 +184,6 @@ pub(super) struct ComposeParts {
 pub(super) const COMPOSE_ADD: u32 = 0;
 pub(super) const COMPOSE_CAUSTIC: u32 = 1;
 pub(super) const COMPOSE_INDIRECT: u32 = 2;
-
-/// One photon map with its kd-tree on the GPU.
-struct MapTree {
-    map: GpuPhotonMap,
-    tree: GpuKdTree,
-}
 
 impl GpuBackend {
     /// Lists the diffuse nodes' shading points of every level into one buffer, level by level
@@ -478,6 +471,7 @@ impl GpuBackend {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
+        maps: &FrameMaps,
         levels: &[ShadeLevel],
     ) -> Result<ComposeOutput, GpuError> {
         let ctx = &self.ctx;
@@ -489,25 +483,11 @@ impl GpuBackend {
         let clock = Instant::now();
         let points = self.collect_shading_points(levels, base)?;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
-        let mut maps = Vec::new();
-        for pass in [PhotonPass::Global, PhotonPass::Caustic] {
-            let count = match pass {
-                PhotonPass::Global => scene.photons.global,
-                PhotonPass::Caustic => scene.photons.caustic,
-            };
-            let map = self.trace_photon_pass(
-                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
-            )?;
-            push_pass_stats(&mut stats, pass.name(), &map.stats);
-            let start = Instant::now();
-            let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
-            ctx.wait_idle()?;
-            stats.push((
-                format!("kdtree/{}_build_ms", pass.name()),
-                start.elapsed().as_secs_f64() * 1e3,
+        let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
+            return Err(GpuError::Device(
+                "photon mapping needs the frame's global and caustic maps".to_string(),
             ));
-            maps.push(MapTree { map, tree });
-        }
+        };
         let start = Instant::now();
         let (seeds, seed_count) = kernels.seeding.seed_irradiance_samples(
             ctx,
@@ -539,7 +519,7 @@ impl GpuBackend {
             &points.buffer,
             &seeds,
             seed_count,
-            &maps[0],
+            global,
         )?;
         ctx.wait_idle()?;
         stats.push((
@@ -565,7 +545,6 @@ impl GpuBackend {
         ctx.queue.submit([encoder.finish()]);
         // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels.
         indirect.check(ctx)?;
-        let caustic = &maps[1];
         let caustic_density = if caustic.map.count > 0 && points.count > 0 {
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,

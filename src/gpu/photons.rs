@@ -22,7 +22,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::kdtree::KdTreeBuilder;
+use super::kdtree::{GpuKdTree, KdTreeBuilder};
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
@@ -36,6 +36,7 @@ use crate::render::photons::{
     caustic_targets, photon_emitters, push_pass_stats, EstimateSettings, PhotonPass,
     PhotonPassStats, PHOTON_CHUNK,
 };
+use crate::render::plan::FramePlan;
 use crate::render::PhotonViews;
 use crate::scene::{Aov, Scene};
 
@@ -107,6 +108,28 @@ pub struct GpuPhotonMap {
     pub positions: wgpu::Buffer,
     pub count: u32,
     pub stats: PhotonPassStats,
+}
+
+/// One photon map with its kd-tree on the GPU.
+pub(super) struct MapTree {
+    pub(super) map: GpuPhotonMap,
+    pub(super) tree: GpuKdTree,
+}
+
+/// The photon maps of a frame, traced once whatever the passes and layers that use them.
+#[derive(Default)]
+pub(super) struct FrameMaps {
+    pub(super) global: Option<MapTree>,
+    pub(super) caustic: Option<MapTree>,
+}
+
+impl FrameMaps {
+    pub(super) fn get(&self, pass: PhotonPass) -> Option<&MapTree> {
+        match pass {
+            PhotonPass::Global => self.global.as_ref(),
+            PhotonPass::Caustic => self.caustic.as_ref(),
+        }
+    }
 }
 
 /// One bounce's stored photons, before the map is joined.
@@ -420,10 +443,10 @@ impl GpuBackend {
         let params = frame_params(scene, prepared);
         let traversal = self.traversal_kernels(prepared)?;
         let vd_kernels = self.vd_kernels(prepared)?;
-        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&params, params.spp))?;
-        if vd.is_some() {
-            self.primary_rays_and_hits(&traversal, &buffers, params, false, &mut vd, &mut None)?;
-        }
+        let plan = FramePlan::new(scene, self.max_pass_rays(None));
+        let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
+        let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
+        self.choose_vd_levels(&traversal, &buffers, params, &plan.passes, &mut vd)?;
         let map = self.trace_photon_pass(
             scene, prepared, &buffers, &traversal, &mut vd, &mut None, pass, count,
         )?;
@@ -431,18 +454,63 @@ impl GpuBackend {
         Ok((records, map.stats))
     }
 
-    /// The photon maps' debug views on the GPU (twin of `cpu::photons::photon_views`): traces
-    /// the requested maps, builds their kd-trees, and estimates the flux density at the first
-    /// diffuse surface of each camera ray (`rays`, `hits`: `ray_count` camera slots). Returns
-    /// the views and the statistics of the photon stages.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn photon_views(
+    /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
+    /// after the camera rays have chosen the VD levels. Returns the maps and their statistics.
+    pub(super) fn trace_frame_maps(
         &self,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
+        plan: &FramePlan,
+    ) -> Result<(FrameMaps, Vec<(String, f64)>), GpuError> {
+        let ctx = &self.ctx;
+        let kernels = self.photon_kernels()?;
+        let mut maps = FrameMaps::default();
+        let mut stats = Vec::new();
+        for (pass, wanted) in [
+            (PhotonPass::Global, plan.global_map),
+            (PhotonPass::Caustic, plan.caustic_map),
+        ] {
+            if !wanted {
+                continue;
+            }
+            let count = match pass {
+                PhotonPass::Global => scene.photons.global,
+                PhotonPass::Caustic => scene.photons.caustic,
+            };
+            let map = self.trace_photon_pass(
+                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
+            )?;
+            push_pass_stats(&mut stats, pass.name(), &map.stats);
+            let start = Instant::now();
+            let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
+            ctx.wait_idle()?;
+            stats.push((
+                format!("kdtree/{}_build_ms", pass.name()),
+                start.elapsed().as_secs_f64() * 1e3,
+            ));
+            let slot = MapTree { map, tree };
+            match pass {
+                PhotonPass::Global => maps.global = Some(slot),
+                PhotonPass::Caustic => maps.caustic = Some(slot),
+            }
+        }
+        Ok((maps, stats))
+    }
+
+    /// The photon maps' debug views on the GPU (twin of `cpu::photons::photon_views`) for one
+    /// pass: the flux density of the frame's `maps` at the first diffuse surface of each camera
+    /// ray (`rays`, `hits`: `ray_count` camera slots), over the frame's spp. Returns the views
+    /// and the statistics of the density queries.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn photon_views(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        maps: &FrameMaps,
         rays: &wgpu::Buffer,
         hits: &wgpu::Buffer,
         ray_count: u64,
@@ -514,22 +582,10 @@ impl GpuBackend {
             if !scene.output.layers.contains(&aov) {
                 continue;
             }
-            let count = match pass {
-                PhotonPass::Global => scene.photons.global,
-                PhotonPass::Caustic => scene.photons.caustic,
+            let Some(MapTree { map, tree }) = maps.get(pass) else {
+                continue;
             };
-            let map = self.trace_photon_pass(
-                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
-            )?;
             let name = pass.name();
-            push_pass_stats(&mut stats, name, &map.stats);
-            let start = Instant::now();
-            let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
-            ctx.wait_idle()?;
-            stats.push((
-                format!("kdtree/{name}_build_ms"),
-                start.elapsed().as_secs_f64() * 1e3,
-            ));
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
                 &tree.words,

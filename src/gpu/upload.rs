@@ -11,7 +11,7 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
 use crate::render::CameraModel;
-use crate::scene::{FresnelMode, LightKind, MaterialKind, Scene};
+use crate::scene::{FresnelMode, LightKind, MaterialKind, Sampler, Scene};
 
 /// `GpuMaterial::kind` of a diffuse material.
 pub const MATERIAL_DIFFUSE: u32 = 0;
@@ -79,7 +79,7 @@ pub struct GpuTexture {
     pub _pad: u32,
 }
 
-/// The camera model, the film and the per-dispatch state; 144 bytes, a uniform.
+/// The camera model, the film and the per-dispatch state; 160 bytes, a uniform.
 /// WGSL twin: `struct FrameParams` in shaders/shared/types.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -124,8 +124,23 @@ pub struct FrameParams {
     pub shadows_per_hit: u32,
     /// Capacity of the VD record queue the trace kernels append to.
     pub vd_record_capacity: u32,
-    pub _pad1: u32,
+    /// The camera samples' sampler: [`SAMPLER_SOBOL`] or [`SAMPLER_INDEPENDENT`].
+    pub sampler: u32,
+    /// The pass's first sample (`render::plan::PassPlan::sample_start`): camera ray `s` of a
+    /// pixel in this pass is sample `sample_offset + s` of the frame.
+    pub sample_offset: u32,
+    /// Samples per pixel in this pass (`spp` is the frame's, which the pixels divide by).
+    pub pass_spp: u32,
+    /// The pass's first tile: its camera rays cover tiles `tile_offset..` of the image.
+    pub tile_offset: u32,
+    pub _pad2: u32,
 }
+
+/// [`FrameParams::sampler`] for [`Sampler::Sobol`] (WGSL twin: `SAMPLER_SOBOL` in
+/// shaders/shared/rng.wgsl).
+pub const SAMPLER_SOBOL: u32 = 0;
+/// [`FrameParams::sampler`] for [`Sampler::Independent`].
+pub const SAMPLER_INDEPENDENT: u32 = 1;
 
 /// A ray of the wavefront (ray `i` of a bounce is node `i` of that bounce's level of the shade
 /// trees); 48 bytes. WGSL twin: `struct Ray`.
@@ -437,6 +452,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         width: camera.width,
         height: camera.height,
         spp: scene.film.spp.max(1),
+        pass_spp: scene.film.spp.max(1),
         max_depth: scene.film.max_depth,
         seed_lo: seed as u32,
         seed_hi: (seed >> 32) as u32,
@@ -446,6 +462,10 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         vd_max_level: prepared.vd_max_level,
         vd_pixel_spread: prepared.vd_pixel_spread,
         shadows_per_hit: shadows_per_hit(scene),
+        sampler: match scene.film.sampler {
+            Sampler::Sobol => SAMPLER_SOBOL,
+            Sampler::Independent => SAMPLER_INDEPENDENT,
+        },
         ..Default::default()
     }
 }

@@ -32,6 +32,7 @@
 //! recursion continues after the reflected branch's numbers, so quad-light samples seen through
 //! a refraction use other (equally distributed) numbers than the CPU.
 
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -42,6 +43,7 @@ use super::gather::GpuShadingPoint;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::photons::FrameMaps;
 use super::prims::{CountBuffer, Primitives};
 use super::upload::{
     frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadeNode,
@@ -49,11 +51,12 @@ use super::upload::{
 };
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use crate::accel::Prepared;
-use crate::render::{aov_layers, Backend, Frame, FrameMetadata, RenderError, RenderOptions};
-use crate::scene::{Aov, Scene};
-
-/// Pixels of one Morton tile (8 × 8): threads are mapped to pixels tile by tile.
-const TILE_SIDE: u32 = 8;
+use crate::render::plan::{pass_slot, tile_count, FramePlan, PassPlan, TILE_SIDE};
+use crate::render::stats::merge_counters;
+use crate::render::{
+    aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
+};
+use crate::scene::{Aov, Integrator, Scene};
 
 /// The most child candidates of one level: a node's link holds its first child's index in 30
 /// bits (`NODE_CHILD_MASK` in `shaders/shared/types.wgsl`).
@@ -78,6 +81,9 @@ pub struct GpuBackend {
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
     pub(super) photons: Mutex<Option<Arc<super::photons::PhotonKernels>>>,
+    /// Buffers the frame driver reuses from level to level, pass to pass and frame to frame,
+    /// by role ([`GpuBackend::scratch`]), and the identity indices of the shadow slots.
+    scratch: Mutex<HashMap<&'static str, wgpu::Buffer>>,
 }
 
 /// The kernels of one traversal variant.
@@ -95,7 +101,7 @@ pub(super) struct ShadeLevel {
     pub(super) points: wgpu::Buffer,
 }
 
-/// Per-stage GPU times and ray counts of one frame.
+/// Per-stage GPU times and ray counts of one frame (or one pass, added into the frame's).
 #[derive(Clone, Debug, Default)]
 struct StageStats {
     primary_ms: f64,
@@ -110,6 +116,95 @@ struct StageStats {
     specular_rays: u64,
     shadow_rays: u64,
     shade_tree_nodes: u64,
+    /// Passes cut in two because a buffer outgrew a binding.
+    pass_splits: u64,
+}
+
+impl StageStats {
+    fn add(&mut self, o: &StageStats) {
+        self.primary_ms += o.primary_ms;
+        self.trace_ms += o.trace_ms;
+        self.primary_trace_ms += o.primary_trace_ms;
+        self.shade_ms += o.shade_ms;
+        self.shadow_ms += o.shadow_ms;
+        self.spawn_ms += o.spawn_ms;
+        self.accumulate_ms += o.accumulate_ms;
+        self.primary_rays += o.primary_rays;
+        self.specular_rays += o.specular_rays;
+        self.shadow_rays += o.shadow_rays;
+        self.shade_tree_nodes += o.shade_tree_nodes;
+        self.pass_splits += o.pass_splits;
+    }
+
+    /// The named counters of `--stats` for a frame that took `seconds`.
+    fn to_vec(&self, seconds: f64, ctx: &GpuContext) -> Vec<(String, f64)> {
+        let rays = (self.primary_rays + self.specular_rays + self.shadow_rays) as f64;
+        let mut out = vec![
+            ("rays/primary".to_string(), self.primary_rays as f64),
+            ("rays/shadow".to_string(), self.shadow_rays as f64),
+            ("rays/specular".to_string(), self.specular_rays as f64),
+            (
+                "rays/mrays_per_s".to_string(),
+                rays / seconds.max(1e-9) / 1e6,
+            ),
+            ("time/whitted_ms".to_string(), seconds * 1e3),
+            ("shade_tree/nodes".to_string(), self.shade_tree_nodes as f64),
+            ("frame/pass_splits".to_string(), self.pass_splits as f64),
+        ];
+        if ctx.info.features.timestamps {
+            out.extend([
+                ("gpu/primary_ms".to_string(), self.primary_ms),
+                ("gpu/trace_ms".to_string(), self.trace_ms),
+                ("gpu/primary_trace_ms".to_string(), self.primary_trace_ms),
+                ("gpu/shade_ms".to_string(), self.shade_ms),
+                ("gpu/shadow_ms".to_string(), self.shadow_ms),
+                ("gpu/spawn_ms".to_string(), self.spawn_ms),
+                ("gpu/accumulate_ms".to_string(), self.accumulate_ms),
+                (
+                    "gpu/primary_mrays_per_s".to_string(),
+                    self.primary_rays as f64
+                        / (self.primary_ms + self.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+                (
+                    "gpu/specular_mrays_per_s".to_string(),
+                    self.specular_rays as f64
+                        / (self.trace_ms - self.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+                (
+                    "gpu/shadow_mrays_per_s".to_string(),
+                    self.shadow_rays as f64 / self.shadow_ms.max(1e-9) / 1e3,
+                ),
+            ]);
+        }
+        // What the adapter is and which optional features the pipeline found.
+        let f = &ctx.info.features;
+        out.extend([
+            (
+                "gpu/feature/subgroups".to_string(),
+                f.subgroups as u32 as f64,
+            ),
+            ("gpu/feature/int64".to_string(), f.int64 as u32 as f64),
+            (
+                "gpu/feature/int64_atomic_min_max".to_string(),
+                f.int64_atomic_min_max as u32 as f64,
+            ),
+            (
+                "gpu/feature/timestamps".to_string(),
+                f.timestamps as u32 as f64,
+            ),
+            (
+                "gpu/subgroup_size".to_string(),
+                ctx.info.subgroup_max_size as f64,
+            ),
+            (
+                "gpu/max_storage_binding_mib".to_string(),
+                (ctx.info.max_storage_buffer_binding_size >> 20) as f64,
+            ),
+        ]);
+        out
+    }
 }
 
 /// Timestamp queries around each dispatch, resolved once per submission.
@@ -169,6 +264,7 @@ impl GpuBackend {
             traversal: [Mutex::new(None), Mutex::new(None)],
             vd: Mutex::new(None),
             photons: Mutex::new(None),
+            scratch: Mutex::new(HashMap::new()),
             ctx,
         })
     }
@@ -286,11 +382,45 @@ impl GpuBackend {
         &self.ctx
     }
 
-    /// Camera-ray slots of a frame: whole 8×8 tiles, times `spp`.
-    pub(super) fn ray_slots(params: &FrameParams, spp: u32) -> u64 {
-        let tiles =
-            params.width.div_ceil(TILE_SIDE) as u64 * params.height.div_ceil(TILE_SIDE) as u64;
-        tiles * (TILE_SIDE * TILE_SIDE) as u64 * spp as u64
+    /// A storage buffer of at least `size` bytes for `role`, kept from its last use: its
+    /// contents are whatever that use left. Only for buffers that one stage uses at a time (the
+    /// level loop waits for the GPU before the next level takes them again) and whose every
+    /// element a kernel reads is written first in the same use. A larger request replaces the
+    /// buffer (by at least a quarter, so that growing frames do not reallocate every time).
+    fn scratch(&self, role: &'static str, size: u64) -> Result<wgpu::Buffer, GpuError> {
+        self.ctx.check_binding_size(role, size)?;
+        // Only poisoned if a thread panicked while holding it; the block below cannot.
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(role).filter(|b| b.size() >= size) {
+            return Ok(b.clone());
+        }
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let grown = cache.get(role).map_or(0, |b| b.size() + b.size() / 4);
+        let buffer = storage_buffer_sized(&self.ctx, role, size.max(grown.min(limit)))?;
+        cache.insert(role, buffer.clone());
+        Ok(buffer)
+    }
+
+    /// The indices `0..n` (at least) in a storage buffer, kept between uses.
+    fn iota(&self, n: u64) -> Result<wgpu::Buffer, GpuError> {
+        const ROLE: &str = "identity indices";
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(ROLE).filter(|b| b.size() >= n * 4) {
+            return Ok(b.clone());
+        }
+        let n = u32::try_from(n).map_err(|_| GpuError::BufferTooLarge {
+            what: ROLE.to_string(),
+            size: n * 4,
+            limit: u32::MAX as u64,
+        })?;
+        let indices: Vec<u32> = (0..n.max(1)).collect();
+        let buffer = storage_buffer(&self.ctx, ROLE, &indices)?;
+        cache.insert(ROLE, buffer.clone());
+        Ok(buffer)
     }
 
     pub(super) fn bind_with_scene(
@@ -378,20 +508,21 @@ impl GpuBackend {
         Ok(())
     }
 
-    /// Generates camera rays (all samples, or with `centre_rays` one through each pixel centre
-    /// and the lens centre) and traces them: the rays and their closest hits, slot by slot.
-    /// The first trace of all samples chooses the frame's VD levels.
+    /// Generates the camera rays of one pass (`params` from [`pass_params`], `slots` the pass's
+    /// camera-ray slots), or with `centre_rays` one through each pixel centre and the lens
+    /// centre, and traces them: the rays and their closest hits, slot by slot. Until
+    /// `vd.chosen` is set, the trace chooses the frame's VD levels from these rays.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn primary_rays_and_hits(
         &self,
         kernels: &TraversalKernels,
         scene_buffers: &SceneBuffers,
         mut params: FrameParams,
+        slots: u64,
         centre_rays: bool,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
     ) -> Result<(wgpu::Buffer, wgpu::Buffer, u64), GpuError> {
-        let spp = if centre_rays { 1 } else { params.spp };
-        let slots = Self::ray_slots(&params, spp);
         let ray_count = u32::try_from(slots).map_err(|_| {
             GpuError::Device(format!(
                 "{slots} camera rays are more than 32-bit indices address"
@@ -433,10 +564,39 @@ impl GpuBackend {
             timer,
             "primary trace",
         )?;
-        if let Some(v) = vd.as_mut() {
-            v.chosen |= !centre_rays;
-        }
         Ok((rays, hits, slots))
+    }
+
+    /// Chooses the frame's VD levels from every camera sample of `passes` (the CPU twin's
+    /// rule) by tracing each pass's camera rays once, unless they are chosen already. Nothing
+    /// to do without VD patches.
+    pub(super) fn choose_vd_levels<'a>(
+        &self,
+        kernels: &TraversalKernels,
+        buffers: &SceneBuffers,
+        base: FrameParams,
+        passes: impl IntoIterator<Item = &'a PassPlan>,
+        vd: &mut Option<VdFrameGpu>,
+    ) -> Result<(), GpuError> {
+        if vd.as_ref().is_none_or(|v| v.chosen) {
+            return Ok(());
+        }
+        for pass in passes {
+            let params = pass_params(base, pass);
+            self.primary_rays_and_hits(
+                kernels,
+                buffers,
+                params,
+                pass.ray_slots(),
+                false,
+                vd,
+                &mut None,
+            )?;
+        }
+        if let Some(v) = vd.as_mut() {
+            v.chosen = true;
+        }
+        Ok(())
     }
 
     /// The frame's VD state on the GPU, for a scene with VD patches.
@@ -452,6 +612,18 @@ impl GpuBackend {
             .transpose()
     }
 
+    /// The most camera-ray slots of one pass on this adapter: a level's child candidates
+    /// (two rays of [`GpuRay`] per ray) must fit one storage binding; `caller` can lower it.
+    pub fn max_pass_rays(&self, caller: Option<u64>) -> u64 {
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let per_ray = 2 * std::mem::size_of::<GpuRay>() as u64;
+        (limit / per_ray).min(caller.unwrap_or(u64::MAX)).max(1)
+    }
+
     /// (instance, prim) of the closest hit of the camera ray through each pixel centre and the
     /// lens centre, −1 for a miss, row by row: the GPU twin of `Tracer::primary_hit_id`. VD
     /// patches are at the frame's levels, which the camera samples choose first.
@@ -464,10 +636,10 @@ impl GpuBackend {
         let params = frame_params(scene, prepared);
         let kernels = self.traversal_kernels(prepared)?;
         let vd_kernels = self.vd_kernels(prepared)?;
-        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&params, params.spp))?;
-        if vd.is_some() {
-            self.primary_rays_and_hits(&kernels, &buffers, params, false, &mut vd, &mut None)?;
-        }
+        let plan = FramePlan::new(scene, self.max_pass_rays(None));
+        let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
+        let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
+        self.choose_vd_levels(&kernels, &buffers, params, &plan.passes, &mut vd)?;
         self.centre_hit_ids(&kernels, &buffers, params, &mut vd)
     }
 
@@ -476,14 +648,28 @@ impl GpuBackend {
         &self,
         kernels: &TraversalKernels,
         buffers: &SceneBuffers,
-        params: FrameParams,
+        base: FrameParams,
         vd: &mut Option<VdFrameGpu>,
     ) -> Result<Vec<[f32; 2]>, GpuError> {
-        let (rays, hits, slots) =
-            self.primary_rays_and_hits(kernels, buffers, params, true, vd, &mut None)?;
+        let whole = PassPlan {
+            sample_start: 0,
+            samples: 1,
+            tile_start: 0,
+            tiles: tile_count(base.width, base.height),
+        };
+        let params = pass_params(base, &whole);
+        let (rays, hits, slots) = self.primary_rays_and_hits(
+            kernels,
+            buffers,
+            params,
+            whole.ray_slots(),
+            true,
+            vd,
+            &mut None,
+        )?;
         let rays: Vec<GpuRay> = read_buffer(&self.ctx, &rays, slots as usize)?;
         let hits: Vec<GpuHit> = read_buffer(&self.ctx, &hits, slots as usize)?;
-        let mut ids = vec![[-1.0f32; 2]; (params.width * params.height) as usize];
+        let mut ids = vec![[-1.0f32; 2]; (base.width * base.height) as usize];
         for (ray, hit) in rays.iter().zip(&hits) {
             if ray.pixel != NONE && hit.instance != NONE {
                 ids[ray.pixel as usize] = [hit.instance as f32, hit.prim as f32];
@@ -492,18 +678,19 @@ impl GpuBackend {
         Ok(ids)
     }
 
-    /// The shade trees' bottom-up accumulation, deepest level first, then the camera nodes
-    /// into the pixels (each pixel the mean of its samples): the image of `levels` (nodes and
-    /// node count per level, camera level first). The node buffers end up holding colours.
+    /// The shade trees' bottom-up accumulation, deepest level first, then the pass's camera
+    /// nodes into the film (each pixel gains the sum of its pass samples over the frame's spp):
+    /// `levels` are nodes and node count per level, camera level first; `params` the pass's.
+    /// The node buffers end up holding colours.
     fn accumulate_and_resolve(
         &self,
         levels: &[(wgpu::Buffer, u64)],
-        base: FrameParams,
+        params: FrameParams,
+        film: &wgpu::Buffer,
         timer: &mut Option<Timer>,
-    ) -> Result<Vec<Vec3>, GpuError> {
+    ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
-        let pixels = (base.width * base.height) as u64;
-        // Bottom-up accumulation, deepest level first, then the camera nodes into the pixels.
+        let pixels = (params.width * params.height) as u64;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let mut level_params = Vec::new();
         for pair in levels.windows(2).rev() {
@@ -513,7 +700,7 @@ impl GpuBackend {
                 "params",
                 &FrameParams {
                     ray_count: *count as u32,
-                    ..base
+                    ..params
                 },
             );
             let bind = self.accumulate.bind(
@@ -534,14 +721,20 @@ impl GpuBackend {
             );
             level_params.push(params_buffer);
         }
-        let pixel_colours = storage_buffer_sized(ctx, "pixel colours", pixels * 16)?;
-        let resolve_params = uniform_buffer(ctx, "params", &base);
+        let resolve_params = uniform_buffer(
+            ctx,
+            "params",
+            &FrameParams {
+                ray_count: levels[0].1 as u32,
+                ..params
+            },
+        );
         let resolve_bind = self.resolve.bind(
             ctx,
             &[
                 ("params", &resolve_params),
                 ("nodes", &levels[0].0),
-                ("pixels", &pixel_colours),
+                ("pixels", film),
             ],
         )?;
         self.dispatch_timed(
@@ -553,16 +746,18 @@ impl GpuBackend {
             "accumulate",
         );
         ctx.queue.submit([encoder.finish()]);
-        let colours: Vec<[f32; 4]> = read_buffer(ctx, &pixel_colours, pixels as usize)?;
-        Ok(colours
-            .iter()
-            .map(|c| Vec3::new(c[0], c[1], c[2]))
-            .collect())
+        Ok(())
     }
 
-    /// Renders the frame: colour and the requested AOV layers, with stage statistics.
-    pub fn render(&self, scene: &Scene, prepared: &Prepared) -> Result<Frame, GpuError> {
-        let photon_map = scene.film.integrator == crate::scene::Integrator::PhotonMap;
+    /// Renders the frame: the plan's passes, each accumulated into the film, then the colour
+    /// and the requested AOV layers with stage statistics. A pass whose buffers outgrow a
+    /// binding (a deep level of glass, a large image) is cut in two and run again.
+    pub fn render(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        options: &RenderOptions,
+    ) -> Result<Frame, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
         let buffers = upload_scene(ctx, scene, prepared)?;
@@ -570,22 +765,166 @@ impl GpuBackend {
         let base = frame_params(scene, prepared);
         let (width, height, spp) = (base.width, base.height, base.spp);
         let pixels = (width * height) as u64;
+        let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         let mut timer = Timer::new(ctx, 256);
-        let mut stats = StageStats::default();
+        let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         let vd_kernels = self.vd_kernels(prepared)?;
-        let mut vd = self.vd_frame(&vd_kernels, prepared, Self::ray_slots(&base, spp))?;
+        let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
+        let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
+        let mut queue: VecDeque<PassPlan> = plan.passes.iter().copied().collect();
+        let mut passes_run = 0u32;
+        while let Some(pass) = queue.pop_front() {
+            if !queue.is_empty() {
+                // Several passes: every camera sample chooses the VD levels before any shading.
+                let all = std::iter::once(&pass).chain(queue.iter());
+                self.choose_vd_levels(&kernels, &buffers, base, all, &mut vd)?;
+            }
+            match self.render_pass(
+                scene, prepared, &plan, &pass, &buffers, &kernels, &mut vd, &mut frame, &mut timer,
+            ) {
+                Ok(()) => passes_run += 1,
+                Err(GpuError::BufferTooLarge { .. }) if pass.split().is_some() => {
+                    // Report the size, cut, retry: the halves go first, in order.
+                    if let Some((a, b)) = pass.split() {
+                        queue.push_front(b);
+                        queue.push_front(a);
+                    }
+                    frame.stats.pass_splits += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.collect_times(&mut timer, &mut frame.stats)?;
+        let color = frame.read_film(ctx, &frame.color)?;
+        let mut photon_views = std::mem::take(&mut frame.views);
+        if let Some(direct) = &frame.direct {
+            photon_views.direct_part = frame.read_film(ctx, direct)?;
+        }
+        if let Some(caustic) = &frame.caustic {
+            photon_views.caustic_part = frame.read_film(ctx, caustic)?;
+        }
+        if let Some(indirect) = &frame.indirect {
+            photon_views.indirect_part = frame.read_film(ctx, indirect)?;
+        }
+        if scene.film.integrator != Integrator::PhotonMap {
+            photon_views.direct_part = color.clone();
+        }
+        let normal: Vec<Vec3> = frame
+            .normal
+            .iter()
+            .map(|n| n.try_normalize().unwrap_or(Vec3::ZERO))
+            .collect();
+        let albedo: Vec<Vec3> = frame.albedo.iter().map(|a| *a / spp as f32).collect();
+        let ids = if scene.output.layers.contains(&Aov::Id) {
+            self.centre_hit_ids(&kernels, &buffers, base, &mut vd)?
+        } else {
+            Vec::new()
+        };
+        let aovs = aov_layers(
+            &scene.output.layers,
+            &albedo,
+            &normal,
+            &frame.depth,
+            &ids,
+            &photon_views,
+        );
+        let seconds = start.elapsed().as_secs_f64();
+        let mut frame_stats = frame.stats.to_vec(seconds, ctx);
+        frame_stats.push(("gpu/upload_bytes".to_string(), buffers.bytes as f64));
+        frame_stats.push(("frame/passes".to_string(), passes_run as f64));
+        frame_stats.extend(merge_counters(std::mem::take(&mut frame.photon_stats)));
+        if let Some(v) = &vd {
+            let s = &v.stats;
+            let levels = v.levels(ctx)?;
+            let mean_level =
+                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len().max(1) as f64;
+            frame_stats.extend([
+                ("vd/batches".to_string(), s.batches as f64),
+                ("vd/records".to_string(), s.records as f64),
+                ("vd/jobs".to_string(), s.jobs as f64),
+                ("vd/retraces".to_string(), s.retraces as f64),
+                ("vd/sort_ms".to_string(), s.sort_ms),
+                ("vd/build_trace_ms".to_string(), s.build_trace_ms),
+                (
+                    "vd/max_level".to_string(),
+                    levels.iter().copied().max().unwrap_or(0) as f64,
+                ),
+                ("vd/mean_level".to_string(), mean_level),
+                (
+                    "vd/record_queue_bytes".to_string(),
+                    s.record_queue_bytes() as f64,
+                ),
+                ("vd/scratch_bytes".to_string(), s.scratch_bytes as f64),
+                ("vd/scene_bytes".to_string(), s.scene_bytes as f64),
+            ]);
+        }
+        Ok(Frame {
+            width,
+            height,
+            color,
+            aovs,
+            metadata: FrameMetadata {
+                frame: scene.frame,
+                time: scene.time,
+                render_seconds: seconds,
+                spp,
+                camera_position: scene.camera.position,
+                camera_look_at: scene.camera.look_at,
+                camera_up: scene.camera.up,
+                camera_fov_deg: scene.camera.fov_deg,
+                device: format!("{} ({})", ctx.info.name, ctx.info.backend),
+                stats: frame_stats,
+                ..Default::default()
+            },
+        })
+    }
+
+    /// One pass of the frame: camera rays, the shade-tree levels with their shadow rays and
+    /// specular children, photon mapping's composition (the frame's photon maps, traced on the
+    /// first pass), then the trees accumulated into the film and the pass's first hits into
+    /// the AOV sums. Nothing of the frame's film changes unless the whole pass succeeds.
+    #[allow(clippy::too_many_arguments)]
+    fn render_pass(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        plan: &FramePlan,
+        pass: &PassPlan,
+        buffers: &SceneBuffers,
+        kernels: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        frame: &mut FrameState,
+        timer: &mut Option<Timer>,
+    ) -> Result<(), GpuError> {
+        let ctx = &self.ctx;
+        let photon_map = scene.film.integrator == Integrator::PhotonMap;
+        let base = pass_params(frame_params(scene, prepared), pass);
+        let mut pass_stats = StageStats::default();
         let (mut rays, mut hits, mut ray_count) =
-            self.primary_rays_and_hits(&kernels, &buffers, base, false, &mut vd, &mut timer)?;
-        stats.primary_rays = pixels * spp as u64;
+            self.primary_rays_and_hits(kernels, buffers, base, pass.ray_slots(), false, vd, timer)?;
+        if let Some(v) = vd.as_mut() {
+            // A lone pass's camera trace has just chosen the levels from every sample.
+            v.chosen = true;
+        }
+        pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
+        if frame.maps.is_none() && (plan.global_map || plan.caustic_map) {
+            let (maps, map_stats) =
+                self.trace_frame_maps(scene, prepared, buffers, kernels, vd, plan)?;
+            frame.photon_stats.extend(map_stats);
+            frame.maps = Some(maps);
+        }
         // The photon maps' debug views, from the camera rays' first hits.
-        let (photon_views, photon_stats) = self.photon_views(
-            scene, prepared, &buffers, &kernels, &mut vd, &rays, &hits, ray_count,
-        )?;
+        let (pass_views, view_stats) = match &frame.maps {
+            Some(maps) => {
+                self.photon_views(scene, prepared, buffers, maps, &rays, &hits, ray_count)?
+            }
+            None => (PhotonViews::default(), Vec::new()),
+        };
 
         let first_hits = storage_buffer_sized(
             ctx,
             "first hits",
-            pixels * spp as u64 * std::mem::size_of::<GpuFirstHit>() as u64,
+            ray_count * std::mem::size_of::<GpuFirstHit>() as u64,
         )?;
 
         // Chunks of a level whose shadow slots fit one storage binding.
@@ -605,34 +944,31 @@ impl GpuBackend {
             let level_rays = u32::try_from(ray_count * 2)
                 .ok()
                 .filter(|&n| n <= NODE_CHILD_LIMIT)
-                .ok_or_else(|| {
-                    GpuError::Device(format!(
-                        "{ray_count} rays in one bounce are more than shade-tree links address"
-                    ))
+                .ok_or_else(|| GpuError::BufferTooLarge {
+                    what: format!("{ray_count} rays of one bounce (shade-tree links)"),
+                    size: ray_count * 2,
+                    limit: NODE_CHILD_LIMIT as u64,
                 })?;
             let nodes = storage_buffer_sized(
                 ctx,
                 "shade nodes",
                 ray_count * std::mem::size_of::<GpuShadeNode>() as u64,
             )?;
-            let child_candidates = storage_buffer_sized(
-                ctx,
+            let child_candidates = self.scratch(
                 "child candidates",
                 level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
             )?;
-            let child_flags = storage_buffer_sized(ctx, "child flags", level_rays as u64 * 4)?;
+            let child_flags = self.scratch("child flags", level_rays as u64 * 4)?;
             let diffuse_points = storage_buffer_sized(
                 ctx,
                 "diffuse points",
                 ray_count * std::mem::size_of::<GpuShadingPoint>() as u64,
             )?;
             let shadow_slots_len = ray_count.min(chunk_rays) * per_hit;
-            let shadow_rays =
-                storage_buffer_sized(ctx, "shadow rays", shadow_slots_len * shadow_size)?;
-            let shadow_flags = storage_buffer_sized(ctx, "shadow flags", shadow_slots_len * 4)?;
-            let shadow_slots = storage_buffer_sized(ctx, "shadow slots", shadow_slots_len * 4)?;
-            let slot_indices: Vec<u32> = (0..shadow_slots_len as u32).collect();
-            let slot_indices = storage_buffer(ctx, "shadow slot indices", &slot_indices)?;
+            let shadow_rays = self.scratch("shadow rays", shadow_slots_len * shadow_size)?;
+            let shadow_flags = self.scratch("shadow flags", shadow_slots_len * 4)?;
+            let shadow_slots = self.scratch("shadow slots", shadow_slots_len * 4)?;
+            let slot_indices = self.iota(shadow_slots_len)?;
             let mut params = base;
             params.ray_count = ray_count as u32;
             params.bounce = bounce;
@@ -642,7 +978,7 @@ impl GpuBackend {
             let params_buffer = uniform_buffer(ctx, "params", &params);
             let shade_bind = self.bind_with_scene(
                 &kernels.shade,
-                &buffers,
+                buffers,
                 &params_buffer,
                 &[
                     ("rays", &rays),
@@ -684,14 +1020,7 @@ impl GpuBackend {
                 if let Some(v) = vd.as_ref() {
                     v.clear(&mut encoder);
                 }
-                self.dispatch_timed(
-                    &mut encoder,
-                    &kernels.shade,
-                    &shade_bind,
-                    n,
-                    &mut timer,
-                    "shade",
-                );
+                self.dispatch_timed(&mut encoder, &kernels.shade, &shade_bind, n, timer, "shade");
                 // DiffuseHits: the used shadow slots, densely and in node order.
                 let shadow_count = self.prims.compact(
                     ctx,
@@ -710,14 +1039,14 @@ impl GpuBackend {
                     if let Some(v) = vd {
                         own.extend(v.record_bindings());
                     }
-                    self.bind_with_scene(&kernels.shadow, &buffers, &params_buffer, &own)
+                    self.bind_with_scene(&kernels.shadow, buffers, &params_buffer, &own)
                 };
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.shadow,
                     &shadow_bind(vd.as_ref())?,
                     n * per_hit,
-                    &mut timer,
+                    timer,
                     "shadow",
                 );
                 if let Some(v) = vd.as_mut() {
@@ -738,7 +1067,7 @@ impl GpuBackend {
                             &kernels.shadow,
                             &bind,
                             n * per_hit,
-                            &mut timer,
+                            timer,
                             "shadow",
                         );
                         ctx.queue.submit([encoder.finish()]);
@@ -752,7 +1081,7 @@ impl GpuBackend {
                         |encoder, out, _| {
                             let bind = self.bind_with_scene(
                                 vd_shadow,
-                                &buffers,
+                                buffers,
                                 &params_buffer,
                                 &[
                                     ("shadow_rays", &shadow_rays),
@@ -771,14 +1100,7 @@ impl GpuBackend {
                     )?;
                     encoder = ctx.device.create_command_encoder(&Default::default());
                 }
-                self.dispatch_timed(
-                    &mut encoder,
-                    &self.direct,
-                    &direct_bind,
-                    n,
-                    &mut timer,
-                    "direct",
-                );
+                self.dispatch_timed(&mut encoder, &self.direct, &direct_bind, n, timer, "direct");
                 ctx.queue.submit([encoder.finish()]);
                 ctx.wait_idle()?;
                 shadow_counts.push(shadow_count);
@@ -788,8 +1110,7 @@ impl GpuBackend {
             // children of the level, in their parents' order.
             let mut spawned = 0u64;
             if bounce < base.max_depth {
-                let child_positions =
-                    storage_buffer_sized(ctx, "child positions", level_rays as u64 * 4)?;
+                let child_positions = self.scratch("child positions", level_rays as u64 * 4)?;
                 let next_rays = storage_buffer_sized(
                     ctx,
                     "next rays",
@@ -829,21 +1150,21 @@ impl GpuBackend {
                     &self.spawn,
                     &spawn_bind,
                     ray_count,
-                    &mut timer,
+                    timer,
                     "spawn",
                 );
                 ctx.queue.submit([encoder.finish()]);
                 spawned = child_count.read(ctx)? as u64;
                 rays = next_rays;
             }
-            stats.specular_rays += spawned;
-            stats.shade_tree_nodes += ray_count;
+            pass_stats.specular_rays += spawned;
+            pass_stats.shade_tree_nodes += ray_count;
             levels.push(ShadeLevel {
                 nodes,
                 count: ray_count,
                 points: diffuse_points,
             });
-            self.collect_times(&mut timer, &mut stats)?;
+            self.collect_times(timer, &mut pass_stats)?;
             bounce += 1;
             if spawned == 0 || bounce > base.max_depth {
                 break;
@@ -854,20 +1175,20 @@ impl GpuBackend {
             let mut trace_params = base;
             trace_params.ray_count = spawned as u32;
             self.trace_rays(
-                &kernels,
-                &buffers,
+                kernels,
+                buffers,
                 trace_params,
                 &rays,
                 &next_hits,
-                &mut vd,
-                &mut timer,
+                vd,
+                timer,
                 "trace",
             )?;
             hits = next_hits;
             ray_count = spawned;
         }
         for count in &shadow_counts {
-            stats.shadow_rays += count.read(ctx)? as u64;
+            pass_stats.shadow_rays += count.read(ctx)? as u64;
         }
 
         // Photon mapping's layers: copies of the trees holding the direct light (before the
@@ -884,18 +1205,19 @@ impl GpuBackend {
             ctx.queue.submit([encoder.finish()]);
             Ok(out)
         };
-        let mut photon_views = photon_views;
         let direct_levels = if wants(Aov::Direct) {
             Some(copy_levels(&levels)?)
         } else {
             None
         };
         // Photon mapping adds caustics and indirect light to the diffuse nodes.
-        let composed = if photon_map {
-            Some(self.compose_photon_map(scene, prepared, &buffers, &kernels, &mut vd, &levels)?)
-        } else {
-            None
+        let composed = match (&frame.maps, photon_map) {
+            (Some(maps), true) => {
+                Some(self.compose_photon_map(scene, prepared, buffers, kernels, vd, maps, &levels)?)
+            }
+            _ => None,
         };
+        let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
             for (aov, mode) in [
                 (Aov::Caustic, super::gather::COMPOSE_CAUSTIC),
@@ -907,174 +1229,131 @@ impl GpuBackend {
                 let copies = copy_levels(&levels)?;
                 let refs: Vec<&wgpu::Buffer> = copies.iter().map(|(b, _)| b).collect();
                 self.apply_components(&refs, &out.parts, mode, base)?;
-                let layer = self.accumulate_and_resolve(&copies, base, &mut None)?;
-                match aov {
-                    Aov::Caustic => photon_views.caustic_part = layer,
-                    _ => photon_views.indirect_part = layer,
-                }
+                layer_levels.push((aov, copies));
             }
         }
-        if let Some(copies) = &direct_levels {
-            photon_views.direct_part = self.accumulate_and_resolve(copies, base, &mut None)?;
-        }
-        let (photon_map_stats, seeds_per_pixel) = match composed {
-            Some(out) => (out.stats, out.seeds_per_pixel),
-            None => (Vec::new(), Vec::new()),
-        };
-        let level_nodes: Vec<(wgpu::Buffer, u64)> =
-            levels.into_iter().map(|l| (l.nodes, l.count)).collect();
-        let color = self.accumulate_and_resolve(&level_nodes, base, &mut timer)?;
-        self.collect_times(&mut timer, &mut stats)?;
-        let firsts: Vec<GpuFirstHit> =
-            read_buffer(ctx, &first_hits, (pixels * spp as u64) as usize)?;
-        let mut albedo = vec![Vec3::ZERO; pixels as usize];
-        let mut normal = vec![Vec3::ZERO; pixels as usize];
-        let mut depth = vec![f32::INFINITY; pixels as usize];
-        for p in 0..pixels as usize {
-            let samples = &firsts[p * spp as usize..(p + 1) * spp as usize];
-            let mut a = Vec3::ZERO;
-            let mut n = Vec3::ZERO;
-            for f in samples {
-                a += Vec3::from_array(f.albedo);
-                n += Vec3::from_array(f.normal);
-            }
-            albedo[p] = a / spp as f32;
-            normal[p] = n.try_normalize().unwrap_or(Vec3::ZERO);
-            depth[p] = samples[0].depth;
-        }
-        let ids = if scene.output.layers.contains(&Aov::Id) {
-            Some(self.centre_hit_ids(&kernels, &buffers, base, &mut vd)?)
+        // The first hits of the pass's camera samples, for the albedo, normal and depth layers.
+        let layers = &scene.output.layers;
+        let first_hit_values = if [Aov::Albedo, Aov::Normal, Aov::Depth]
+            .iter()
+            .any(|a| layers.contains(a))
+        {
+            let firsts: Vec<GpuFirstHit> =
+                read_buffer(ctx, &first_hits, pass.ray_slots() as usize)?;
+            Some(firsts)
         } else {
             None
         };
-        let ids: Vec<[f32; 2]> = ids.unwrap_or_default();
-        photon_views.seeds = seeds_per_pixel;
-        if !photon_map {
-            photon_views.direct_part = color.clone();
+
+        // Everything that can fail has run: the pass goes into the film.
+        let level_nodes: Vec<(wgpu::Buffer, u64)> =
+            levels.into_iter().map(|l| (l.nodes, l.count)).collect();
+        self.accumulate_and_resolve(&level_nodes, base, &frame.color, timer)?;
+        if let (Some(copies), Some(film)) = (&direct_levels, &frame.direct) {
+            self.accumulate_and_resolve(copies, base, film, &mut None)?;
         }
-        let aovs = aov_layers(
-            &scene.output.layers,
-            &albedo,
-            &normal,
-            &depth,
-            &ids,
-            &photon_views,
-        );
-        let seconds = start.elapsed().as_secs_f64();
-        let rays = (stats.primary_rays + stats.specular_rays + stats.shadow_rays) as f64;
-        let mut frame_stats = vec![
-            ("rays/primary".to_string(), stats.primary_rays as f64),
-            ("rays/shadow".to_string(), stats.shadow_rays as f64),
-            ("rays/specular".to_string(), stats.specular_rays as f64),
-            (
-                "rays/mrays_per_s".to_string(),
-                rays / seconds.max(1e-9) / 1e6,
-            ),
-            ("time/whitted_ms".to_string(), seconds * 1e3),
-            ("gpu/upload_bytes".to_string(), buffers.bytes as f64),
-            (
-                "shade_tree/nodes".to_string(),
-                stats.shade_tree_nodes as f64,
-            ),
-        ];
-        frame_stats.extend(photon_stats);
-        frame_stats.extend(photon_map_stats);
-        if ctx.info.features.timestamps {
-            frame_stats.extend([
-                ("gpu/primary_ms".to_string(), stats.primary_ms),
-                ("gpu/trace_ms".to_string(), stats.trace_ms),
-                ("gpu/primary_trace_ms".to_string(), stats.primary_trace_ms),
-                ("gpu/shade_ms".to_string(), stats.shade_ms),
-                ("gpu/shadow_ms".to_string(), stats.shadow_ms),
-                ("gpu/spawn_ms".to_string(), stats.spawn_ms),
-                ("gpu/accumulate_ms".to_string(), stats.accumulate_ms),
-                (
-                    "gpu/primary_mrays_per_s".to_string(),
-                    stats.primary_rays as f64
-                        / (stats.primary_ms + stats.primary_trace_ms).max(1e-9)
-                        / 1e3,
-                ),
-                (
-                    "gpu/specular_mrays_per_s".to_string(),
-                    stats.specular_rays as f64
-                        / (stats.trace_ms - stats.primary_trace_ms).max(1e-9)
-                        / 1e3,
-                ),
-                (
-                    "gpu/shadow_mrays_per_s".to_string(),
-                    stats.shadow_rays as f64 / stats.shadow_ms.max(1e-9) / 1e3,
-                ),
-            ]);
+        for (aov, copies) in &layer_levels {
+            let film = match aov {
+                Aov::Caustic => frame.caustic.as_ref(),
+                _ => frame.indirect.as_ref(),
+            };
+            if let Some(film) = film {
+                self.accumulate_and_resolve(copies, base, film, &mut None)?;
+            }
         }
-        if let Some(v) = &vd {
-            let s = &v.stats;
-            let levels = v.levels(ctx)?;
-            let mean_level =
-                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len().max(1) as f64;
-            frame_stats.extend([
-                ("vd/batches".to_string(), s.batches as f64),
-                ("vd/records".to_string(), s.records as f64),
-                ("vd/jobs".to_string(), s.jobs as f64),
-                ("vd/retraces".to_string(), s.retraces as f64),
-                ("vd/sort_ms".to_string(), s.sort_ms),
-                ("vd/build_trace_ms".to_string(), s.build_trace_ms),
-                (
-                    "vd/max_level".to_string(),
-                    levels.iter().copied().max().unwrap_or(0) as f64,
-                ),
-                ("vd/mean_level".to_string(), mean_level),
-                (
-                    "vd/record_queue_bytes".to_string(),
-                    s.record_queue_bytes() as f64,
-                ),
-                ("vd/scratch_bytes".to_string(), s.scratch_bytes as f64),
-                ("vd/scene_bytes".to_string(), s.scene_bytes as f64),
-            ]);
+        if let Some(firsts) = first_hit_values {
+            for (slot, f) in firsts.iter().enumerate() {
+                let Some((pixel, s)) = pass_slot(pass, slot as u64, base.width, base.height) else {
+                    continue;
+                };
+                let p = pixel as usize;
+                frame.albedo[p] += Vec3::from_array(f.albedo);
+                frame.normal[p] += Vec3::from_array(f.normal);
+                if s == 0 {
+                    frame.depth[p] = f.depth;
+                }
+            }
         }
-        // What the adapter is and which optional features the pipeline found (`--stats`).
-        let f = &ctx.info.features;
-        frame_stats.extend([
-            (
-                "gpu/feature/subgroups".to_string(),
-                f.subgroups as u32 as f64,
-            ),
-            ("gpu/feature/int64".to_string(), f.int64 as u32 as f64),
-            (
-                "gpu/feature/int64_atomic_min_max".to_string(),
-                f.int64_atomic_min_max as u32 as f64,
-            ),
-            (
-                "gpu/feature/timestamps".to_string(),
-                f.timestamps as u32 as f64,
-            ),
-            (
-                "gpu/subgroup_size".to_string(),
-                ctx.info.subgroup_max_size as f64,
-            ),
-            (
-                "gpu/max_storage_binding_mib".to_string(),
-                (ctx.info.max_storage_buffer_binding_size >> 20) as f64,
-            ),
-        ]);
-        Ok(Frame {
-            width,
-            height,
-            color,
-            aovs,
-            metadata: FrameMetadata {
-                frame: scene.frame,
-                time: scene.time,
-                render_seconds: seconds,
-                spp,
-                camera_position: scene.camera.position,
-                camera_look_at: scene.camera.look_at,
-                camera_up: scene.camera.up,
-                camera_fov_deg: scene.camera.fov_deg,
-                device: format!("{} ({})", ctx.info.name, ctx.info.backend),
-                stats: frame_stats,
+        frame.views.add(&pass_views);
+        if let Some(out) = composed {
+            frame.views.add(&PhotonViews {
+                seeds: out.seeds_per_pixel,
                 ..Default::default()
-            },
+            });
+            frame.photon_stats.extend(out.stats);
+        }
+        frame.photon_stats.extend(view_stats);
+        self.collect_times(timer, &mut pass_stats)?;
+        frame.stats.add(&pass_stats);
+        Ok(())
+    }
+}
+
+/// `base` with the sample and tile offsets of `pass`.
+pub(super) fn pass_params(base: FrameParams, pass: &PassPlan) -> FrameParams {
+    FrameParams {
+        sample_offset: pass.sample_start,
+        pass_spp: pass.samples,
+        tile_offset: pass.tile_start,
+        ..base
+    }
+}
+
+/// The camera samples of `pass` that fall inside the image (padding slots excluded).
+fn pass_pixel_samples(pass: &PassPlan, width: u32, height: u32) -> u64 {
+    let tiles_x = crate::render::plan::tiles_across(width);
+    let mut pixels = 0u64;
+    for t in pass.tile_start..pass.tile_start + pass.tiles {
+        let (x0, y0) = ((t % tiles_x) * TILE_SIDE, (t / tiles_x) * TILE_SIDE);
+        let w = TILE_SIDE.min(width.saturating_sub(x0)) as u64;
+        let h = TILE_SIDE.min(height.saturating_sub(y0)) as u64;
+        pixels += w * h;
+    }
+    pixels * pass.samples as u64
+}
+
+/// What a frame accumulates over its passes: the films on the GPU, the AOV sums and photon
+/// views on the host, the frame's photon maps and the statistics.
+struct FrameState {
+    color: wgpu::Buffer,
+    direct: Option<wgpu::Buffer>,
+    caustic: Option<wgpu::Buffer>,
+    indirect: Option<wgpu::Buffer>,
+    /// Sums over the samples of the first hits' albedo and normal; the first sample's depth.
+    albedo: Vec<Vec3>,
+    normal: Vec<Vec3>,
+    depth: Vec<f32>,
+    views: PhotonViews,
+    maps: Option<FrameMaps>,
+    photon_stats: Vec<(String, f64)>,
+    stats: StageStats,
+}
+
+impl FrameState {
+    fn new(ctx: &GpuContext, scene: &Scene, pixels: usize) -> Result<FrameState, GpuError> {
+        let film = |label: &str| storage_buffer_sized(ctx, label, pixels as u64 * 16);
+        let photon_map = scene.film.integrator == Integrator::PhotonMap;
+        let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
+        let layer = |a: Aov, label: &str| wants(a).then(|| film(label)).transpose();
+        Ok(FrameState {
+            color: film("film")?,
+            direct: layer(Aov::Direct, "direct film")?,
+            caustic: layer(Aov::Caustic, "caustic film")?,
+            indirect: layer(Aov::Indirect, "indirect film")?,
+            albedo: vec![Vec3::ZERO; pixels],
+            normal: vec![Vec3::ZERO; pixels],
+            depth: vec![f32::INFINITY; pixels],
+            views: PhotonViews::default(),
+            maps: None,
+            photon_stats: Vec::new(),
+            stats: StageStats::default(),
         })
+    }
+
+    /// The pixels of a film.
+    fn read_film(&self, ctx: &GpuContext, film: &wgpu::Buffer) -> Result<Vec<Vec3>, GpuError> {
+        let texels: Vec<[f32; 4]> = read_buffer(ctx, film, self.albedo.len())?;
+        Ok(texels.iter().map(|c| Vec3::new(c[0], c[1], c[2])).collect())
     }
 }
 
@@ -1087,9 +1366,9 @@ impl Backend for GpuBackend {
         &self,
         scene: &Scene,
         prepared: &Prepared,
-        _options: &RenderOptions,
+        options: &RenderOptions,
     ) -> Result<Frame, RenderError> {
-        self.render(scene, prepared)
+        self.render(scene, prepared, options)
             .map_err(|e| RenderError::DeviceUnavailable(e.to_string()))
     }
 }

@@ -291,6 +291,7 @@ const CAMERA: &[ParamSpec] = &[
 const FILM: &[ParamSpec] = &[
     numbers("resolution"),
     numbers("spp"),
+    names("sampler"),
     numbers("max_depth"),
     numbers("seed"),
     numbers("vd_max_level"),
@@ -590,6 +591,18 @@ impl Builder<'_, '_> {
             0,
             scene::VD_LEVEL_LIMIT.into(),
         ) as u32;
+        match p.words(ctx, "sampler").as_slice() {
+            [] => {}
+            [(w, _)] if w == "sobol" => film.sampler = scene::Sampler::Sobol,
+            [(w, _)] if w == "independent" => film.sampler = scene::Sampler::Independent,
+            [(w, span), ..] => {
+                let hint = suggest::did_you_mean(w, ["sobol", "independent"]);
+                ctx.error(
+                    *span,
+                    format!("unknown sampler \"{w}\"{hint}: expected sobol or independent"),
+                );
+            }
+        }
         match p.words(ctx, "integrator").as_slice() {
             [] => {}
             [(w, _)] if w == "whitted" => film.integrator = scene::Integrator::Whitted,

@@ -115,6 +115,28 @@ pub struct PhotonViews {
     pub seeds: Vec<f32>,
 }
 
+impl PhotonViews {
+    /// Adds `other`'s views and seeds into these (the layers of a frame's passes sum); an
+    /// empty view is nothing to add, and an empty one here takes `other`'s.
+    pub fn add(&mut self, other: &PhotonViews) {
+        fn sum<T: Copy + std::ops::AddAssign>(a: &mut Vec<T>, b: &[T]) {
+            if a.is_empty() {
+                a.extend_from_slice(b);
+            } else if !b.is_empty() {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x += *y;
+                }
+            }
+        }
+        sum(&mut self.global, &other.global);
+        sum(&mut self.caustic, &other.caustic);
+        sum(&mut self.direct_part, &other.direct_part);
+        sum(&mut self.indirect_part, &other.indirect_part);
+        sum(&mut self.caustic_part, &other.caustic_part);
+        sum(&mut self.seeds, &other.seeds);
+    }
+}
+
 /// The layers of `requested` AOVs, in that order, from per-pixel buffers. `ids` holds
 /// (instance, prim) per pixel and may be empty when the `id` layer is not requested; so may
 /// the views in `photons` that are not requested.

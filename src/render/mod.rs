@@ -6,6 +6,7 @@ pub mod compare;
 pub mod frame;
 pub mod gather;
 pub mod photons;
+pub mod plan;
 pub mod sampling;
 pub mod stats;
 
@@ -30,6 +31,9 @@ pub enum RenderError {
 pub struct RenderOptions {
     /// Show a progress bar on standard error.
     pub progress: bool,
+    /// The most camera-ray slots of one pass (`render::plan`). The GPU also cuts passes at its
+    /// binding limit; the CPU twin cuts them only here. `None`: no limit of the caller's.
+    pub max_pass_rays: Option<u64>,
 }
 
 /// A renderer of prepared scenes: the GPU pipeline or its CPU twin.

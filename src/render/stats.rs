@@ -33,6 +33,29 @@ impl Stats {
     }
 }
 
+/// Joins the counters that several passes of a frame report under one name: counts and times
+/// add up, rates (`…_per_s`) and means (`…mean…`) are averaged. The order of first appearance
+/// is kept.
+pub fn merge_counters(counters: Vec<(String, f64)>) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64, u32)> = Vec::new();
+    for (name, value) in counters {
+        match out.iter_mut().find(|(n, _, _)| *n == name) {
+            Some((_, v, k)) => {
+                *v += value;
+                *k += 1;
+            }
+            None => out.push((name, value, 1)),
+        }
+    }
+    out.into_iter()
+        .map(|(name, v, k)| {
+            let averaged = name.ends_with("_per_s") || name.contains("mean");
+            let value = if averaged { v / k as f64 } else { v };
+            (name, value)
+        })
+        .collect()
+}
+
 /// A lock-free counter for hot loops; fold it into [`Stats`] when done.
 #[derive(Debug, Default)]
 pub struct Counter(AtomicU64);
@@ -45,5 +68,29 @@ impl Counter {
 
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_counters;
+
+    #[test]
+    fn counters_of_several_passes_add_up_and_rates_average() {
+        let merged = merge_counters(vec![
+            ("gather/seeds".into(), 10.0),
+            ("knn/global_queries_per_s".into(), 4.0),
+            ("gather/seeds".into(), 12.0),
+            ("knn/global_queries_per_s".into(), 6.0),
+            ("photons/global_mean_path".into(), 2.0),
+        ]);
+        assert_eq!(
+            merged,
+            vec![
+                ("gather/seeds".to_string(), 22.0),
+                ("knn/global_queries_per_s".to_string(), 5.0),
+                ("photons/global_mean_path".to_string(), 2.0),
+            ]
+        );
     }
 }

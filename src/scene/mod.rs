@@ -69,8 +69,10 @@ impl Default for Camera {
 pub struct Film {
     pub width: u32,
     pub height: u32,
-    /// Camera samples per pixel (stratified jitter; 1 means the pixel centre).
+    /// Camera samples per pixel.
     pub spp: u32,
+    /// How camera samples draw their random numbers (the pixel offset, the lens, light samples).
+    pub sampler: Sampler,
     /// Maximum number of specular bounces (reflection/refraction) after the camera hit.
     pub max_depth: u32,
     pub seed: u64,
@@ -92,6 +94,18 @@ pub enum Quality {
     Default,
     /// Reference stills: four times the photons, twice the seeds and gather rays.
     Reference,
+}
+
+/// How the numbers of a camera sample are drawn (`film { sampler }`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampler {
+    /// Owen-scrambled Sobol points: consecutive numbers form 2D pairs, and the first `2^k`
+    /// samples of every pair (indeed every aligned block of `2^k`) form a (0,2)-net, whatever
+    /// the sample count. The pixel offset is the first pair.
+    Sobol,
+    /// Independent hashed numbers, with the pixel offset on a jittered grid of `spp` cells
+    /// (the pixel centre at 1 spp).
+    Independent,
 }
 
 /// How a frame is lit.
@@ -116,6 +130,7 @@ impl Default for Film {
             width: 640,
             height: 480,
             spp: 4,
+            sampler: Sampler::Sobol,
             max_depth: 8,
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,

@@ -1,0 +1,210 @@
+//! Frame times of an animation rendered by one process, as `caustica render` renders it: the
+//! backend is opened once (frame 1 pays for compiling the kernels), then each frame is
+//! evaluated, built and rendered. Per frame it prints the total, the build, the render, the GPU
+//! time (timestamps around the Whitted dispatches), the wall time of the photon-mapping stages
+//! (each ends in a sync) and the host rest; then the median of the warm frames (2..), and with
+//! `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio.
+//!
+//! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
+//!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]`
+//!
+//! `--animation` renders the scene's whole frame range (the first frame is the scene's) and
+//! prints the total for all frames; otherwise frames 1..=N cycle through the scene's range.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use caustica::render::{Frame, RenderOptions};
+use caustica::scene::Integrator;
+use caustica::{Device, Overrides};
+use support::median;
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
+fn stat(frame: &Frame, name: &str) -> f64 {
+    frame
+        .metadata
+        .stats
+        .iter()
+        .find(|(k, _)| k == name)
+        .map_or(0.0, |(_, v)| *v)
+}
+
+/// One rendered frame's times in milliseconds.
+struct FrameTimes {
+    total: f64,
+    build: f64,
+    render: f64,
+    gpu: f64,
+    photon_stages: f64,
+    passes: f64,
+    upload_mb: f64,
+}
+
+impl FrameTimes {
+    fn host(&self) -> f64 {
+        self.total - self.gpu - self.photon_stages
+    }
+}
+
+fn print_row(label: &str, t: &FrameTimes) {
+    println!(
+        "{label:<10} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>6} {:>9.1}",
+        t.total,
+        t.build,
+        t.render,
+        t.gpu,
+        t.photon_stages,
+        t.host(),
+        t.passes,
+        t.upload_mb
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let scene_path =
+        root.join(arg(&args, "--scene").unwrap_or("scenes/cornell_spheres.csc".into()));
+    let resolution = arg(&args, "--resolution").unwrap_or("1024x1024".into());
+    let (w, h) = resolution
+        .split_once('x')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .expect("--resolution WxH");
+    let spp: u32 = arg(&args, "--spp").map_or(1, |s| s.parse().expect("--spp N"));
+    let frames: i64 = arg(&args, "--frames").map_or(6, |s| s.parse().expect("--frames N"));
+    let cpu_frames: usize = arg(&args, "--cpu-frames").map_or(0, |s| s.parse().expect("N"));
+    let integrator = match arg(&args, "--integrator").as_deref() {
+        Some("whitted") => Integrator::Whitted,
+        _ => Integrator::PhotonMap,
+    };
+    let animation = args.iter().any(|a| a == "--animation");
+    let overrides = Overrides {
+        resolution: Some((w, h)),
+        spp: Some(spp),
+        integrator: Some(integrator),
+        layers: Some(Vec::new()),
+        ..Default::default()
+    };
+    let file = caustica::load_scene(&scene_path).expect("the scene loads");
+    let range = file.frame_range().expect("the scene has frames");
+    let frame_numbers: Vec<i64> = if animation {
+        (range.first..=range.last).collect()
+    } else {
+        let count = range.last - range.first + 1;
+        (0..frames).map(|i| range.first + i % count).collect()
+    };
+    let assets = caustica::io::AssetCache::default();
+    let open = Instant::now();
+    let backend = caustica::select_backend(Device::Gpu).expect("a GPU backend");
+    let open_ms = open.elapsed().as_secs_f64() * 1e3;
+    println!(
+        "{} at {w}x{h}, {spp} spp, {integrator:?}, device {} (opened in {open_ms:.0} ms)",
+        scene_path.display(),
+        backend.name()
+    );
+    println!(
+        "{:<10} {:>9} {:>8} {:>9} {:>9} {:>11} {:>9} {:>6} {:>9}",
+        "frame",
+        "total ms",
+        "build",
+        "render",
+        "gpu ms",
+        "pm stages",
+        "host ms",
+        "passes",
+        "upload MB"
+    );
+    let render = |backend: &dyn caustica::render::Backend, number: i64| -> FrameTimes {
+        let start = Instant::now();
+        let scene = caustica::evaluate_frame(&file, number, &assets, &overrides).unwrap();
+        let build = Instant::now();
+        let prepared = caustica::prepare(&scene).unwrap();
+        let build_ms = build.elapsed().as_secs_f64() * 1e3;
+        let frame = backend
+            .render_frame(&scene, &prepared, &RenderOptions::default())
+            .unwrap();
+        let total = start.elapsed().as_secs_f64() * 1e3;
+        let gpu: f64 = [
+            "gpu/primary_ms",
+            "gpu/trace_ms",
+            "gpu/shade_ms",
+            "gpu/shadow_ms",
+            "gpu/spawn_ms",
+            "gpu/accumulate_ms",
+        ]
+        .iter()
+        .map(|n| stat(&frame, n))
+        .sum();
+        let photon_stages: f64 = [
+            "photons/global_trace_ms",
+            "photons/caustic_trace_ms",
+            "kdtree/global_build_ms",
+            "kdtree/caustic_build_ms",
+            "gather/seeding_ms",
+            "gather/final_gather_ms",
+            "gather/interpolate_ms",
+        ]
+        .iter()
+        .map(|n| stat(&frame, n))
+        .sum();
+        FrameTimes {
+            total,
+            build: build_ms,
+            render: frame.metadata.render_seconds * 1e3,
+            gpu,
+            photon_stages,
+            passes: stat(&frame, "frame/passes"),
+            upload_mb: stat(&frame, "gpu/upload_bytes") / 1e6,
+        }
+    };
+    let all = Instant::now();
+    let mut warm = Vec::new();
+    for (i, &number) in frame_numbers.iter().enumerate() {
+        let t = render(backend.as_ref(), number);
+        print_row(&format!("{} ({number})", i + 1), &t);
+        if i > 0 {
+            warm.push(t);
+        }
+    }
+    let all_s = all.elapsed().as_secs_f64();
+    if animation {
+        println!(
+            "all {} frames in one process: {all_s:.2} s (backend opened before: {open_ms:.0} ms)",
+            frame_numbers.len()
+        );
+    }
+    if warm.is_empty() {
+        return;
+    }
+    let med = |f: fn(&FrameTimes) -> f64| median(warm.iter().map(f).collect());
+    let warm_median = FrameTimes {
+        total: med(|t| t.total),
+        build: med(|t| t.build),
+        render: med(|t| t.render),
+        gpu: med(|t| t.gpu),
+        photon_stages: med(|t| t.photon_stages),
+        passes: med(|t| t.passes),
+        upload_mb: med(|t| t.upload_mb),
+    };
+    print_row("warm med.", &warm_median);
+    if cpu_frames > 0 {
+        let cpu = caustica::select_backend(Device::Cpu).unwrap();
+        let times: Vec<f64> = (0..cpu_frames)
+            .map(|i| render(cpu.as_ref(), frame_numbers[i % frame_numbers.len()]).total)
+            .collect();
+        let cpu_median = median(times);
+        println!(
+            "CPU twin on {} threads: median {cpu_median:.1} ms per frame over {cpu_frames}; GPU warm frame {:.1}x faster",
+            rayon::current_num_threads(),
+            cpu_median / warm_median.total
+        );
+    }
+}
