@@ -2,7 +2,7 @@
 //! its last kernels, and GPU timestamps per part when the adapter has them) and the CPU twin
 //! (`cpu::gather::seed_irradiance_samples`), in milliseconds (median of runs after one warm-up),
 //! on one synthetic shading point per pixel of a square image (a room with a sphere and a patch
-//! of noisy normals), and whether both chose the same seeds.
+//! of noisy normals), with the default minimum density, and whether both chose the same seeds.
 //!
 //! `cargo bench --bench seeding -- [--points N] [--seeds K...] [--levels L...] [--runs R]
 //! [--cpu-runs R] [--no-cpu]` (default: 1,048,576 points (1024×1024), K = 4096 and 16384,
@@ -19,6 +19,7 @@ use caustica::gpu::prims::Primitives;
 use caustica::gpu::seeding::{SeedingKernels, SeedingSettings, SeedingTimes};
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::ShadingPoint;
+use caustica::scene::DEFAULT_MIN_SEED_DENSITY;
 use glam::Vec3;
 use support::median;
 
@@ -232,6 +233,7 @@ fn main() -> Result<(), GpuError> {
                 height: side,
                 levels,
                 seeds,
+                min_density: DEFAULT_MIN_SEED_DENSITY,
                 alpha: 10.0 / 3.0,
                 seed: 1,
             };
@@ -241,15 +243,7 @@ fn main() -> Result<(), GpuError> {
                 let mut times = Vec::new();
                 for _ in 0..o.cpu_runs {
                     let start = Instant::now();
-                    let chosen = seed_irradiance_samples(
-                        &points,
-                        side,
-                        side,
-                        levels,
-                        seeds,
-                        settings.alpha,
-                        settings.seed,
-                    );
+                    let chosen = seed_irradiance_samples(&points, &settings);
                     times.push(start.elapsed().as_secs_f64() * 1e3);
                     reference = Some(chosen);
                 }

@@ -449,8 +449,11 @@ pub fn describe_scene(scene: &Scene) -> String {
     );
     let _ = write!(
         s,
-        "gather       seeds {}, rays {}, quadtree levels {}",
-        scene.gather.seeds, scene.gather.rays, scene.gather.quadtree_levels
+        "gather       seeds {}, rays {}, quadtree levels {}, min density {}",
+        scene.gather.seeds,
+        scene.gather.rays,
+        scene.gather.quadtree_levels,
+        scene.gather.min_density
     );
     s
 }

@@ -171,6 +171,10 @@ fn arithmetic_errors_and_out_of_range_values() {
         "scene.csc:1:10: error: \"fov\" must be between 0 and 180 degrees, but it is 190",
     );
     assert_error(
+        "gather { min_density 1.5 }",
+        "scene.csc:1:10: error: \"min_density\" must be between 0 and 1, but it is 1.5",
+    );
+    assert_error(
         "frames 5..1",
         "scene.csc:1:11: error: the last frame (1) comes before the first (5)",
     );

@@ -383,7 +383,7 @@ fn lights_of_every_kind() {
 fn photon_gather_output_and_frame_settings() {
     let s = scene(
         "photons { global 500000 caustic 200000 max_bounces 5 knn 32 max_radius 0.1 }
-         gather { seeds 1024 rays 256 quadtree_levels 6 }
+         gather { seeds 1024 rays 256 quadtree_levels 6 min_density 0.4 }
          output { path \"out/cornell_####.exr\" layers color albedo normal depth }
          frames 1..48 fps 30",
     );
@@ -411,8 +411,18 @@ fn photon_gather_output_and_frame_settings() {
         assert_eq!(s.photons.filter, filter);
     }
     assert_eq!(
-        (s.gather.seeds, s.gather.rays, s.gather.quadtree_levels),
-        (1024, 256, 6)
+        (
+            s.gather.seeds,
+            s.gather.rays,
+            s.gather.quadtree_levels,
+            s.gather.min_density
+        ),
+        (1024, 256, 6, 0.4)
+    );
+    assert_eq!(
+        scene("gather { seeds 10 }").gather.min_density,
+        caustica::scene::DEFAULT_MIN_SEED_DENSITY,
+        "the default minimum density"
     );
     assert_eq!(s.output.path, "out/cornell_####.exr");
     assert_eq!(s.output.layers, vec![Aov::Albedo, Aov::Normal, Aov::Depth]);

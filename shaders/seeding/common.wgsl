@@ -12,6 +12,8 @@ const CHUNK: u32 = 32u;
 // cpu::gather::SEED_POSITION_BITS, SEED_NORMAL_BITS.
 const POSITION_BITS: u32 = 10u;
 const NORMAL_BITS: u32 = 14u;
+// render::gather::SEED_DENSITY_BITS: the minimum density is round(beta * 2^16).
+const DENSITY_BITS: u32 = 16u;
 // Position keys: floor(scale * x) clamped to +-2^30, plus 2^30.
 const POSITION_LIMIT: f32 = 1073741824.0;
 const POSITION_BIAS: u32 = 0x40000000u;
@@ -42,6 +44,10 @@ struct SeedParams {
     leaves: u32,
     // Link: 1 on the leaf level.
     mode: u32,
+    // The root's seeds, min(seeds, n) (distribute).
+    total: u32,
+    // The minimum density beta as round(beta * 2^16) (distribute).
+    min_density: u32,
 }
 
 // A shading point in fixed point, in sorted order (cpu::gather::SeedPoint).
@@ -248,4 +254,11 @@ fn stratum_pick(j: u32, count: u32, size: u32, u24: u32) -> u32 {
     let hi = div64(mul_wide(j + 1u, size), count).x;
     let w = mul_wide(u24, hi - lo);
     return lo + ((w.x >> 24u) | (w.y << 8u));
+}
+
+// cpu::gather::seed_density_floor: floor(beta * floor(total * size / n) / 2^16) for size <= n
+// (so the inner quotient is at most total and fits the division's 32-bit quotient).
+fn density_floor(total: u32, size: u32, n: u32, beta: u32) -> u32 {
+    let share = div64(mul_wide(total, size), max(n, 1u)).x;
+    return shr64(mul_wide(min(beta, 1u << DENSITY_BITS), share), DENSITY_BITS).x;
 }

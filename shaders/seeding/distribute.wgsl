@@ -1,7 +1,9 @@
 // Adaptive seeding, step 6 (paper 003 listing 6.10), one dispatch per level from the root down,
-// one invocation per node: the node's seeds split between its (at most four) children in
-// proportion to their errors, none more than its points, by cpu::gather::apportion's integer
-// rule (floors, then the largest remainders, ties to the lower child, until all is given).
+// one invocation per node: the node's seeds split between its (at most four) children as
+// cpu::gather::split_seeds does: every child first gets its minimum-density floor
+// (density_floor of its point count), the rest goes in proportion to the children's errors by
+// cpu::gather::apportion's integer rule (floors, then the largest remainders, ties to the lower
+// child, until all is given), none more than its points.
 //!include "seeding/common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: SeedParams;
@@ -14,22 +16,12 @@
 // most four; the bound only keeps the loop finite.
 const MAX_ROUNDS: u32 = 8u;
 
-@compute @workgroup_size(WG_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = seed_index(gid, nwg);
-    if j >= params.count {
-        return;
-    }
-    let g = params.offset + j;
-    let children = node_children[g];
-    let parts = min(children.y - children.x, 4u);
-    var weights: array<vec2<u32>, 4>;
-    var caps: array<u32, 4>;
+// cpu::gather::apportion over the first `parts` (at most four) 64-bit weights and caps.
+fn apportion(total: u32, weights_in: array<vec2<u32>, 4>, caps_in: array<u32, 4>, parts: u32) -> array<u32, 4> {
+    var weights = weights_in;
+    var caps = caps_in;
     var total_weight = vec2<u32>(0u, 0u);
     for (var c = 0u; c < parts; c++) {
-        weights[c] = node_errors[children.x + c];
-        let range = node_range[children.x + c];
-        caps[c] = range.y - range.x;
         total_weight = add64(total_weight, weights[c]);
     }
     // The fewest bits that bring the weights' sum below 2^31.
@@ -39,7 +31,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         w[c] = shr64(weights[c], shift).x;
     }
     var out = array<u32, 4>(0u, 0u, 0u, 0u);
-    var left = node_seeds[g];
+    var left = total;
     var open = 0u;
     for (var c = 0u; c < parts; c++) {
         if caps[c] > 0u {
@@ -103,7 +95,41 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
         }
     }
+    return out;
+}
+
+@compute @workgroup_size(WG_SIZE)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let j = seed_index(gid, nwg);
+    if j >= params.count {
+        return;
+    }
+    let g = params.offset + j;
+    let children = node_children[g];
+    let parts = min(children.y - children.x, 4u);
+    var errors: array<vec2<u32>, 4>;
+    var floors: array<u32, 4>;
+    var caps: array<u32, 4>;
+    var floor_sum = 0u;
     for (var c = 0u; c < parts; c++) {
-        node_seeds[children.x + c] = out[c];
+        errors[c] = node_errors[children.x + c];
+        let range = node_range[children.x + c];
+        caps[c] = range.y - range.x;
+        floors[c] = min(density_floor(params.total, caps[c], params.n, params.min_density), caps[c]);
+        floor_sum = floor_sum + floors[c];
+    }
+    let count = node_seeds[g];
+    // The floors always fit (cpu::gather::seed_density_floor); were they not to, leave them out.
+    if floor_sum > count {
+        floors = array<u32, 4>(0u, 0u, 0u, 0u);
+        floor_sum = 0u;
+    }
+    var room: array<u32, 4>;
+    for (var c = 0u; c < parts; c++) {
+        room[c] = caps[c] - floors[c];
+    }
+    var by_error = apportion(count - floor_sum, errors, room, parts);
+    for (var c = 0u; c < parts; c++) {
+        node_seeds[children.x + c] = floors[c] + by_error[c];
     }
 }

@@ -14,8 +14,9 @@ use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::render::gather::{
-    interpolate_irradiance, seeding_alpha, IrradianceSample, ShadingPoint,
-    INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
+    interpolate_irradiance, seed_min_density_fixed, IrradianceSample, SeedingSettings,
+    ShadingPoint, INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
+    SEED_DENSITY_BITS,
 };
 use crate::render::photons::{cosine_direction, EstimateSettings};
 use crate::render::sampling::{stratified_sample, SampleStream};
@@ -214,6 +215,38 @@ pub fn stratum_pick(j: u32, count: u32, size: u32, u24: u32) -> u32 {
     (lo + ((u24 as u64 * (hi - lo)) >> 24)) as u32
 }
 
+/// The seeds the minimum density `beta` (`round(β·2^16)`, [`seed_min_density_fixed`])
+/// guarantees a quadtree node of `size` of the `n` points when `total` seeds are placed:
+/// `floor(beta · floor(total·size/n) / 2^16)`, about `β·total·size/n`. Exact integers (the GPU
+/// twin is `density_floor` in `shaders/seeding/common.wgsl`); for `size ≤ n` at most `total`.
+///
+/// Floors of floors are superadditive: children of `p₁ + p₂ + … ≤ P` points have floors that sum
+/// to at most their parent's, so a node that holds its floor can give every child its own.
+pub fn seed_density_floor(total: u32, size: u32, n: u32, beta: u32) -> u32 {
+    let share = total as u64 * size as u64 / n.max(1) as u64;
+    ((beta.min(1 << SEED_DENSITY_BITS) as u64 * share) >> SEED_DENSITY_BITS) as u32
+}
+
+/// How a node's `count` seeds go to its children (point counts `sizes`, errors `errors`):
+/// each child first gets its own density floor `floors[c]` ([`seed_density_floor`], at most
+/// its size), then the rest goes by [`apportion`]`(count − Σ floors, errors, sizes − floors)`.
+/// The seeding always has `Σ floors ≤ count` (see [`seed_density_floor`]); were it not so, the
+/// floors would be left out. With all floors 0 this is `apportion(count, errors, sizes)`, the
+/// seeding without a minimum density.
+pub fn split_seeds(count: u32, floors: &[u32], sizes: &[u32], errors: &[u64]) -> Vec<u32> {
+    let floors: Vec<u32> = floors.iter().zip(sizes).map(|(&f, &p)| f.min(p)).collect();
+    let sum: u64 = floors.iter().map(|&f| f as u64).sum();
+    let floors = if sum > count as u64 {
+        vec![0; floors.len()]
+    } else {
+        floors
+    };
+    let given: u32 = floors.iter().sum();
+    let room: Vec<u32> = sizes.iter().zip(&floors).map(|(&p, &f)| p - f).collect();
+    let by_error = apportion(count - given, errors, &room);
+    floors.iter().zip(&by_error).map(|(a, b)| a + b).collect()
+}
+
 /// A node of one level of the screen quadtree: a run of the code-sorted points.
 #[derive(Clone, Copy, Debug)]
 struct QuadNode {
@@ -236,24 +269,32 @@ struct QuadNode {
 ///   its mean normal [`seed_mean_normal`] of the `i64` sum of its normal keys;
 /// - its error is the `u64` sum of its points' [`seed_variation`] against that mean (the
 ///   root's is not needed and left 0);
-/// - the seeds go top-down, each node's split between its children by [`apportion`] with the
-///   children's errors as weights and their point counts as caps;
+/// - the root gets `T = min(seeds, n)` seeds, and they go top-down ([`split_seeds`]): every
+///   child of `p` points first gets its density floor
+///   [`seed_density_floor`]`(T, p, n, β) ≈ β·T·p/n`, and the rest of its parent's seeds goes by
+///   [`apportion`] with the children's errors as weights and their remaining points as caps.
+///   The floors always fit (they are superadditive and the root's is at most `T`), so every
+///   node holds at least its floor, whatever the errors beside it: a share β of the seeds
+///   covers the image in proportion to its shading points, and a flat region is not starved.
+///   β = 0 is listing 6.6's split by errors alone;
 /// - a leaf with `s` seeds takes [`stratum_pick`]`(j, s, size, u24)` for `j < s`, `u24` the 24
 ///   bits of the `j`-th number of `SampleStream::new(seed, leaf start, SEED_STREAM_TAG)`.
-pub fn seed_irradiance_samples(
-    points: &[ShadingPoint],
-    width: u32,
-    height: u32,
-    levels: u32,
-    seeds: u32,
-    alpha: f32,
-    seed: u64,
-) -> Vec<u32> {
+pub fn seed_irradiance_samples(points: &[ShadingPoint], settings: &SeedingSettings) -> Vec<u32> {
+    let &SeedingSettings {
+        width,
+        height,
+        levels,
+        seeds,
+        min_density,
+        alpha,
+        seed,
+    } = settings;
     let n = points.len();
     if n == 0 || seeds == 0 {
         return Vec::new();
     }
     let levels = levels.clamp(1, 16);
+    let beta = seed_min_density_fixed(min_density);
     let codes: Vec<u32> = points
         .iter()
         .map(|p| quadtree_code(p.pixel, width, height, levels))
@@ -315,7 +356,8 @@ pub fn seed_irradiance_samples(
         tree.push(nodes);
     }
     // Top-down distribution.
-    let mut counts = vec![seeds.min(n as u32)];
+    let total = seeds.min(n as u32);
+    let mut counts = vec![total];
     for level in 0..levels as usize {
         let children = &tree[level + 1];
         let mut next = vec![0u32; children.len()];
@@ -326,9 +368,13 @@ pub fn seed_irradiance_samples(
                 c += 1;
             }
             let kids = &children[first..c];
-            let weights: Vec<u64> = kids.iter().map(|k| k.error).collect();
-            let caps: Vec<u32> = kids.iter().map(|k| (k.end - k.start) as u32).collect();
-            let shares = apportion(count, &weights, &caps);
+            let errors: Vec<u64> = kids.iter().map(|k| k.error).collect();
+            let sizes: Vec<u32> = kids.iter().map(|k| (k.end - k.start) as u32).collect();
+            let floors: Vec<u32> = sizes
+                .iter()
+                .map(|&p| seed_density_floor(total, p, n as u32, beta))
+                .collect();
+            let shares = split_seeds(count, &floors, &sizes, &errors);
             next[first..c].copy_from_slice(&shares);
         }
         counts = next;
@@ -521,15 +567,7 @@ pub fn irradiance_cache(
     scene_radius: f32,
     points: &[ShadingPoint],
 ) -> (Vec<u32>, IrradianceCache) {
-    let seeds = seed_irradiance_samples(
-        points,
-        scene.film.width.max(1),
-        scene.film.height.max(1),
-        scene.gather.quadtree_levels,
-        scene.gather.seeds,
-        seeding_alpha(scene_radius),
-        scene.film.seed,
-    );
+    let seeds = seed_irradiance_samples(points, &SeedingSettings::from_scene(scene, scene_radius));
     let samples: Vec<IrradianceSample> = seeds
         .par_iter()
         .enumerate()
@@ -597,10 +635,23 @@ mod tests {
             .collect()
     }
 
+    /// Seeding settings for a 32×32 image with α = 1 and stream seed 7.
+    fn settings(levels: u32, seeds: u32, min_density: f32) -> SeedingSettings {
+        SeedingSettings {
+            width: 32,
+            height: 32,
+            levels,
+            seeds,
+            min_density,
+            alpha: 1.0,
+            seed: 7,
+        }
+    }
+
     #[test]
     fn seeds_are_distinct_points_and_crowd_where_the_geometry_varies() {
         let points = half_varied_points();
-        let seeds = seed_irradiance_samples(&points, 32, 32, 4, 128, 1.0, 7);
+        let seeds = seed_irradiance_samples(&points, &settings(4, 128, 0.0));
         assert_eq!(seeds.len(), 128);
         let mut unique = seeds.clone();
         unique.sort_unstable();
@@ -610,9 +661,89 @@ mod tests {
         assert!(right > 100, "{right} of 128 seeds on the varied half");
         // More seeds than points: every point once.
         assert_eq!(
-            seed_irradiance_samples(&points[..10], 32, 32, 4, 50, 1.0, 7).len(),
+            seed_irradiance_samples(&points[..10], &settings(4, 50, 0.25)).len(),
             10
         );
-        assert!(seed_irradiance_samples(&[], 32, 32, 4, 50, 1.0, 7).is_empty());
+        assert!(seed_irradiance_samples(&[], &settings(4, 50, 0.25)).is_empty());
+    }
+
+    /// With β = 0 the seeds are those the seeding chose before the minimum density existed
+    /// (recorded from that code, commit d5a34c4).
+    #[test]
+    fn zero_min_density_reproduces_the_seeds_of_error_only_seeding() {
+        let points = half_varied_points();
+        let seeds = seed_irradiance_samples(&points, &settings(4, 40, 0.0));
+        let before = [
+            296, 18, 53, 176, 147, 148, 57, 29, 152, 188, 159, 336, 338, 372, 466, 468, 344, 348,
+            473, 508, 552, 625, 626, 596, 723, 725, 601, 604, 639, 761, 765, 882, 852, 1009, 1011,
+            1012, 857, 892, 985, 1020,
+        ];
+        assert_eq!(seeds, before);
+    }
+
+    #[test]
+    fn the_density_floor_is_beta_times_the_nodes_share_of_the_seeds() {
+        let half = 1 << (SEED_DENSITY_BITS - 1);
+        assert_eq!(seed_density_floor(100, 50, 100, half), 25);
+        assert_eq!(seed_density_floor(100, 50, 100, 0), 0);
+        assert_eq!(seed_density_floor(100, 50, 100, 1 << SEED_DENSITY_BITS), 50);
+        // floor(7·3/10) = 2, then floor(2/2) = 1.
+        assert_eq!(seed_density_floor(7, 3, 10, half), 1);
+        // No overflow at the extremes.
+        assert_eq!(
+            seed_density_floor(u32::MAX, u32::MAX, u32::MAX, 1 << SEED_DENSITY_BITS),
+            u32::MAX
+        );
+        assert_eq!(seed_min_density_fixed(0.25), 1 << (SEED_DENSITY_BITS - 2));
+        assert_eq!(seed_min_density_fixed(f32::NAN), 0);
+        assert_eq!(seed_min_density_fixed(2.0), 1 << SEED_DENSITY_BITS);
+    }
+
+    #[test]
+    fn split_seeds_gives_every_child_its_floor_and_the_rest_by_errors() {
+        // Floors 2 and 6, then the 4 left all to the child with error.
+        assert_eq!(split_seeds(12, &[2, 6], &[10, 30], &[100, 0]), vec![6, 6]);
+        // No floors: apportion by errors.
+        assert_eq!(
+            split_seeds(12, &[0, 0], &[10, 30], &[100, 0]),
+            apportion(12, &[100, 0], &[10, 30])
+        );
+        // The floor fills the child with the error, so the rest goes to the other's room.
+        assert_eq!(split_seeds(4, &[1, 1], &[1, 3], &[5, 0]), vec![1, 3]);
+        // Floors that do not fit are left out.
+        assert_eq!(split_seeds(3, &[2, 2], &[10, 10], &[1, 1]), vec![2, 1]);
+    }
+
+    /// Every node of the quadtree holds at least its density floor: the seeds of each level's
+    /// nodes, recounted from the chosen points, against `seed_density_floor`.
+    #[test]
+    fn every_quadtree_node_holds_its_density_floor() {
+        let points = half_varied_points();
+        let n = points.len() as u32;
+        for (levels, seeds, beta) in [(4, 128, 0.25), (4, 300, 0.6), (3, 1000, 1.0), (5, 77, 0.1)] {
+            let chosen = seed_irradiance_samples(&points, &settings(levels, seeds, beta));
+            for level in 1..=levels {
+                let shift = 2 * (levels - level);
+                let node =
+                    |i: u32| quadtree_code(points[i as usize].pixel, 32, 32, levels) >> shift;
+                let mut size = std::collections::HashMap::new();
+                for i in 0..n {
+                    *size.entry(node(i)).or_insert(0u32) += 1;
+                }
+                let mut held = std::collections::HashMap::new();
+                for &i in &chosen {
+                    *held.entry(node(i)).or_insert(0u32) += 1;
+                }
+                for (key, &p) in &size {
+                    let floor =
+                        seed_density_floor(seeds.min(n), p, n, seed_min_density_fixed(beta));
+                    let got = held.get(key).copied().unwrap_or(0);
+                    assert!(
+                        got >= floor,
+                        "level {level} node {key}: {got} seeds, floor {floor}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -16,9 +16,7 @@ use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
 use super::vd_pipeline::VdFrameGpu;
 use super::whitted::{GpuBackend, ShadeLevel, TraversalKernels};
 use crate::accel::Prepared;
-use crate::render::gather::{
-    seeding_alpha, IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
-};
+use crate::render::gather::{IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
 use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
@@ -494,14 +492,7 @@ impl GpuBackend {
             &self.prims,
             &points.buffer,
             points.count,
-            &SeedingSettings {
-                width: scene.film.width.max(1),
-                height: scene.film.height.max(1),
-                levels: scene.gather.quadtree_levels,
-                seeds: scene.gather.seeds,
-                alpha: seeding_alpha(radius),
-                seed: scene.film.seed,
-            },
+            &SeedingSettings::from_scene(scene, radius),
         )?;
         ctx.wait_idle()?;
         stats.push(("gather/seeds".to_string(), seed_count as f64));

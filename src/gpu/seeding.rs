@@ -20,8 +20,9 @@
 //!    walk them level by level, and flush each node's register sum with a 64-bit atomic addition
 //!    (two `u32` atomics and a carry).
 //! 5. **Distribution**: the root gets `min(seeds, n)`; `distribute` (one dispatch per level, one
-//!    invocation per node) splits a node's seeds between its children by the CPU's integer
-//!    `apportion`.
+//!    invocation per node) splits a node's seeds between its children as the CPU's
+//!    `split_seeds`: each child's minimum-density floor first, the rest by errors with the
+//!    integer `apportion`.
 //! 6. **Selection**: an exclusive scan of the leaves' seed counts places each leaf's seeds;
 //!    `select`, one invocation per seed, finds its leaf and picks its point by jittered strata
 //!    with the leaf's `SampleStream` at the seed's dimension.
@@ -54,6 +55,7 @@ use super::kernel::{
 };
 use super::prims::sorted_bounds::SortedRuns;
 use super::prims::{Primitives, MAX_ELEMENTS};
+use crate::render::gather::seed_min_density_fixed;
 
 /// Sorted points per invocation of the `sums` and `errors` kernels (`CHUNK` in
 /// `shaders/seeding/common.wgsl`).
@@ -77,21 +79,8 @@ pub fn position_scale(alpha: f32) -> f32 {
     (alpha * 1024.0).clamp(0.0, (1u64 << 37) as f32)
 }
 
-/// What the seeding is asked for; the fields of `cpu::gather::seed_irradiance_samples`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SeedingSettings {
-    /// The image the shading points' pixels index (`y · width + x`).
-    pub width: u32,
-    pub height: u32,
-    /// Quadtree levels below the root (clamped to 1..=16).
-    pub levels: u32,
-    /// Seeds wanted (`K`).
-    pub seeds: u32,
-    /// α of paper 003 eq. 6.1 (`cpu::gather::seeding_alpha`).
-    pub alpha: f32,
-    /// The frame's seed of the random streams.
-    pub seed: u64,
-}
+/// What the seeding is asked for (shared with the CPU twin).
+pub use crate::render::gather::SeedingSettings;
 
 /// The uniform every seeding kernel reads. Twin of `SeedParams` in
 /// `shaders/seeding/common.wgsl`; a test checks naga's layout against this one.
@@ -116,6 +105,10 @@ pub struct SeedParams {
     pub leaves: u32,
     /// Link: 1 on the leaf level.
     pub mode: u32,
+    /// The root's seeds, `min(seeds, n)` (distribute).
+    pub total: u32,
+    /// The minimum density β as `round(β·2^16)` (`render::gather::seed_min_density_fixed`).
+    pub min_density: u32,
 }
 
 /// GPU milliseconds of the seeding's parts, from timestamps (each part may span several
@@ -269,6 +262,8 @@ impl SeedingKernels {
             position_scale: position_scale(settings.alpha),
             seed_lo: settings.seed as u32,
             seed_hi: (settings.seed >> 32) as u32,
+            total,
+            min_density: seed_min_density_fixed(settings.min_density),
             ..Default::default()
         };
         let params = |p: SeedParams| uniform_buffer(ctx, "seeding params", &p);
@@ -693,6 +688,8 @@ mod tests {
             ),
             ("leaves", std::mem::offset_of!(SeedParams, leaves)),
             ("mode", std::mem::offset_of!(SeedParams, mode)),
+            ("total", std::mem::offset_of!(SeedParams, total)),
+            ("min_density", std::mem::offset_of!(SeedParams, min_density)),
         ]
         .map(|(name, offset)| (name.to_string(), offset as u32));
         assert_eq!(offsets, host.to_vec());

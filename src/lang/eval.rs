@@ -378,6 +378,7 @@ const GATHER: &[ParamSpec] = &[
     numbers("seeds"),
     numbers("rays"),
     numbers("quadtree_levels"),
+    numbers("min_density"),
 ];
 const OUTPUT: &[ParamSpec] = &[text("path"), names("layers")];
 
@@ -1282,6 +1283,13 @@ impl Builder<'_, '_> {
             rays: p.whole(ctx, "rays", d.rays.into(), 1, MAX_U32) as u32,
             quadtree_levels: p.whole(ctx, "quadtree_levels", d.quadtree_levels.into(), 1, 16)
                 as u32,
+            min_density: p.float(
+                ctx,
+                "min_density",
+                d.min_density,
+                |b| (0.0..=1.0).contains(&b),
+                "between 0 and 1",
+            ),
             span: block.span,
         };
         p.finish(ctx, "gather");

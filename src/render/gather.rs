@@ -24,6 +24,7 @@
 use glam::Vec3;
 
 use crate::accel::knn::squared_distance;
+use crate::scene::Scene;
 
 /// A diffuse hit of a shade tree: where photon mapping adds caustics and indirect light.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +56,56 @@ pub const SEEDING_ALPHA_SCENE: f32 = 10.0;
 /// α of equation 6.1 for a scene of radius `scene_radius`.
 pub fn seeding_alpha(scene_radius: f32) -> f32 {
     SEEDING_ALPHA_SCENE / scene_radius.max(1e-6)
+}
+
+/// Fixed-point bits of the minimum seed density β (`gather { min_density }`): both backends
+/// work with `round(β · 2^16)`.
+pub const SEED_DENSITY_BITS: u32 = 16;
+
+/// β as the integer `round(β · 2^16)`, β clamped to `0..=1` (NaN counts as 0), computed once on
+/// the host and handed to both backends.
+pub fn seed_min_density_fixed(beta: f32) -> u32 {
+    let beta = if beta.is_nan() {
+        0.0
+    } else {
+        beta.clamp(0.0, 1.0)
+    };
+    (beta * (1u32 << SEED_DENSITY_BITS) as f32).round() as u32
+}
+
+/// What adaptive seeding is asked for: the parameters of
+/// `cpu::gather::seed_irradiance_samples` and of its GPU twin `gpu::seeding`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SeedingSettings {
+    /// The image the shading points' pixels index (`y · width + x`).
+    pub width: u32,
+    pub height: u32,
+    /// Quadtree levels below the root (clamped to 1..=16).
+    pub levels: u32,
+    /// Seeds wanted (`K`).
+    pub seeds: u32,
+    /// The minimum density β (`gather { min_density }`, clamped to 0..=1): the share of the
+    /// seeds handed down the quadtree in proportion to point counts rather than errors.
+    pub min_density: f32,
+    /// α of paper 003 eq. 6.1 ([`seeding_alpha`]).
+    pub alpha: f32,
+    /// The frame's seed of the random streams.
+    pub seed: u64,
+}
+
+impl SeedingSettings {
+    /// The settings of `scene`'s `gather` block and film, for a scene of radius `scene_radius`.
+    pub fn from_scene(scene: &Scene, scene_radius: f32) -> SeedingSettings {
+        SeedingSettings {
+            width: scene.film.width.max(1),
+            height: scene.film.height.max(1),
+            levels: scene.gather.quadtree_levels,
+            seeds: scene.gather.seeds,
+            min_density: scene.gather.min_density,
+            alpha: seeding_alpha(scene_radius),
+            seed: scene.film.seed,
+        }
+    }
 }
 
 /// Ward's accuracy `a`: the largest error of a sample used without falling back.

@@ -349,6 +349,10 @@ impl Default for PhotonSettings {
     }
 }
 
+/// The default minimum seed density β of `gather { min_density }` (measured on the Cornell
+/// box: docs/architecture.md, "A minimum seed density").
+pub const DEFAULT_MIN_SEED_DENSITY: f32 = 0.5;
+
 /// Final-gather settings (paper 003 section 6.2.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatherSettings {
@@ -358,6 +362,9 @@ pub struct GatherSettings {
     pub rays: u32,
     /// Levels of the screen-space quadtree.
     pub quadtree_levels: u32,
+    /// The minimum seed density β in `0..=1`: this share of the seeds is handed down the
+    /// quadtree in proportion to the shading points, the rest in proportion to geometric error.
+    pub min_density: f32,
     pub span: Span,
 }
 
@@ -367,6 +374,7 @@ impl Default for GatherSettings {
             seeds: 4096,
             rays: 128,
             quadtree_levels: 7,
+            min_density: DEFAULT_MIN_SEED_DENSITY,
             span: Span::NONE,
         }
     }
