@@ -30,7 +30,7 @@ fn cornell_box_with_mirror_and_glass_spheres_is_within_relmse_0_005_of_the_mitsu
     let prepared = caustica::prepare(&scene).unwrap();
     let frame = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
     assert_eq!((reference.width, reference.height), (256, 256));
-    // Measured 0.0024 on the CPU backend (x86-64; 0.0025 with Schlick's Fresnel on the glass).
+    // Measured 0.0024 on the CPU backend (x86-64; the same with Schlick's Fresnel on the glass).
     // The bound leaves room for other platforms' rounding; the Whitted image alone (no
     // caustics, no indirect light) is at 0.118.
     let whole = compare(&frame.color, &reference.color, 256, &[]).unwrap();
