@@ -6,8 +6,10 @@
 //! [--resolution WxH]`
 //!
 //! Translations: diffuse → `twosided(diffuse)`; mirror → `twosided(conductor none)` scaled by
-//! its reflectance; dielectric → `dielectric` (exact Fresnel where Caustica uses Schlick's
-//! approximation) with the tint as transmittance; emissive → an area emitter on a black surface;
+//! its reflectance; conductor → `twosided(conductor)` with `eta` and `k` as RGB and the tint as
+//! `specular_reflectance`; dielectric → `dielectric` (exact Fresnel: a `fresnel schlick`
+//! material is exported with a warning) with the tint as transmittance; emissive → an area
+//! emitter on a black surface;
 //! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter.
 //! Spot lights (Mitsuba's falloff differs), textures and VD maps are refused with a message.
 
@@ -15,7 +17,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use caustica::scene::{LightKind, MaterialKind, Scene};
+use caustica::scene::{FresnelMode, LightKind, MaterialKind, Scene};
 use glam::Vec3;
 
 fn fail(message: String) -> ! {
@@ -78,10 +80,23 @@ fn bsdf(kind: &MaterialKind) -> String {
             "<bsdf type=\"twosided\"><bsdf type=\"conductor\"><string name=\"material\" value=\"none\"/><rgb name=\"specular_reflectance\" value=\"{}\"/></bsdf></bsdf>",
             rgb(*reflectance)
         ),
-        MaterialKind::Dielectric { ior, tint } => format!(
-            "<bsdf type=\"dielectric\"><float name=\"int_ior\" value=\"{ior}\"/><float name=\"ext_ior\" value=\"1.0\"/><rgb name=\"specular_transmittance\" value=\"{}\"/></bsdf>",
+        MaterialKind::Conductor { eta, k, tint } => format!(
+            "<bsdf type=\"twosided\"><bsdf type=\"conductor\"><rgb name=\"eta\" value=\"{}\"/><rgb name=\"k\" value=\"{}\"/><rgb name=\"specular_reflectance\" value=\"{}\"/></bsdf></bsdf>",
+            rgb(*eta),
+            rgb(*k),
             rgb(*tint)
         ),
+        MaterialKind::Dielectric { ior, tint, fresnel } => {
+            if *fresnel == FresnelMode::Schlick {
+                eprintln!(
+                    "mitsuba_export: a dielectric with \"fresnel schlick\" is exported with Mitsuba's exact Fresnel equations"
+                );
+            }
+            format!(
+                "<bsdf type=\"dielectric\"><float name=\"int_ior\" value=\"{ior}\"/><float name=\"ext_ior\" value=\"1.0\"/><rgb name=\"specular_transmittance\" value=\"{}\"/></bsdf>",
+                rgb(*tint)
+            )
+        }
         MaterialKind::Emissive { .. } => {
             "<bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"0, 0, 0\"/></bsdf>".into()
         }

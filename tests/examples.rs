@@ -87,6 +87,7 @@ fn the_example_scenes_are_the_expected_set() {
     for expected in [
         "animated.csc",
         "bunny.csc",
+        "cornell_metals.csc",
         "cornell_point.csc",
         "cornell_spheres.csc",
         INCLUDE_ONLY,

@@ -90,8 +90,10 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 kind,
                 texture,
                 ior,
-                _pad,
-                color
+                flags,
+                color,
+                eta,
+                k
             }),
         ),
         (

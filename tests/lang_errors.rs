@@ -343,3 +343,53 @@ fn an_unknown_sampler_is_reported_at_its_name_with_a_suggestion() {
         "scene.csc:1:16: error: unknown sampler \"sobel\" (did you mean \"sobol\"?)",
     );
 }
+
+#[test]
+fn unknown_fresnel_mode_points_at_the_word_with_a_caret() {
+    let rendered = errors("material g { dielectric fresnel cheap }");
+    assert_eq!(
+        rendered,
+        "scene.csc:1:33: error: unknown fresnel mode \"cheap\": expected exact or schlick\nmaterial g { dielectric fresnel cheap }\n                                ^^^^^\n"
+    );
+    assert_error(
+        "material g { dielectric fresnel schlik }",
+        "scene.csc:1:33: error: unknown fresnel mode \"schlik\" (did you mean \"schlick\"?): expected exact or schlick",
+    );
+    assert_error(
+        "material g { dielectric fresnel }",
+        "scene.csc:1:25: error: \"fresnel\" takes a name: exact or schlick",
+    );
+    // Only dielectrics choose a Fresnel formula.
+    assert_error(
+        "material m { mirror 1 fresnel schlick }",
+        "scene.csc:1:23: error: unused parameter \"fresnel\": a mirror material does not use it",
+    );
+}
+
+#[test]
+fn conductor_parameters_are_checked_at_their_place() {
+    assert_error(
+        "material m { conductor eta 0 0.4 1.4 k 4 2 1 }",
+        "scene.csc:1:24: error: \"eta\" must be greater than 0 in each channel, but it is 0 0.4 1.4\nmaterial m { conductor eta 0 0.4 1.4 k 4 2 1 }\n                       ^^^^^^^^^^^^^\n",
+    );
+    assert_error(
+        "material m { conductor eta 0.2 k 4 -2 1 }",
+        "scene.csc:1:32: error: \"k\" must be at least 0 in each channel, but it is 4 -2 1",
+    );
+    assert_error(
+        "material m { conductor eta 0.2 0.4 k 4 }",
+        "scene.csc:1:24: error: \"eta\" takes 1 or 3 values, but 2 were given",
+    );
+    assert_error(
+        "material m { conductor k 4 }",
+        "scene.csc:1:1: error: a conductor material needs \"eta\"",
+    );
+    assert_error(
+        "material m { conductor eta 0.2 k 4 tint 2 }",
+        "scene.csc:1:36: error: \"tint\" must be at most 1 in each channel",
+    );
+    assert_error(
+        "material m { conductor eta 0.2 k 4 ior 1.5 }",
+        "scene.csc:1:36: error: unused parameter \"ior\": a conductor material does not use it",
+    );
+}

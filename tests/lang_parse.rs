@@ -4,8 +4,8 @@ mod lang_support;
 
 use caustica::lang::SceneFile;
 use caustica::scene::{
-    Aov, Camera, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonFilter, PhotonSettings,
-    Sampler, VdSpace,
+    Aov, Camera, FresnelMode, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonFilter,
+    PhotonSettings, Sampler, VdSpace,
 };
 use glam::{Vec2, Vec3};
 use lang_support::{close, scene, scene_at, MemoryLoader};
@@ -93,14 +93,16 @@ fn materials_of_every_kind() {
         kinds[3],
         &MaterialKind::Dielectric {
             ior: 1.33,
-            tint: Vec3::new(0.9, 1.0, 0.9)
+            tint: Vec3::new(0.9, 1.0, 0.9),
+            fresnel: FresnelMode::Exact,
         }
     );
     assert_eq!(
         kinds[4],
         &MaterialKind::Dielectric {
             ior: 1.5,
-            tint: Vec3::ONE
+            tint: Vec3::ONE,
+            fresnel: FresnelMode::Exact,
         }
     );
     assert_eq!(
@@ -110,6 +112,51 @@ fn materials_of_every_kind() {
         }
     );
     assert_eq!(s.materials[3].name, "glass");
+}
+
+#[test]
+fn dielectric_fresnel_is_exact_by_default_and_schlick_on_request() {
+    let s = scene(
+        "material a { dielectric ior 1.5 }
+         material b { dielectric ior 1.5 fresnel exact }
+         material c { dielectric ior 1.5 fresnel schlick }",
+    );
+    let modes: Vec<FresnelMode> = s
+        .materials
+        .iter()
+        .map(|m| match m.kind {
+            MaterialKind::Dielectric { fresnel, .. } => fresnel,
+            ref other => panic!("expected a dielectric, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [FresnelMode::Exact, FresnelMode::Exact, FresnelMode::Schlick]
+    );
+}
+
+#[test]
+fn conductor_takes_rgb_eta_and_k_with_an_optional_tint() {
+    let s = scene(
+        "material gold { conductor eta 0.143 0.374 1.442 k 3.983 2.386 1.603 }
+         material grey_metal { conductor eta 2 k 3 tint 0.5 0.6 0.7 }",
+    );
+    assert_eq!(
+        s.materials[0].kind,
+        MaterialKind::Conductor {
+            eta: Vec3::new(0.143, 0.374, 1.442),
+            k: Vec3::new(3.983, 2.386, 1.603),
+            tint: Vec3::ONE,
+        }
+    );
+    assert_eq!(
+        s.materials[1].kind,
+        MaterialKind::Conductor {
+            eta: Vec3::splat(2.0),
+            k: Vec3::splat(3.0),
+            tint: Vec3::new(0.5, 0.6, 0.7),
+        }
+    );
 }
 
 #[test]

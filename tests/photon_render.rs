@@ -97,8 +97,13 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
 /// pixel (at 1 sample a handful of pixel centres fall exactly on the walls' edges, where the
 /// two backends' camera rays round to different surfaces: 8 of 2304 pixels on an H100).
 fn small_cornell() -> (Scene, caustica::accel::Prepared) {
+    small_cornell_scene("cornell_spheres.csc")
+}
+
+/// [`small_cornell`] of another Cornell box scene in `scenes/`.
+fn small_cornell_scene(name: &str) -> (Scene, caustica::accel::Prepared) {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let file = caustica::load_scene(&root.join("scenes/cornell_spheres.csc")).unwrap();
+    let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
     let assets = caustica::io::AssetCache::default();
     let overrides = caustica::Overrides {
         resolution: Some((48, 48)),
@@ -179,4 +184,41 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
             "{name}: GPU mean {g}, CPU mean {c}"
         );
     }
+}
+
+/// The gold conductor and the exact- and Schlick-Fresnel glass spheres photon-mapped on both
+/// backends (Whitted trees, both photon passes and the final gather go through the same
+/// Fresnel terms): the GPU image is the CPU's up to rounding, as for the mirror and glass box.
+#[test]
+fn gpu_and_cpu_agree_on_conductor_and_exact_and_schlick_glass_photon_mapped() {
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let (scene, prepared) = small_cornell_scene("cornell_metals.csc");
+    let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
+    let mut reseeded = scene.clone();
+    reseeded.film.seed += 1;
+    let other = caustica::cpu::whitted::render_whitted(&reseeded, &prepared, &Default::default());
+    let noise = caustica::render::compare::compare(&other.color, &cpu.color, 48, &[]).unwrap();
+    let c = caustica::render::compare::compare(&frame.color, &cpu.color, 48, &[]).unwrap();
+    eprintln!(
+        "relMSE GPU against CPU {}, CPU against CPU with another seed {}",
+        c.relmse, noise.relmse
+    );
+    assert!(
+        c.relmse < 0.002 && c.relmse < noise.relmse,
+        "relMSE GPU against CPU {}, CPU against CPU with another seed {}",
+        c.relmse,
+        noise.relmse
+    );
+    // The caustics of the three spheres are traced alike.
+    let caustic = |f: &Frame| layer_rgb(f, "caustic").iter().copied().sum::<Vec3>() / 2304.0;
+    let (g, k) = (caustic(&frame), caustic(&cpu));
+    assert!(k.min_element() > 0.0, "no caustic on the CPU: {k}");
+    assert!(
+        ((g - k).abs() / k).max_element() < 0.02,
+        "caustic: GPU mean {g}, CPU mean {k}"
+    );
 }

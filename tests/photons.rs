@@ -9,7 +9,7 @@ use caustica::cpu::photons::{trace_photons, PhotonMap};
 use caustica::gpu::test_context;
 use caustica::gpu::whitted::GpuBackend;
 use caustica::render::photons::{PhotonPass, PHOTON_BOUNCES_MASK, PHOTON_SPECULAR_PATH};
-use caustica::scene::{shapes, Camera, Film, LightKind, MaterialKind, Scene};
+use caustica::scene::{shapes, Camera, Film, FresnelMode, LightKind, MaterialKind, Scene};
 use glam::{Affine3A, Vec3};
 use std::sync::Arc;
 use support::{instance, light, material, mesh};
@@ -81,6 +81,7 @@ fn glass_sphere_over_floor() -> Scene {
                 MaterialKind::Dielectric {
                     ior: 1.5,
                     tint: Vec3::ONE,
+                    fresnel: FresnelMode::Exact,
                 },
             ),
         ],

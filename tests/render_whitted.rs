@@ -11,7 +11,7 @@ use glam::{Affine3A, Vec2, Vec3};
 use caustica::accel::{PrepareOptions, Prepared, Ray};
 use caustica::cpu::{render_whitted, Tracer};
 use caustica::render::RenderOptions;
-use caustica::scene::{shapes, Camera, Film, LightKind, MaterialKind, Scene};
+use caustica::scene::{shapes, Camera, Film, FresnelMode, LightKind, MaterialKind, Scene};
 
 /// Inside a diffuse sphere with a point light at its centre, the radiance seen (direct light
 /// only) is ρ/π · Φ/(4πR²) (see `support::analytic_sphere_scene`).
@@ -42,6 +42,7 @@ fn refraction_through_a_glass_slab_leaves_the_direction_unchanged() {
             MaterialKind::Dielectric {
                 ior: 1.5,
                 tint: Vec3::ONE,
+                fresnel: FresnelMode::Exact,
             },
         )],
         meshes: vec![mesh(

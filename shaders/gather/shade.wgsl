@@ -1,7 +1,8 @@
 // One step of the gather rays (twin of one iteration of cpu::gather::gather_radiance): a miss
 // ends the ray; a diffuse hit ends it with a density query of the global map (position and the
 // normal facing the ray, flagged; gather/finish.wgsl adds weight · albedo/π · density); an
-// emissive hit adds its radiance; a mirror or a dielectric (Fresnel-chosen) sends it on.
+// emissive hit adds its radiance; a mirror, a conductor or a dielectric (Fresnel-chosen) sends
+// it on.
 //!include "gather/common.wgsl"
 
 @group(0) @binding(20) var<uniform> gather_params: GatherParams;
@@ -53,13 +54,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             path.radiance += path.weight.xyz * m.color.xyz;
         }
         path.weight.w = 0.0;
-    } else if m.kind == 1u {
-        let w = path.weight.xyz * m.color.xyz;
-        path.weight = vec4<f32>(w, 1.0);
+    } else if m.kind == MATERIAL_MIRROR || m.kind == MATERIAL_CONDUCTOR {
         let n = face_forward(sp.shading_normal, dir);
+        let w = path.weight.xyz * specular_reflectance(m, -dot3(dir, n));
+        path.weight = vec4<f32>(w, 1.0);
         rays[i] = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, reflect_dir(dir, n), ray.sample, stream.dimension, 0u, 0u, 0u);
     } else {
-        let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, m.ior);
+        let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, m.ior, m.flags);
         if split.has_refracted && u >= split.fresnel {
             path.weight = vec4<f32>(path.weight.xyz * m.color.xyz, 1.0);
             rays[i] = Ray(offset_origin(sp.position, -facing, params.epsilon), ray.pixel, split.refracted, ray.sample, stream.dimension, 0u, 0u, 0u);

@@ -100,17 +100,17 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         out.power = power * albedo / p;
         return out;
     }
-    if m.kind == 1u {
+    if m.kind == MATERIAL_MIRROR || m.kind == MATERIAL_CONDUCTOR {
         out.specular = true;
         if !can_continue {
             return out;
         }
-        let reflectance = m.color.xyz;
+        let n = face_forward(shading_normal, dir);
+        let reflectance = specular_reflectance(m, -dot3(dir, n));
         let p = survival_probability(reflectance, power);
         if u >= p {
             return out;
         }
-        let n = face_forward(shading_normal, dir);
         out.next = true;
         out.dir = reflect_dir(dir, n);
         out.power = power * reflectance / p;
@@ -121,7 +121,7 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         if !can_continue {
             return out;
         }
-        let split = dielectric_split(dir, shading_normal, geometric_normal, m.ior);
+        let split = dielectric_split(dir, shading_normal, geometric_normal, m.ior, m.flags);
         if u < split.fresnel {
             out.next = true;
             out.dir = split.reflected;

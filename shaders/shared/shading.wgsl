@@ -1,6 +1,7 @@
 // Surface points, materials and specular directions: twins of Prepared::surface_point
-// (src/accel/prepared.rs), TextureImage::sample (src/scene/mod.rs) and the helpers of
-// src/cpu/whitted.rs (reflect, refract, dielectric_split, schlick_fresnel, offset_origin).
+// (src/accel/prepared.rs), TextureImage::sample (src/scene/mod.rs) and the optics of
+// src/cpu/optics.rs (reflect, refract, dielectric_split, the Fresnel terms, face_forward,
+// offset_origin), formula for formula.
 //!include "shared/intersect.wgsl"
 //!include "shared/camera.wgsl"
 //!include "vd/common.wgsl"
@@ -164,6 +165,10 @@ fn albedo_of(m: Material, sp: SurfacePoint) -> vec3<f32> {
     if m.kind == 3u {
         return min(m.color.xyz, vec3<f32>(1.0));
     }
+    if m.kind == MATERIAL_CONDUCTOR {
+        // The reflectance at normal incidence.
+        return specular_reflectance(m, 1.0);
+    }
     return m.color.xyz;
 }
 
@@ -183,11 +188,72 @@ fn reflect_dir(d: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     return d - 2.0 * dot3(d, n) * n;
 }
 
+// optics.rs schlick_fresnel.
 fn schlick_fresnel(cos_theta: f32, ior: f32) -> f32 {
     let r = (1.0 - ior) / (1.0 + ior);
     let r0 = r * r;
     let m = 1.0 - clamp(cos_theta, 0.0, 1.0);
     return r0 + (1.0 - r0) * (m * m * m * m * m);
+}
+
+// optics.rs exact_fresnel: the average of the s and p reflectances; eta = n_i / n_t.
+fn exact_fresnel(cos_i_in: f32, cos_t_in: f32, eta: f32) -> f32 {
+    let cos_i = clamp(cos_i_in, 0.0, 1.0);
+    let cos_t = clamp(cos_t_in, 0.0, 1.0);
+    let s_den = eta * cos_i + cos_t;
+    let p_den = cos_i + eta * cos_t;
+    if s_den <= 0.0 || p_den <= 0.0 {
+        return 1.0;
+    }
+    let r_s = (eta * cos_i - cos_t) / s_den;
+    let r_p = (cos_i - eta * cos_t) / p_den;
+    return 0.5 * (r_s * r_s + r_p * r_p);
+}
+
+// One channel of optics.rs conductor_fresnel.
+fn conductor_channel(t1: f32, t2: f32, t3: f32, t4: f32) -> f32 {
+    var r_s = 1.0;
+    if t1 + t2 > 0.0 {
+        r_s = (t1 - t2) / (t1 + t2);
+    }
+    var r_p = r_s;
+    if t3 + t4 > 0.0 {
+        r_p = r_s * (t3 - t4) / (t3 + t4);
+    }
+    return 0.5 * (r_s + r_p);
+}
+
+// optics.rs conductor_fresnel: a conductor of index eta + i k seen from index 1.
+fn conductor_fresnel(cos_i_in: f32, eta: vec3<f32>, k: vec3<f32>) -> vec3<f32> {
+    let cos_i = clamp(cos_i_in, 0.0, 1.0);
+    let cos2 = cos_i * cos_i;
+    let sin2 = 1.0 - cos2;
+    let eta2 = eta * eta;
+    let k2 = k * k;
+    let t0 = eta2 - k2 - vec3<f32>(sin2);
+    let a2_plus_b2 = sqrt(max(t0 * t0 + 4.0 * eta2 * k2, vec3<f32>(0.0)));
+    let t1 = a2_plus_b2 + vec3<f32>(cos2);
+    let a = sqrt(max(0.5 * (a2_plus_b2 + t0), vec3<f32>(0.0)));
+    let t2 = 2.0 * cos_i * a;
+    let t3 = cos2 * a2_plus_b2 + vec3<f32>(sin2 * sin2);
+    let t4 = t2 * sin2;
+    return vec3<f32>(
+        conductor_channel(t1.x, t2.x, t3.x, t4.x),
+        conductor_channel(t1.y, t2.y, t3.y, t4.y),
+        conductor_channel(t1.z, t2.z, t3.z, t4.z),
+    );
+}
+
+// optics.rs specular_reflectance: a mirror's reflectance, or a conductor's Fresnel term times its
+// tint at incidence cosine cos_i; zero for other kinds.
+fn specular_reflectance(m: Material, cos_i: f32) -> vec3<f32> {
+    if m.kind == MATERIAL_MIRROR {
+        return m.color.xyz;
+    }
+    if m.kind == MATERIAL_CONDUCTOR {
+        return conductor_fresnel(cos_i, m.eta.xyz, m.k.xyz) * m.color.xyz;
+    }
+    return vec3<f32>(0.0);
 }
 
 struct DielectricSplit {
@@ -197,8 +263,9 @@ struct DielectricSplit {
     has_refracted: bool,
 }
 
-// whitted.rs dielectric_split (with refract inlined).
-fn dielectric_split(d: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: vec3<f32>, ior: f32) -> DielectricSplit {
+// optics.rs dielectric_split (with refract inlined); `flags` is the material's
+// (MATERIAL_FRESNEL_SCHLICK chooses Schlick's approximation over the exact equations).
+fn dielectric_split(d: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: vec3<f32>, ior: f32, flags: u32) -> DielectricSplit {
     let entering = dot3(d, geometric_normal) < 0.0;
     var n = -shading_normal;
     var eta = ior;
@@ -214,13 +281,15 @@ fn dielectric_split(d: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: v
     }
     let cos_t = sqrt(1.0 - sin2_t);
     let t = normalize3(eta * d + (eta * cos_i - cos_t) * n);
-    var cos: f32;
-    if ior >= 1.0 {
-        if entering { cos = -dot3(d, n); } else { cos = -dot3(t, n); }
-    } else if entering {
-        cos = -dot3(t, n);
-    } else {
-        cos = -dot3(d, n);
+    let c_i = -dot3(d, n);
+    let c_t = -dot3(t, n);
+    if (flags & MATERIAL_FRESNEL_SCHLICK) == 0u {
+        return DielectricSplit(reflected, exact_fresnel(c_i, c_t, eta), t, true);
+    }
+    // Schlick uses the cosine on the side of the lower index.
+    var cos = c_t;
+    if (ior >= 1.0) == entering {
+        cos = c_i;
     }
     return DielectricSplit(reflected, schlick_fresnel(cos, max(ior, 1.0 / ior)), t, true);
 }

@@ -45,15 +45,22 @@ struct VdPatch {
     _pad: array<u32, 3>,
 }
 
-// Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive.
-// color: albedo, reflectance, tint or radiance; texture: index or 0xffffffff.
+// Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive,
+// 4 conductor. color: albedo, reflectance, tint (dielectric, conductor) or radiance; texture:
+// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index.
 struct Material {
     kind: u32,
     texture: u32,
     ior: f32,
-    _pad: u32,
+    flags: u32,
     color: vec4<f32>,
+    eta: vec4<f32>,
+    k: vec4<f32>,
 }
+
+const MATERIAL_MIRROR: u32 = 1u;
+const MATERIAL_CONDUCTOR: u32 = 4u;
+const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
 
 // Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad.
 // point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;

@@ -241,14 +241,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             diffuse_points[i] = ShadingPoint(sp.position, ray.pixel, face_forward(sp.shading_normal, dir), i);
             direct_light(sp, dir, ray);
         }
-        case 1u: {
+        case 1u, 4u: {
             if params.bounce >= params.max_depth {
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
             }
             let n = face_forward(sp.shading_normal, dir);
             let ng = face_forward(sp.geometric_normal, dir);
-            write_node(NODE_ONE_CHILD, vec3<f32>(0.0), material.color.xyz, 0.0);
+            write_node(NODE_ONE_CHILD, vec3<f32>(0.0), specular_reflectance(material, -dot3(dir, n)), 0.0);
             emit_child(ray, 0u, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n));
         }
         default: {
@@ -256,7 +256,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
             }
-            let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, material.ior);
+            let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, material.ior, material.flags);
             let ng_out = face_forward(sp.geometric_normal, dir);
             let reflects = split.fresnel > 0.0;
             let refracted_weight = (1.0 - split.fresnel) * material.color.xyz;

@@ -10,7 +10,9 @@ use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::knn::knn;
 use crate::accel::{Prepared, Ray, VdFrame};
-use crate::cpu::whitted::{dielectric_split, face_forward, offset_origin, reflect};
+use crate::cpu::optics::{
+    dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
+};
 use crate::render::gather::{
     interpolate_irradiance, seed_min_density_fixed, IrradianceSample, SeedingSettings,
     ShadingPoint, INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
@@ -439,13 +441,14 @@ pub fn gather_radiance(
                 };
                 return (weight * seen, first_t);
             }
-            MaterialKind::Mirror { reflectance } => {
-                weight *= *reflectance;
+            MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 let n = face_forward(sp.shading_normal, dir);
+                weight *= specular_reflectance(material, -dir.dot(n));
                 ray = Ray::new(offset_origin(sp.position, facing, epsilon), reflect(dir, n));
             }
-            MaterialKind::Dielectric { ior, tint } => {
-                let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior);
+            MaterialKind::Dielectric { ior, tint, fresnel } => {
+                let split =
+                    dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior, *fresnel);
                 match split.refracted {
                     Some(t) if u >= split.fresnel => {
                         weight *= *tint;

@@ -13,8 +13,10 @@ use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::photon_estimate::{octahedral_encode, photon_flux_density, PhotonRecord};
 use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::gather::irradiance_cache;
+use crate::cpu::optics::{
+    conductor_fresnel, dielectric_split, face_forward, offset_origin, reflect,
+};
 use crate::cpu::whitted::Tracer;
-use crate::cpu::whitted::{dielectric_split, face_forward, offset_origin, reflect};
 use crate::render::gather::ShadingPoint;
 use crate::render::photons::{
     caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
@@ -24,7 +26,7 @@ use crate::render::photons::{push_pass_stats, scene_sphere, EstimateSettings};
 use crate::render::plan::FramePlan;
 use crate::render::sampling::SampleStream;
 use crate::render::PhotonViews;
-use crate::scene::{Aov, MaterialKind, Scene};
+use crate::scene::{Aov, FresnelMode, MaterialKind, Scene};
 
 /// A photon map as traced: the stored photons in order and the pass's counts.
 #[derive(Clone, Debug, Default)]
@@ -176,7 +178,7 @@ pub struct Interaction {
     /// Whether the photon goes on through the surface (a refraction: offset the origin to the
     /// far side).
     pub transmitted: bool,
-    /// Whether the interaction was specular (mirror or dielectric).
+    /// Whether the interaction was specular (mirror, conductor or dielectric).
     pub specular: bool,
 }
 
@@ -193,19 +195,46 @@ pub fn survival_probability(reflectance: Vec3, power: Vec3) -> f32 {
 /// Material data an interaction needs, as the GPU reads it from its material record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SurfaceKind {
-    Diffuse { albedo: Vec3 },
-    Mirror { reflectance: Vec3 },
-    Dielectric { ior: f32, tint: Vec3 },
+    Diffuse {
+        albedo: Vec3,
+    },
+    Mirror {
+        reflectance: Vec3,
+    },
+    /// A conductor: a mirror whose reflectance is its Fresnel term at the photon's angle.
+    Conductor {
+        eta: Vec3,
+        k: Vec3,
+        tint: Vec3,
+    },
+    Dielectric {
+        ior: f32,
+        tint: Vec3,
+        fresnel: FresnelMode,
+    },
     Absorber,
 }
 
 impl SurfaceKind {
+    /// The reflectance of a mirror, or of a conductor at incidence cosine `cos_i` (the twin of
+    /// `specular_reflectance` in shaders/shared/shading.wgsl); zero for other kinds.
+    pub fn specular_reflectance(&self, cos_i: f32) -> Vec3 {
+        match *self {
+            SurfaceKind::Mirror { reflectance } => reflectance,
+            SurfaceKind::Conductor { eta, k, tint } => conductor_fresnel(cos_i, eta, k) * tint,
+            _ => Vec3::ZERO,
+        }
+    }
+
     /// The kind of `material` with a diffuse albedo already looked up (`albedo`).
     pub fn of(material: &MaterialKind, albedo: Vec3) -> SurfaceKind {
         match *material {
             MaterialKind::Diffuse { .. } => SurfaceKind::Diffuse { albedo },
             MaterialKind::Mirror { reflectance } => SurfaceKind::Mirror { reflectance },
-            MaterialKind::Dielectric { ior, tint } => SurfaceKind::Dielectric { ior, tint },
+            MaterialKind::Conductor { eta, k, tint } => SurfaceKind::Conductor { eta, k, tint },
+            MaterialKind::Dielectric { ior, tint, fresnel } => {
+                SurfaceKind::Dielectric { ior, tint, fresnel }
+            }
             MaterialKind::Emissive { .. } => SurfaceKind::Absorber,
         }
     }
@@ -260,13 +289,15 @@ pub fn interact(
             out.next = Some((next, power * albedo / p));
             out
         }
-        SurfaceKind::Mirror { reflectance } => {
+        SurfaceKind::Mirror { .. } | SurfaceKind::Conductor { .. } => {
             if !can_continue {
                 return Interaction {
                     specular: true,
                     ..none
                 };
             }
+            let n = face_forward(shading_normal, dir);
+            let reflectance = surface.specular_reflectance(-dir.dot(n));
             let p = survival_probability(reflectance, power);
             if u >= p {
                 return Interaction {
@@ -274,7 +305,6 @@ pub fn interact(
                     ..none
                 };
             }
-            let n = face_forward(shading_normal, dir);
             Interaction {
                 store: false,
                 next: Some((reflect(dir, n), power * reflectance / p)),
@@ -282,7 +312,7 @@ pub fn interact(
                 specular: true,
             }
         }
-        SurfaceKind::Dielectric { ior, tint } => {
+        SurfaceKind::Dielectric { ior, tint, fresnel } => {
             let specular = Interaction {
                 specular: true,
                 ..none
@@ -290,7 +320,7 @@ pub fn interact(
             if !can_continue {
                 return specular;
             }
-            let split = dielectric_split(dir, shading_normal, geometric_normal, ior);
+            let split = dielectric_split(dir, shading_normal, geometric_normal, ior, fresnel);
             if u < split.fresnel {
                 return Interaction {
                     next: Some((split.reflected, power)),
@@ -539,4 +569,66 @@ pub fn compose(
     }
     layers.add(&pass);
     stats
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gold's complex index, as in scenes/cornell_metals.csc.
+    fn gold() -> SurfaceKind {
+        SurfaceKind::Conductor {
+            eta: Vec3::new(0.143, 0.374, 1.442),
+            k: Vec3::new(3.983, 2.386, 1.603),
+            tint: Vec3::ONE,
+        }
+    }
+
+    #[test]
+    fn a_conductor_reflects_photons_with_its_fresnel_reflectance_at_their_angle() {
+        let theta = 70f32.to_radians();
+        let dir = Vec3::new(theta.sin(), -theta.cos(), 0.0);
+        let power = Vec3::ONE;
+        let reflectance = gold().specular_reflectance(theta.cos());
+        assert_eq!(
+            reflectance,
+            conductor_fresnel(
+                theta.cos(),
+                Vec3::new(0.143, 0.374, 1.442),
+                Vec3::new(3.983, 2.386, 1.603)
+            )
+        );
+        let p = survival_probability(reflectance, power);
+        let (mut survived, mut absorbed) = (0, 0);
+        for photon in 0..200 {
+            let mut rng = SampleStream::new(7, photon, 0);
+            let step = interact(
+                PhotonPass::Global,
+                gold(),
+                dir,
+                power,
+                Vec3::Y,
+                Vec3::Y,
+                true,
+                0,
+                true,
+                &mut rng,
+            );
+            assert!(step.specular && !step.store && !step.transmitted);
+            match step.next {
+                Some((next, next_power)) => {
+                    survived += 1;
+                    assert!((next - Vec3::new(theta.sin(), theta.cos(), 0.0)).length() < 1e-6);
+                    assert!((next_power - reflectance / p).abs().max_element() < 1e-6);
+                }
+                None => absorbed += 1,
+            }
+        }
+        // Russian roulette on the reflectance: gold at 70° keeps most photons, not all.
+        assert!(p > 0.9 && p < 1.0, "{p}");
+        assert!(
+            survived > 150 && absorbed > 0,
+            "{survived} survived, {absorbed} absorbed"
+        );
+    }
 }

@@ -1,12 +1,13 @@
 //! The Whitted ray tracer on the CPU: direct light with shadow rays, perfect reflection and
-//! Schlick-Fresnel refraction, evaluated as a recursive shade tree, with rayon over tiles.
+//! Fresnel-weighted refraction, evaluated as a recursive shade tree, with rayon over tiles.
 //!
 //! What it computes, per camera sample:
 //! - at a diffuse surface: `albedo/π · Σ_lights E_light`, each light's irradiance tested with
 //!   shadow rays (quad lights with `samples` stratified shadow rays each);
-//! - at a mirror: `reflectance · L(reflected ray)`;
-//! - at a dielectric: `F · L(reflected) + (1 − F) · tint · L(refracted)` with Schlick's `F`, or
-//!   total internal reflection;
+//! - at a mirror: `reflectance · L(reflected ray)`; at a conductor the same with the
+//!   conductor's Fresnel reflectance at the hit's angle (`cpu::optics`);
+//! - at a dielectric: `F · L(reflected) + (1 − F) · tint · L(refracted)` with the exact (or, per
+//!   material, Schlick's) `F`, or total internal reflection;
 //! - at an emissive surface seen from its front: its radiance (emissive geometry does not light
 //!   other surfaces here; photon mapping brings that);
 //! - quad area lights are visible to camera and specular rays from their emitting side.
@@ -17,6 +18,9 @@ use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
+use crate::cpu::optics::{
+    dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
+};
 use crate::render::gather::ShadingPoint;
 use crate::render::plan::{FramePlan, PassPlan};
 use crate::render::sampling::{stratified_sample, SampleStream};
@@ -226,83 +230,6 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             .collect(),
             ..Default::default()
         },
-    }
-}
-
-/// Fresnel reflectance by Schlick's approximation for a dielectric of index ratio `ior`
-/// (inside over outside), given the cosine on the side of the lower index.
-pub fn schlick_fresnel(cos_theta: f32, ior: f32) -> f32 {
-    let r0 = ((1.0 - ior) / (1.0 + ior)).powi(2);
-    r0 + (1.0 - r0) * (1.0 - cos_theta.clamp(0.0, 1.0)).powi(5)
-}
-
-/// Mirror reflection of `d` about the unit normal `n`.
-pub fn reflect(d: Vec3, n: Vec3) -> Vec3 {
-    d - 2.0 * d.dot(n) * n
-}
-
-/// Refraction of the unit direction `d` through a surface with unit normal `n` facing against
-/// `d`, with `eta` = n_incident / n_transmitted. `None` on total internal reflection.
-pub fn refract(d: Vec3, n: Vec3, eta: f32) -> Option<Vec3> {
-    let cos_i = -d.dot(n);
-    let sin2_t = eta * eta * (1.0 - cos_i * cos_i).max(0.0);
-    if sin2_t > 1.0 {
-        return None;
-    }
-    let cos_t = (1.0 - sin2_t).sqrt();
-    Some((eta * d + (eta * cos_i - cos_t) * n).normalize())
-}
-
-/// How a dielectric interface splits a ray: the reflected direction with its Fresnel weight and,
-/// unless totally reflected, the refracted direction.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct DielectricSplit {
-    pub reflected: Vec3,
-    pub fresnel: f32,
-    pub refracted: Option<Vec3>,
-}
-
-/// Splits unit direction `d` at a dielectric with index `ior`, where `geometric_normal` points
-/// outside (the winding normal) and `shading_normal` is in the same hemisphere.
-pub fn dielectric_split(
-    d: Vec3,
-    shading_normal: Vec3,
-    geometric_normal: Vec3,
-    ior: f32,
-) -> DielectricSplit {
-    let entering = d.dot(geometric_normal) < 0.0;
-    let n = if entering {
-        shading_normal
-    } else {
-        -shading_normal
-    };
-    let eta = if entering { 1.0 / ior } else { ior };
-    let reflected = reflect(d, n);
-    match refract(d, n, eta) {
-        None => DielectricSplit {
-            reflected,
-            fresnel: 1.0,
-            refracted: None,
-        },
-        Some(t) => {
-            // Schlick uses the cosine on the side of the lower index.
-            let cos = if ior >= 1.0 {
-                if entering {
-                    -d.dot(n)
-                } else {
-                    -t.dot(n)
-                }
-            } else if entering {
-                -t.dot(n)
-            } else {
-                -d.dot(n)
-            };
-            DielectricSplit {
-                reflected,
-                fresnel: schlick_fresnel(cos, ior.max(1.0 / ior)),
-                refracted: Some(t),
-            }
-        }
     }
 }
 
@@ -573,24 +500,26 @@ impl<'a> Tracer<'a> {
                 }
                 self.direct_light(&sp, dir, rng) * albedo * std::f32::consts::FRAC_1_PI
             }
-            MaterialKind::Mirror { reflectance } => {
+            MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 if depth >= self.scene.film.max_depth {
                     return Vec3::ZERO;
                 }
                 let n = face_forward(sp.shading_normal, dir);
                 let ng = face_forward(sp.geometric_normal, dir);
+                let reflectance = specular_reflectance(&material.kind, -dir.dot(n));
                 let bounce = self.spawn(&sp, ng, reflect(dir, n));
-                let mut child = sink.scaled(*reflectance);
+                let mut child = sink.scaled(reflectance);
                 let l =
-                    *reflectance * self.radiance_along(&bounce, depth + 1, rng, None, &mut child);
+                    reflectance * self.radiance_along(&bounce, depth + 1, rng, None, &mut child);
                 sink.absorb(child);
                 l
             }
-            MaterialKind::Dielectric { ior, tint } => {
+            MaterialKind::Dielectric { ior, tint, fresnel } => {
                 if depth >= self.scene.film.max_depth {
                     return Vec3::ZERO;
                 }
-                let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior);
+                let split =
+                    dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior, *fresnel);
                 let ng_out = face_forward(sp.geometric_normal, dir);
                 let mut l = Vec3::ZERO;
                 if split.fresnel > 0.0 {
@@ -630,6 +559,8 @@ impl<'a> Tracer<'a> {
                 None => *albedo,
             },
             MaterialKind::Mirror { reflectance } => *reflectance,
+            // The reflectance at normal incidence.
+            MaterialKind::Conductor { .. } => specular_reflectance(kind, 1.0),
             MaterialKind::Dielectric { tint, .. } => *tint,
             MaterialKind::Emissive { radiance } => radiance.min(Vec3::ONE),
         }
@@ -776,13 +707,13 @@ impl<'a> Tracer<'a> {
                 break;
             };
             let sp = self.prepared.surface_point(&ray, &hit);
-            let MaterialKind::Dielectric { ior, .. } =
+            let MaterialKind::Dielectric { ior, fresnel, .. } =
                 self.scene.materials[sp.material as usize].kind
             else {
                 break;
             };
             let dir = ray.dir.normalize();
-            let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, ior);
+            let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, ior, fresnel);
             let Some(t) = split.refracted else { break };
             let ng_out = face_forward(sp.geometric_normal, dir);
             ray = Ray {
@@ -840,55 +771,10 @@ pub struct FirstHitValues {
     pub depth: f32,
 }
 
-/// `n` turned to face against `dir` (towards where the ray came from).
-pub(crate) fn face_forward(n: Vec3, dir: Vec3) -> Vec3 {
-    if n.dot(dir) > 0.0 {
-        -n
-    } else {
-        n
-    }
-}
-
-/// Moves a surface point off the surface along `n` by a scale-aware epsilon.
-pub(crate) fn offset_origin(p: Vec3, n: Vec3, epsilon: f32) -> Vec3 {
-    p + n * (epsilon + p.abs().max_element() * 1e-6)
-}
-
 fn smoothstep(edge0: f32, edge1: f32, x: f32) -> f32 {
     if edge1 <= edge0 {
         return if x >= edge0 { 1.0 } else { 0.0 };
     }
     let t = ((x - edge0) / (edge1 - edge0)).clamp(0.0, 1.0);
     t * t * (3.0 - 2.0 * t)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refraction_obeys_snells_law() {
-        let theta = 40f32.to_radians();
-        let d = Vec3::new(theta.sin(), -theta.cos(), 0.0);
-        let t = refract(d, Vec3::Y, 1.0 / 1.5).unwrap();
-        let sin_t = t.x;
-        assert!((sin_t - theta.sin() / 1.5).abs() < 1e-6);
-        assert!(t.y < 0.0);
-    }
-
-    #[test]
-    fn total_internal_reflection_reflects_everything() {
-        let theta = 60f32.to_radians();
-        // Leaving glass (ior 1.5) at 60 degrees: beyond the critical angle of 41.8 degrees.
-        let d = Vec3::new(theta.sin(), theta.cos(), 0.0);
-        let split = dielectric_split(d, Vec3::Y, Vec3::Y, 1.5);
-        assert_eq!(split.fresnel, 1.0);
-        assert!(split.refracted.is_none());
-    }
-
-    #[test]
-    fn schlick_matches_normal_incidence_reflectance() {
-        assert!((schlick_fresnel(1.0, 1.5) - 0.04).abs() < 1e-6);
-        assert!((schlick_fresnel(0.0, 1.5) - 1.0).abs() < 1e-6);
-    }
 }

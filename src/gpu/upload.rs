@@ -11,7 +11,7 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
 use crate::render::CameraModel;
-use crate::scene::{LightKind, MaterialKind, Sampler, Scene};
+use crate::scene::{FresnelMode, LightKind, MaterialKind, Sampler, Scene};
 
 /// `GpuMaterial::kind` of a diffuse material.
 pub const MATERIAL_DIFFUSE: u32 = 0;
@@ -21,6 +21,10 @@ pub const MATERIAL_MIRROR: u32 = 1;
 pub const MATERIAL_DIELECTRIC: u32 = 2;
 /// `GpuMaterial::kind` of an emitter.
 pub const MATERIAL_EMISSIVE: u32 = 3;
+/// `GpuMaterial::kind` of a conductor.
+pub const MATERIAL_CONDUCTOR: u32 = 4;
+/// `GpuMaterial::flags` bit: the dielectric uses Schlick's Fresnel approximation.
+pub const MATERIAL_FRESNEL_SCHLICK: u32 = 1;
 
 /// `GpuLight::kind` values.
 pub const LIGHT_POINT: u32 = 0;
@@ -31,16 +35,21 @@ pub const LIGHT_QUAD: u32 = 3;
 /// "No index" in the GPU structs (no texture, a miss, a padding ray).
 pub const NONE: u32 = u32::MAX;
 
-/// A material; 32 bytes. WGSL twin: `struct Material` in shaders/shared/types.wgsl.
+/// A material; 64 bytes. WGSL twin: `struct Material` in shaders/shared/types.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuMaterial {
     pub kind: u32,
     pub texture: u32,
     pub ior: f32,
-    pub _pad: u32,
-    /// Albedo, reflectance, tint or radiance (w unused).
+    /// `MATERIAL_FRESNEL_SCHLICK` or 0.
+    pub flags: u32,
+    /// Albedo, reflectance, tint (dielectric and conductor) or radiance (w unused).
     pub color: [f32; 4],
+    /// A conductor's index, real part per channel (w unused; zero for other kinds).
+    pub eta: [f32; 4],
+    /// A conductor's index, imaginary part per channel (w unused; zero for other kinds).
+    pub k: [f32; 4],
 }
 
 /// A light with the constants shading needs precomputed on the host (so that both backends
@@ -317,15 +326,31 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     (MATERIAL_DIFFUSE, texture.unwrap_or(NONE), 1.0, *albedo)
                 }
                 MaterialKind::Mirror { reflectance } => (MATERIAL_MIRROR, NONE, 1.0, *reflectance),
-                MaterialKind::Dielectric { ior, tint } => (MATERIAL_DIELECTRIC, NONE, *ior, *tint),
+                MaterialKind::Dielectric { ior, tint, .. } => {
+                    (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
+                }
+                MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
                 MaterialKind::Emissive { radiance } => (MATERIAL_EMISSIVE, NONE, 1.0, *radiance),
+            };
+            let flags = match m.kind {
+                MaterialKind::Dielectric {
+                    fresnel: FresnelMode::Schlick,
+                    ..
+                } => MATERIAL_FRESNEL_SCHLICK,
+                _ => 0,
+            };
+            let (eta, k) = match m.kind {
+                MaterialKind::Conductor { eta, k, .. } => (eta, k),
+                _ => (Vec3::ZERO, Vec3::ZERO),
             };
             GpuMaterial {
                 kind,
                 texture,
                 ior,
-                _pad: 0,
+                flags,
                 color: vec4(color, 0.0),
+                eta: vec4(eta, 0.0),
+                k: vec4(k, 0.0),
             }
         })
         .collect()

@@ -15,9 +15,9 @@ use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
-    self, shapes, Aov, AssetLoader, Camera, FrameRange, GatherSettings, Instance, Light, LightKind,
-    Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings, PhotonFilter,
-    PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
+    self, shapes, Aov, AssetLoader, Camera, FrameRange, FresnelMode, GatherSettings, Instance,
+    Light, LightKind, Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings,
+    PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -309,8 +309,14 @@ const MATERIAL: &[ParamSpec] = &[
     text("texture"),
     numbers("ior"),
     numbers("tint"),
+    names("fresnel"),
+    numbers("conductor"),
+    numbers("eta"),
+    numbers("k"),
 ];
-const MATERIAL_KINDS: [&str; 4] = ["diffuse", "mirror", "dielectric", "emissive"];
+const MATERIAL_KINDS: [&str; 5] = ["diffuse", "mirror", "dielectric", "conductor", "emissive"];
+/// The Fresnel formulas a dielectric may choose.
+const FRESNEL_MODES: [&str; 2] = ["exact", "schlick"];
 const TEXTURE: &[ParamSpec] = &[text("file")];
 const MESH: &[ParamSpec] = &[
     text("file"),
@@ -725,7 +731,7 @@ impl Builder<'_, '_> {
                 self.ctx.error(
                     block.span,
                     format!(
-                        "material \"{name}\" needs a kind: diffuse, mirror, dielectric or emissive"
+                        "material \"{name}\" needs a kind: diffuse, mirror, dielectric, conductor or emissive"
                     ),
                 );
                 "diffuse"
@@ -757,15 +763,22 @@ impl Builder<'_, '_> {
             "emissive" => MaterialKind::Emissive {
                 radiance: kind_color(&p, ctx, "emissive", Vec3::ONE, false),
             },
+            "conductor" => {
+                let _ = p.numbers(ctx, "conductor", &[0]);
+                let eta = conductor_index(&p, ctx, "eta", block.span, positive, "greater than 0");
+                let k = conductor_index(&p, ctx, "k", block.span, nonnegative, "at least 0");
+                MaterialKind::Conductor {
+                    eta,
+                    k,
+                    tint: tint(&p, ctx, block.span),
+                }
+            }
             _ => {
                 let _ = p.numbers(ctx, "dielectric", &[0]);
                 let ior = p.float(ctx, "ior", 1.5, positive, "greater than 0");
-                let tint = p.color(ctx, "tint", Vec3::ONE);
-                if tint.max_element() > 1.0 {
-                    let span = p.take("tint").map_or(block.span, |t| t.span);
-                    ctx.error(span, "\"tint\" must be at most 1 in each channel");
-                }
-                MaterialKind::Dielectric { ior, tint }
+                let tint = tint(&p, ctx, block.span);
+                let fresnel = fresnel_mode(&p, ctx);
+                MaterialKind::Dielectric { ior, tint, fresnel }
             }
         };
         p.finish(ctx, &format!("a {kind} material"));
@@ -1416,6 +1429,85 @@ fn kind_color(p: &Params, ctx: &mut Ctx, name: &str, default: Vec3, at_most_one:
         return default;
     }
     color
+}
+
+/// A material's `tint`: a colour of at most 1 per channel, 1 when absent.
+fn tint(p: &Params, ctx: &mut Ctx, block_span: Span) -> Vec3 {
+    let tint = p.color(ctx, "tint", Vec3::ONE);
+    if tint.max_element() > 1.0 {
+        let span = p.take("tint").map_or(block_span, |t| t.span);
+        ctx.error(span, "\"tint\" must be at most 1 in each channel");
+        return Vec3::ONE;
+    }
+    tint
+}
+
+/// A conductor's `eta` or `k`: required, three numbers (RGB) or one for all channels, each
+/// satisfying `valid` (which `requirement` says).
+fn conductor_index(
+    p: &Params,
+    ctx: &mut Ctx,
+    name: &str,
+    block_span: Span,
+    valid: fn(f32) -> bool,
+    requirement: &str,
+) -> Vec3 {
+    // Gold's index, only used to go on after an error has been reported.
+    let fallback = if name == "eta" {
+        Vec3::new(0.143, 0.374, 1.442)
+    } else {
+        Vec3::new(3.983, 2.386, 1.603)
+    };
+    if !p.has(name) {
+        ctx.error(block_span, format!("a conductor material needs \"{name}\""));
+        return fallback;
+    }
+    let Some((v, span)) = p.numbers(ctx, name, &[1, 3]) else {
+        return fallback;
+    };
+    let v = if v.len() == 1 {
+        Vec3::splat(v[0] as f32)
+    } else {
+        Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+    };
+    if !v.is_finite() || !v.to_array().into_iter().all(valid) {
+        ctx.error(
+            span,
+            format!(
+                "\"{name}\" must be {requirement} in each channel, but it is {} {} {}",
+                v.x, v.y, v.z
+            ),
+        );
+        return fallback;
+    }
+    v
+}
+
+/// `fresnel exact` (the default) or `fresnel schlick`.
+fn fresnel_mode(p: &Params, ctx: &mut Ctx) -> FresnelMode {
+    let words = p.words(ctx, "fresnel");
+    match words.as_slice() {
+        [] => {
+            if let Some(param) = p.take("fresnel").filter(|param| param.values.is_empty()) {
+                ctx.error(param.span, "\"fresnel\" takes a name: exact or schlick");
+            }
+            FresnelMode::Exact
+        }
+        [(w, _)] if w == "exact" => FresnelMode::Exact,
+        [(w, _)] if w == "schlick" => FresnelMode::Schlick,
+        [(w, span)] => {
+            let hint = suggest::did_you_mean(w, FRESNEL_MODES);
+            ctx.error(
+                *span,
+                format!("unknown fresnel mode \"{w}\"{hint}: expected exact or schlick"),
+            );
+            FresnelMode::Exact
+        }
+        [_, (_, span), ..] => {
+            ctx.error(*span, "\"fresnel\" takes 1 name: exact or schlick");
+            FresnelMode::Exact
+        }
+    }
 }
 
 /// A `size` with `count` values, all greater than zero.

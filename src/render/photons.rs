@@ -406,8 +406,8 @@ impl PhotonPassStats {
 /// all of them.
 pub const MAX_CAUSTIC_TARGETS: usize = 64;
 
-/// Bounding spheres (centre, radius) of the instances with a specular material (mirror or
-/// dielectric), the targets of the caustic pass; empty when there are none.
+/// Bounding spheres (centre, radius) of the instances with a specular material (mirror,
+/// conductor or dielectric), the targets of the caustic pass; empty when there are none.
 pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
     let mut spheres: Vec<(Vec3, f32)> = Vec::new();
     let mut boxes = Aabb::EMPTY;
@@ -417,7 +417,11 @@ pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
                 .materials
                 .get(instance.material as usize)
                 .map(|m| &m.kind),
-            Some(MaterialKind::Mirror { .. } | MaterialKind::Dielectric { .. })
+            Some(
+                MaterialKind::Mirror { .. }
+                    | MaterialKind::Conductor { .. }
+                    | MaterialKind::Dielectric { .. }
+            )
         );
         let mesh = &prepared.meshes[record.mesh as usize];
         if !specular || mesh.node_count == 0 {

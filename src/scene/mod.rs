@@ -196,12 +196,31 @@ pub enum MaterialKind {
         albedo: Vec3,
         texture: Option<TextureId>,
     },
-    /// Perfect specular reflection scaled by `reflectance` (a mirror or an idealised conductor).
+    /// Perfect specular reflection scaled by a constant `reflectance` (an idealised mirror).
     Mirror { reflectance: Vec3 },
-    /// Smooth dielectric interface with Schlick's Fresnel approximation; `tint` scales transmission.
-    Dielectric { ior: f32, tint: Vec3 },
+    /// Smooth dielectric interface of index `ior` (inside over outside); `fresnel` chooses the
+    /// reflectance formula and `tint` scales transmission.
+    Dielectric {
+        ior: f32,
+        tint: Vec3,
+        fresnel: FresnelMode,
+    },
+    /// Smooth conductor: perfect specular reflection whose reflectance is the exact conductor
+    /// Fresnel term of the complex index `eta + i·k` (per RGB channel, relative to the outside)
+    /// at the hit's angle, times `tint`.
+    Conductor { eta: Vec3, k: Vec3, tint: Vec3 },
     /// Emits `radiance` from its front side and reflects nothing.
     Emissive { radiance: Vec3 },
+}
+
+/// How a dielectric's Fresnel reflectance is computed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FresnelMode {
+    /// The exact unpolarised Fresnel equations (the average of the s and p reflectances).
+    #[default]
+    Exact,
+    /// Schlick's approximation `R0 + (1 − R0)(1 − cos)⁵`.
+    Schlick,
 }
 
 /// A named material.
