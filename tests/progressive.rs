@@ -48,7 +48,7 @@ fn scene() -> (Scene, caustica::accel::Prepared) {
     // A pass a CI machine renders in about a second.
     scene.photons.global = 100_000;
     scene.photons.caustic = 100_000;
-    scene.gather.seeds = 1024;
+    scene.gather.seeds = 4096;
     scene.gather.rays = 64;
     let prepared = caustica::prepare(&scene).unwrap();
     (scene, prepared)
@@ -97,7 +97,10 @@ fn progression(passes: u32, checkpoints: &[u32]) -> Vec<(u32, f64, f64, Vec<f64>
             let mean: Vec<Vec3> = sum.iter().map(|c| *c / n as f32).collect();
             let relmse = compare(&mean, &reference, SIDE, &[]).unwrap().relmse;
             let whole = bias(&mean, &reference, [0, 0, SIDE, SIDE]);
-            let walls = WALLS.iter().map(|(_, r)| bias(&mean, &reference, *r)).collect();
+            let walls = WALLS
+                .iter()
+                .map(|(_, r)| bias(&mean, &reference, *r))
+                .collect();
             out.push((n, relmse, whole, walls));
         }
     }
@@ -149,15 +152,17 @@ fn progressive_passes_average_through_the_library_as_their_mean() {
     assert_eq!(passes_stat, 3.0);
 }
 
-/// Prints the convergence curve (`cargo test --release --test progressive -- --ignored
-/// --nocapture`).
+/// The error against the reference after 1, 4 and 16 passes. The passes are independent
+/// estimates, so their noise falls as 1/passes: four times more passes must at least halve
+/// the relMSE, or the error has floored on a bias that the passes do not shrink. Run with
+/// `--nocapture` to see the curve and the biases (docs/performance.md quotes them).
 #[test]
-#[ignore]
-fn measure_the_progressive_curve_against_the_reference() {
-    for (n, relmse, whole, walls) in progression(32, &[1, 2, 4, 8, 16, 32]) {
+fn progressive_error_against_the_reference_keeps_falling_with_passes() {
+    let curve = progression(16, &[1, 2, 4, 8, 16]);
+    for (n, relmse, whole, walls) in &curve {
         let walls: Vec<String> = WALLS
             .iter()
-            .zip(&walls)
+            .zip(walls)
             .map(|((name, _), b)| format!("{name} {:+.2}%", b * 100.0))
             .collect();
         println!(
@@ -166,27 +171,12 @@ fn measure_the_progressive_curve_against_the_reference() {
             walls.join(", ")
         );
     }
-}
-
-#[test]
-#[ignore]
-fn measure_where_the_bias_is() {
-    let (scene, prepared) = scene();
-    let reference = reference();
-    let mut sum = vec![Vec3::ZERO; (SIDE * SIDE) as usize];
-    let n = 8;
-    for i in 0..n {
-        let frame = CpuBackend
-            .render_frame(&pass_scene(&scene, i), &prepared, &RenderOptions::default())
-            .unwrap();
-        for (s, c) in sum.iter_mut().zip(&frame.color) {
-            *s += *c / n as f32;
-        }
-    }
-    for by in 0..16 {
-        let row: Vec<String> = (0..16)
-            .map(|bx| format!("{:+5.1}", bias(&sum, &reference, [bx * 4, by * 4, bx * 4 + 4, by * 4 + 4]) * 100.0))
-            .collect();
-        println!("{}", row.join(" "));
-    }
+    let at = |n: u32| curve.iter().find(|c| c.0 == n).unwrap().1;
+    assert!(at(4) < 0.5 * at(1), "1 pass {}, 4 passes {}", at(1), at(4));
+    assert!(
+        at(16) < 0.5 * at(4),
+        "4 passes {}, 16 passes {}",
+        at(4),
+        at(16)
+    );
 }

@@ -110,7 +110,10 @@ pub fn render_progressive(
         }
         frame.metadata.stats = super::stats::merge_counters(stats);
     }
-    frame.metadata.stats.push(("progressive/passes".to_string(), passes as f64));
+    frame
+        .metadata
+        .stats
+        .push(("progressive/passes".to_string(), passes as f64));
     frame.metadata.spp = scene.film.spp.max(1) * passes;
     frame.metadata.render_seconds = start.elapsed().as_secs_f64();
     Ok(frame)
