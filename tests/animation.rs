@@ -192,3 +192,74 @@ frames 5..6 fps 10
     assert!((six.metadata.time - 0.1).abs() < 1e-6);
     assert!(dir.path().join("f05.exr").is_file());
 }
+
+/// Frames 2..n of an animation that one GPU backend renders in a row (its kernels and the
+/// buffers it keeps carried from frame to frame) are bit for bit the frames that a backend on a
+/// freshly opened device renders alone, Whitted and photon-mapped, with AOVs.
+#[test]
+fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for_bit() {
+    use caustica::gpu::whitted::GpuBackend;
+    use caustica::render::Backend;
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let ctx = std::sync::Arc::new(ctx);
+    let file = caustica::load_scene(&animated_scene()).unwrap();
+    let assets = AssetCache::default();
+    for integrator in [
+        caustica::scene::Integrator::Whitted,
+        caustica::scene::Integrator::PhotonMap,
+    ] {
+        let overrides = Overrides {
+            resolution: Some((40, 30)),
+            spp: Some(2),
+            integrator: Some(integrator),
+            layers: Some(vec![
+                caustica::scene::Aov::Albedo,
+                caustica::scene::Aov::Depth,
+            ]),
+            ..Default::default()
+        };
+        let frame = |n: i64| {
+            let mut scene = caustica::evaluate_frame(&file, n, &assets, &overrides).unwrap();
+            scene.photons.global = 20_000;
+            scene.photons.caustic = 20_000;
+            scene.gather.seeds = 128;
+            scene.gather.rays = 16;
+            let prepared = caustica::prepare(&scene).unwrap();
+            (scene, prepared)
+        };
+        let running = GpuBackend::new(ctx.clone()).unwrap();
+        let mut in_a_row = Vec::new();
+        for n in 1..=3 {
+            let (scene, prepared) = frame(n);
+            in_a_row.push(
+                running
+                    .render_frame(&scene, &prepared, &Default::default())
+                    .unwrap(),
+            );
+        }
+        for n in 2..=3 {
+            let (scene, prepared) = frame(n);
+            // A fresh device, as a fresh process would open.
+            let fresh_ctx = caustica::gpu::test_context().expect("the adapter opens again");
+            let fresh = GpuBackend::new(std::sync::Arc::new(fresh_ctx))
+                .unwrap()
+                .render_frame(&scene, &prepared, &Default::default())
+                .unwrap();
+            let earlier = &in_a_row[n as usize - 1];
+            let bits = |f: &caustica::render::Frame| -> Vec<u32> {
+                f.color
+                    .iter()
+                    .flat_map(|c| c.to_array())
+                    .chain(f.aovs.iter().flat_map(|l| l.pixels.iter().copied()))
+                    .map(f32::to_bits)
+                    .collect()
+            };
+            assert!(
+                bits(earlier) == bits(&fresh),
+                "{integrator:?}: frame {n} differs between the backend that rendered frames 1..{n} and a fresh one"
+            );
+        }
+    }
+}

@@ -94,7 +94,9 @@ impl Kernel {
         }
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(path),
-            source: wgpu::ShaderSource::Wgsl(source.into()),
+            // The module naga has just parsed and validated, so that wgpu does not parse the
+            // WGSL a second time (it still validates it).
+            source: wgpu::ShaderSource::Naga(std::borrow::Cow::Owned(module_ir)),
         };
         let module = match checks {
             Checks::Checked => ctx.device.create_shader_module(desc),

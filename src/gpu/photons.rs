@@ -84,20 +84,55 @@ pub struct PhotonKernels {
 }
 
 impl PhotonKernels {
+    /// Compiles the kernels, the groups of them side by side on rayon's threads (compiling
+    /// is most of a process's first frame).
     pub fn new(ctx: &GpuContext) -> Result<PhotonKernels, GpuError> {
         let kernel =
             |file: &str| Kernel::new(ctx, &format!("photons/{file}"), &[], Checks::Checked);
+        let (own, (builder, (knn, (gather, (seeding, irradiance))))) = rayon::join(
+            || -> Result<[Kernel; 5], GpuError> {
+                Ok([
+                    kernel("emit.wgsl")?,
+                    kernel("interact.wgsl")?,
+                    kernel("store.wgsl")?,
+                    kernel("bounce.wgsl")?,
+                    kernel("view_queries.wgsl")?,
+                ])
+            },
+            || {
+                rayon::join(
+                    || KdTreeBuilder::new(ctx),
+                    || {
+                        rayon::join(
+                            || KnnQueries::new(ctx),
+                            || {
+                                rayon::join(
+                                    || super::gather::GatherKernels::new(ctx),
+                                    || {
+                                        rayon::join(
+                                            || super::seeding::SeedingKernels::new(ctx),
+                                            || super::irradiance::IrradianceKernels::new(ctx),
+                                        )
+                                    },
+                                )
+                            },
+                        )
+                    },
+                )
+            },
+        );
+        let [emit, interact, store, bounce, view_queries] = own?;
         Ok(PhotonKernels {
-            emit: kernel("emit.wgsl")?,
-            interact: kernel("interact.wgsl")?,
-            store: kernel("store.wgsl")?,
-            bounce: kernel("bounce.wgsl")?,
-            view_queries: kernel("view_queries.wgsl")?,
-            builder: KdTreeBuilder::new(ctx)?,
-            knn: KnnQueries::new(ctx)?,
-            gather: super::gather::GatherKernels::new(ctx)?,
-            seeding: super::seeding::SeedingKernels::new(ctx)?,
-            irradiance: super::irradiance::IrradianceKernels::new(ctx)?,
+            emit,
+            interact,
+            store,
+            bounce,
+            view_queries,
+            builder: builder?,
+            knn: knn?,
+            gather: gather?,
+            seeding: seeding?,
+            irradiance: irradiance?,
         })
     }
 }

@@ -37,6 +37,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use glam::Vec3;
+use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
 use super::gather::GpuShadingPoint;
@@ -253,13 +254,27 @@ impl GpuBackend {
         ctx: Arc<GpuContext>,
         trace_checks: Checks,
     ) -> Result<GpuBackend, GpuError> {
+        // The kernels side by side on rayon's threads, the primitives beside them.
+        let names = ["primary", "direct", "spawn", "accumulate", "resolve"];
+        let (kernels, prims) = rayon::join(
+            || {
+                names
+                    .par_iter()
+                    .map(|n| Kernel::new(&ctx, &format!("whitted/{n}.wgsl"), &[], Checks::Checked))
+                    .collect::<Result<Vec<Kernel>, GpuError>>()
+            },
+            || Primitives::new(&ctx),
+        );
+        let [primary, direct, spawn, accumulate, resolve]: [Kernel; 5] = kernels?
+            .try_into()
+            .map_err(|_| GpuError::Device("the Whitted kernels did not all compile".into()))?;
         Ok(GpuBackend {
-            primary: Kernel::new(&ctx, "whitted/primary.wgsl", &[], Checks::Checked)?,
-            direct: Kernel::new(&ctx, "whitted/direct.wgsl", &[], Checks::Checked)?,
-            spawn: Kernel::new(&ctx, "whitted/spawn.wgsl", &[], Checks::Checked)?,
-            accumulate: Kernel::new(&ctx, "whitted/accumulate.wgsl", &[], Checks::Checked)?,
-            resolve: Kernel::new(&ctx, "whitted/resolve.wgsl", &[], Checks::Checked)?,
-            prims: Primitives::new(&ctx)?,
+            primary,
+            direct,
+            spawn,
+            accumulate,
+            resolve,
+            prims: prims?,
             trace_checks,
             traversal: [Mutex::new(None), Mutex::new(None)],
             vd: Mutex::new(None),
@@ -282,10 +297,22 @@ impl GpuBackend {
             return Ok(k.clone());
         }
         let defines: &[&str] = if with_vd { &["VD_PATCHES"] } else { &[] };
+        let kernel = |name: &str, checks| {
+            Kernel::new(&self.ctx, &format!("whitted/{name}.wgsl"), defines, checks)
+        };
+        let (trace, (shade, shadow)) = rayon::join(
+            || kernel("trace", self.trace_checks),
+            || {
+                rayon::join(
+                    || kernel("shade", Checks::Checked),
+                    || kernel("shadow", Checks::Checked),
+                )
+            },
+        );
         let kernels = Arc::new(TraversalKernels {
-            trace: Kernel::new(&self.ctx, "whitted/trace.wgsl", defines, self.trace_checks)?,
-            shade: Kernel::new(&self.ctx, "whitted/shade.wgsl", defines, Checks::Checked)?,
-            shadow: Kernel::new(&self.ctx, "whitted/shadow.wgsl", defines, Checks::Checked)?,
+            trace: trace?,
+            shade: shade?,
+            shadow: shadow?,
         });
         *slot = Some(kernels.clone());
         Ok(kernels)
@@ -761,11 +788,21 @@ impl GpuBackend {
         let start = Instant::now();
         let ctx = &self.ctx;
         let buffers = upload_scene(ctx, scene, prepared)?;
-        let kernels = self.traversal_kernels(prepared)?;
+        let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
+        // The kernels the frame needs, compiled side by side on the first frame.
+        let (kernels, photon_kernels) = rayon::join(
+            || self.traversal_kernels(prepared),
+            || {
+                (plan.global_map || plan.caustic_map)
+                    .then(|| self.photon_kernels())
+                    .transpose()
+            },
+        );
+        let kernels = kernels?;
+        photon_kernels?;
         let base = frame_params(scene, prepared);
         let (width, height, spp) = (base.width, base.height, base.spp);
         let pixels = (width * height) as u64;
-        let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         let mut timer = Timer::new(ctx, 256);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         let vd_kernels = self.vd_kernels(prepared)?;
