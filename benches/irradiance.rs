@@ -15,10 +15,10 @@ mod support;
 use std::time::Instant;
 
 use caustica::cpu::gather::IrradianceCache;
-use caustica::gpu::gather::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::irradiance::{IrradianceKernels, IrradianceOutput};
 use caustica::gpu::kdtree::KdTreeBuilder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
+use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::IrradianceSample;
 use glam::Vec3;

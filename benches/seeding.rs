@@ -13,10 +13,10 @@ mod support;
 use std::time::Instant;
 
 use caustica::cpu::gather::seed_irradiance_samples;
-use caustica::gpu::gather::GpuShadingPoint;
 use caustica::gpu::kernel::{read_buffer, storage_buffer};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::seeding::{SeedingKernels, SeedingSettings, SeedingTimes};
+use caustica::gpu::upload::GpuShadingPoint;
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::ShadingPoint;
 use caustica::scene::DEFAULT_MIN_SEED_DENSITY;

@@ -53,10 +53,7 @@ pub enum Device {
     Gpu,
 }
 
-/// Whether the environment demands a GPU (`CAUSTICA_REQUIRE_GPU=1`, as CI sets it).
-pub fn gpu_required() -> bool {
-    std::env::var("CAUSTICA_REQUIRE_GPU").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
-}
+pub use gpu::context::gpu_required;
 
 /// Picks the backend for `device`.
 ///

@@ -16,9 +16,9 @@ mod support;
 use caustica::accel::kdtree::KD_LEAF;
 use caustica::accel::knn::knn;
 use caustica::cpu::gather::IrradianceCache;
-use caustica::gpu::gather::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::irradiance::{IrradianceKernels, IrradianceParams};
 use caustica::gpu::kernel::{storage_buffer, Checks};
+use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::{test_context, GpuContext};
 use caustica::render::gather::{
     exact_dot, ward_error, IrradianceSample, INTERPOLATION_ACCURACY, INTERPOLATION_NEIGHBOURS,

@@ -6,12 +6,13 @@ use std::mem::{offset_of, size_of};
 
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
-use caustica::gpu::gather::{GatherParams, GatherPath, GpuIrradianceSample, GpuShadingPoint};
+use caustica::gpu::gather::{GatherParams, GatherPath};
 use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
     GpuShadowRay, GpuTexture,
 };
+use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::vd_batch::{VdBatchMap, VdBatchParams, VdBatchPatch, VdBatchRay, VdRecordHit};
 use caustica::render::photons::PhotonEmitter;
 

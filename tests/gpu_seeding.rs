@@ -9,9 +9,9 @@
 mod support;
 
 use caustica::cpu::gather::{seed_density_floor, seed_irradiance_samples, seed_position_scale};
-use caustica::gpu::gather::GpuShadingPoint;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::seeding::{position_scale, SeedingKernels, SeedingSettings};
+use caustica::gpu::upload::GpuShadingPoint;
 use caustica::gpu::{test_context, GpuContext};
 use caustica::render::gather::{seed_min_density_fixed, ShadingPoint};
 use caustica::scene::DEFAULT_MIN_SEED_DENSITY;

@@ -33,7 +33,7 @@ fn furnace_sphere() -> (Scene, Vec3) {
 fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radiance_on_the_cpu() {
     let (scene, direct) = furnace_sphere();
     let prepared = caustica::prepare(&scene).unwrap();
-    let frame = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let frame = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     // Every point of the wall receives E₀ = Φ/4πR² directly, and the wall's radiosity sums the
     // bounces: L = ρE₀/π · (1 + ρ + ρ² + …) = ρE₀ / π(1 − ρ), channel by channel (ρ up to 0.8,
     // 40 bounces leave 0.8⁴¹ ≈ 10⁻⁴ out).
@@ -128,13 +128,13 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
     };
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell();
-    let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     // The noise of the method: the same scene on the CPU with another seed (other photons,
     // seeds and gather rays).
     let mut reseeded = scene.clone();
     reseeded.film.seed += 1;
-    let other = caustica::cpu::whitted::render_whitted(&reseeded, &prepared, &Default::default());
+    let other = caustica::cpu::render_whitted(&reseeded, &prepared, &Default::default());
     let noise = caustica::render::compare::compare(&other.color, &cpu.color, 48, &[]).unwrap();
     // The GPU traces the same photons, chooses the same seeds and gathers along the same rays
     // as the CPU, up to floating-point rounding, so it must differ from the CPU by far less
@@ -196,11 +196,11 @@ fn gpu_and_cpu_agree_on_conductor_and_exact_and_schlick_glass_photon_mapped() {
     };
     let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell_scene("cornell_metals.csc");
-    let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
     let mut reseeded = scene.clone();
     reseeded.film.seed += 1;
-    let other = caustica::cpu::whitted::render_whitted(&reseeded, &prepared, &Default::default());
+    let other = caustica::cpu::render_whitted(&reseeded, &prepared, &Default::default());
     let noise = caustica::render::compare::compare(&other.color, &cpu.color, 48, &[]).unwrap();
     let c = caustica::render::compare::compare(&frame.color, &cpu.color, 48, &[]).unwrap();
     eprintln!(

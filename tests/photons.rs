@@ -415,7 +415,7 @@ fn the_caustic_layer_shows_the_focused_spot_where_the_cpu_twin_does() {
     scene.photons.knn = 32;
     scene.output.layers = vec![caustica::scene::Aov::PhotonsCaustic];
     let prepared = prepared(&scene);
-    let cpu = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     let layer = |frame: &caustica::render::Frame| -> Vec<f32> {
         let l = frame
             .aov("photons_caustic")

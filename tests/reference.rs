@@ -28,7 +28,7 @@ fn cornell_box_with_mirror_and_glass_spheres_is_within_relmse_0_005_of_the_mitsu
     };
     let scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
     let prepared = caustica::prepare(&scene).unwrap();
-    let frame = caustica::cpu::whitted::render_whitted(&scene, &prepared, &Default::default());
+    let frame = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     assert_eq!((reference.width, reference.height), (256, 256));
     // Measured 0.0024 on the CPU backend (x86-64; the same with Schlick's Fresnel on the glass).
     // The bound leaves room for other platforms' rounding; the Whitted image alone (no

@@ -54,7 +54,7 @@ fn cornell(
 
 fn render(scene: &Scene) -> Frame {
     let prepared = caustica::prepare(scene).unwrap();
-    caustica::cpu::whitted::render_whitted(scene, &prepared, &Default::default())
+    caustica::cpu::render_whitted(scene, &prepared, &Default::default())
 }
 
 /// Pixels whose every sample's first hit is the white ceiling (normal (0, −1, 0), albedo 0.73):

@@ -1,9 +1,13 @@
-//! The CPU reference backend: the same stages as the GPU, in plain Rust with rayon.
+//! The CPU reference backend: the same stages as the GPU, in plain Rust with rayon, and a
+//! driver (`backend`) that runs them in the GPU driver's order.
 
+pub mod backend;
+pub mod compose;
 pub mod gather;
 pub mod optics;
 pub mod photons;
 pub mod prims;
 pub mod whitted;
 
-pub use whitted::{render_whitted, CpuBackend, Tracer};
+pub use backend::{render_whitted, CpuBackend};
+pub use whitted::Tracer;

@@ -15,222 +15,40 @@
 //! Specular branches stop after `film.max_depth` bounces. Misses are black.
 
 use glam::{Vec2, Vec3};
-use rayon::prelude::*;
 
 use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
 use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::render::gather::ShadingPoint;
-use crate::render::plan::{FramePlan, PassPlan};
+use crate::render::plan::PassPlan;
 use crate::render::sampling::{stratified_sample, SampleStream};
-use crate::render::stats::{merge_counters, Counter};
-use crate::render::{
-    aov_layers, Backend, CameraModel, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
-};
+use crate::render::stats::Counter;
+use crate::render::CameraModel;
 use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
 
-/// Side of the square tiles that rayon hands out.
-const TILE: u32 = 16;
-
-/// The CPU reference backend.
-#[derive(Clone, Debug, Default)]
-pub struct CpuBackend;
-
-impl Backend for CpuBackend {
-    fn name(&self) -> String {
-        "cpu".to_string()
-    }
-
-    fn render_frame(
-        &self,
-        scene: &Scene,
-        prepared: &Prepared,
-        options: &RenderOptions,
-    ) -> Result<Frame, RenderError> {
-        Ok(render_whitted(scene, prepared, options))
-    }
-}
-
 /// Per-pixel results of a tile.
-struct TileOutput {
-    x0: u32,
-    y0: u32,
-    w: u32,
-    h: u32,
-    color: Vec<Vec3>,
-    albedo: Vec<Vec3>,
-    normal: Vec<Vec3>,
-    depth: Vec<f32>,
+pub(crate) struct TileOutput {
+    pub(crate) x0: u32,
+    pub(crate) y0: u32,
+    pub(crate) w: u32,
+    pub(crate) h: u32,
+    pub(crate) color: Vec<Vec3>,
+    pub(crate) albedo: Vec<Vec3>,
+    pub(crate) normal: Vec<Vec3>,
+    pub(crate) depth: Vec<f32>,
     /// (instance, prim) of the first hit through the pixel centre, −1 for a miss.
-    ids: Vec<[f32; 2]>,
+    pub(crate) ids: Vec<[f32; 2]>,
     /// The diffuse shading points of the tile's shade trees (photon mapping only).
-    points: Vec<ShadingPoint>,
+    pub(crate) points: Vec<ShadingPoint>,
 }
 
 /// Ray counters, shared by the worker threads.
 #[derive(Default)]
-struct RayCounters {
-    primary: Counter,
-    shadow: Counter,
-    specular: Counter,
-}
-
-/// Renders the whole frame with the Whitted model described in the module docs (and photon
-/// mapping's composition for `integrator photon_map`), pass by pass as `render::plan` cuts it
-/// for `options.max_pass_rays`: the GPU's passes, run the same way.
-pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Frame {
-    let start = std::time::Instant::now();
-    let width = scene.film.width.max(1);
-    let height = scene.film.height.max(1);
-    let spp = scene.film.spp.max(1);
-    let plan = FramePlan::new(scene, options.max_pass_rays.unwrap_or(u64::MAX));
-    let tracer = Tracer::new(scene, prepared);
-    let tiles: Vec<(u32, u32)> = (0..height.div_ceil(TILE))
-        .flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE)))
-        .collect();
-    let bar = if options.progress {
-        let bar = indicatif::ProgressBar::new((tiles.len() * plan.passes.len()) as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} frame {msg} [{bar:40}] {percent}% ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_message(scene.frame.to_string());
-        Some(bar)
-    } else {
-        None
-    };
-    // The frame's photon maps, traced once for every pass and layer.
-    let (trees, mut photon_stats) =
-        crate::cpu::photons::trace_frame_trees(scene, prepared, &tracer.vd, &plan);
-    let n = (width * height) as usize;
-    let mut color = vec![Vec3::ZERO; n];
-    let mut direct = vec![Vec3::ZERO; n];
-    let mut albedo = vec![Vec3::ZERO; n];
-    let mut normal = vec![Vec3::ZERO; n];
-    let mut depth = vec![f32::INFINITY; n];
-    let mut ids = vec![[-1.0f32; 2]; n];
-    let mut composed = PhotonViews::default();
-    for pass in &plan.passes {
-        let outputs: Vec<TileOutput> = tiles
-            .par_iter()
-            .map(|&(x0, y0)| {
-                let (w, h) = (TILE.min(width - x0), TILE.min(height - y0));
-                let out = tracer.render_tile(x0, y0, w, h, pass);
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
-                out
-            })
-            .collect();
-        let mut points = Vec::new();
-        for t in &outputs {
-            points.extend_from_slice(&t.points);
-            for y in 0..t.h {
-                for x in 0..t.w {
-                    let (px, py) = (t.x0 + x, t.y0 + y);
-                    if !pass.covers_pixel(px, py, width) {
-                        continue;
-                    }
-                    let src = (y * t.w + x) as usize;
-                    let dst = (py * width + px) as usize;
-                    color[dst] += t.color[src];
-                    direct[dst] += t.color[src];
-                    albedo[dst] += t.albedo[src];
-                    normal[dst] += t.normal[src];
-                    if pass.sample_start == 0 {
-                        depth[dst] = t.depth[src];
-                        ids[dst] = t.ids[src];
-                    }
-                }
-            }
-        }
-        if scene.film.integrator == Integrator::PhotonMap {
-            photon_stats.extend(crate::cpu::photons::compose(
-                scene,
-                prepared,
-                &tracer.vd,
-                &trees,
-                &points,
-                &mut color,
-                &mut composed,
-            ));
-        }
-    }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    for (a, n) in albedo.iter_mut().zip(normal.iter_mut()) {
-        *a /= spp as f32;
-        *n = n.try_normalize().unwrap_or(Vec3::ZERO);
-    }
-    let (mut photon_views, view_stats) =
-        crate::cpu::photons::photon_views(scene, prepared, &tracer, &trees);
-    photon_stats.extend(view_stats);
-    photon_views.add(&composed);
-    photon_views.direct_part = direct;
-    let aovs = aov_layers(
-        &scene.output.layers,
-        &albedo,
-        &normal,
-        &depth,
-        &ids,
-        &photon_views,
-    );
-    let c = &tracer.counters;
-    let seconds = start.elapsed().as_secs_f64();
-    let mut vd_stats = Vec::new();
-    if !tracer.vd.levels.is_empty() {
-        let (trees, bytes) = tracer.vd.built();
-        let levels = &tracer.vd.levels;
-        vd_stats = vec![
-            ("vd/trees_built".to_string(), trees as f64),
-            ("vd/tree_bytes".to_string(), bytes as f64),
-            (
-                "vd/max_level".to_string(),
-                levels.iter().copied().max().unwrap_or(0) as f64,
-            ),
-            (
-                "vd/mean_level".to_string(),
-                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len() as f64,
-            ),
-        ];
-    }
-    let rays = (c.primary.get() + c.shadow.get() + c.specular.get()) as f64;
-    Frame {
-        width,
-        height,
-        color,
-        aovs,
-        metadata: FrameMetadata {
-            frame: scene.frame,
-            time: scene.time,
-            render_seconds: seconds,
-            spp: scene.film.spp.max(1),
-            camera_position: scene.camera.position,
-            camera_look_at: scene.camera.look_at,
-            camera_up: scene.camera.up,
-            camera_fov_deg: scene.camera.fov_deg,
-            device: "cpu".to_string(),
-            stats: vec![
-                ("rays/primary".to_string(), c.primary.get() as f64),
-                ("rays/shadow".to_string(), c.shadow.get() as f64),
-                ("rays/specular".to_string(), c.specular.get() as f64),
-                (
-                    "rays/mrays_per_s".to_string(),
-                    rays / seconds.max(1e-9) / 1e6,
-                ),
-                ("time/whitted_ms".to_string(), seconds * 1e3),
-            ]
-            .into_iter()
-            .chain(vd_stats)
-            .chain(merge_counters(photon_stats))
-            .collect(),
-            ..Default::default()
-        },
-    }
+pub(crate) struct RayCounters {
+    pub(crate) primary: Counter,
+    pub(crate) shadow: Counter,
+    pub(crate) specular: Counter,
 }
 
 /// The state shared by all tiles of one frame.
@@ -238,7 +56,7 @@ pub struct Tracer<'a> {
     scene: &'a Scene,
     prepared: &'a Prepared,
     camera: CameraModel,
-    counters: RayCounters,
+    pub(crate) counters: RayCounters,
     /// Distance offset for secondary ray origins, relative to the scene size.
     epsilon: f32,
     /// The frame's VD bottom level: levels chosen by the camera rays, trees built on first use.
@@ -305,7 +123,14 @@ impl<'a> Tracer<'a> {
     /// The samples of `pass` for the pixels of the tile at (`x0`, `y0`) that lie in the pass's
     /// tiles: colour as the sum over the pass's samples divided by the frame's spp, albedo and
     /// normal as sums, depth and id from sample 0 (when the pass holds it).
-    fn render_tile(&self, x0: u32, y0: u32, w: u32, h: u32, pass: &PassPlan) -> TileOutput {
+    pub(crate) fn render_tile(
+        &self,
+        x0: u32,
+        y0: u32,
+        w: u32,
+        h: u32,
+        pass: &PassPlan,
+    ) -> TileOutput {
         let n = (w * h) as usize;
         let mut out = TileOutput {
             x0,

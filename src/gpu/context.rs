@@ -228,10 +228,15 @@ impl GpuContext {
     }
 }
 
+/// Whether the environment demands a GPU (`CAUSTICA_REQUIRE_GPU=1`, as CI sets it).
+pub fn gpu_required() -> bool {
+    std::env::var("CAUSTICA_REQUIRE_GPU").is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
 /// A GPU context for tests, honouring `CAUSTICA_REQUIRE_GPU`: with it set, a missing adapter is
 /// a test failure (panic with the reason); without it, `None` after printing why the test skips.
 pub fn test_context() -> Option<GpuContext> {
-    let required = crate::gpu_required();
+    let required = gpu_required();
     match GpuContext::open(required) {
         Ok(ctx) => Some(ctx),
         Err(e) if required => {

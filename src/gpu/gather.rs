@@ -3,7 +3,6 @@
 //! `gpu::seeding`, interpolation in `gpu::irradiance`).
 
 use bytemuck::{Pod, Zeroable};
-use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::kernel::{
@@ -12,11 +11,14 @@ use super::kernel::{
 use super::knn::check_status;
 use super::photons::{FrameMaps, MapTree};
 use super::seeding::SeedingSettings;
-use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
+use super::upload::{
+    frame_params, FrameParams, GpuHit, GpuIrradianceSample, GpuRay, GpuShadingPoint, SceneBuffers,
+    COMPOSE_ADD,
+};
 use super::vd_pipeline::VdFrameGpu;
 use super::whitted::{GpuBackend, ShadeLevel, TraversalKernels};
 use crate::accel::Prepared;
-use crate::render::gather::{IrradianceSample, ShadingPoint, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
+use crate::render::gather::{SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
 use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
@@ -40,66 +42,6 @@ fn read_buffer_range<T: Pod>(
     );
     ctx.queue.submit([encoder.finish()]);
     read_buffer(ctx, &staging, count)
-}
-
-/// A diffuse hit of a shade tree. Twin of `ShadingPoint` in `shaders/shared/gather_types.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuShadingPoint {
-    pub position: [f32; 3],
-    /// `y · width + x` of the path's pixel.
-    pub pixel: u32,
-    /// The shading normal turned towards the viewer.
-    pub normal: [f32; 3],
-    /// The shade node (`level << 26 | index`), for the pipeline.
-    pub node: u32,
-}
-
-impl GpuShadingPoint {
-    pub fn from_point(p: &ShadingPoint, node: u32) -> GpuShadingPoint {
-        GpuShadingPoint {
-            position: p.position.to_array(),
-            pixel: p.pixel,
-            normal: p.normal.to_array(),
-            node,
-        }
-    }
-}
-
-/// An irradiance sample. Twin of `IrradianceSample` in `shaders/shared/gather_types.wgsl`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
-pub struct GpuIrradianceSample {
-    pub position: [f32; 3],
-    pub radius: f32,
-    pub normal: [f32; 3],
-    pub _pad0: u32,
-    pub irradiance: [f32; 3],
-    pub _pad1: u32,
-}
-
-impl From<&IrradianceSample> for GpuIrradianceSample {
-    fn from(s: &IrradianceSample) -> GpuIrradianceSample {
-        GpuIrradianceSample {
-            position: s.position.to_array(),
-            radius: s.radius,
-            normal: s.normal.to_array(),
-            _pad0: 0,
-            irradiance: s.irradiance.to_array(),
-            _pad1: 0,
-        }
-    }
-}
-
-impl From<&GpuIrradianceSample> for IrradianceSample {
-    fn from(s: &GpuIrradianceSample) -> IrradianceSample {
-        IrradianceSample {
-            position: Vec3::from_array(s.position),
-            normal: Vec3::from_array(s.normal),
-            irradiance: Vec3::from_array(s.irradiance),
-            radius: s.radius,
-        }
-    }
 }
 
 /// The state of one gather dispatch. Twin of `GatherParams` in
@@ -177,11 +119,6 @@ pub(super) struct ComposeParts {
     pub(super) caustic: wgpu::Buffer,
     pub(super) indirect: wgpu::Buffer,
 }
-
-/// `apply_components` modes (`compose_mode` in `shaders/gather/compose.wgsl`).
-pub(super) const COMPOSE_ADD: u32 = 0;
-pub(super) const COMPOSE_CAUSTIC: u32 = 1;
-pub(super) const COMPOSE_INDIRECT: u32 = 2;
 
 impl GpuBackend {
     /// Lists the diffuse nodes' shading points of every level into one buffer, level by level
@@ -455,7 +392,7 @@ impl GpuBackend {
         Ok((samples, positions))
     }
 
-    /// Photon mapping's composition on the GPU (twin of `cpu::photons::compose`): collects the
+    /// Photon mapping's composition on the GPU (twin of `cpu::compose::compose`): collects the
     /// shade levels' diffuse shading points, traces both photon maps and builds their trees,
     /// seeds and gathers the irradiance samples, builds their tree, interpolates the indirect
     /// irradiance and estimates the caustic map's density at every point, and adds

@@ -24,12 +24,12 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::gather::{GpuIrradianceSample, GpuShadingPoint};
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::{at_least, check_status, KnnDispatch};
+use super::upload::{GpuIrradianceSample, GpuShadingPoint};
 
 /// The parameters of one dispatch. WGSL twin: `IrradianceParams` in
 /// `shaders/irradiance/interpolate.wgsl` (size and offsets checked by a test).

@@ -535,7 +535,7 @@ impl GpuBackend {
         Ok((maps, stats))
     }
 
-    /// The photon maps' debug views on the GPU (twin of `cpu::photons::photon_views`) for one
+    /// The photon maps' debug views on the GPU (twin of `cpu::compose::photon_views`) for one
     /// pass: the flux density of the frame's `maps` at the first diffuse surface of each camera
     /// ray (`rays`, `hits`: `ray_count` camera slots), over the frame's spp. Returns the views
     /// and the statistics of the density queries.

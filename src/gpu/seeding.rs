@@ -49,12 +49,12 @@ use std::time::Instant;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
-use super::gather::GpuShadingPoint;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::prims::sorted_bounds::SortedRuns;
 use super::prims::{Primitives, MAX_ELEMENTS};
+use super::upload::GpuShadingPoint;
 use crate::render::gather::seed_min_density_fixed;
 
 /// Sorted points per invocation of the `sums` and `errors` kernels (`CHUNK` in

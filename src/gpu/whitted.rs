@@ -40,7 +40,6 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
-use super::gather::GpuShadingPoint;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
@@ -48,7 +47,7 @@ use super::photons::FrameMaps;
 use super::prims::{CountBuffer, Primitives};
 use super::upload::{
     frame_params, upload_scene, FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadeNode,
-    GpuShadowRay, SceneBuffers, NONE,
+    GpuShadingPoint, GpuShadowRay, SceneBuffers, NONE,
 };
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use crate::accel::Prepared;
@@ -1257,8 +1256,8 @@ impl GpuBackend {
         let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
             for (aov, mode) in [
-                (Aov::Caustic, super::gather::COMPOSE_CAUSTIC),
-                (Aov::Indirect, super::gather::COMPOSE_INDIRECT),
+                (Aov::Caustic, super::upload::COMPOSE_CAUSTIC),
+                (Aov::Indirect, super::upload::COMPOSE_INDIRECT),
             ] {
                 if !wants(aov) {
                     continue;

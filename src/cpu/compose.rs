@@ -1,0 +1,171 @@
+//! Photon mapping's composition on the CPU: the frame's shading points take the caustic map's
+//! density and the irradiance cache's interpolated indirect light (`cpu::gather`), and the
+//! photon maps' debug views; the twin of the GPU's `gather.rs` composition and photon views.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use crate::accel::Prepared;
+use crate::accel::VdFrame;
+use crate::cpu::gather::irradiance_cache;
+use crate::cpu::optics::face_forward;
+use crate::cpu::photons::{albedo_at, FrameTrees};
+use crate::cpu::whitted::Tracer;
+use crate::render::gather::ShadingPoint;
+use crate::render::photons::{scene_sphere, EstimateSettings, PhotonPass};
+use crate::render::PhotonViews;
+use crate::scene::{Aov, MaterialKind, Scene};
+
+/// The photon maps' debug views (`photons_global`, `photons_caustic`): for each camera sample,
+/// the first surface it sees, when diffuse, reflects albedo/π times the map's flux density
+/// there; a pixel averages its samples. Returns the views and the statistics of the queries.
+pub fn photon_views(
+    scene: &Scene,
+    prepared: &Prepared,
+    tracer: &Tracer,
+    trees: &FrameTrees,
+) -> (PhotonViews, Vec<(String, f64)>) {
+    let mut views = PhotonViews::default();
+    let mut stats = Vec::new();
+    let settings = EstimateSettings::of(scene, prepared);
+    let (width, height) = (scene.film.width.max(1), scene.film.height.max(1));
+    let spp = scene.film.spp.max(1);
+    for (aov, pass) in [
+        (Aov::PhotonsGlobal, PhotonPass::Global),
+        (Aov::PhotonsCaustic, PhotonPass::Caustic),
+    ] {
+        if !scene.output.layers.contains(&aov) {
+            continue;
+        }
+        let tree = match pass {
+            PhotonPass::Global => trees.global.as_ref(),
+            PhotonPass::Caustic => trees.caustic.as_ref(),
+        };
+        let Some(tree) = tree else {
+            continue;
+        };
+        let name = pass.name();
+        let start = std::time::Instant::now();
+        let queries = std::sync::atomic::AtomicU64::new(0);
+        let pixels: Vec<Vec3> = (0..width * height)
+            .into_par_iter()
+            .map(|pixel| {
+                let mut sum = Vec3::ZERO;
+                for s in 0..spp {
+                    let (ray, _) = tracer.camera_sample(pixel % width, pixel / width, s);
+                    let Some(hit) = prepared.intersect_in(&tracer.vd, &ray) else {
+                        continue;
+                    };
+                    let sp = prepared.surface_point(&ray, &hit);
+                    let material = &scene.materials[sp.material as usize].kind;
+                    if !matches!(material, MaterialKind::Diffuse { .. }) {
+                        continue;
+                    }
+                    queries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let n = face_forward(sp.shading_normal, ray.dir);
+                    let albedo = albedo_at(scene, material, sp.uv);
+                    sum += albedo
+                        * std::f32::consts::FRAC_1_PI
+                        * tree.flux_density(sp.position, n, &settings);
+                }
+                sum / spp as f32
+            })
+            .collect();
+        let seconds = start.elapsed().as_secs_f64();
+        let queries = queries.into_inner() as f64;
+        stats.push((format!("knn/{name}_queries"), queries));
+        stats.push((
+            format!("knn/{name}_queries_per_s"),
+            queries / seconds.max(1e-9),
+        ));
+        match pass {
+            PhotonPass::Global => views.global = pixels,
+            PhotonPass::Caustic => views.caustic = pixels,
+        }
+    }
+    (views, stats)
+}
+
+/// Photon mapping's composition (paper 003 section 6.2.5) on the CPU: traces both maps,
+/// places and gathers the irradiance samples over the frame's diffuse `points`, and adds to
+/// each point's pixel its weight times the caustic map's flux density and the interpolated
+/// indirect irradiance. `color` holds the Whitted image (direct light and the shade trees) and
+/// becomes the composed one; `layers` receives the components and the seed counts. Returns
+/// the statistics of the stages.
+pub fn compose(
+    scene: &Scene,
+    prepared: &Prepared,
+    vd: &VdFrame,
+    trees: &FrameTrees,
+    points: &[ShadingPoint],
+    color: &mut [Vec3],
+    layers: &mut PhotonViews,
+) -> Vec<(String, f64)> {
+    let mut stats = Vec::new();
+    let settings = EstimateSettings::of(scene, prepared);
+    let epsilon = prepared.ray_epsilon();
+    let (_, radius) = scene_sphere(prepared);
+    let (Some(global), Some(caustic)) = (&trees.global, &trees.caustic) else {
+        // The plan of a photon-mapped frame always asks for both maps.
+        return stats;
+    };
+    let start = std::time::Instant::now();
+    let (seeds, cache) = irradiance_cache(
+        scene, prepared, vd, global, &settings, epsilon, radius, points,
+    );
+    stats.push(("gather/seeds".to_string(), seeds.len() as f64));
+    stats.push((
+        "gather/rays".to_string(),
+        seeds.len() as f64 * scene.gather.rays.max(1) as f64,
+    ));
+    stats.push((
+        "gather/seed_and_gather_ms".to_string(),
+        start.elapsed().as_secs_f64() * 1e3,
+    ));
+    let start = std::time::Instant::now();
+    let parts: Vec<(Vec3, Vec3)> = points
+        .par_iter()
+        .map(|p| {
+            let e_caustic = if caustic.map.records.is_empty() {
+                Vec3::ZERO
+            } else {
+                caustic.flux_density(p.position, p.normal, &settings)
+            };
+            (
+                p.weight * e_caustic,
+                p.weight * cache.irradiance(p.position, p.normal),
+            )
+        })
+        .collect();
+    stats.push((
+        "gather/interpolate_ms".to_string(),
+        start.elapsed().as_secs_f64() * 1e3,
+    ));
+    stats.push(("gather/shading_points".to_string(), points.len() as f64));
+    // This pass's parts and seeds, added to the frame's layers and colour.
+    let n = color.len();
+    let mut pass = PhotonViews {
+        caustic_part: vec![Vec3::ZERO; n],
+        indirect_part: vec![Vec3::ZERO; n],
+        seeds: vec![0.0; n],
+        ..Default::default()
+    };
+    for (p, (c, i)) in points.iter().zip(&parts) {
+        let pixel = p.pixel as usize;
+        if pixel < n {
+            pass.caustic_part[pixel] += *c;
+            pass.indirect_part[pixel] += *i;
+        }
+    }
+    for &s in &seeds {
+        let pixel = points[s as usize].pixel as usize;
+        if pixel < n {
+            pass.seeds[pixel] += 1.0;
+        }
+    }
+    for (k, c) in color.iter_mut().enumerate() {
+        *c += pass.caustic_part[k] + pass.indirect_part[k];
+    }
+    layers.add(&pass);
+    stats
+}
