@@ -103,6 +103,50 @@ pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
     pub info: DeviceInfo,
+    /// What the host has asked of the device so far (`gpu::kernel`'s buffer helpers count it);
+    /// a frame reports the difference (`--stats`: `gpu/allocated_bytes`, ...).
+    pub traffic: Traffic,
+}
+
+/// Running totals of the host's buffer traffic with the device.
+#[derive(Debug, Default)]
+pub struct Traffic {
+    pub allocated_bytes: std::sync::atomic::AtomicU64,
+    pub uploaded_bytes: std::sync::atomic::AtomicU64,
+    pub readbacks: std::sync::atomic::AtomicU64,
+    pub readback_bytes: std::sync::atomic::AtomicU64,
+}
+
+impl Traffic {
+    pub fn add(counter: &std::sync::atomic::AtomicU64, n: u64) {
+        counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// (allocated, uploaded, read-backs, bytes read back) so far.
+    pub fn snapshot(&self) -> [u64; 4] {
+        use std::sync::atomic::Ordering::Relaxed;
+        [
+            self.allocated_bytes.load(Relaxed),
+            self.uploaded_bytes.load(Relaxed),
+            self.readbacks.load(Relaxed),
+            self.readback_bytes.load(Relaxed),
+        ]
+    }
+
+    /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]).
+    pub fn since(&self, before: [u64; 4]) -> Vec<(String, f64)> {
+        let now = self.snapshot();
+        [
+            "gpu/allocated_bytes",
+            "gpu/uploaded_bytes",
+            "gpu/readbacks",
+            "gpu/readback_bytes",
+        ]
+        .iter()
+        .zip(now.iter().zip(before))
+        .map(|(name, (n, b))| (name.to_string(), n.saturating_sub(b) as f64))
+        .collect()
+    }
 }
 
 impl fmt::Debug for GpuContext {
@@ -194,6 +238,7 @@ impl GpuContext {
             device,
             queue,
             info,
+            traffic: Traffic::default(),
         })
     }
 

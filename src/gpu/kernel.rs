@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use bytemuck::Pod;
 use wgpu::util::DeviceExt;
 
-use super::context::{GpuContext, GpuError};
+use super::context::{GpuContext, GpuError, Traffic};
 use super::shader;
 
 /// How a kernel's module is created.
@@ -213,6 +213,8 @@ pub fn storage_buffer<T: Pod>(
 ) -> Result<wgpu::Buffer, GpuError> {
     let bytes: &[u8] = bytemuck::cast_slice(data);
     ctx.check_binding_size(label, bytes.len() as u64)?;
+    Traffic::add(&ctx.traffic.allocated_bytes, bytes.len().max(4) as u64);
+    Traffic::add(&ctx.traffic.uploaded_bytes, bytes.len() as u64);
     let usage =
         wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
     if bytes.len() < 4 {
@@ -240,6 +242,10 @@ pub fn storage_buffer_sized(
     size: u64,
 ) -> Result<wgpu::Buffer, GpuError> {
     ctx.check_binding_size(label, size)?;
+    Traffic::add(
+        &ctx.traffic.allocated_bytes,
+        size.max(4).next_multiple_of(4),
+    );
     Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size: size.max(4).next_multiple_of(4),
@@ -252,6 +258,9 @@ pub fn storage_buffer_sized(
 
 /// A uniform buffer holding `value`.
 pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
+    let size = std::mem::size_of::<T>() as u64;
+    Traffic::add(&ctx.traffic.allocated_bytes, size);
+    Traffic::add(&ctx.traffic.uploaded_bytes, size);
     ctx.device
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some(label),
@@ -270,6 +279,8 @@ pub fn read_buffer<T: Pod>(
     if size == 0 {
         return Ok(Vec::new());
     }
+    Traffic::add(&ctx.traffic.readbacks, 1);
+    Traffic::add(&ctx.traffic.readback_bytes, size);
     let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("readback"),
         size: size.next_multiple_of(4),

@@ -301,6 +301,8 @@ pub fn upload_array<T: Pod + Zeroable>(
     let data = if data.is_empty() { &one[..] } else { data };
     let bytes: &[u8] = bytemuck::cast_slice(data);
     ctx.check_binding_size(label, bytes.len() as u64)?;
+    super::context::Traffic::add(&ctx.traffic.allocated_bytes, bytes.len() as u64);
+    super::context::Traffic::add(&ctx.traffic.uploaded_bytes, bytes.len() as u64);
     Ok(ctx
         .device
         .create_buffer_init(&wgpu::util::BufferInitDescriptor {

@@ -786,6 +786,7 @@ impl GpuBackend {
     ) -> Result<Frame, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
+        let traffic = ctx.traffic.snapshot();
         let buffers = upload_scene(ctx, scene, prepared)?;
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
@@ -868,6 +869,8 @@ impl GpuBackend {
         let mut frame_stats = frame.stats.to_vec(seconds, ctx);
         frame_stats.push(("gpu/upload_bytes".to_string(), buffers.bytes as f64));
         frame_stats.push(("frame/passes".to_string(), passes_run as f64));
+        // The frame's traffic with the device, the scene's upload included.
+        frame_stats.extend(ctx.traffic.since(traffic));
         frame_stats.extend(merge_counters(std::mem::take(&mut frame.photon_stats)));
         if let Some(v) = &vd {
             let s = &v.stats;
