@@ -5,18 +5,21 @@
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
+use super::core::{GpuCore, ShadeLevel, TraversalKernels};
+use super::irradiance::IrradianceKernels;
+use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::check_status;
-use super::photons::{FrameMaps, MapTree};
-use super::seeding::SeedingSettings;
+use super::knn::KnnQueries;
+use super::maps::{FrameMaps, MapTree};
+use super::seeding::{SeedingKernels, SeedingSettings};
 use super::upload::{
     frame_params, FrameParams, GpuHit, GpuIrradianceSample, GpuRay, GpuShadingPoint, SceneBuffers,
     COMPOSE_ADD,
 };
 use super::vd_pipeline::VdFrameGpu;
-use super::whitted::{GpuBackend, ShadeLevel, TraversalKernels};
 use crate::accel::Prepared;
 use crate::render::gather::{SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
 use crate::render::photons::{scene_sphere, EstimateSettings};
@@ -67,6 +70,16 @@ pub struct GatherPath {
     pub weight: [f32; 4],
     pub radiance: [f32; 3],
     pub first_t: f32,
+}
+
+/// The kernels photon mapping's second half runs: the gather's own, and the seeding, kd-tree,
+/// density and interpolation kernels it calls.
+pub struct GatherStageKernels<'a> {
+    pub gather: &'a GatherKernels,
+    pub seeding: &'a SeedingKernels,
+    pub builder: &'a KdTreeBuilder,
+    pub knn: &'a KnnQueries,
+    pub irradiance: &'a IrradianceKernels,
 }
 
 /// The kernels of the final gather and the composition (`shaders/gather/`).
@@ -120,16 +133,16 @@ pub(super) struct ComposeParts {
     pub(super) indirect: wgpu::Buffer,
 }
 
-impl GpuBackend {
+impl GpuCore {
     /// Lists the diffuse nodes' shading points of every level into one buffer, level by level
     /// and in node order within a level (the CPU twin's order for one sample per pixel).
     pub(super) fn collect_shading_points(
         &self,
+        kernels: &GatherStageKernels,
         levels: &[ShadeLevel],
         base: FrameParams,
     ) -> Result<ShadingPoints, GpuError> {
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let k = &kernels.gather;
         let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
         let mut selections = Vec::new();
@@ -216,6 +229,7 @@ impl GpuBackend {
     #[allow(clippy::too_many_arguments)]
     fn final_gather(
         &self,
+        kernels: &GatherStageKernels,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
@@ -227,7 +241,6 @@ impl GpuBackend {
         global: &MapTree,
     ) -> Result<(wgpu::Buffer, wgpu::Buffer), GpuError> {
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let k = &kernels.gather;
         let base = frame_params(scene, prepared);
         let (_, radius) = scene_sphere(prepared);
@@ -401,6 +414,7 @@ impl GpuBackend {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn compose_photon_map(
         &self,
+        kernels: &GatherStageKernels,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
@@ -410,13 +424,12 @@ impl GpuBackend {
         levels: &[ShadeLevel],
     ) -> Result<ComposeOutput, GpuError> {
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let base = frame_params(scene, prepared);
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
         let mut stats = Vec::new();
         let clock = Instant::now();
-        let points = self.collect_shading_points(levels, base)?;
+        let points = self.collect_shading_points(kernels, levels, base)?;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
         let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
             return Err(GpuError::Device(
@@ -439,6 +452,7 @@ impl GpuBackend {
         ));
         let start = Instant::now();
         let (samples, sample_positions) = self.final_gather(
+            kernels,
             scene,
             prepared,
             buffers,
@@ -502,7 +516,7 @@ impl GpuBackend {
             indirect: indirect.irradiance,
         };
         let nodes: Vec<&wgpu::Buffer> = levels.iter().map(|l| &l.nodes).collect();
-        self.apply_components(&nodes, &parts, COMPOSE_ADD, base)?;
+        self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
         ctx.wait_idle()?;
         stats.push((
             "gather/interpolate_ms".to_string(),
@@ -542,13 +556,13 @@ impl GpuBackend {
     /// (the `caustic` and `indirect` layers, accumulated like the colour).
     pub(super) fn apply_components(
         &self,
+        kernels: &GatherStageKernels,
         nodes: &[&wgpu::Buffer],
         parts: &ComposeParts,
         mode: u32,
         base: FrameParams,
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let k = &kernels.gather;
         let mode_buffer = uniform_buffer(ctx, "compose mode", &[mode, 0u32, 0, 0]);
         let mut encoder = ctx.device.create_command_encoder(&Default::default());

@@ -2,11 +2,13 @@
 //! primitives and the stages of the pipeline, one file per stage.
 
 pub mod context;
+pub mod core;
 pub mod gather;
 pub mod irradiance;
 pub mod kdtree;
 pub mod kernel;
 pub mod knn;
+pub mod maps;
 pub mod photons;
 pub mod prims;
 pub mod raybench;

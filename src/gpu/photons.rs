@@ -15,21 +15,21 @@
 //! stored in the same order up to floating-point differences in their paths. Each bounce reads
 //! back two counts (stored, surviving) to size the next dispatch.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::kdtree::{GpuKdTree, KdTreeBuilder};
+use super::core::{GpuCore, Timer, TraversalKernels};
+use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::KnnQueries;
-use super::upload::{frame_params, upload_scene, FrameParams, GpuHit, GpuRay, SceneBuffers};
+use super::maps::{FrameMaps, GpuPhotonMap, MapTree};
+use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
 use super::vd_pipeline::VdFrameGpu;
-use super::whitted::{GpuBackend, Timer, TraversalKernels};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{
@@ -84,6 +84,16 @@ pub struct PhotonKernels {
 }
 
 impl PhotonKernels {
+    /// The kernels photon mapping's second half runs.
+    pub(super) fn gather_stage(&self) -> super::gather::GatherStageKernels<'_> {
+        super::gather::GatherStageKernels {
+            gather: &self.gather,
+            seeding: &self.seeding,
+            builder: &self.builder,
+            knn: &self.knn,
+            irradiance: &self.irradiance,
+        }
+    }
     /// Compiles the kernels, the groups of them side by side on rayon's threads (compiling
     /// is most of a process's first frame).
     pub fn new(ctx: &GpuContext) -> Result<PhotonKernels, GpuError> {
@@ -137,36 +147,6 @@ impl PhotonKernels {
     }
 }
 
-/// A photon map on the GPU: the records and their positions (the kd-tree builder's input).
-pub struct GpuPhotonMap {
-    pub records: wgpu::Buffer,
-    pub positions: wgpu::Buffer,
-    pub count: u32,
-    pub stats: PhotonPassStats,
-}
-
-/// One photon map with its kd-tree on the GPU.
-pub(super) struct MapTree {
-    pub(super) map: GpuPhotonMap,
-    pub(super) tree: GpuKdTree,
-}
-
-/// The photon maps of a frame, traced once whatever the passes and layers that use them.
-#[derive(Default)]
-pub(super) struct FrameMaps {
-    pub(super) global: Option<MapTree>,
-    pub(super) caustic: Option<MapTree>,
-}
-
-impl FrameMaps {
-    pub(super) fn get(&self, pass: PhotonPass) -> Option<&MapTree> {
-        match pass {
-            PhotonPass::Global => self.global.as_ref(),
-            PhotonPass::Caustic => self.caustic.as_ref(),
-        }
-    }
-}
-
 /// One bounce's stored photons, before the map is joined.
 struct StoredLevel {
     records: wgpu::Buffer,
@@ -174,25 +154,14 @@ struct StoredLevel {
     count: u32,
 }
 
-impl GpuBackend {
-    /// The photon kernels, compiled on first use.
-    pub(super) fn photon_kernels(&self) -> Result<Arc<PhotonKernels>, GpuError> {
-        // Only poisoned if a thread panicked while compiling, which Kernel::new reports instead.
-        let mut slot = self.photons.lock().unwrap();
-        if let Some(k) = slot.as_ref() {
-            return Ok(k.clone());
-        }
-        let kernels = Arc::new(PhotonKernels::new(&self.ctx)?);
-        *slot = Some(kernels.clone());
-        Ok(kernels)
-    }
-
+impl GpuCore {
     /// Traces `count` photons of `pass` into a map on the GPU. The scene is uploaded in
     /// `buffers`; VD patches meet the photons at the frame's levels in `vd` (chosen by the
     /// camera rays first).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_photon_pass(
         &self,
+        kernels: &PhotonKernels,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
@@ -204,7 +173,6 @@ impl GpuBackend {
     ) -> Result<GpuPhotonMap, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let targets = match pass {
             PhotonPass::Global => Vec::new(),
             PhotonPass::Caustic => caustic_targets(scene, prepared),
@@ -465,34 +433,11 @@ impl GpuBackend {
         })
     }
 
-    /// Traces `count` photons of `pass` for `scene` and reads the map back (tests and
-    /// benchmarks). With VD patches, the camera rays choose the frame's levels first.
-    pub fn trace_photons_vec(
-        &self,
-        scene: &Scene,
-        prepared: &Prepared,
-        pass: PhotonPass,
-        count: u32,
-    ) -> Result<(Vec<PhotonRecord>, PhotonPassStats), GpuError> {
-        let buffers = upload_scene(&self.ctx, scene, prepared)?;
-        let params = frame_params(scene, prepared);
-        let traversal = self.traversal_kernels(prepared)?;
-        let vd_kernels = self.vd_kernels(prepared)?;
-        let plan = FramePlan::new(scene, self.max_pass_rays(None));
-        let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
-        let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
-        self.choose_vd_levels(&traversal, &buffers, params, &plan.passes, &mut vd)?;
-        let map = self.trace_photon_pass(
-            scene, prepared, &buffers, &traversal, &mut vd, &mut None, pass, count,
-        )?;
-        let records: Vec<PhotonRecord> = read_buffer(&self.ctx, &map.records, map.count as usize)?;
-        Ok((records, map.stats))
-    }
-
     /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
     /// after the camera rays have chosen the VD levels. Returns the maps and their statistics.
     pub(super) fn trace_frame_maps(
         &self,
+        kernels: &PhotonKernels,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
@@ -501,7 +446,6 @@ impl GpuBackend {
         plan: &FramePlan,
     ) -> Result<(FrameMaps, Vec<(String, f64)>), GpuError> {
         let ctx = &self.ctx;
-        let kernels = self.photon_kernels()?;
         let mut maps = FrameMaps::default();
         let mut stats = Vec::new();
         for (pass, wanted) in [
@@ -516,7 +460,7 @@ impl GpuBackend {
                 PhotonPass::Caustic => scene.photons.caustic,
             };
             let map = self.trace_photon_pass(
-                scene, prepared, buffers, traversal, vd, &mut None, pass, count,
+                kernels, scene, prepared, buffers, traversal, vd, &mut None, pass, count,
             )?;
             push_pass_stats(&mut stats, pass.name(), &map.stats);
             let start = Instant::now();
@@ -542,6 +486,7 @@ impl GpuBackend {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn photon_views(
         &self,
+        kernels: &PhotonKernels,
         scene: &Scene,
         prepared: &Prepared,
         buffers: &SceneBuffers,
@@ -563,7 +508,6 @@ impl GpuBackend {
         {
             return Ok((views, stats));
         }
-        let kernels = self.photon_kernels()?;
         // The camera rays' diffuse hits as density queries, read back and packed densely.
         let base = frame_params(scene, prepared);
         let params = uniform_buffer(

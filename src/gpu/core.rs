@@ -1,0 +1,398 @@
+//! The device plumbing every GPU stage shares (`GpuCore`): the context, the data-parallel
+//! primitives, buffers kept by role, named bindings with the scene, timed dispatches and their
+//! timers, and the traversal of a batch of rays (VD batches included).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::context::{GpuContext, GpuError};
+use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Kernel};
+use super::prims::Primitives;
+use super::upload::{FrameParams, GpuRay, SceneBuffers};
+use super::vd_pipeline::{VdFrameGpu, VdKernels};
+use crate::accel::Prepared;
+
+/// The kernels of one traversal variant.
+pub(super) struct TraversalKernels {
+    pub(super) trace: Kernel,
+    pub(super) shade: Kernel,
+    pub(super) shadow: Kernel,
+}
+
+/// One level of the shade trees on the GPU.
+pub(super) struct ShadeLevel {
+    pub(super) nodes: wgpu::Buffer,
+    pub(super) count: u64,
+    /// `GpuShadingPoint` per node: the diffuse nodes' shading points (node = NONE elsewhere).
+    pub(super) points: wgpu::Buffer,
+}
+
+/// Per-stage GPU times and ray counts of one frame (or one pass, added into the frame's).
+#[derive(Clone, Debug, Default)]
+pub(super) struct StageStats {
+    pub(super) primary_ms: f64,
+    pub(super) trace_ms: f64,
+    /// The part of `trace_ms` spent on camera rays.
+    pub(super) primary_trace_ms: f64,
+    pub(super) shade_ms: f64,
+    pub(super) shadow_ms: f64,
+    pub(super) spawn_ms: f64,
+    pub(super) accumulate_ms: f64,
+    pub(super) primary_rays: u64,
+    pub(super) specular_rays: u64,
+    pub(super) shadow_rays: u64,
+    pub(super) shade_tree_nodes: u64,
+    /// Passes cut in two because a buffer outgrew a binding.
+    pub(super) pass_splits: u64,
+}
+
+impl StageStats {
+    pub(super) fn add(&mut self, o: &StageStats) {
+        self.primary_ms += o.primary_ms;
+        self.trace_ms += o.trace_ms;
+        self.primary_trace_ms += o.primary_trace_ms;
+        self.shade_ms += o.shade_ms;
+        self.shadow_ms += o.shadow_ms;
+        self.spawn_ms += o.spawn_ms;
+        self.accumulate_ms += o.accumulate_ms;
+        self.primary_rays += o.primary_rays;
+        self.specular_rays += o.specular_rays;
+        self.shadow_rays += o.shadow_rays;
+        self.shade_tree_nodes += o.shade_tree_nodes;
+        self.pass_splits += o.pass_splits;
+    }
+
+    /// The named counters of `--stats` for a frame that took `seconds`.
+    pub(super) fn to_vec(&self, seconds: f64, ctx: &GpuContext) -> Vec<(String, f64)> {
+        let rays = (self.primary_rays + self.specular_rays + self.shadow_rays) as f64;
+        let mut out = vec![
+            ("rays/primary".to_string(), self.primary_rays as f64),
+            ("rays/shadow".to_string(), self.shadow_rays as f64),
+            ("rays/specular".to_string(), self.specular_rays as f64),
+            (
+                "rays/mrays_per_s".to_string(),
+                rays / seconds.max(1e-9) / 1e6,
+            ),
+            ("time/whitted_ms".to_string(), seconds * 1e3),
+            ("shade_tree/nodes".to_string(), self.shade_tree_nodes as f64),
+            ("frame/pass_splits".to_string(), self.pass_splits as f64),
+        ];
+        if ctx.info.features.timestamps {
+            out.extend([
+                ("gpu/primary_ms".to_string(), self.primary_ms),
+                ("gpu/trace_ms".to_string(), self.trace_ms),
+                ("gpu/primary_trace_ms".to_string(), self.primary_trace_ms),
+                ("gpu/shade_ms".to_string(), self.shade_ms),
+                ("gpu/shadow_ms".to_string(), self.shadow_ms),
+                ("gpu/spawn_ms".to_string(), self.spawn_ms),
+                ("gpu/accumulate_ms".to_string(), self.accumulate_ms),
+                (
+                    "gpu/primary_mrays_per_s".to_string(),
+                    self.primary_rays as f64
+                        / (self.primary_ms + self.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+                (
+                    "gpu/specular_mrays_per_s".to_string(),
+                    self.specular_rays as f64
+                        / (self.trace_ms - self.primary_trace_ms).max(1e-9)
+                        / 1e3,
+                ),
+                (
+                    "gpu/shadow_mrays_per_s".to_string(),
+                    self.shadow_rays as f64 / self.shadow_ms.max(1e-9) / 1e3,
+                ),
+            ]);
+        }
+        // What the adapter is and which optional features the pipeline found.
+        let f = &ctx.info.features;
+        out.extend([
+            (
+                "gpu/feature/subgroups".to_string(),
+                f.subgroups as u32 as f64,
+            ),
+            ("gpu/feature/int64".to_string(), f.int64 as u32 as f64),
+            (
+                "gpu/feature/int64_atomic_min_max".to_string(),
+                f.int64_atomic_min_max as u32 as f64,
+            ),
+            (
+                "gpu/feature/timestamps".to_string(),
+                f.timestamps as u32 as f64,
+            ),
+            (
+                "gpu/subgroup_size".to_string(),
+                ctx.info.subgroup_max_size as f64,
+            ),
+            (
+                "gpu/max_storage_binding_mib".to_string(),
+                (ctx.info.max_storage_buffer_binding_size >> 20) as f64,
+            ),
+        ]);
+        out
+    }
+}
+
+/// Timestamp queries around each dispatch, resolved once per submission.
+pub(super) struct Timer {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    capacity: u32,
+    used: Vec<(&'static str, u32)>,
+}
+
+impl Timer {
+    pub(super) fn new(ctx: &GpuContext, capacity: u32) -> Option<Timer> {
+        if !ctx.info.features.timestamps {
+            return None;
+        }
+        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("whitted timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: capacity * 2,
+        });
+        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("whitted timestamps"),
+            size: capacity as u64 * 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        Some(Timer {
+            set,
+            resolve,
+            capacity,
+            used: Vec::new(),
+        })
+    }
+}
+
+/// The device and what every stage uses on it.
+pub struct GpuCore {
+    pub ctx: Arc<GpuContext>,
+    /// The scans and the compaction that place rays, and the sorts.
+    pub prims: Primitives,
+    /// Buffers kept by role ([`GpuCore::scratch`]), and the identity indices.
+    scratch: Mutex<HashMap<&'static str, wgpu::Buffer>>,
+}
+
+impl GpuCore {
+    pub fn new(ctx: Arc<GpuContext>, prims: Primitives) -> GpuCore {
+        GpuCore {
+            ctx,
+            prims,
+            scratch: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Traces the `n` rays of `rays` into `hits` with `kernels.trace` (`params.ray_count` = n),
+    /// and with VD patches runs the bottom level over the records and merges its hits.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn trace_rays(
+        &self,
+        kernels: &TraversalKernels,
+        buffers: &SceneBuffers,
+        mut params: FrameParams,
+        rays: &wgpu::Buffer,
+        hits: &wgpu::Buffer,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        stage: &'static str,
+    ) -> Result<(), GpuError> {
+        let ctx = &self.ctx;
+        let n = params.ray_count as u64;
+        loop {
+            params.vd_record_capacity = vd.as_ref().map_or(0, |v| v.capacity());
+            let params_buffer = uniform_buffer(ctx, "params", &params);
+            let mut own: Vec<(&str, &wgpu::Buffer)> = vec![("rays", rays), ("hits", hits)];
+            if let Some(v) = vd.as_ref() {
+                own.extend(v.record_bindings());
+            }
+            let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            if let Some(v) = vd.as_ref() {
+                v.clear(&mut encoder);
+            }
+            self.dispatch_timed(&mut encoder, &kernels.trace, &bind, n, timer, stage);
+            ctx.queue.submit([encoder.finish()]);
+            let Some(v) = vd.as_mut() else {
+                return Ok(());
+            };
+            let Some(count) = v.take_count(ctx)? else {
+                continue;
+            };
+            let merge = &v.kernels().merge;
+            v.run_batch(ctx, &self.prims, count, n as u32, |encoder, out, v| {
+                let bind = self.bind_with_scene(
+                    merge,
+                    buffers,
+                    &params_buffer,
+                    &[
+                        ("hits", hits),
+                        ("vd_rays", v.rays()),
+                        ("vd_record_rays", v.record_rays()),
+                        ("vd_hits", &out.hits),
+                        ("vd_record_hits", &out.record_hits),
+                    ],
+                )?;
+                merge.dispatch(encoder, &bind, merge.grid_for(ctx, n));
+                Ok(())
+            })?;
+            return Ok(());
+        }
+    }
+
+    pub fn context(&self) -> &Arc<GpuContext> {
+        &self.ctx
+    }
+
+    /// A storage buffer of at least `size` bytes for `role`, kept from its last use: its
+    /// contents are whatever that use left. Only for buffers that one stage uses at a time (the
+    /// level loop waits for the GPU before the next level takes them again) and whose every
+    /// element a kernel reads is written first in the same use. A larger request replaces the
+    /// buffer (by at least a quarter, so that growing frames do not reallocate every time).
+    pub(super) fn scratch(&self, role: &'static str, size: u64) -> Result<wgpu::Buffer, GpuError> {
+        self.ctx.check_binding_size(role, size)?;
+        // Only poisoned if a thread panicked while holding it; the block below cannot.
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(role).filter(|b| b.size() >= size) {
+            return Ok(b.clone());
+        }
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let grown = cache.get(role).map_or(0, |b| b.size() + b.size() / 4);
+        let buffer = storage_buffer_sized(&self.ctx, role, size.max(grown.min(limit)))?;
+        cache.insert(role, buffer.clone());
+        Ok(buffer)
+    }
+
+    /// The indices `0..n` (at least) in a storage buffer, kept between uses.
+    pub(super) fn iota(&self, n: u64) -> Result<wgpu::Buffer, GpuError> {
+        const ROLE: &str = "identity indices";
+        let mut cache = self.scratch.lock().unwrap();
+        if let Some(b) = cache.get(ROLE).filter(|b| b.size() >= n * 4) {
+            return Ok(b.clone());
+        }
+        let n = u32::try_from(n).map_err(|_| GpuError::BufferTooLarge {
+            what: ROLE.to_string(),
+            size: n * 4,
+            limit: u32::MAX as u64,
+        })?;
+        let indices: Vec<u32> = (0..n.max(1)).collect();
+        let buffer = storage_buffer(&self.ctx, ROLE, &indices)?;
+        cache.insert(ROLE, buffer.clone());
+        Ok(buffer)
+    }
+
+    pub(super) fn bind_with_scene(
+        &self,
+        kernel: &Kernel,
+        scene: &SceneBuffers,
+        params: &wgpu::Buffer,
+        own: &[(&str, &wgpu::Buffer)],
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let mut resources: Vec<(&str, &wgpu::Buffer)> = scene.all().to_vec();
+        resources.push(("params", params));
+        resources.extend_from_slice(own);
+        kernel.bind(&self.ctx, &resources)
+    }
+
+    /// Records `kernel` over `n` invocations, with timestamps around it when available.
+    pub(super) fn dispatch_timed(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        kernel: &Kernel,
+        bind: &wgpu::BindGroup,
+        n: u64,
+        timer: &mut Option<Timer>,
+        stage: &'static str,
+    ) {
+        let grid = kernel.grid_for(&self.ctx, n);
+        let slot = match timer {
+            Some(t) if (t.used.len() as u32) < t.capacity => {
+                let slot = t.used.len() as u32;
+                t.used.push((stage, slot));
+                Some((t, slot))
+            }
+            _ => None,
+        };
+        let timestamp_writes = slot
+            .as_ref()
+            .map(|(t, s)| wgpu::ComputePassTimestampWrites {
+                query_set: &t.set,
+                beginning_of_pass_write_index: Some(s * 2),
+                end_of_pass_write_index: Some(s * 2 + 1),
+            });
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(&kernel.name),
+            timestamp_writes,
+        });
+        pass.set_pipeline(&kernel.pipeline);
+        pass.set_bind_group(0, bind, &[]);
+        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+    }
+
+    /// Resolves the timer's queries into `stats` and resets it.
+    pub(super) fn collect_times(
+        &self,
+        timer: &mut Option<Timer>,
+        stats: &mut StageStats,
+    ) -> Result<(), GpuError> {
+        let Some(t) = timer else { return Ok(()) };
+        if t.used.is_empty() {
+            return Ok(());
+        }
+        let count = t.used.len() as u32 * 2;
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        encoder.resolve_query_set(&t.set, 0..count, &t.resolve, 0);
+        self.ctx.queue.submit([encoder.finish()]);
+        let ticks: Vec<u64> = read_buffer(&self.ctx, &t.resolve, count as usize)?;
+        let period = self.ctx.info.timestamp_period_ns as f64;
+        for &(stage, slot) in &t.used {
+            let (a, b) = (ticks[slot as usize * 2], ticks[slot as usize * 2 + 1]);
+            let ms = b.saturating_sub(a) as f64 * period * 1e-6;
+            match stage {
+                "primary" => stats.primary_ms += ms,
+                "trace" => stats.trace_ms += ms,
+                "primary trace" => {
+                    stats.trace_ms += ms;
+                    stats.primary_trace_ms += ms;
+                }
+                "shade" => stats.shade_ms += ms,
+                "spawn" => stats.spawn_ms += ms,
+                "accumulate" => stats.accumulate_ms += ms,
+                // The shadow rays and the sums of their slots into the nodes.
+                _ => stats.shadow_ms += ms,
+            }
+        }
+        t.used.clear();
+        Ok(())
+    }
+
+    /// The frame's VD state on the GPU, for a scene with VD patches.
+    pub(super) fn vd_frame<'k>(
+        &self,
+        kernels: &'k Option<Arc<VdKernels>>,
+        prepared: &Prepared,
+        rays: u64,
+    ) -> Result<Option<VdFrameGpu<'k>>, GpuError> {
+        kernels
+            .as_deref()
+            .map(|k| VdFrameGpu::new(&self.ctx, k, prepared, rays))
+            .transpose()
+    }
+
+    /// The most camera-ray slots of one pass on this adapter: a level's child candidates
+    /// (two rays of [`GpuRay`] per ray) must fit one storage binding; `caller` can lower it.
+    pub fn max_pass_rays(&self, caller: Option<u64>) -> u64 {
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let per_ray = 2 * std::mem::size_of::<GpuRay>() as u64;
+        (limit / per_ray).min(caller.unwrap_or(u64::MAX)).max(1)
+    }
+}
