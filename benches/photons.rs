@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use caustica::accel::VdFrame;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::render::photons::PhotonPass;

@@ -14,7 +14,7 @@ use std::time::Instant;
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::cpu::Tracer;
 use caustica::gpu::context::GpuContext;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Backend, RenderOptions};
 use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span};

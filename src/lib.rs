@@ -64,9 +64,9 @@ pub use gpu::context::gpu_required;
 ///   A software adapter (lavapipe) is slower than the CPU backend, so `auto` takes it only under
 ///   `CAUSTICA_REQUIRE_GPU=1`, which also makes a missing adapter an error.
 pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
-    let open_gpu = || -> Result<gpu::whitted::GpuBackend, Error> {
+    let open_gpu = || -> Result<gpu::GpuBackend, Error> {
         // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
-        gpu::whitted::GpuBackend::open(true)
+        gpu::GpuBackend::open(true)
             .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
     };
     match device {

@@ -198,7 +198,7 @@ frames 5..6 fps 10
 /// freshly opened device renders alone, Whitted and photon-mapped, with AOVs.
 #[test]
 fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for_bit() {
-    use caustica::gpu::whitted::GpuBackend;
+    use caustica::gpu::GpuBackend;
     use caustica::render::Backend;
     let Some(ctx) = caustica::gpu::test_context() else {
         return;

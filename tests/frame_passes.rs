@@ -9,7 +9,7 @@ use glam::Vec3;
 
 use caustica::cpu::render_whitted;
 use caustica::gpu::test_context;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Frame, RenderOptions};
 use caustica::scene::{Aov, Integrator, Scene};

@@ -15,7 +15,7 @@ use caustica::accel::{PrepareOptions, Prepared};
 use caustica::cpu::{render_whitted, Tracer};
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::test_context;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Backend, Frame, RenderOptions};
 use caustica::scene::{Aov, FresnelMode, MaterialKind, Scene};

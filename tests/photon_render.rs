@@ -75,7 +75,7 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
     let Some(ctx) = caustica::gpu::test_context() else {
         return;
     };
-    let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (mut scene, direct) = furnace_sphere();
     scene.output.layers = vec![Aov::Seeds];
     let prepared = caustica::prepare(&scene).unwrap();
@@ -126,7 +126,7 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
     let Some(ctx) = caustica::gpu::test_context() else {
         return;
     };
-    let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell();
     let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();
@@ -194,7 +194,7 @@ fn gpu_and_cpu_agree_on_conductor_and_exact_and_schlick_glass_photon_mapped() {
     let Some(ctx) = caustica::gpu::test_context() else {
         return;
     };
-    let gpu = caustica::gpu::whitted::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (scene, prepared) = small_cornell_scene("cornell_metals.csc");
     let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
     let frame = gpu.render(&scene, &prepared, &Default::default()).unwrap();

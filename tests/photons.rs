@@ -7,7 +7,7 @@ use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::Prepared;
 use caustica::cpu::photons::{trace_photons, PhotonMap};
 use caustica::gpu::test_context;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::render::photons::{PhotonPass, PHOTON_BOUNCES_MASK, PHOTON_SPECULAR_PATH};
 use caustica::scene::{shapes, Camera, Film, FresnelMode, LightKind, MaterialKind, Scene};
 use glam::{Affine3A, Vec3};

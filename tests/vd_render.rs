@@ -17,7 +17,7 @@ use glam::{Vec2, Vec3};
 use caustica::accel::Prepared;
 use caustica::cpu::{render_whitted, Tracer};
 use caustica::gpu::test_context;
-use caustica::gpu::whitted::GpuBackend;
+use caustica::gpu::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Backend, CameraModel, Frame, RenderOptions};
 use caustica::scene::{Scene, VdMap};

@@ -1,6 +1,7 @@
 //! The GPU backend: the wgpu context, buffers, kernels with named bindings, the data-parallel
 //! primitives and the stages of the pipeline, one file per stage.
 
+pub mod backend;
 pub mod context;
 pub mod core;
 pub mod gather;
@@ -19,5 +20,6 @@ pub mod vd_batch;
 pub mod vd_pipeline;
 pub mod whitted;
 
+pub use backend::GpuBackend;
 pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};
 pub use kernel::Kernel;

@@ -435,6 +435,7 @@ impl GpuCore {
 
     /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
     /// after the camera rays have chosen the VD levels. Returns the maps and their statistics.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_frame_maps(
         &self,
         kernels: &PhotonKernels,
