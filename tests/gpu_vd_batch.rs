@@ -8,7 +8,7 @@ mod support;
 
 use support::{vd_map, LcgRng as Rng};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use caustica::accel::aabb::SlabRay;
@@ -45,10 +45,7 @@ fn patch(corners: [Vec3; 4], uvs: [Vec2; 4], map: usize, maps: &[VdMap]) -> Patc
 }
 
 fn teapot_asset(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/assets/displacement/bezier_teaset_vdm")
-        .join(name);
-    path.exists().then_some(path)
+    support::shared_asset(&format!("displacement/bezier_teaset_vdm/{name}"))
 }
 
 /// Several layers of tilted, warped unit quads with the procedural maps, and the teapot's 32

@@ -1,26 +1,15 @@
 //! Images in: VD maps and textures load with the right size and values; the generated maps behave as documented.
 
+mod support;
+
+use support::shared_asset;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use caustica::io::{load_texture, load_vd_image, vdgen, AssetCache};
 use caustica::scene::{AssetLoader, Span, VdMap, VdSpace};
 use glam::{Vec2, Vec3};
-
-fn shared_asset(relative: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/assets")
-        .join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!(
-            "skipping: {} is absent (shared assets not checked out)",
-            path.display()
-        );
-        None
-    }
-}
 
 fn tangent_map(image: caustica::scene::VdImage) -> VdMap {
     VdMap {

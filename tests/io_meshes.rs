@@ -1,5 +1,9 @@
 //! Meshes in: OBJ and PLY files (written here or taken from `shared/assets`) load into the right `MeshData`.
 
+mod support;
+
+use support::shared_asset;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -8,20 +12,6 @@ use caustica::scene::AssetLoader;
 use glam::{Vec2, Vec3};
 
 /// `shared/assets` beside the repository, or `None` (with a note) where it is absent.
-fn shared_asset(relative: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/assets")
-        .join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!(
-            "skipping: {} is absent (shared assets not checked out)",
-            path.display()
-        );
-        None
-    }
-}
 
 fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);

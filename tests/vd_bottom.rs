@@ -5,7 +5,7 @@ mod support;
 
 use support::{vd_map, LcgRng as Rng};
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use caustica::accel::primitives::intersect_triangle;
 use caustica::accel::vd_bottom::{
@@ -219,15 +219,7 @@ fn memory_is_twenty_bytes_a_node_plus_the_grid() {
 // ---------------------------------------------------------------------------------------------
 
 fn teapot_asset(name: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/assets/displacement/bezier_teaset_vdm")
-        .join(name);
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipping: {} is absent", path.display());
-        None
-    }
+    support::shared_asset(&format!("displacement/bezier_teaset_vdm/{name}"))
 }
 
 struct Patch {

@@ -12,6 +12,34 @@ use caustica::scene::{
 };
 use glam::{Affine3A, Vec2, Vec3};
 
+/// Whether the environment demands the shared assets (`CAUSTICA_REQUIRE_ASSETS=1`, as CI sets
+/// it): then a missing asset fails the test instead of skipping it.
+pub fn assets_required() -> bool {
+    std::env::var("CAUSTICA_REQUIRE_ASSETS")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
+/// `../shared/assets/<relative>` beside the repository when it exists. Otherwise a test failure
+/// under `CAUSTICA_REQUIRE_ASSETS=1`, or `None` after printing why the test skips.
+pub fn shared_asset(relative: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/assets")
+        .join(relative);
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        !assets_required(),
+        "CAUSTICA_REQUIRE_ASSETS is set but {} is absent",
+        path.display()
+    );
+    eprintln!(
+        "skipping: {} is absent (shared assets not checked out; set CAUSTICA_REQUIRE_ASSETS=1 to make this a failure)",
+        path.display()
+    );
+    None
+}
+
 /// A small deterministic generator (64-bit LCG, top 24 bits), so failures repeat.
 pub struct LcgRng(pub u64);
 
