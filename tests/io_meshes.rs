@@ -11,8 +11,6 @@ use caustica::io::{load_mesh, AssetCache};
 use caustica::scene::AssetLoader;
 use glam::{Vec2, Vec3};
 
-/// `shared/assets` beside the repository, or `None` (with a note) where it is absent.
-
 fn write_file(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, bytes).unwrap();
