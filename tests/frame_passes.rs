@@ -2,6 +2,8 @@
 //! binding renders on the GPU in passes and matches the CPU twin; a frame cut into passes is the
 //! same image as the frame in one pass, on both backends, for Whitted and photon mapping.
 
+mod support;
+
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -14,6 +16,7 @@ use caustica::io::AssetCache;
 use caustica::render::{Frame, RenderOptions};
 use caustica::scene::{Aov, Integrator, Scene};
 use caustica::Overrides;
+use support::assert_photon_layers_sum_to_the_colour;
 
 fn scene(name: &str, overrides: Overrides) -> (Scene, caustica::accel::Prepared) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -167,23 +170,7 @@ fn a_photon_mapped_frame_in_passes_traces_its_maps_once_and_matches_the_cpu_in_t
     // The photon maps are traced once for the frame, whatever the passes and layers.
     assert_eq!(stat(&cpu, "photons/global_emitted"), 50_000.0);
     assert_eq!(stat(&cpu, "photons/caustic_emitted"), 50_000.0);
-    let parts_sum_to_the_colour = |f: &Frame| {
-        let (d, i, c) = (
-            layer(f, "direct"),
-            layer(f, "indirect"),
-            layer(f, "caustic"),
-        );
-        for k in 0..f.color.len() {
-            let sum = d[k] + i[k] + c[k];
-            assert!(
-                (sum - f.color[k]).abs().max_element() <= 1e-4 * (1.0 + f.color[k].max_element()),
-                "{}: pixel {k}: {sum} against {}",
-                f.metadata.device,
-                f.color[k]
-            );
-        }
-    };
-    parts_sum_to_the_colour(&cpu);
+    assert_photon_layers_sum_to_the_colour(&cpu);
     let Some(ctx) = test_context() else {
         return;
     };
@@ -192,7 +179,7 @@ fn a_photon_mapped_frame_in_passes_traces_its_maps_once_and_matches_the_cpu_in_t
     assert_eq!(stat(&frame, "frame/passes"), 2.0);
     assert_eq!(stat(&frame, "photons/global_emitted"), 50_000.0);
     assert_eq!(stat(&frame, "photons/caustic_emitted"), 50_000.0);
-    parts_sum_to_the_colour(&frame);
+    assert_photon_layers_sum_to_the_colour(&frame);
     // The bound of photon_render.rs's single-pass agreement test: the GPU traces the same
     // photons, picks the same seeds per pass and gathers along the same rays as the CPU.
     let c = caustica::render::compare::compare(&frame.color, &cpu.color, 48, &[]).unwrap();

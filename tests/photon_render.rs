@@ -9,12 +9,7 @@ use caustica::render::Frame;
 use caustica::scene::{Aov, Integrator, Scene};
 use glam::Vec3;
 
-fn layer_rgb(frame: &Frame, name: &str) -> Vec<Vec3> {
-    let l = frame.aov(name).unwrap_or_else(|| panic!("no layer {name}"));
-    (0..l.pixels.len() / 3)
-        .map(|i| Vec3::new(l.get(i, 0), l.get(i, 1), l.get(i, 2)))
-        .collect()
-}
+use support::{assert_photon_layers_sum_to_the_colour, layer_rgb};
 
 /// The analytic sphere (albedo ρ, point light Φ at the centre) with photon mapping.
 fn furnace_sphere() -> (Scene, Vec3) {
@@ -161,20 +156,7 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
     // On both backends the layers are the colour's parts, and the GPU's parts agree with the
     // CPU's on average.
     for f in [&frame, &cpu] {
-        let (d, i, c) = (
-            layer_rgb(f, "direct"),
-            layer_rgb(f, "indirect"),
-            layer_rgb(f, "caustic"),
-        );
-        for k in 0..f.color.len() {
-            let sum = d[k] + i[k] + c[k];
-            assert!(
-                (sum - f.color[k]).abs().max_element() <= 1e-4 * (1.0 + f.color[k].max_element()),
-                "{}: pixel {k}: {sum} against {}",
-                f.metadata.device,
-                f.color[k]
-            );
-        }
+        assert_photon_layers_sum_to_the_colour(f);
     }
     for name in ["direct", "indirect", "caustic"] {
         let mean = |f: &Frame| layer_rgb(f, name).iter().copied().sum::<Vec3>() / 2304.0;

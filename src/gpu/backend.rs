@@ -17,7 +17,7 @@ use super::kernel::{read_buffer, storage_buffer_sized, Checks, Kernel};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::prims::Primitives;
-use super::upload::{frame_params, upload_scene, GpuFirstHit, SceneBuffers};
+use super::upload::{frame_params, upload_scene, FrameParams, GpuFirstHit, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
@@ -165,34 +165,22 @@ impl GpuBackend {
         pass: PhotonPass,
         count: u32,
     ) -> Result<(Vec<PhotonRecord>, PhotonPassStats), GpuError> {
-        let buffers = upload_scene(&self.ctx, scene, prepared)?;
-        let params = frame_params(scene, prepared);
-        let traversal = self.traversal_kernels(prepared)?;
-        let vd_kernels = self.vd_kernels(prepared)?;
-        let plan = FramePlan::new(scene, self.max_pass_rays(None));
-        let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
-        let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
-        self.choose_vd_levels(
-            &self.whitted,
-            &traversal,
-            &buffers,
-            params,
-            &plan.passes,
-            &mut vd,
-        )?;
-        let map = self.trace_photon_pass(
-            self.photon_kernels()?.as_ref(),
-            scene,
-            prepared,
-            &buffers,
-            &traversal,
-            &mut vd,
-            &mut None,
-            pass,
-            count,
-        )?;
-        let records: Vec<PhotonRecord> = read_buffer(&self.ctx, &map.records, map.count as usize)?;
-        Ok((records, map.stats))
+        self.with_chosen_vd_levels(scene, prepared, |buffers, _, traversal, vd| {
+            let map = self.trace_photon_pass(
+                self.photon_kernels()?.as_ref(),
+                scene,
+                prepared,
+                buffers,
+                traversal,
+                vd,
+                &mut None,
+                pass,
+                count,
+            )?;
+            let records: Vec<PhotonRecord> =
+                read_buffer(&self.ctx, &map.records, map.count as usize)?;
+            Ok((records, map.stats))
+        })
     }
 
     /// (instance, prim) of the closest hit of the camera ray through each pixel centre and the
@@ -203,6 +191,25 @@ impl GpuBackend {
         scene: &Scene,
         prepared: &Prepared,
     ) -> Result<Vec<[f32; 2]>, GpuError> {
+        self.with_chosen_vd_levels(scene, prepared, |buffers, params, kernels, vd| {
+            self.centre_hit_ids(&self.whitted, kernels, buffers, params, vd)
+        })
+    }
+
+    /// Runs `f` with the scene on the device, its frame parameters, its traversal kernels and
+    /// its VD state, the levels chosen by every camera sample of the frame: where a query made
+    /// outside a frame (the photons alone, the hit ids) starts.
+    fn with_chosen_vd_levels<T>(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        f: impl FnOnce(
+            &SceneBuffers,
+            FrameParams,
+            &TraversalKernels,
+            &mut Option<VdFrameGpu>,
+        ) -> Result<T, GpuError>,
+    ) -> Result<T, GpuError> {
         let buffers = upload_scene(&self.ctx, scene, prepared)?;
         let params = frame_params(scene, prepared);
         let kernels = self.traversal_kernels(prepared)?;
@@ -218,7 +225,7 @@ impl GpuBackend {
             &plan.passes,
             &mut vd,
         )?;
-        self.centre_hit_ids(&self.whitted, &kernels, &buffers, params, &mut vd)
+        f(&buffers, params, &kernels, &mut vd)
     }
 
     /// Renders the frame: the plan's passes, each accumulated into the film, then the colour

@@ -40,6 +40,33 @@ pub fn shared_asset(relative: &str) -> Option<PathBuf> {
     None
 }
 
+/// The RGB pixels of a frame's layer `name`.
+pub fn layer_rgb(frame: &caustica::render::Frame, name: &str) -> Vec<Vec3> {
+    let l = frame.aov(name).unwrap_or_else(|| panic!("no layer {name}"));
+    (0..l.pixels.len() / 3)
+        .map(|i| Vec3::new(l.get(i, 0), l.get(i, 1), l.get(i, 2)))
+        .collect()
+}
+
+/// A photon-mapped frame's `direct`, `indirect` and `caustic` layers sum to its colour in every
+/// pixel (to f32 rounding).
+pub fn assert_photon_layers_sum_to_the_colour(f: &caustica::render::Frame) {
+    let (d, i, c) = (
+        layer_rgb(f, "direct"),
+        layer_rgb(f, "indirect"),
+        layer_rgb(f, "caustic"),
+    );
+    for k in 0..f.color.len() {
+        let sum = d[k] + i[k] + c[k];
+        assert!(
+            (sum - f.color[k]).abs().max_element() <= 1e-4 * (1.0 + f.color[k].max_element()),
+            "{}: pixel {k}: {sum} against {}",
+            f.metadata.device,
+            f.color[k]
+        );
+    }
+}
+
 /// A small deterministic generator (64-bit LCG, top 24 bits), so failures repeat.
 pub struct LcgRng(pub u64);
 
