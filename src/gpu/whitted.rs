@@ -1,11 +1,14 @@
 //! The Whitted ray tracer on the GPU as a wavefront that builds shade trees and evaluates them
-//! bottom-up (paper 003 sections 5.1.2-5.1.3); the GPU twin of `cpu::whitted`.
+//! bottom-up (paper 003 sections 5.1.2-5.1.3); the GPU twin of `cpu::whitted`. These are
+//! stages of `GpuCore` with their own kernels ([`WhittedKernels`]); `gpu::backend` runs them
+//! once per pass of a frame (`render::plan`).
 //!
 //! Ray `i` of bounce `L` is node `i` of level `L` of the shade trees (`GpuShadeNode`, 32 bytes:
 //! the hit state in 2 bits with the index of the first child in the next level, the node's own
 //! light, a weight and the Fresnel coefficient). Stages per frame (one WGSL kernel each, under
 //! `shaders/whitted/`):
-//! 1. `primary`: one ray per (pixel, sample), threads mapped to pixels in 8×8 Morton tiles;
+//! 1. `primary`: one ray per (pixel, sample) of the pass, threads mapped to pixels in 8×8
+//!    Morton tiles;
 //! 2. `trace`: the fused two-level QBVH traversal with the compact stack (closest hit);
 //! 3. per chunk of the level (the chunks bound the shadow slots to one storage binding):
 //!    `shade` writes each ray's node, its shadow rays into its own `shadows_per_hit` slots and
@@ -20,7 +23,8 @@
 //! then 2–4 again for each specular bounce up to `film.max_depth`, and at last:
 //! 5. `accumulate`, level by level from the deepest: a node's colour is its own light plus its
 //!    children's colours times their weights (`fresnel`, `(1 - fresnel) · tint`, reflectance);
-//! 6. `resolve`: one invocation per pixel averages its `spp` camera nodes.
+//! 6. `resolve`: one invocation per pixel of the pass adds its pass samples' camera nodes over
+//!    the frame's `spp` into the film.
 //!
 //! Every sum has one writer and a fixed order (a shadow ray owns its slot, a node sums its slots
 //! and its children in index order, a pixel its samples), so the image is the same bit for bit
