@@ -165,17 +165,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         height,
         color,
         aovs,
-        metadata: FrameMetadata {
-            frame: scene.frame,
-            time: scene.time,
-            render_seconds: seconds,
-            spp: scene.film.spp.max(1),
-            camera_position: scene.camera.position,
-            camera_look_at: scene.camera.look_at,
-            camera_up: scene.camera.up,
-            camera_fov_deg: scene.camera.fov_deg,
-            device: "cpu".to_string(),
-            stats: vec![
+        metadata: FrameMetadata::of(
+            scene,
+            "cpu".to_string(),
+            seconds,
+            vec![
                 ("rays/primary".to_string(), c.primary.get() as f64),
                 ("rays/shadow".to_string(), c.shadow.get() as f64),
                 ("rays/specular".to_string(), c.specular.get() as f64),
@@ -189,7 +183,6 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             .chain(vd_stats)
             .chain(merge_counters(photon_stats))
             .collect(),
-            ..Default::default()
-        },
+        ),
     }
 }

@@ -355,19 +355,12 @@ impl GpuBackend {
             height,
             color,
             aovs,
-            metadata: FrameMetadata {
-                frame: scene.frame,
-                time: scene.time,
-                render_seconds: seconds,
-                spp,
-                camera_position: scene.camera.position,
-                camera_look_at: scene.camera.look_at,
-                camera_up: scene.camera.up,
-                camera_fov_deg: scene.camera.fov_deg,
-                device: format!("{} ({})", ctx.info.name, ctx.info.backend),
-                stats: frame_stats,
-                ..Default::default()
-            },
+            metadata: FrameMetadata::of(
+                scene,
+                format!("{} ({})", ctx.info.name, ctx.info.backend),
+                seconds,
+                frame_stats,
+            ),
         })
     }
 

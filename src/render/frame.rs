@@ -64,6 +64,31 @@ pub struct FrameMetadata {
     pub stats: Vec<(String, f64)>,
 }
 
+impl FrameMetadata {
+    /// The metadata of `scene`'s frame rendered on `device` in `render_seconds`, with its
+    /// counters (the film's spp; the hierarchy's build time is filled in by the caller).
+    pub fn of(
+        scene: &crate::scene::Scene,
+        device: String,
+        render_seconds: f64,
+        stats: Vec<(String, f64)>,
+    ) -> FrameMetadata {
+        FrameMetadata {
+            frame: scene.frame,
+            time: scene.time,
+            render_seconds,
+            spp: scene.film.spp.max(1),
+            camera_position: scene.camera.position,
+            camera_look_at: scene.camera.look_at,
+            camera_up: scene.camera.up,
+            camera_fov_deg: scene.camera.fov_deg,
+            device,
+            stats,
+            ..Default::default()
+        }
+    }
+}
+
 /// A rendered frame. `color` is linear RGB with rows from the top.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
