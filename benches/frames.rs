@@ -19,14 +19,7 @@ use std::time::Instant;
 use caustica::render::{Frame, RenderOptions};
 use caustica::scene::Integrator;
 use caustica::{Device, Overrides};
-use support::median;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+use support::{arg, median};
 
 fn stat(frame: &Frame, name: &str) -> f64 {
     frame

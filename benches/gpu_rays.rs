@@ -5,6 +5,10 @@
 //!
 //! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--vd-code-ab]`
 
+mod support;
+
+use support::arg;
+
 use std::path::PathBuf;
 
 use caustica::accel::{PrepareOptions, Prepared};
@@ -13,13 +17,6 @@ use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::Overrides;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -18,14 +18,7 @@ use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::render::photons::PhotonPass;
 use caustica::Overrides;
-use support::median;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
+use support::{arg, median};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

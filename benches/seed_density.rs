@@ -7,6 +7,10 @@
 //!
 //! `cargo bench --bench seed_density -- [--measurements counts,indirect,reference,starved] [--film-seeds 4]`
 
+mod support;
+
+use support::arg;
+
 #[path = "../tests/support/seed_density.rs"]
 mod seed_density_support;
 
@@ -21,13 +25,6 @@ use seed_density_support::{
 };
 
 const MEASUREMENTS: [&str; 4] = ["counts", "indirect", "reference", "starved"];
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .cloned()
-}
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -7,6 +7,14 @@ use caustica::gpu::kernel::{read_buffer, storage_buffer_sized};
 use caustica::gpu::knn::KnnDispatch;
 use caustica::gpu::{GpuContext, GpuError};
 
+/// The value after `name` on the command line (`--runs 5`), if any.
+pub fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+}
+
 /// The median of `v` (the upper one of an even count); NaN when empty.
 pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

@@ -390,17 +390,7 @@ pub fn trace_frame_trees(
 ) -> (FrameTrees, Vec<(String, f64)>) {
     let mut trees = FrameTrees::default();
     let mut stats = Vec::new();
-    for (pass, wanted) in [
-        (PhotonPass::Global, plan.global_map),
-        (PhotonPass::Caustic, plan.caustic_map),
-    ] {
-        if !wanted {
-            continue;
-        }
-        let count = match pass {
-            PhotonPass::Global => scene.photons.global,
-            PhotonPass::Caustic => scene.photons.caustic,
-        };
+    for (pass, count) in plan.photon_passes(scene) {
         let map = trace_photons(scene, prepared, vd, pass, count);
         push_pass_stats(&mut stats, pass.name(), &map.stats);
         let tree = PhotonTree::build(map);

@@ -449,17 +449,7 @@ impl GpuCore {
         let ctx = &self.ctx;
         let mut maps = FrameMaps::default();
         let mut stats = Vec::new();
-        for (pass, wanted) in [
-            (PhotonPass::Global, plan.global_map),
-            (PhotonPass::Caustic, plan.caustic_map),
-        ] {
-            if !wanted {
-                continue;
-            }
-            let count = match pass {
-                PhotonPass::Global => scene.photons.global,
-                PhotonPass::Caustic => scene.photons.caustic,
-            };
+        for (pass, count) in plan.photon_passes(scene) {
             let map = self.trace_photon_pass(
                 kernels, scene, prepared, buffers, traversal, vd, &mut None, pass, count,
             )?;

@@ -13,6 +13,7 @@
 //! again when a deeper level of the shade trees outgrows a binding: "report the size, split,
 //! retry"), the CPU twin takes the cut it is given (`RenderOptions::max_pass_rays`).
 
+use crate::render::photons::PhotonPass;
 use crate::scene::{Aov, Integrator, Scene};
 
 /// Side of the square tiles that camera rays are grouped in.
@@ -165,6 +166,20 @@ impl FramePlan {
             global_map: photon_map || layers.contains(&Aov::PhotonsGlobal),
             caustic_map: photon_map || layers.contains(&Aov::PhotonsCaustic),
         }
+    }
+}
+
+impl FramePlan {
+    /// The photon maps the frame traces, with their photon counts from `scene`.
+    pub fn photon_passes(&self, scene: &Scene) -> Vec<(PhotonPass, u32)> {
+        let mut passes = Vec::new();
+        if self.global_map {
+            passes.push((PhotonPass::Global, scene.photons.global));
+        }
+        if self.caustic_map {
+            passes.push((PhotonPass::Caustic, scene.photons.caustic));
+        }
+        passes
     }
 }
 
