@@ -142,6 +142,7 @@ fn main() {
             "kdtree/global_build_ms",
             "kdtree/caustic_build_ms",
             "gather/seeding_ms",
+            "gather/precompute_ms",
             "gather/final_gather_ms",
             "gather/interpolate_ms",
         ]

@@ -7,6 +7,7 @@ use std::mem::{offset_of, size_of};
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::gather::{GatherParams, GatherPath};
+use caustica::gpu::irradiance_photons::PhotonLookupParams;
 use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
 use caustica::gpu::upload::{
     FrameParams, GpuBenchRay, GpuFirstHit, GpuHit, GpuLight, GpuMaterial, GpuRay, GpuShadeNode,
@@ -346,6 +347,15 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 weight,
                 radiance,
                 first_t
+            }),
+        ),
+        (
+            "PhotonLookupParams",
+            rust_layout!(PhotonLookupParams {
+                count,
+                stride,
+                photon_count,
+                max_dist2
             }),
         ),
         (

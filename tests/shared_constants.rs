@@ -5,7 +5,7 @@
 use caustica::accel::photon_estimate::EstimateFilter;
 use caustica::gpu::shader::{assemble, validate};
 use caustica::gpu::upload;
-use caustica::render::{gather, photons};
+use caustica::render::{gather, irradiance_photons, photons};
 
 /// The literal a WGSL `const` holds in `file` (assembled without defines).
 fn wgsl_const(file: &str, name: &str) -> naga::Literal {
@@ -71,6 +71,11 @@ fn photon_codes_flags_and_stream_tags_match_their_rust_twins() {
     assert_u32(file, "PHOTON_BOUNCES_MASK", photons::PHOTON_BOUNCES_MASK);
     assert_u32(file, "PHOTON_SPECULAR_PATH", photons::PHOTON_SPECULAR_PATH);
     assert_u32(
+        "shared/photon_types.wgsl",
+        "PHOTON_NORMAL_SHIFT",
+        caustica::accel::photon_estimate::PHOTON_NORMAL_SHIFT,
+    );
+    assert_u32(
         "seeding/select.wgsl",
         "SEED_STREAM_TAG",
         caustica::cpu::gather::SEED_STREAM_TAG,
@@ -121,6 +126,16 @@ fn estimate_search_and_seeding_parameters_match_their_rust_twins() {
         "kdtree/build_common.wgsl",
         "KD_VVH_TRAVERSAL_COST",
         caustica::accel::kdtree::KD_VVH_TRAVERSAL_COST,
+    );
+    assert_u32(
+        "gather/photon_lookup.wgsl",
+        "LOOKUP_NEIGHBOURS",
+        irradiance_photons::LOOKUP_NEIGHBOURS,
+    );
+    assert_f32(
+        "gather/photon_lookup.wgsl",
+        "LOOKUP_MIN_COS",
+        irradiance_photons::LOOKUP_MIN_COS,
     );
     assert_u32(
         "seeding/common.wgsl",

@@ -44,7 +44,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let step = interact(photon_params.pass_kind, m, albedo, dir, path.power, sp.shading_normal, sp.geometric_normal, specular_path, bounces, bounces + 1u < photon_params.max_hits, &stream);
     if step.store {
         store_flags[i] = 1u;
-        store_candidates[i] = PhotonRecord(sp.position, octahedral_encode(dir), path.power, path.flags);
+        let normal = coarse_octahedral_encode(face_forward(sp.shading_normal, dir));
+        store_candidates[i] = PhotonRecord(sp.position, octahedral_encode(dir), path.power, path.flags | (normal << PHOTON_NORMAL_SHIFT));
     }
     if step.next {
         bounce_flags[i] = 1u;

@@ -40,3 +40,13 @@ struct GatherPath {
     radiance: vec3<f32>,
     first_t: f32,
 }
+
+// Twin of gpu::irradiance_photons::PhotonLookupParams: the precomputed irradiance's kernels.
+// count: invocations; stride: every stride-th global photon is an irradiance photon;
+// photon_count: the irradiance photons; max_dist2: the squared radius a lookup searches.
+struct PhotonLookupParams {
+    count: u32,
+    stride: u32,
+    photon_count: u32,
+    max_dist2: f32,
+}

@@ -86,3 +86,20 @@ fn octahedral_decode_l1(code: u32) -> vec3<f32> {
 fn octahedral_decode(code: u32) -> vec3<f32> {
     return normalize(octahedral_decode_l1(code));
 }
+
+// photon_estimate::PHOTON_NORMAL_SHIFT: a stored photon's flags hold its surface normal's
+// coarse_octahedral_encode in bits 16-31.
+const PHOTON_NORMAL_SHIFT: u32 = 16u;
+
+// photon_estimate::coarse_octahedral_encode: the 8 leading bits of each coordinate.
+fn coarse_octahedral_encode(v: vec3<f32>) -> u32 {
+    let code = octahedral_encode(v);
+    return ((code >> 8u) & 0xffu) | ((code >> 24u) << 8u);
+}
+
+// photon_estimate::coarse_octahedral_decode: each coordinate at the centre of its cell.
+fn coarse_octahedral_decode(code: u32) -> vec3<f32> {
+    let x = ((code & 0xffu) << 8u) | 0x80u;
+    let y = (((code >> 8u) & 0xffu) << 8u) | 0x80u;
+    return octahedral_decode(x | (y << 16u));
+}

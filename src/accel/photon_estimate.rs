@@ -133,6 +133,27 @@ pub fn octahedral_decode(code: u32) -> Vec3 {
     octahedral_decode_l1(code).normalize()
 }
 
+/// Where a stored photon's `flags` keep its surface normal: bits 16–31 hold
+/// [`coarse_octahedral_encode`] of the shading normal on the side the photon arrived from (the
+/// tracer's path flags use the low bits). The irradiance photons (Christensen's precomputed
+/// irradiance) are estimated with it and matched by it.
+pub const PHOTON_NORMAL_SHIFT: u32 = 16;
+
+/// A direction on an 8+8-bit octahedral grid: the 8 leading bits of each coordinate of
+/// [`octahedral_encode`] (about 0.5° apart), `x` in bits 0–7, `y` in bits 8–15.
+pub fn coarse_octahedral_encode(v: Vec3) -> u32 {
+    let code = octahedral_encode(v);
+    ((code >> 8) & 0xff) | ((code >> 24) << 8)
+}
+
+/// The unit direction of a [`coarse_octahedral_encode`] code: each coordinate at the centre of
+/// its 8-bit cell.
+pub fn coarse_octahedral_decode(code: u32) -> Vec3 {
+    let x = ((code & 0xff) << 8) | 0x80;
+    let y = (((code >> 8) & 0xff) << 8) | 0x80;
+    octahedral_decode(x | y << 16)
+}
+
 fn sign_not_zero(v: f32) -> f32 {
     if v >= 0.0 {
         1.0

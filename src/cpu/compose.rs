@@ -7,7 +7,8 @@ use rayon::prelude::*;
 
 use crate::accel::Prepared;
 use crate::accel::VdFrame;
-use crate::cpu::gather::irradiance_cache;
+use crate::cpu::gather::{irradiance_cache, GatherLookup};
+use crate::cpu::irradiance_photons::IrradiancePhotons;
 use crate::cpu::optics::face_forward;
 use crate::cpu::photons::{albedo_at, FrameTrees};
 use crate::cpu::whitted::Tracer;
@@ -110,9 +111,19 @@ pub fn compose(
         return stats;
     };
     let start = std::time::Instant::now();
-    let (seeds, cache) = irradiance_cache(
-        scene, prepared, vd, global, &settings, epsilon, radius, points,
-    );
+    let photons = (scene.gather.precomputed_irradiance > 0).then(|| {
+        IrradiancePhotons::precompute(global, scene.gather.precomputed_irradiance, &settings)
+    });
+    if let Some(p) = &photons {
+        stats.push(("gather/irradiance_photons".to_string(), p.points.len() as f64));
+        stats.push((
+            "gather/precompute_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+    let lookup = GatherLookup::of(global, &settings, photons.as_ref());
+    let start = std::time::Instant::now();
+    let (seeds, cache) = irradiance_cache(scene, prepared, vd, &lookup, epsilon, radius, points);
     stats.push(("gather/seeds".to_string(), seeds.len() as f64));
     stats.push((
         "gather/rays".to_string(),

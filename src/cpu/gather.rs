@@ -6,6 +6,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::irradiance_photons::IrradiancePhotons;
 use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::knn::knn;
@@ -394,8 +395,39 @@ pub fn seed_irradiance_samples(points: &[ShadingPoint], settings: &SeedingSettin
     chosen
 }
 
-/// Radiance arriving along a gather ray: at a diffuse surface the global map's estimate times
-/// albedo/π, at an emissive surface its radiance, through mirrors and glass followed by
+/// Where a gather ray's diffuse hit gets the irradiance from the global map.
+pub enum GatherLookup<'a> {
+    /// A full density estimate at the hit.
+    Density(&'a PhotonTree, &'a EstimateSettings),
+    /// The nearest precomputed irradiance photon's (Christensen).
+    Precomputed(&'a IrradiancePhotons),
+}
+
+impl<'a> GatherLookup<'a> {
+    /// Precomputed irradiance when the scene asks for it (`gather { precomputed_irradiance }`),
+    /// a density estimate otherwise; `photons` holds the precomputed photons when made.
+    pub fn of(
+        global: &'a PhotonTree,
+        settings: &'a EstimateSettings,
+        photons: Option<&'a IrradiancePhotons>,
+    ) -> GatherLookup<'a> {
+        match photons {
+            Some(p) => GatherLookup::Precomputed(p),
+            None => GatherLookup::Density(global, settings),
+        }
+    }
+
+    /// The irradiance at `x` on the side `n` faces.
+    pub fn irradiance(&self, x: Vec3, n: Vec3) -> Vec3 {
+        match self {
+            GatherLookup::Density(global, settings) => global.flux_density(x, n, settings),
+            GatherLookup::Precomputed(photons) => photons.irradiance(x, n),
+        }
+    }
+}
+
+/// Radiance arriving along a gather ray: at a diffuse surface the global map's irradiance
+/// (`lookup`) times albedo/π, at an emissive surface its radiance, through mirrors and glass followed by
 /// Russian roulette on the Fresnel split (at most `max_depth` specular steps); nothing for a
 /// miss. Light sources are not hit (they are direct light, which the shadow rays bring).
 #[allow(clippy::too_many_arguments)]
@@ -403,8 +435,7 @@ pub fn gather_radiance(
     scene: &Scene,
     prepared: &Prepared,
     vd: &VdFrame,
-    global: &PhotonTree,
-    settings: &EstimateSettings,
+    lookup: &GatherLookup,
     epsilon: f32,
     mut ray: Ray,
     rng: &mut SampleStream,
@@ -430,7 +461,7 @@ pub fn gather_radiance(
                     None => *albedo,
                 };
                 let n = face_forward(sp.shading_normal, dir);
-                let e = global.flux_density(sp.position, n, settings);
+                let e = lookup.irradiance(sp.position, n);
                 return (weight * albedo * std::f32::consts::FRAC_1_PI * e, first_t);
             }
             MaterialKind::Emissive { radiance } => {
@@ -475,8 +506,7 @@ pub fn final_gather(
     scene: &Scene,
     prepared: &Prepared,
     vd: &VdFrame,
-    global: &PhotonTree,
-    settings: &EstimateSettings,
+    lookup: &GatherLookup,
     epsilon: f32,
     scene_radius: f32,
     point: &ShadingPoint,
@@ -494,8 +524,7 @@ pub fn final_gather(
             scene,
             prepared,
             vd,
-            global,
-            settings,
+            lookup,
             epsilon,
             Ray::new(origin, dir),
             &mut rng,
@@ -561,8 +590,7 @@ pub fn irradiance_cache(
     scene: &Scene,
     prepared: &Prepared,
     vd: &VdFrame,
-    global: &PhotonTree,
-    settings: &EstimateSettings,
+    lookup: &GatherLookup,
     epsilon: f32,
     scene_radius: f32,
     points: &[ShadingPoint],
@@ -576,8 +604,7 @@ pub fn irradiance_cache(
                 scene,
                 prepared,
                 vd,
-                global,
-                settings,
+                lookup,
                 epsilon,
                 scene_radius,
                 &points[i as usize],

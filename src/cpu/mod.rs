@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod compose;
 pub mod gather;
+pub mod irradiance_photons;
 pub mod optics;
 pub mod photons;
 pub mod prims;

@@ -10,7 +10,10 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
-use crate::accel::photon_estimate::{octahedral_encode, photon_flux_density, PhotonRecord};
+use crate::accel::photon_estimate::{
+    coarse_octahedral_encode, octahedral_encode, photon_flux_density, PhotonRecord,
+    PHOTON_NORMAL_SHIFT,
+};
 use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     conductor_fresnel, dielectric_split, face_forward, offset_origin, reflect,
@@ -104,12 +107,14 @@ pub fn trace_photons(
                     &mut rng,
                 );
                 if step.store {
+                    let normal = coarse_octahedral_encode(face_forward(sp.shading_normal, dir));
                     let flags = bounce
                         | if specular_path {
                             PHOTON_SPECULAR_PATH
                         } else {
                             0
-                        };
+                        }
+                        | normal << PHOTON_NORMAL_SHIFT;
                     stored.push((
                         bounce,
                         PhotonRecord {

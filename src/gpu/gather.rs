@@ -7,6 +7,7 @@ use bytemuck::{Pod, Zeroable};
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, TraversalKernels};
 use super::irradiance::IrradianceKernels;
+use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
@@ -80,6 +81,7 @@ pub struct GatherStageKernels<'a> {
     pub builder: &'a KdTreeBuilder,
     pub knn: &'a KnnQueries,
     pub irradiance: &'a IrradianceKernels,
+    pub irradiance_photons: &'a IrradiancePhotonKernels,
 }
 
 /// The kernels of the final gather and the composition (`shaders/gather/`).
@@ -239,6 +241,7 @@ impl GpuCore {
         seeds: &wgpu::Buffer,
         seed_count: u32,
         global: &MapTree,
+        photons: Option<&GpuIrradiancePhotons>,
     ) -> Result<(wgpu::Buffer, wgpu::Buffer), GpuError> {
         let ctx = &self.ctx;
         let k = &kernels.gather;
@@ -350,7 +353,12 @@ impl GpuCore {
         k.queries
             .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
         ctx.queue.submit([encoder.finish()]);
-        let densities = if query_count > 0 {
+        let densities = if scene.gather.precomputed_irradiance > 0 {
+            // Christensen: the nearest precomputed irradiance photon's.
+            kernels
+                .irradiance_photons
+                .lookup(ctx, photons, &dense, query_count)?
+        } else if query_count > 0 {
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
                 &global.tree.words,
@@ -451,6 +459,29 @@ impl GpuCore {
             start.elapsed().as_secs_f64() * 1e3,
         ));
         let start = Instant::now();
+        let photons = if scene.gather.precomputed_irradiance > 0 {
+            let made = kernels.irradiance_photons.precompute(
+                ctx,
+                kernels.builder,
+                kernels.knn,
+                global,
+                scene.gather.precomputed_irradiance,
+                &settings,
+            )?;
+            ctx.wait_idle()?;
+            stats.push((
+                "gather/irradiance_photons".to_string(),
+                made.as_ref().map_or(0, |p| p.count) as f64,
+            ));
+            stats.push((
+                "gather/precompute_ms".to_string(),
+                start.elapsed().as_secs_f64() * 1e3,
+            ));
+            made
+        } else {
+            None
+        };
+        let start = Instant::now();
         let (samples, sample_positions) = self.final_gather(
             kernels,
             scene,
@@ -462,6 +493,7 @@ impl GpuCore {
             &seeds,
             seed_count,
             global,
+            photons.as_ref(),
         )?;
         ctx.wait_idle()?;
         stats.push((

@@ -6,6 +6,7 @@ pub mod context;
 pub mod core;
 pub mod gather;
 pub mod irradiance;
+pub mod irradiance_photons;
 pub mod kdtree;
 pub mod kernel;
 pub mod knn;

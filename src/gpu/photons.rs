@@ -81,6 +81,8 @@ pub struct PhotonKernels {
     pub(super) seeding: super::seeding::SeedingKernels,
     /// Irradiance interpolation.
     pub(super) irradiance: super::irradiance::IrradianceKernels,
+    /// Precomputed irradiance at photons.
+    pub(super) irradiance_photons: super::irradiance_photons::IrradiancePhotonKernels,
 }
 
 impl PhotonKernels {
@@ -92,6 +94,7 @@ impl PhotonKernels {
             builder: &self.builder,
             knn: &self.knn,
             irradiance: &self.irradiance,
+            irradiance_photons: &self.irradiance_photons,
         }
     }
     /// Compiles the kernels, the groups of them side by side on rayon's threads (compiling
@@ -99,7 +102,7 @@ impl PhotonKernels {
     pub fn new(ctx: &GpuContext) -> Result<PhotonKernels, GpuError> {
         let kernel =
             |file: &str| Kernel::new(ctx, &format!("photons/{file}"), &[], Checks::Checked);
-        let (own, (builder, (knn, (gather, (seeding, irradiance))))) = rayon::join(
+        let (own, (builder, (knn, (gather, (seeding, (irradiance, irradiance_photons)))))) = rayon::join(
             || -> Result<[Kernel; 5], GpuError> {
                 Ok([
                     kernel("emit.wgsl")?,
@@ -121,7 +124,12 @@ impl PhotonKernels {
                                     || {
                                         rayon::join(
                                             || super::seeding::SeedingKernels::new(ctx),
-                                            || super::irradiance::IrradianceKernels::new(ctx),
+                                            || {
+                                                rayon::join(
+                                                    || super::irradiance::IrradianceKernels::new(ctx),
+                                                    || super::irradiance_photons::IrradiancePhotonKernels::new(ctx),
+                                                )
+                                            },
                                         )
                                     },
                                 )
@@ -143,6 +151,7 @@ impl PhotonKernels {
             gather: gather?,
             seeding: seeding?,
             irradiance: irradiance?,
+            irradiance_photons: irradiance_photons?,
         })
     }
 }

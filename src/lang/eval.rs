@@ -382,6 +382,7 @@ const GATHER: &[ParamSpec] = &[
     numbers("rays"),
     numbers("quadtree_levels"),
     numbers("min_density"),
+    numbers("precomputed_irradiance"),
 ];
 const OUTPUT: &[ParamSpec] = &[text("path"), names("layers")];
 
@@ -1295,6 +1296,13 @@ impl Builder<'_, '_> {
                 |b| (0.0..=1.0).contains(&b),
                 "between 0 and 1",
             ),
+            precomputed_irradiance: p.whole(
+                ctx,
+                "precomputed_irradiance",
+                d.precomputed_irradiance.into(),
+                0,
+                MAX_U32,
+            ) as u32,
             span: block.span,
         };
         p.finish(ctx, "gather");

@@ -5,6 +5,7 @@ pub mod camera;
 pub mod compare;
 pub mod frame;
 pub mod gather;
+pub mod irradiance_photons;
 pub mod photons;
 pub mod plan;
 pub mod progressive;

@@ -365,6 +365,10 @@ pub const REFERENCE_PASSES: u32 = 16;
 /// box: docs/architecture.md, "A minimum seed density").
 pub const DEFAULT_MIN_SEED_DENSITY: f32 = 0.5;
 
+/// The default of `gather { precomputed_irradiance }`: every 4th global photon, as in
+/// Christensen (1999).
+pub const DEFAULT_PRECOMPUTED_IRRADIANCE: u32 = 4;
+
 /// Final-gather settings (paper 003 section 6.2.3).
 #[derive(Clone, Debug, PartialEq)]
 pub struct GatherSettings {
@@ -377,6 +381,11 @@ pub struct GatherSettings {
     /// The minimum seed density β in `0..=1`: this share of the seeds is handed down the
     /// quadtree in proportion to the shading points, the rest in proportion to geometric error.
     pub min_density: f32,
+    /// Christensen's precomputed irradiance: every `precomputed_irradiance`-th photon of the
+    /// global map carries the irradiance estimated at it, and a gather ray's diffuse hit takes
+    /// the nearest such photon's whose normal agrees ([`crate::render::irradiance_photons`]);
+    /// 0 makes a full density estimate at every hit instead.
+    pub precomputed_irradiance: u32,
     pub span: Span,
 }
 
@@ -387,6 +396,7 @@ impl Default for GatherSettings {
             rays: 128,
             quadtree_levels: 7,
             min_density: DEFAULT_MIN_SEED_DENSITY,
+            precomputed_irradiance: DEFAULT_PRECOMPUTED_IRRADIANCE,
             span: Span::NONE,
         }
     }

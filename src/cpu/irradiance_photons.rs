@@ -1,0 +1,73 @@
+//! Christensen's precomputed irradiance on the CPU (`render::irradiance_photons` describes it;
+//! the GPU twin is `gpu::irradiance_photons`): every `stride`-th photon of the global map with
+//! the irradiance estimated at it, and the lookup a gather ray's diffuse hit makes.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::photons::PhotonTree;
+use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
+use crate::accel::knn::knn;
+use crate::render::irradiance_photons::{
+    irradiance_photon_count, normals_agree, photon_normal, LOOKUP_NEIGHBOURS,
+};
+use crate::render::photons::EstimateSettings;
+
+/// The global map's irradiance photons: positions (a kd-tree over them), normals and the
+/// irradiance estimated at each.
+pub struct IrradiancePhotons {
+    pub points: Vec<[f32; 4]>,
+    pub normals: Vec<Vec3>,
+    pub irradiance: Vec<Vec3>,
+    pub tree: PointKdTree,
+    /// The squared radius a lookup searches: the estimate's own.
+    pub max_dist2: f32,
+}
+
+impl IrradiancePhotons {
+    /// Photons `0, stride, 2·stride, …` of `global`, each with the flux density the map gives at
+    /// its position on the side of its normal.
+    pub fn precompute(
+        global: &PhotonTree,
+        stride: u32,
+        settings: &EstimateSettings,
+    ) -> IrradiancePhotons {
+        let records = &global.map.records;
+        let count = irradiance_photon_count(records.len() as u32, stride) as usize;
+        let chosen: Vec<_> = (0..count)
+            .map(|j| &records[j * stride as usize])
+            .collect();
+        let points: Vec<[f32; 4]> = chosen
+            .iter()
+            .map(|r| [r.position[0], r.position[1], r.position[2], 0.0])
+            .collect();
+        let normals: Vec<Vec3> = chosen.iter().map(|r| photon_normal(r)).collect();
+        let irradiance = chosen
+            .par_iter()
+            .zip(&normals)
+            .map(|(r, &n)| global.flux_density(Vec3::from_array(r.position), n, settings))
+            .collect();
+        IrradiancePhotons {
+            tree: build_point_kdtree(&points),
+            points,
+            normals,
+            irradiance,
+            max_dist2: settings.max_dist2,
+        }
+    }
+
+    /// The irradiance at `x` on the side `n` faces: the nearest irradiance photon's whose normal
+    /// agrees, among the [`LOOKUP_NEIGHBOURS`] nearest; zero if none does.
+    pub fn irradiance(&self, x: Vec3, n: Vec3) -> Vec3 {
+        knn(
+            &self.tree.words,
+            &self.points,
+            x,
+            LOOKUP_NEIGHBOURS as usize,
+            self.max_dist2,
+        )
+        .iter()
+        .find(|nb| normals_agree(self.normals[nb.index as usize], n))
+        .map_or(Vec3::ZERO, |nb| self.irradiance[nb.index as usize])
+    }
+}

@@ -1,0 +1,228 @@
+//! Christensen's precomputed irradiance on the GPU (`render::irradiance_photons` describes it;
+//! the CPU twin is `cpu::irradiance_photons`): the global map's irradiance photons with their
+//! kd-tree, and the lookup that gives each gather hit its irradiance.
+
+use bytemuck::{Pod, Zeroable};
+
+use super::context::{GpuContext, GpuError};
+use super::kdtree::{GpuKdTree, KdTreeBuilder};
+use super::kernel::{
+    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
+use super::knn::{check_status, KnnQueries};
+use super::maps::{GpuPhotonMap, MapTree};
+use crate::accel::photon_estimate::PhotonRecord;
+use crate::render::irradiance_photons::irradiance_photon_count;
+use crate::render::photons::{EstimateSettings, PhotonPassStats};
+use glam::Vec3;
+
+/// The parameters of both kernels. Twin of `PhotonLookupParams` in
+/// `shaders/shared/gather_types.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct PhotonLookupParams {
+    /// Invocations: irradiance photons to make, or queries to answer.
+    pub count: u32,
+    /// Every `stride`-th photon of the global map is an irradiance photon.
+    pub stride: u32,
+    /// The irradiance photons (the lookup's bound on a found index).
+    pub photon_count: u32,
+    /// The squared radius a lookup searches.
+    pub max_dist2: f32,
+}
+
+/// The kernels of `shaders/gather/irradiance_photons.wgsl` and `photon_lookup.wgsl`.
+pub struct IrradiancePhotonKernels {
+    select: Kernel,
+    lookup: Kernel,
+}
+
+/// The global map's irradiance photons on the device.
+pub struct GpuIrradiancePhotons {
+    pub count: u32,
+    /// Two `vec4` per photon: position, normal.
+    queries: wgpu::Buffer,
+    /// Positions as kd-tree points.
+    points: wgpu::Buffer,
+    /// The irradiance at each (xyz).
+    irradiance: wgpu::Buffer,
+    tree: GpuKdTree,
+    max_dist2: f32,
+}
+
+impl IrradiancePhotonKernels {
+    pub fn new(ctx: &GpuContext) -> Result<IrradiancePhotonKernels, GpuError> {
+        let kernel = |file: &str| Kernel::new(ctx, &format!("gather/{file}"), &[], Checks::Checked);
+        Ok(IrradiancePhotonKernels {
+            select: kernel("irradiance_photons.wgsl")?,
+            lookup: kernel("photon_lookup.wgsl")?,
+        })
+    }
+
+    /// Photons `0, stride, 2·stride, …` of `global` with the flux density the map gives at each
+    /// on the side of its normal, and their kd-tree; `None` for a map without photons.
+    pub(super) fn precompute(
+        &self,
+        ctx: &GpuContext,
+        builder: &KdTreeBuilder,
+        knn: &KnnQueries,
+        global: &MapTree,
+        stride: u32,
+        settings: &EstimateSettings,
+    ) -> Result<Option<GpuIrradiancePhotons>, GpuError> {
+        let count = irradiance_photon_count(global.map.count, stride);
+        if count == 0 {
+            return Ok(None);
+        }
+        let queries = storage_buffer_sized(ctx, "irradiance photon queries", count as u64 * 32)?;
+        let points = storage_buffer_sized(ctx, "irradiance photon points", count as u64 * 16)?;
+        let params = uniform_buffer(
+            ctx,
+            "irradiance photon params",
+            &PhotonLookupParams {
+                count,
+                stride,
+                photon_count: count,
+                max_dist2: settings.max_dist2,
+            },
+        );
+        let bind = self.select.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("photons", &global.map.records),
+                ("photon_queries", &queries),
+                ("photon_points", &points),
+            ],
+        )?;
+        let (dispatch, output) = knn.prepare_density(
+            ctx,
+            &global.tree.words,
+            &global.map.positions,
+            &global.map.records,
+            &queries,
+            0,
+            count,
+            settings.k as u32,
+            settings.max_dist2,
+            settings.filter,
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.select.dispatch(
+            &mut encoder,
+            &bind,
+            self.select.grid_for(ctx, count as u64),
+        );
+        dispatch.record(&mut encoder, None);
+        ctx.queue.submit([encoder.finish()]);
+        let tree = builder.build(ctx, &points, count)?;
+        check_status(ctx, &output.status)?;
+        Ok(Some(GpuIrradiancePhotons {
+            count,
+            queries,
+            points,
+            irradiance: output.density,
+            tree,
+            max_dist2: settings.max_dist2,
+        }))
+    }
+
+    /// The irradiance at each of `query_count` (position, normal) queries (two `vec4` each):
+    /// the nearest agreeing irradiance photon's among the nearest few, zero where none agrees
+    /// or `photons` is `None`. One `vec4` per query.
+    pub fn lookup(
+        &self,
+        ctx: &GpuContext,
+        photons: Option<&GpuIrradiancePhotons>,
+        queries: &wgpu::Buffer,
+        query_count: u32,
+    ) -> Result<wgpu::Buffer, GpuError> {
+        let out = storage_buffer_sized(
+            ctx,
+            "precomputed irradiance",
+            query_count.max(1) as u64 * 16,
+        )?;
+        let Some(photons) = photons.filter(|_| query_count > 0) else {
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            encoder.clear_buffer(&out, 0, None);
+            ctx.queue.submit([encoder.finish()]);
+            return Ok(out);
+        };
+        let status = storage_buffer(ctx, "lookup status", &[0u32])?;
+        let params = uniform_buffer(
+            ctx,
+            "photon lookup params",
+            &PhotonLookupParams {
+                count: query_count,
+                stride: 0,
+                photon_count: photons.count,
+                max_dist2: photons.max_dist2,
+            },
+        );
+        let bind = self.lookup.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("kd_words", &photons.tree.words),
+                ("kd_points", &photons.points),
+                ("queries", queries),
+                ("photon_queries", &photons.queries),
+                ("photon_irradiance", &photons.irradiance),
+                ("out_density", &out),
+                ("status", &status),
+            ],
+        )?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.lookup.dispatch(
+            &mut encoder,
+            &bind,
+            self.lookup.grid_for(ctx, query_count as u64),
+        );
+        ctx.queue.submit([encoder.finish()]);
+        check_status(ctx, &status)?;
+        Ok(out)
+    }
+
+    /// The global map `records` uploaded (its tree built by `builder`), its irradiance photons
+    /// precomputed, and each `(position, normal)` of `queries` looked up, read back (tests and
+    /// benchmarks).
+    #[allow(clippy::too_many_arguments)]
+    pub fn lookup_vec(
+        &self,
+        ctx: &GpuContext,
+        builder: &KdTreeBuilder,
+        knn: &KnnQueries,
+        records: &[PhotonRecord],
+        stride: u32,
+        settings: &EstimateSettings,
+        queries: &[(Vec3, Vec3)],
+    ) -> Result<Vec<Vec3>, GpuError> {
+        let count = u32::try_from(records.len())
+            .map_err(|_| GpuError::Device("more photons than a kd-tree holds".into()))?;
+        let positions: Vec<[f32; 4]> = records
+            .iter()
+            .map(|r| [r.position[0], r.position[1], r.position[2], 0.0])
+            .collect();
+        let positions = storage_buffer(ctx, "photon positions", &positions)?;
+        let tree = builder.build(ctx, &positions, count)?;
+        let global = MapTree {
+            map: GpuPhotonMap {
+                records: storage_buffer(ctx, "photon records", records)?,
+                positions,
+                count,
+                stats: PhotonPassStats::default(),
+            },
+            tree,
+        };
+        let photons = self.precompute(ctx, builder, knn, &global, stride, settings)?;
+        let data: Vec<[f32; 4]> = queries
+            .iter()
+            .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+            .collect();
+        let query_buffer = storage_buffer(ctx, "lookup queries", &data)?;
+        let n = queries.len() as u32;
+        let out = self.lookup(ctx, photons.as_ref(), &query_buffer, n)?;
+        let values: Vec<[f32; 4]> = read_buffer(ctx, &out, queries.len())?;
+        Ok(values.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect())
+    }
+}
