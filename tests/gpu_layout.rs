@@ -355,7 +355,11 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 count,
                 stride,
                 photon_count,
-                max_dist2
+                max_dist2,
+                k,
+                filter_code,
+                cone_k,
+                _pad0
             }),
         ),
         (

@@ -1,19 +1,22 @@
 // The global map's irradiance photons (Christensen's precomputed irradiance): photon j·stride
-// becomes irradiance photon j, with a density query at its position and normal and a kd-tree
-// point. GPU side of gpu::irradiance_photons::IrradiancePhotonKernels::precompute, twin of
+// becomes irradiance photon j, with the map's estimate at its own position and normal (its own
+// power left out), a (position, normal) pair for the lookups and a kd-tree point. GPU side of
+// gpu::irradiance_photons::IrradiancePhotonKernels::precompute, twin of
 // cpu::irradiance_photons::IrradiancePhotons::precompute.
-//!include "shared/photon_types.wgsl"
+//!include "shared/photon_estimate.wgsl"
 //!include "shared/gather_types.wgsl"
-
 
 const WG_SIZE: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> params: PhotonLookupParams;
-@group(0) @binding(1) var<storage, read> photons: array<PhotonRecord>;
-// Two entries per irradiance photon: its position and its normal (a density query).
+// Two entries per irradiance photon: its position and its normal.
 @group(0) @binding(2) var<storage, read_write> photon_queries: array<vec4<f32>>;
 // Its position again, as a kd-tree point.
 @group(0) @binding(3) var<storage, read_write> photon_points: array<vec4<f32>>;
+// The irradiance at it (xyz); NaN where its search reported an error.
+@group(0) @binding(4) var<storage, read_write> photon_irradiance: array<vec4<f32>>;
+// knn_error bits of every estimate, or-ed together.
+@group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -21,9 +24,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if j >= params.count {
         return;
     }
-    let r = photons[j * params.stride];
+    let index = j * params.stride;
+    let r = kd_photons[index];
     let n = coarse_octahedral_decode(r.flags >> PHOTON_NORMAL_SHIFT);
     photon_queries[2u * j] = vec4<f32>(r.position, 0.0);
     photon_queries[2u * j + 1u] = vec4<f32>(n, 0.0);
     photon_points[j] = vec4<f32>(r.position, 0.0);
+    // photon_estimate::photon_flux_density_at_photon: k + 1 found, the photon itself left out.
+    let e = photon_flux_density(r.position, n, params.k + 1u, params.max_dist2, params.filter_code, params.cone_k, index);
+    if knn_error != 0u {
+        atomicOr(&status[0], knn_error);
+        photon_irradiance[j] = vec4<f32>(bitcast<f32>(0x7fc00000u));
+    } else {
+        photon_irradiance[j] = vec4<f32>(e, 0.0);
+    }
 }

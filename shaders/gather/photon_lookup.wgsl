@@ -6,7 +6,8 @@
 //!include "shared/gather_types.wgsl"
 
 
-// render::irradiance_photons::LOOKUP_NEIGHBOURS and LOOKUP_MIN_COS.
+// render::irradiance_photons::LOOKUP_NEIGHBOURS (at most KNN_MAX_K: the host compiles this
+// kernel with KNN_SMALL_HEAP) and LOOKUP_MIN_COS.
 const LOOKUP_NEIGHBOURS: u32 = 8u;
 const LOOKUP_MIN_COS: f32 = 0.9;
 

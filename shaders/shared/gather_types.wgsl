@@ -43,10 +43,15 @@ struct GatherPath {
 
 // Twin of gpu::irradiance_photons::PhotonLookupParams: the precomputed irradiance's kernels.
 // count: invocations; stride: every stride-th global photon is an irradiance photon;
-// photon_count: the irradiance photons; max_dist2: the squared radius a lookup searches.
+// photon_count: the irradiance photons; max_dist2: the squared radius of the estimates and the
+// lookups; k, filter_code, cone_k: the estimate's (KnnParams').
 struct PhotonLookupParams {
     count: u32,
     stride: u32,
     photon_count: u32,
     max_dist2: f32,
+    k: u32,
+    filter_code: u32,
+    cone_k: f32,
+    _pad0: u32,
 }

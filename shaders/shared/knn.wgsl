@@ -21,8 +21,14 @@
 @group(0) @binding(50) var<storage, read> kd_words: array<u32>;
 @group(0) @binding(51) var<storage, read> kd_points: array<vec4<f32>>;
 
-// accel::knn::KNN_MAX_K: the heap's size.
+// accel::knn::KNN_MAX_K: the heap's size. A kernel that asks for few neighbours (the precomputed
+// irradiance lookups' 8) is compiled with KNN_SMALL_HEAP: 16 entries, which a GPU can keep in
+// registers rather than in local memory.
+//!if KNN_SMALL_HEAP
+const KNN_MAX_K: u32 = 16u;
+//!else
 const KNN_MAX_K: u32 = 128u;
+//!endif
 // accel::kdtree::KD_MAX_BRANCH_DEPTH: the stack's size.
 const KNN_STACK_SIZE: u32 = 64u;
 // accel::kdtree::KD_LEAF and KD_INDEX_MASK.
@@ -32,8 +38,13 @@ const KNN_INDEX_MASK: u32 = 0x3fffffffu;
 const KNN_ERROR_STACK: u32 = 1u;
 const KNN_ERROR_TREE: u32 = 2u;
 const KNN_ERROR_LOOP_CUT: u32 = 4u;
-// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root.
+// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root
+// (index 15 is 4).
+//!if KNN_SMALL_HEAP
+const KNN_HEAP_DEPTH: u32 = 4u;
+//!else
 const KNN_HEAP_DEPTH: u32 = 7u;
+//!endif
 // Points of a leaf offered per iteration of its loop.
 const KNN_LEAF_CHUNK: u32 = 4u;
 

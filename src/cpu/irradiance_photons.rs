@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::knn::knn;
+use crate::accel::photon_estimate::photon_flux_density_at_photon;
 use crate::render::irradiance_photons::{
     irradiance_photon_count, normals_agree, photon_normal, LOOKUP_NEIGHBOURS,
 };
@@ -26,7 +27,8 @@ pub struct IrradiancePhotons {
 
 impl IrradiancePhotons {
     /// Photons `0, stride, 2·stride, …` of `global`, each with the flux density the map gives at
-    /// its position on the side of its normal.
+    /// its position on the side of its normal, its own power left out
+    /// ([`photon_flux_density_at_photon`]).
     pub fn precompute(
         global: &PhotonTree,
         stride: u32,
@@ -42,10 +44,21 @@ impl IrradiancePhotons {
             .map(|r| [r.position[0], r.position[1], r.position[2], 0.0])
             .collect();
         let normals: Vec<Vec3> = chosen.iter().map(|r| photon_normal(r)).collect();
-        let irradiance = chosen
-            .par_iter()
+        let irradiance = (0..count)
+            .into_par_iter()
             .zip(&normals)
-            .map(|(r, &n)| global.flux_density(Vec3::from_array(r.position), n, settings))
+            .map(|(j, &n)| {
+                photon_flux_density_at_photon(
+                    &global.tree.words,
+                    &global.points,
+                    records,
+                    j as u32 * stride,
+                    n,
+                    settings.k,
+                    settings.max_dist2,
+                    settings.filter,
+                )
+            })
             .collect();
         IrradiancePhotons {
             tree: build_point_kdtree(&points),

@@ -463,7 +463,6 @@ impl GpuCore {
             let made = kernels.irradiance_photons.precompute(
                 ctx,
                 kernels.builder,
-                kernels.knn,
                 global,
                 scene.gather.precomputed_irradiance,
                 &settings,

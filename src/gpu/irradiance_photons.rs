@@ -9,7 +9,7 @@ use super::kdtree::{GpuKdTree, KdTreeBuilder};
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
-use super::knn::{check_status, KnnQueries};
+use super::knn::{check_k, check_status};
 use super::maps::{GpuPhotonMap, MapTree};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::render::irradiance_photons::irradiance_photon_count;
@@ -27,8 +27,13 @@ pub struct PhotonLookupParams {
     pub stride: u32,
     /// The irradiance photons (the lookup's bound on a found index).
     pub photon_count: u32,
-    /// The squared radius a lookup searches.
+    /// The squared radius of the estimates and the lookups.
     pub max_dist2: f32,
+    /// The estimate's photons (`photons { knn }`), filter code and cone constant.
+    pub k: u32,
+    pub filter_code: u32,
+    pub cone_k: f32,
+    pub _pad0: u32,
 }
 
 /// The kernels of `shaders/gather/irradiance_photons.wgsl` and `photon_lookup.wgsl`.
@@ -52,10 +57,13 @@ pub struct GpuIrradiancePhotons {
 
 impl IrradiancePhotonKernels {
     pub fn new(ctx: &GpuContext) -> Result<IrradiancePhotonKernels, GpuError> {
-        let kernel = |file: &str| Kernel::new(ctx, &format!("gather/{file}"), &[], Checks::Checked);
+        let kernel = |file: &str, defines: &[&str]| {
+            Kernel::new(ctx, &format!("gather/{file}"), defines, Checks::Checked)
+        };
         Ok(IrradiancePhotonKernels {
-            select: kernel("irradiance_photons.wgsl")?,
-            lookup: kernel("photon_lookup.wgsl")?,
+            select: kernel("irradiance_photons.wgsl", &[])?,
+            // The lookups want 8 neighbours: a 16-entry heap.
+            lookup: kernel("photon_lookup.wgsl", &["KNN_SMALL_HEAP"])?,
         })
     }
 
@@ -65,7 +73,6 @@ impl IrradiancePhotonKernels {
         &self,
         ctx: &GpuContext,
         builder: &KdTreeBuilder,
-        knn: &KnnQueries,
         global: &MapTree,
         stride: u32,
         settings: &EstimateSettings,
@@ -74,8 +81,11 @@ impl IrradiancePhotonKernels {
         if count == 0 {
             return Ok(None);
         }
+        check_k(settings.k as u32 + 1)?;
         let queries = storage_buffer_sized(ctx, "irradiance photon queries", count as u64 * 32)?;
         let points = storage_buffer_sized(ctx, "irradiance photon points", count as u64 * 16)?;
+        let irradiance = storage_buffer_sized(ctx, "irradiance photons", count as u64 * 16)?;
+        let status = storage_buffer(ctx, "irradiance photon status", &[0u32])?;
         let params = uniform_buffer(
             ctx,
             "irradiance photon params",
@@ -84,28 +94,24 @@ impl IrradiancePhotonKernels {
                 stride,
                 photon_count: count,
                 max_dist2: settings.max_dist2,
+                k: settings.k as u32,
+                filter_code: settings.filter.code(),
+                cone_k: settings.filter.cone_k(),
+                ..Default::default()
             },
         );
         let bind = self.select.bind(
             ctx,
             &[
                 ("params", &params),
-                ("photons", &global.map.records),
+                ("kd_words", &global.tree.words),
+                ("kd_points", &global.map.positions),
+                ("kd_photons", &global.map.records),
                 ("photon_queries", &queries),
                 ("photon_points", &points),
+                ("photon_irradiance", &irradiance),
+                ("status", &status),
             ],
-        )?;
-        let (dispatch, output) = knn.prepare_density(
-            ctx,
-            &global.tree.words,
-            &global.map.positions,
-            &global.map.records,
-            &queries,
-            0,
-            count,
-            settings.k as u32,
-            settings.max_dist2,
-            settings.filter,
         )?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         self.select.dispatch(
@@ -113,15 +119,14 @@ impl IrradiancePhotonKernels {
             &bind,
             self.select.grid_for(ctx, count as u64),
         );
-        dispatch.record(&mut encoder, None);
         ctx.queue.submit([encoder.finish()]);
         let tree = builder.build(ctx, &points, count)?;
-        check_status(ctx, &output.status)?;
+        check_status(ctx, &status)?;
         Ok(Some(GpuIrradiancePhotons {
             count,
             queries,
             points,
-            irradiance: output.density,
+            irradiance,
             tree,
             max_dist2: settings.max_dist2,
         }))
@@ -157,6 +162,7 @@ impl IrradiancePhotonKernels {
                 stride: 0,
                 photon_count: photons.count,
                 max_dist2: photons.max_dist2,
+                ..Default::default()
             },
         );
         let bind = self.lookup.bind(
@@ -191,7 +197,6 @@ impl IrradiancePhotonKernels {
         &self,
         ctx: &GpuContext,
         builder: &KdTreeBuilder,
-        knn: &KnnQueries,
         records: &[PhotonRecord],
         stride: u32,
         settings: &EstimateSettings,
@@ -214,7 +219,7 @@ impl IrradiancePhotonKernels {
             },
             tree,
         };
-        let photons = self.precompute(ctx, builder, knn, &global, stride, settings)?;
+        let photons = self.precompute(ctx, builder, &global, stride, settings)?;
         let data: Vec<[f32; 4]> = queries
             .iter()
             .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])

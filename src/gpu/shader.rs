@@ -148,7 +148,7 @@ mod tests {
     fn every_shader_file_assembles_and_validates_with_naga() {
         assert!(!SHADER_FILES.is_empty());
         for (path, _) in SHADER_FILES {
-            for defines in [&[][..], &["SUBGROUPS", "INT64_ATOMICS", "VD_PATCHES"][..]] {
+            for defines in [&[][..], &["SUBGROUPS", "INT64_ATOMICS", "VD_PATCHES", "KNN_SMALL_HEAP"][..]] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
                 if let Err(e) = validate(path, &source) {
                     panic!("{e}");
