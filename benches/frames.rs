@@ -144,7 +144,9 @@ fn main() {
             "gather/seeding_ms",
             "gather/precompute_ms",
             "gather/final_gather_ms",
+            "gather/irradiance_tree_ms",
             "gather/interpolate_ms",
+            "gather/caustics_and_compose_ms",
         ]
         .iter()
         .map(|n| stat(&frame, n))

@@ -127,11 +127,6 @@ fn estimate_search_and_seeding_parameters_match_their_rust_twins() {
         "KD_VVH_TRAVERSAL_COST",
         caustica::accel::kdtree::KD_VVH_TRAVERSAL_COST,
     );
-    assert_u32(
-        "gather/photon_lookup.wgsl",
-        "LOOKUP_NEIGHBOURS",
-        irradiance_photons::LOOKUP_NEIGHBOURS,
-    );
     assert_f32(
         "gather/photon_lookup.wgsl",
         "LOOKUP_MIN_COS",

@@ -21,14 +21,8 @@
 @group(0) @binding(50) var<storage, read> kd_words: array<u32>;
 @group(0) @binding(51) var<storage, read> kd_points: array<vec4<f32>>;
 
-// accel::knn::KNN_MAX_K: the heap's size. A kernel that asks for few neighbours (the precomputed
-// irradiance lookups' 8) is compiled with KNN_SMALL_HEAP: 16 entries, which a GPU can keep in
-// registers rather than in local memory.
-//!if KNN_SMALL_HEAP
-const KNN_MAX_K: u32 = 16u;
-//!else
+// accel::knn::KNN_MAX_K: the heap's size.
 const KNN_MAX_K: u32 = 128u;
-//!endif
 // accel::kdtree::KD_MAX_BRANCH_DEPTH: the stack's size.
 const KNN_STACK_SIZE: u32 = 64u;
 // accel::kdtree::KD_LEAF and KD_INDEX_MASK.
@@ -38,13 +32,8 @@ const KNN_INDEX_MASK: u32 = 0x3fffffffu;
 const KNN_ERROR_STACK: u32 = 1u;
 const KNN_ERROR_TREE: u32 = 2u;
 const KNN_ERROR_LOOP_CUT: u32 = 4u;
-// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root
-// (index 15 is 4).
-//!if KNN_SMALL_HEAP
-const KNN_HEAP_DEPTH: u32 = 4u;
-//!else
+// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root.
 const KNN_HEAP_DEPTH: u32 = 7u;
-//!endif
 // Points of a leaf offered per iteration of its loop.
 const KNN_LEAF_CHUNK: u32 = 4u;
 
@@ -263,7 +252,15 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                 if pending < pending_end {
                     let i = kd_words[pending];
                     if i < point_count {
+//!if KNN_FILTER
+                        // A kernel compiled with KNN_FILTER offers only the points its own
+                        // knn_accept(index) takes (accel::knn::knn_filtered).
+                        if knn_accept(i) {
+                            knn_offer(knn_distance2(q, kd_points[i].xyz), i);
+                        }
+//!else
                         knn_offer(knn_distance2(q, kd_points[i].xyz), i);
+//!endif
                     } else {
                         knn_error |= KNN_ERROR_TREE;
                     }

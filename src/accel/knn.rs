@@ -259,6 +259,34 @@ fn is_empty_leaf(words: &[u32], w: usize) -> bool {
 /// leaf is never pushed), so its depth is at most the tree's `max_branch_depth`; the GPU's fixed
 /// stack of `KD_MAX_BRANCH_DEPTH` entries relies on that.
 pub fn knn_search(words: &[u32], points: &[[f32; 4]], query: Vec3, heap: &mut KnnHeap) {
+    knn_search_filtered(words, points, query, heap, |_| true);
+}
+
+/// The `k` nearest points to `query` within `max_dist2` among those `accept` takes (by index),
+/// sorted by (dist2, index): [`knn`] over the accepted points alone, by the same search (a
+/// point `accept` refuses is never offered, so it neither enters the list nor tightens the
+/// bound). The GPU twin is `knn_search` in `shaders/shared/knn.wgsl` compiled with `KNN_FILTER`.
+pub fn knn_filtered(
+    words: &[u32],
+    points: &[[f32; 4]],
+    query: Vec3,
+    k: usize,
+    max_dist2: f32,
+    accept: impl Fn(u32) -> bool,
+) -> Vec<Neighbour> {
+    let mut heap = KnnHeap::new(k, max_dist2);
+    knn_search_filtered(words, points, query, &mut heap, accept);
+    heap.into_sorted()
+}
+
+/// [`knn_search`] offering only the points `accept` takes.
+fn knn_search_filtered(
+    words: &[u32],
+    points: &[[f32; 4]],
+    query: Vec3,
+    heap: &mut KnnHeap,
+    accept: impl Fn(u32) -> bool,
+) {
     if words.is_empty() || heap.k == 0 {
         return;
     }
@@ -272,7 +300,7 @@ pub fn knn_search(words: &[u32], points: &[[f32; 4]], query: Vec3, heap: &mut Kn
             let w = words[node];
             if w & KD_LEAF == KD_LEAF {
                 let n = (w & KD_INDEX_MASK) as usize;
-                for &i in &words[node + 1..node + 1 + n] {
+                for &i in words[node + 1..node + 1 + n].iter().filter(|&&i| accept(i)) {
                     heap.offer(Neighbour {
                         dist2: squared_distance(q, points[i as usize]),
                         index: i,

@@ -7,11 +7,9 @@ use rayon::prelude::*;
 
 use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
-use crate::accel::knn::knn;
+use crate::accel::knn::knn_filtered;
 use crate::accel::photon_estimate::photon_flux_density_at_photon;
-use crate::render::irradiance_photons::{
-    irradiance_photon_count, normals_agree, photon_normal, LOOKUP_NEIGHBOURS,
-};
+use crate::render::irradiance_photons::{irradiance_photon_count, normals_agree, photon_normal};
 use crate::render::photons::EstimateSettings;
 
 /// The global map's irradiance photons: positions (a kd-tree over them), normals and the
@@ -69,18 +67,12 @@ impl IrradiancePhotons {
         }
     }
 
-    /// The irradiance at `x` on the side `n` faces: the nearest irradiance photon's whose normal
-    /// agrees, among the [`LOOKUP_NEIGHBOURS`] nearest; zero if none does.
+    /// The irradiance at `x` on the side `n` faces: the nearest irradiance photon's among those
+    /// whose normal agrees, within the estimate's radius; zero if there is none.
     pub fn irradiance(&self, x: Vec3, n: Vec3) -> Vec3 {
-        knn(
-            &self.tree.words,
-            &self.points,
-            x,
-            LOOKUP_NEIGHBOURS as usize,
-            self.max_dist2,
-        )
-        .iter()
-        .find(|nb| normals_agree(self.normals[nb.index as usize], n))
-        .map_or(Vec3::ZERO, |nb| self.irradiance[nb.index as usize])
+        let agrees = |i: u32| normals_agree(self.normals[i as usize], n);
+        knn_filtered(&self.tree.words, &self.points, x, 1, self.max_dist2, agrees)
+            .first()
+            .map_or(Vec3::ZERO, |nb| self.irradiance[nb.index as usize])
     }
 }

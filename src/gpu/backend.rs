@@ -240,7 +240,9 @@ impl GpuBackend {
         let start = Instant::now();
         let ctx = &self.ctx;
         let traffic = ctx.traffic.snapshot();
+        let clock = Instant::now();
         let buffers = upload_scene(ctx, scene, prepared)?;
+        let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
         let (kernels, photon_kernels) = rayon::join(
@@ -258,6 +260,7 @@ impl GpuBackend {
         let pixels = (width * height) as u64;
         let mut timer = Timer::new(ctx, 256);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
+        frame.host("host/upload_ms", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
         let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
@@ -285,6 +288,7 @@ impl GpuBackend {
             }
         }
         self.collect_times(&mut timer, &mut frame.stats)?;
+        let clock = Instant::now();
         let color = frame.read_film(ctx, &frame.color)?;
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {
@@ -299,6 +303,7 @@ impl GpuBackend {
         if scene.film.integrator != Integrator::PhotonMap {
             photon_views.direct_part = color.clone();
         }
+        frame.host("host/read_films_ms", clock.elapsed().as_secs_f64() * 1e3);
         let normal: Vec<Vec3> = frame
             .normal
             .iter()
@@ -325,6 +330,7 @@ impl GpuBackend {
         // The frame's traffic with the device, the scene's upload included.
         frame_stats.extend(ctx.traffic.since(traffic));
         frame_stats.extend(merge_counters(std::mem::take(&mut frame.photon_stats)));
+        frame_stats.extend(merge_counters(std::mem::take(&mut frame.host_stats)));
         if let Some(v) = &vd {
             let s = &v.stats;
             let levels = v.levels(ctx)?;
@@ -385,6 +391,7 @@ impl GpuBackend {
         let photon_map = scene.film.integrator == Integrator::PhotonMap;
         let base = pass_params(frame_params(scene, prepared), pass);
         let mut pass_stats = StageStats::default();
+        let mut clock = Instant::now();
         let (rays, hits, ray_count) = self.primary_rays_and_hits(
             &self.whitted,
             kernels,
@@ -400,6 +407,7 @@ impl GpuBackend {
             v.chosen = true;
         }
         pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
+        frame.lap("host/camera_rays_ms", &mut clock);
         if frame.maps.is_none() && (plan.global_map || plan.caustic_map) {
             let (maps, map_stats) = self.trace_frame_maps(
                 self.photon_kernels()?.as_ref(),
@@ -412,6 +420,7 @@ impl GpuBackend {
             )?;
             frame.photon_stats.extend(map_stats);
             frame.maps = Some(maps);
+            frame.lap("host/photon_maps_ms", &mut clock);
         }
         // The photon maps' debug views, from the camera rays' first hits.
         let (pass_views, view_stats) = match &frame.maps {
@@ -427,6 +436,7 @@ impl GpuBackend {
             )?,
             None => (PhotonViews::default(), Vec::new()),
         };
+        frame.lap("host/photon_views_ms", &mut clock);
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
         let (levels, first_hits) = self.shade_trees(
@@ -439,6 +449,7 @@ impl GpuBackend {
             timer,
             &mut pass_stats,
         )?;
+        frame.lap("host/shade_trees_ms", &mut clock);
 
         // Photon mapping's layers: copies of the trees holding the direct light (before the
         // composition) or one component alone, accumulated like the colour.
@@ -473,6 +484,7 @@ impl GpuBackend {
             )?),
             _ => None,
         };
+        frame.lap("host/compose_ms", &mut clock);
         let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
             for (aov, mode) in [
@@ -507,6 +519,7 @@ impl GpuBackend {
             None
         };
 
+        frame.lap("host/layers_ms", &mut clock);
         // Everything that can fail has run: the pass goes into the film.
         let level_nodes: Vec<(wgpu::Buffer, u64)> =
             levels.into_iter().map(|l| (l.nodes, l.count)).collect();
@@ -536,6 +549,7 @@ impl GpuBackend {
                 }
             }
         }
+        frame.lap("host/accumulate_ms", &mut clock);
         frame.views.add(&pass_views);
         if let Some(out) = composed {
             frame.views.add(&PhotonViews {
@@ -578,6 +592,9 @@ struct FrameState {
     views: PhotonViews,
     maps: Option<FrameMaps>,
     photon_stats: Vec<(String, f64)>,
+    /// The wall time of each stage on the host (`host/…_ms`), submission and any waits
+    /// included, summed over the passes.
+    host_stats: Vec<(String, f64)>,
     stats: StageStats,
 }
 
@@ -598,8 +615,20 @@ impl FrameState {
             views: PhotonViews::default(),
             maps: None,
             photon_stats: Vec::new(),
+            host_stats: Vec::new(),
             stats: StageStats::default(),
         })
+    }
+
+    /// Records `ms` of host wall time under `name`.
+    fn host(&mut self, name: &str, ms: f64) {
+        self.host_stats.push((name.to_string(), ms));
+    }
+
+    /// Records the time since `clock` under `name` and restarts it.
+    fn lap(&mut self, name: &str, clock: &mut Instant) {
+        self.host(name, clock.elapsed().as_secs_f64() * 1e3);
+        *clock = Instant::now();
     }
 
     /// The pixels of a film.

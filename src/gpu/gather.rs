@@ -505,6 +505,12 @@ impl GpuCore {
         ));
         let start = Instant::now();
         let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;
+        ctx.wait_idle()?;
+        stats.push((
+            "gather/irradiance_tree_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        let start = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let indirect = kernels.irradiance.interpolate(
             ctx,
@@ -518,6 +524,11 @@ impl GpuCore {
         ctx.queue.submit([encoder.finish()]);
         // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels.
         indirect.check(ctx)?;
+        stats.push((
+            "gather/interpolate_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        let start = Instant::now();
         let caustic_density = if caustic.map.count > 0 && points.count > 0 {
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
@@ -550,7 +561,7 @@ impl GpuCore {
         self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
         ctx.wait_idle()?;
         stats.push((
-            "gather/interpolate_ms".to_string(),
+            "gather/caustics_and_compose_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
         stats.push((

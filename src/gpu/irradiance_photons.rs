@@ -62,8 +62,8 @@ impl IrradiancePhotonKernels {
         };
         Ok(IrradiancePhotonKernels {
             select: kernel("irradiance_photons.wgsl", &[])?,
-            // The lookups want 8 neighbours: a 16-entry heap.
-            lookup: kernel("photon_lookup.wgsl", &["KNN_SMALL_HEAP"])?,
+            // The search offers only the photons whose normal agrees.
+            lookup: kernel("photon_lookup.wgsl", &["KNN_FILTER"])?,
         })
     }
 
@@ -133,8 +133,8 @@ impl IrradiancePhotonKernels {
     }
 
     /// The irradiance at each of `query_count` (position, normal) queries (two `vec4` each):
-    /// the nearest agreeing irradiance photon's among the nearest few, zero where none agrees
-    /// or `photons` is `None`. One `vec4` per query.
+    /// the nearest agreeing irradiance photon's within the radius, zero where there is none or
+    /// `photons` is `None`. One `vec4` per query.
     pub fn lookup(
         &self,
         ctx: &GpuContext,

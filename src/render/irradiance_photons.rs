@@ -6,10 +6,11 @@
 //! photons is most of the gather's cost (2.1M k = 64 queries in the Cornell box). Instead,
 //! every `stride`-th photon of the global map (`gather { precomputed_irradiance }`, in the map's
 //! order, which both backends share) gets the estimate once, at its own position and with its
-//! own surface normal (kept in the record's flags, `accel::photon_estimate`). A gather hit at
-//! `x` with normal `n` then takes the irradiance of the nearest of those photons whose normal
-//! agrees with `n` (`cos ≥` [`LOOKUP_MIN_COS`]) among the [`LOOKUP_NEIGHBOURS`] nearest within the
-//! estimate's radius; none such gives zero, as an estimate that finds no photon does.
+//! own surface normal (kept in the record's flags, `accel::photon_estimate`), its own power
+//! left out. A gather hit at `x` with normal `n` then takes the irradiance of the nearest of
+//! those photons whose normal agrees with `n` (`cos ≥` [`LOOKUP_MIN_COS`]) within the estimate's
+//! radius (a kNN search that offers only agreeing photons, `accel::knn::knn_filtered`); none
+//! gives zero, as an estimate that finds no photon does.
 //!
 //! The estimate moves by at most the distance to that photon, which the photon density bounds;
 //! the progressive mode draws fresh photons every pass, so the displacement averages out as the
@@ -18,10 +19,6 @@
 use glam::Vec3;
 
 use crate::accel::photon_estimate::{coarse_octahedral_decode, PhotonRecord, PHOTON_NORMAL_SHIFT};
-
-/// How many of the nearest irradiance photons a lookup considers (WGSL twin in
-/// `shaders/gather/photon_lookup.wgsl`).
-pub const LOOKUP_NEIGHBOURS: u32 = 8;
 
 /// The least cosine between a gather hit's normal and an irradiance photon's normal for the
 /// photon to stand for the hit (about 25°; WGSL twin in `shaders/gather/photon_lookup.wgsl`).
