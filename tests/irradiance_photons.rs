@@ -48,11 +48,45 @@ fn square(
 /// the wall, the wall's upwards), so the density estimate itself never counts the other face's
 /// photons: light from the wall on the floor could only come from the lookup.
 fn corner(rng: &mut LcgRng, per_face: usize) -> (Vec<PhotonRecord>, f32, f32) {
-    let floor = square(rng, per_face, (Vec3::X, Vec3::Z), Vec3::Y, Vec3::new(0.3, -1.0, 0.0), 1e-4);
-    let wall = square(rng, per_face, (Vec3::Y, Vec3::Z), Vec3::X, Vec3::new(-1.0, 0.3, 0.0), 1e-3);
-    let records = floor.into_iter().zip(wall).flat_map(|(a, b)| [a, b]).collect();
+    let floor = square(
+        rng,
+        per_face,
+        (Vec3::X, Vec3::Z),
+        Vec3::Y,
+        Vec3::new(0.3, -1.0, 0.0),
+        1e-4,
+    );
+    let wall = square(
+        rng,
+        per_face,
+        (Vec3::Y, Vec3::Z),
+        Vec3::X,
+        Vec3::new(-1.0, 0.3, 0.0),
+        1e-3,
+    );
+    let records = floor
+        .into_iter()
+        .zip(wall)
+        .flat_map(|(a, b)| [a, b])
+        .collect();
     // Irradiance = stored power per square metre.
     (records, per_face as f32 * 1e-4, per_face as f32 * 1e-3)
+}
+
+/// 40,000 photons of 10⁻⁴ W on the unit square of the floor, arriving straight down (`seed`
+/// for their positions), and their count.
+fn lit_floor(seed: u64) -> (Vec<PhotonRecord>, usize) {
+    let per_face = 40_000;
+    let mut rng = LcgRng(seed);
+    let records = square(
+        &mut rng,
+        per_face,
+        (Vec3::X, Vec3::Z),
+        Vec3::Y,
+        -Vec3::Y,
+        1e-4,
+    );
+    (records, per_face)
 }
 
 fn tree(records: Vec<PhotonRecord>) -> PhotonTree {
@@ -80,7 +114,11 @@ fn a_lookup_beside_a_corner_takes_its_own_walls_irradiance_not_the_brighter_wall
     for i in 0..200 {
         // Floor points within 2 cm of the wall, where the nearest irradiance photon is often
         // on the wall.
-        let x = Vec3::new(0.0005 + 0.02 * (i as f32 / 200.0), 0.0, 0.2 + 0.6 * rng.f32());
+        let x = Vec3::new(
+            0.0005 + 0.02 * (i as f32 / 200.0),
+            0.0,
+            0.2 + 0.6 * rng.f32(),
+        );
         let e = photons.irradiance(x, Vec3::Y).x;
         // The floor's own estimate (halved at the very edge, where half the disc is off the
         // floor), never the wall's ten times brighter one.
@@ -97,9 +135,7 @@ fn a_lookup_beside_a_corner_takes_its_own_walls_irradiance_not_the_brighter_wall
 
 #[test]
 fn lookups_on_a_uniformly_lit_plane_average_to_the_density_estimates_irradiance() {
-    let mut rng = LcgRng(0x51de_0001);
-    let per_face = 40_000;
-    let records = square(&mut rng, per_face, (Vec3::X, Vec3::Z), Vec3::Y, -Vec3::Y, 1e-4);
+    let (records, per_face) = lit_floor(0x51de_0001);
     let want = per_face as f32 * 1e-4;
     let s = settings(EstimateFilter::None);
     let global = tree(records);
@@ -107,6 +143,7 @@ fn lookups_on_a_uniformly_lit_plane_average_to_the_density_estimates_irradiance(
     assert_eq!(photons.points.len(), per_face / 4);
     let (mut lookups, mut estimates) = (0.0f64, 0.0f64);
     let queries = 2000;
+    let mut rng = LcgRng(0x51de_0002);
     for _ in 0..queries {
         // Away from the square's edges, where the estimate's disc is whole.
         let x = Vec3::new(0.2 + 0.6 * rng.f32(), 0.0, 0.2 + 0.6 * rng.f32());
@@ -120,7 +157,10 @@ fn lookups_on_a_uniformly_lit_plane_average_to_the_density_estimates_irradiance(
         (lookups / estimates - 1.0).abs() < 0.03,
         "lookups {lookups}, estimates {estimates}"
     );
-    assert!((lookups / want as f64 - 1.0).abs() < 0.03, "lookups {lookups}, want {want}");
+    assert!(
+        (lookups / want as f64 - 1.0).abs() < 0.03,
+        "lookups {lookups}, want {want}"
+    );
 }
 
 #[test]
@@ -140,7 +180,10 @@ fn gpu_lookups_equal_the_cpu_twins_on_the_same_photons() {
     // Far outside the radius: nothing found.
     queries.push((Vec3::splat(5.0), Vec3::Y));
     // Odd strides: both faces' photons (they alternate in the map).
-    for (stride, filter) in [(3, EstimateFilter::None), (1, EstimateFilter::Cone { k: 1.1 })] {
+    for (stride, filter) in [
+        (3, EstimateFilter::None),
+        (1, EstimateFilter::Cone { k: 1.1 }),
+    ] {
         let s = settings(filter);
         let global = tree(records.clone());
         let cpu = IrradiancePhotons::precompute(&global, stride, &s);
@@ -179,9 +222,7 @@ fn gpu_lookups_equal_the_cpu_twins_on_the_same_photons() {
 /// shrink to. Left out, the precomputed irradiance of a uniformly lit plane is its irradiance.
 #[test]
 fn the_estimate_at_an_irradiance_photon_leaves_the_photons_own_power_out() {
-    let mut rng = LcgRng(0x5e1f_0003);
-    let per_face = 40_000;
-    let records = square(&mut rng, per_face, (Vec3::X, Vec3::Z), Vec3::Y, -Vec3::Y, 1e-4);
+    let (records, per_face) = lit_floor(0x5e1f_0003);
     let want = per_face as f64 * 1e-4;
     let s = EstimateSettings {
         k: 8,

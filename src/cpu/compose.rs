@@ -115,7 +115,10 @@ pub fn compose(
         IrradiancePhotons::precompute(global, scene.gather.precomputed_irradiance, &settings)
     });
     if let Some(p) = &photons {
-        stats.push(("gather/irradiance_photons".to_string(), p.points.len() as f64));
+        stats.push((
+            "gather/irradiance_photons".to_string(),
+            p.points.len() as f64,
+        ));
         stats.push((
             "gather/precompute_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,

@@ -34,9 +34,7 @@ impl IrradiancePhotons {
     ) -> IrradiancePhotons {
         let records = &global.map.records;
         let count = irradiance_photon_count(records.len() as u32, stride) as usize;
-        let chosen: Vec<_> = (0..count)
-            .map(|j| &records[j * stride as usize])
-            .collect();
+        let chosen: Vec<_> = (0..count).map(|j| &records[j * stride as usize]).collect();
         let points: Vec<[f32; 4]> = chosen
             .iter()
             .map(|r| [r.position[0], r.position[1], r.position[2], 0.0])

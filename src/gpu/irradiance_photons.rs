@@ -114,11 +114,8 @@ impl IrradiancePhotonKernels {
             ],
         )?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        self.select.dispatch(
-            &mut encoder,
-            &bind,
-            self.select.grid_for(ctx, count as u64),
-        );
+        self.select
+            .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
         ctx.queue.submit([encoder.finish()]);
         let tree = builder.build(ctx, &points, count)?;
         check_status(ctx, &status)?;

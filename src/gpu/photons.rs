@@ -102,43 +102,48 @@ impl PhotonKernels {
     pub fn new(ctx: &GpuContext) -> Result<PhotonKernels, GpuError> {
         let kernel =
             |file: &str| Kernel::new(ctx, &format!("photons/{file}"), &[], Checks::Checked);
-        let (own, (builder, (knn, (gather, (seeding, (irradiance, irradiance_photons)))))) = rayon::join(
-            || -> Result<[Kernel; 5], GpuError> {
-                Ok([
-                    kernel("emit.wgsl")?,
-                    kernel("interact.wgsl")?,
-                    kernel("store.wgsl")?,
-                    kernel("bounce.wgsl")?,
-                    kernel("view_queries.wgsl")?,
-                ])
-            },
-            || {
-                rayon::join(
-                    || KdTreeBuilder::new(ctx),
-                    || {
-                        rayon::join(
-                            || KnnQueries::new(ctx),
-                            || {
-                                rayon::join(
-                                    || super::gather::GatherKernels::new(ctx),
-                                    || {
-                                        rayon::join(
-                                            || super::seeding::SeedingKernels::new(ctx),
-                                            || {
-                                                rayon::join(
-                                                    || super::irradiance::IrradianceKernels::new(ctx),
-                                                    || super::irradiance_photons::IrradiancePhotonKernels::new(ctx),
-                                                )
-                                            },
-                                        )
-                                    },
-                                )
-                            },
-                        )
-                    },
-                )
-            },
-        );
+        let (own, (builder, (knn, (gather, (seeding, (irradiance, irradiance_photons)))))) =
+            rayon::join(
+                || -> Result<[Kernel; 5], GpuError> {
+                    Ok([
+                        kernel("emit.wgsl")?,
+                        kernel("interact.wgsl")?,
+                        kernel("store.wgsl")?,
+                        kernel("bounce.wgsl")?,
+                        kernel("view_queries.wgsl")?,
+                    ])
+                },
+                || {
+                    rayon::join(
+                        || KdTreeBuilder::new(ctx),
+                        || {
+                            rayon::join(
+                                || KnnQueries::new(ctx),
+                                || {
+                                    rayon::join(
+                                        || super::gather::GatherKernels::new(ctx),
+                                        || {
+                                            rayon::join(
+                                                || super::seeding::SeedingKernels::new(ctx),
+                                                || {
+                                                    rayon::join(
+                                                        || {
+                                                            super::irradiance::IrradianceKernels::new(ctx)
+                                                        },
+                                                        || {
+                                                            super::irradiance_photons::IrradiancePhotonKernels::new(ctx)
+                                                        },
+                                                    )
+                                                },
+                                            )
+                                        },
+                                    )
+                                },
+                            )
+                        },
+                    )
+                },
+            );
         let [emit, interact, store, bounce, view_queries] = own?;
         Ok(PhotonKernels {
             emit,
