@@ -1,8 +1,11 @@
 // The global map's irradiance photons (Christensen's precomputed irradiance): photon j·stride
-// becomes irradiance photon j, with the map's estimate at its own position and normal (its own
-// power left out), a (position, normal) pair for the lookups and a kd-tree point. GPU side of
+// becomes irradiance photon j, with the map's estimate at its own position and normal from the
+// photons that are not irradiance photons (scaled by stride/(stride - 1); with stride 1, from
+// the other photons), a (position, normal) pair for the lookups and a kd-tree point. GPU side of
 // gpu::irradiance_photons::IrradiancePhotonKernels::precompute, twin of
-// cpu::irradiance_photons::IrradiancePhotons::precompute.
+// cpu::irradiance_photons::IrradiancePhotons::precompute and
+// accel::photon_estimate::irradiance_photon_estimate. The host compiles it with KNN_FILTER: the
+// search offers only the photons knn_accept takes.
 //!include "shared/photon_estimate.wgsl"
 //!include "shared/gather_types.wgsl"
 
@@ -18,20 +21,39 @@ const WG_SIZE: u32 = 64u;
 // knn_error bits of every estimate, or-ed together.
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 
+// The map index of the irradiance photon being estimated.
+var<private> estimate_index: u32;
+
+// The photons an irradiance photon's estimate counts: not irradiance photons (with stride 1:
+// not itself).
+fn knn_accept(i: u32) -> bool {
+    if params.stride <= 1u {
+        return i != estimate_index;
+    }
+    return i % params.stride != 0u;
+}
+
+// photon_estimate::thinning_scale.
+fn thinning_scale(stride: u32) -> f32 {
+    if stride <= 1u {
+        return 1.0;
+    }
+    return f32(stride) / f32(stride - 1u);
+}
+
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let j = gid.x + gid.y * nwg.x * WG_SIZE;
     if j >= params.count {
         return;
     }
-    let index = j * params.stride;
-    let r = kd_photons[index];
+    estimate_index = j * params.stride;
+    let r = kd_photons[estimate_index];
     let n = coarse_octahedral_decode(r.flags >> PHOTON_NORMAL_SHIFT);
     photon_queries[2u * j] = vec4<f32>(r.position, 0.0);
     photon_queries[2u * j + 1u] = vec4<f32>(n, 0.0);
     photon_points[j] = vec4<f32>(r.position, 0.0);
-    // photon_estimate::photon_flux_density_at_photon: k + 1 found, the photon itself left out.
-    let e = photon_flux_density(r.position, n, params.k + 1u, params.max_dist2, params.filter_code, params.cone_k, index);
+    let e = photon_flux_density(r.position, n, params.k, params.max_dist2, params.filter_code, params.cone_k) * thinning_scale(params.stride);
     if knn_error != 0u {
         atomicOr(&status[0], knn_error);
         photon_irradiance[j] = vec4<f32>(bitcast<f32>(0x7fc00000u));

@@ -33,7 +33,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let q = params.first_query + local;
     let x = queries[2u * q].xyz;
     let n = queries[2u * q + 1u].xyz;
-    let density = photon_flux_density(x, n, params.k, params.max_dist2, params.filter_code, params.cone_k, ESTIMATE_SKIP_NONE);
+    let density = photon_flux_density(x, n, params.k, params.max_dist2, params.filter_code, params.cone_k);
     out_density[local] = vec4<f32>(density, 0.0);
     if knn_error != 0u {
         atomicOr(&status[0], knn_error);

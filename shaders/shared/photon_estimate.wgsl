@@ -12,9 +12,6 @@ const ESTIMATE_FILTER_NONE: u32 = 0u;
 const ESTIMATE_FILTER_CONE: u32 = 1u;
 const ESTIMATE_FILTER_EPANECHNIKOV: u32 = 2u;
 
-// No photon left out of an estimate.
-const ESTIMATE_SKIP_NONE: u32 = 0xffffffffu;
-
 // std::f32::consts::PI, as its f32 bits.
 const ESTIMATE_PI_BITS: u32 = 0x40490fdbu;
 // photon_estimate::split3: v as three parts of at most 8 significant bits, summing exactly to v.
@@ -39,10 +36,8 @@ fn photon_arrives_in_front(n: vec3<f32>, direction: vec3<f32>) -> bool {
 
 // photon_estimate::photon_flux_density: Σ w Φ / (norm · π r²) over the k nearest photons within
 // max_dist2 that arrive on the side n faces, summed in the search's heap order as the CPU does.
-// `filter_code` is an ESTIMATE_FILTER_* code and `cone_k` EstimateFilter::cone_k (>= 1). Photon
-// `skip` (the one the estimate is centred on; ESTIMATE_SKIP_NONE for none) is left out of the
-// sum (photon_estimate::flux_density_of_neighbours).
-fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filter_code: u32, cone_k: f32, skip: u32) -> vec3<f32> {
+// `filter_code` is an ESTIMATE_FILTER_* code and `cone_k` EstimateFilter::cone_k (>= 1).
+fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filter_code: u32, cone_k: f32) -> vec3<f32> {
     let count = knn_search(x, k, max_dist2);
     if count == 0u {
         return vec3<f32>(0.0);
@@ -71,7 +66,7 @@ fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filte
         // A point with no photon (a shorter photon array) counts as none, as on the CPU.
         let index = min(knn_heap_index[j], photon_count - 1u);
         let photon = kd_photons[index];
-        if knn_heap_index[j] < photon_count && knn_heap_index[j] != skip && photon_arrives_in_front(n, octahedral_decode_l1(photon.direction)) {
+        if knn_heap_index[j] < photon_count && photon_arrives_in_front(n, octahedral_decode_l1(photon.direction)) {
             let d2 = knn_heap_dist[j];
             var w = 1.0;
             if filter_code == ESTIMATE_FILTER_CONE {

@@ -280,7 +280,7 @@ pub fn knn_filtered(
 }
 
 /// [`knn_search`] offering only the points `accept` takes.
-fn knn_search_filtered(
+pub fn knn_search_filtered(
     words: &[u32],
     points: &[[f32; 4]],
     query: Vec3,

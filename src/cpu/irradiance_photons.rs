@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use super::photons::PhotonTree;
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
 use crate::accel::knn::knn_filtered;
-use crate::accel::photon_estimate::photon_flux_density_at_photon;
+use crate::accel::photon_estimate::irradiance_photon_estimate;
 use crate::render::irradiance_photons::{irradiance_photon_count, normals_agree, photon_normal};
 use crate::render::photons::EstimateSettings;
 
@@ -25,8 +25,8 @@ pub struct IrradiancePhotons {
 
 impl IrradiancePhotons {
     /// Photons `0, stride, 2·stride, …` of `global`, each with the flux density the map gives at
-    /// its position on the side of its normal, its own power left out
-    /// ([`photon_flux_density_at_photon`]).
+    /// its position on the side of its normal, from the photons that are not irradiance photons
+    /// ([`irradiance_photon_estimate`]).
     pub fn precompute(
         global: &PhotonTree,
         stride: u32,
@@ -44,11 +44,12 @@ impl IrradiancePhotons {
             .into_par_iter()
             .zip(&normals)
             .map(|(j, &n)| {
-                photon_flux_density_at_photon(
+                irradiance_photon_estimate(
                     &global.tree.words,
                     &global.points,
                     records,
                     j as u32 * stride,
+                    stride,
                     n,
                     settings.k,
                     settings.max_dist2,

@@ -61,8 +61,8 @@ impl IrradiancePhotonKernels {
             Kernel::new(ctx, &format!("gather/{file}"), defines, Checks::Checked)
         };
         Ok(IrradiancePhotonKernels {
-            select: kernel("irradiance_photons.wgsl", &[])?,
-            // The search offers only the photons whose normal agrees.
+            // Both kernels' searches offer only some photons (`knn_accept`).
+            select: kernel("irradiance_photons.wgsl", &["KNN_FILTER"])?,
             lookup: kernel("photon_lookup.wgsl", &["KNN_FILTER"])?,
         })
     }
@@ -81,7 +81,7 @@ impl IrradiancePhotonKernels {
         if count == 0 {
             return Ok(None);
         }
-        check_k(settings.k as u32 + 1)?;
+        check_k(settings.k as u32)?;
         let queries = storage_buffer_sized(ctx, "irradiance photon queries", count as u64 * 32)?;
         let points = storage_buffer_sized(ctx, "irradiance photon points", count as u64 * 16)?;
         let irradiance = storage_buffer_sized(ctx, "irradiance photons", count as u64 * 16)?;

@@ -155,11 +155,15 @@ mod tests {
                 }
             }
         }
-        // The kernel compiled with KNN_FILTER defines the knn_accept it calls.
-        let path = "gather/photon_lookup.wgsl";
-        let source = assemble(path, &["KNN_FILTER"]).unwrap_or_else(|e| panic!("{e}"));
-        if let Err(e) = validate(path, &source) {
-            panic!("{e}");
+        // The kernels compiled with KNN_FILTER define the knn_accept it calls.
+        for path in [
+            "gather/photon_lookup.wgsl",
+            "gather/irradiance_photons.wgsl",
+        ] {
+            let source = assemble(path, &["KNN_FILTER"]).unwrap_or_else(|e| panic!("{e}"));
+            if let Err(e) = validate(path, &source) {
+                panic!("{e}");
+            }
         }
     }
 

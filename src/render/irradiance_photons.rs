@@ -6,8 +6,8 @@
 //! photons is most of the gather's cost (2.1M k = 64 queries in the Cornell box). Instead,
 //! every `stride`-th photon of the global map (`gather { precomputed_irradiance }`, in the map's
 //! order, which both backends share) gets the estimate once, at its own position and with its
-//! own surface normal (kept in the record's flags, `accel::photon_estimate`), its own power
-//! left out. A gather hit at `x` with normal `n` then takes the irradiance of the nearest of
+//! own surface normal (kept in the record's flags, `accel::photon_estimate`), counted from
+//! the photons that are not irradiance photons (`irradiance_photon_estimate`, which says why). A gather hit at `x` with normal `n` then takes the irradiance of the nearest of
 //! those photons whose normal agrees with `n` (`cos ≥` [`LOOKUP_MIN_COS`]) within the estimate's
 //! radius (a kNN search that offers only agreeing photons, `accel::knn::knn_filtered`); none
 //! gives zero, as an estimate that finds no photon does.
