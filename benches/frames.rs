@@ -146,7 +146,9 @@ fn main() {
             "gather/final_gather_ms",
             "gather/irradiance_tree_ms",
             "gather/interpolate_ms",
-            "gather/caustics_and_compose_ms",
+            "gather/collect_points_ms",
+            "gather/caustics_ms",
+            "gather/compose_ms",
         ]
         .iter()
         .map(|n| stat(&frame, n))

@@ -147,8 +147,14 @@ impl GpuCore {
         let ctx = &self.ctx;
         let k = &kernels.gather;
         let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
-        let mut selections = Vec::new();
-        let mut total = 0u32;
+        // Every level's diffuse nodes flagged and compacted in one submission, their counts
+        // gathered into one buffer and read back once.
+        let largest = levels.iter().map(|l| l.count).max().unwrap_or(0);
+        let indices = self.iota(largest.max(1))?;
+        let counts =
+            storage_buffer_sized(ctx, "level point counts", levels.len().max(1) as u64 * 4)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut compacted = Vec::new();
         for (l, level) in levels.iter().enumerate() {
             let n = level.count as u32;
             let params = uniform_buffer(
@@ -160,8 +166,6 @@ impl GpuCore {
                 },
             );
             let flags = storage_buffer_sized(ctx, "point flags", n as u64 * 4)?;
-            let indices: Vec<u32> = (0..n).collect();
-            let indices = storage_buffer(ctx, "node indices", &indices)?;
             let selected = storage_buffer_sized(ctx, "diffuse nodes", n as u64 * 4)?;
             let bind = k.point_flags.bind(
                 ctx,
@@ -171,14 +175,25 @@ impl GpuCore {
                     ("point_flags", &flags),
                 ],
             )?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
             k.point_flags
                 .dispatch(&mut encoder, &bind, k.point_flags.grid_for(ctx, n as u64));
             let count = self
                 .prims
                 .compact(ctx, &mut encoder, &indices, &flags, &selected, n)?;
-            ctx.queue.submit([encoder.finish()]);
-            let c = count.read(ctx)?;
+            encoder.copy_buffer_to_buffer(&count.buffer, 0, &counts, l as u64 * 4, 4);
+            compacted.push((selected, count, flags, params));
+        }
+        ctx.queue.submit([encoder.finish()]);
+        let level_counts: Vec<u32> = if levels.is_empty() {
+            Vec::new()
+        } else {
+            read_buffer(ctx, &counts, levels.len())?
+        };
+        let mut selections = Vec::new();
+        let mut total = 0u32;
+        for (l, ((selected, count, _, _), &c)) in
+            compacted.into_iter().zip(&level_counts).enumerate()
+        {
             selections.push((l as u32, selected, count, total, c));
             total = total.checked_add(c).ok_or_else(|| {
                 GpuError::Device("more shading points than 32-bit indices address".into())
@@ -438,7 +453,12 @@ impl GpuCore {
         let mut stats = Vec::new();
         let clock = Instant::now();
         let points = self.collect_shading_points(kernels, levels, base)?;
+        ctx.wait_idle()?;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
+        stats.push((
+            "gather/collect_points_ms".to_string(),
+            clock.elapsed().as_secs_f64() * 1e3,
+        ));
         let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
             return Err(GpuError::Device(
                 "photon mapping needs the frame's global and caustic maps".to_string(),
@@ -551,6 +571,11 @@ impl GpuCore {
             let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
             storage_buffer(ctx, "no caustics", &zeros)?
         };
+        stats.push((
+            "gather/caustics_ms".to_string(),
+            start.elapsed().as_secs_f64() * 1e3,
+        ));
+        let start = Instant::now();
         // Each level's diffuse nodes take their points' light.
         let parts = ComposeParts {
             points,
@@ -561,7 +586,7 @@ impl GpuCore {
         self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
         ctx.wait_idle()?;
         stats.push((
-            "gather/caustics_and_compose_ms".to_string(),
+            "gather/compose_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
         stats.push((
