@@ -204,3 +204,37 @@ fn gpu_and_cpu_agree_on_conductor_and_exact_and_schlick_glass_photon_mapped() {
         "caustic: GPU mean {g}, CPU mean {k}"
     );
 }
+
+/// A photon-mapped frame whose camera sees no diffuse surface (it looks out of the open box)
+/// has no shading points, so no seeds and no gather: it renders black on both backends, with
+/// empty `seeds`, `caustic` and `indirect` layers, instead of failing (the GPU's final gather
+/// once bound zero-sized buffers).
+#[test]
+fn a_photon_mapped_frame_with_nothing_diffuse_in_view_renders_black_on_both_backends() {
+    let (mut scene, _) = small_cornell();
+    scene.camera.look_at = scene.camera.position + (scene.camera.position - scene.camera.look_at);
+    let prepared = caustica::prepare(&scene).unwrap();
+    let cpu = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
+    let mut frames = vec![("cpu", cpu)];
+    if let Some(ctx) = caustica::gpu::test_context() {
+        let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+        frames.push((
+            "gpu",
+            gpu.render(&scene, &prepared, &Default::default()).unwrap(),
+        ));
+    }
+    for (name, frame) in &frames {
+        assert!(
+            frame.color.iter().all(|c| *c == Vec3::ZERO),
+            "{name}: colour"
+        );
+        for layer in ["caustic", "indirect"] {
+            assert!(
+                layer_rgb(frame, layer).iter().all(|c| *c == Vec3::ZERO),
+                "{name}: {layer}"
+            );
+        }
+        let seeds = frame.aov("seeds").unwrap();
+        assert_eq!(seeds.pixels.iter().sum::<f32>(), 0.0, "{name}: seeds");
+    }
+}

@@ -27,25 +27,15 @@ use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
-/// `count` elements of `buffer` from element `first` (a small read-back).
-fn read_buffer_range<T: Pod>(
-    ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
-    first: u64,
-    count: usize,
-) -> Result<Vec<T>, GpuError> {
-    let size = (count * std::mem::size_of::<T>()) as u64;
-    let staging = storage_buffer_sized(ctx, "read-back range", size)?;
+/// One `u32` from each `(buffer, element)`, with one read-back.
+fn read_words(ctx: &GpuContext, words: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u32>, GpuError> {
+    let staging = storage_buffer_sized(ctx, "read-back words", words.len().max(1) as u64 * 4)?;
     let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    encoder.copy_buffer_to_buffer(
-        buffer,
-        first * std::mem::size_of::<T>() as u64,
-        &staging,
-        0,
-        size,
-    );
+    for (k, (buffer, element)) in words.iter().enumerate() {
+        encoder.copy_buffer_to_buffer(buffer, element * 4, &staging, k as u64 * 4, 4);
+    }
     ctx.queue.submit([encoder.finish()]);
-    read_buffer(ctx, &staging, count)
+    read_buffer(ctx, &staging, words.len())
 }
 
 /// The state of one gather dispatch. Twin of `GatherParams` in
@@ -347,9 +337,14 @@ impl GpuCore {
         self.prims
             .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
         ctx.queue.submit([encoder.finish()]);
-        let last: Vec<u32> = read_buffer_range(ctx, &slots, ray_count as u64 - 1, 1)?;
-        let last_flag: Vec<u32> = read_buffer_range(ctx, &flags, ray_count as u64 - 1, 1)?;
-        let query_count = last[0] + last_flag[0];
+        // The last slot plus the last flag (none without rays).
+        let query_count = match (ray_count as u64).checked_sub(1) {
+            Some(last) => {
+                let words = read_words(ctx, &[(&slots, last), (&flags, last)])?;
+                words[0] + words[1]
+            }
+            None => 0,
+        };
         let dense =
             storage_buffer_sized(ctx, "gather dense queries", query_count.max(1) as u64 * 32)?;
         let bind = self.bind_with_scene(
@@ -464,6 +459,23 @@ impl GpuCore {
                 "photon mapping needs the frame's global and caustic maps".to_string(),
             ));
         };
+        if points.count == 0 {
+            // Nothing diffuse in view (the camera sees only the background, lights or
+            // mirrors of nothing): no seeds, no gather, no light to add.
+            let zeros = || storage_buffer_sized(ctx, "no photon light", 16);
+            let parts = ComposeParts {
+                points,
+                caustic: zeros()?,
+                indirect: zeros()?,
+            };
+            stats.push(("gather/seeds".to_string(), 0.0));
+            let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
+            return Ok(ComposeOutput {
+                stats,
+                seeds_per_pixel: vec![0.0; pixels],
+                parts,
+            });
+        }
         let start = Instant::now();
         let (seeds, seed_count) = kernels.seeding.seed_irradiance_samples(
             ctx,

@@ -28,6 +28,7 @@ use super::kernel::{
 };
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, GpuPhotonMap, MapTree};
+use super::prims::CountBuffer;
 use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
 use super::vd_pipeline::VdFrameGpu;
 use crate::accel::photon_estimate::PhotonRecord;
@@ -327,8 +328,8 @@ impl GpuCore {
                     ray_count,
                 )?;
                 ctx.queue.submit([encoder.finish()]);
-                let stored = stored_count.read(ctx)?;
-                let surviving = next_count.read(ctx)?;
+                let counts = CountBuffer::read_all(ctx, &[&stored_count, &next_count])?;
+                let (stored, surviving) = (counts[0], counts[1]);
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
                 if stored > 0 {
                     let level = StoredLevel {

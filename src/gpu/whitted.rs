@@ -549,7 +549,6 @@ impl GpuCore {
                 count: ray_count,
                 points: diffuse_points,
             });
-            self.collect_times(timer, pass_stats)?;
             bounce += 1;
             if spawned == 0 || bounce > base.max_depth {
                 break;
@@ -572,8 +571,9 @@ impl GpuCore {
             hits = next_hits;
             ray_count = spawned;
         }
-        for count in &shadow_counts {
-            pass_stats.shadow_rays += count.read(ctx)? as u64;
+        let counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
+        for count in CountBuffer::read_all(ctx, &counts)? {
+            pass_stats.shadow_rays += count as u64;
         }
         Ok((levels, first_hits))
     }

@@ -83,6 +83,21 @@ impl CountBuffer {
         Ok(self.read_indirect_args(ctx)?[0])
     }
 
+    /// Reads the counts of several buffers with one read-back (one wait for the GPU): each
+    /// count is copied into one buffer, which is read.
+    pub fn read_all(ctx: &GpuContext, counts: &[&CountBuffer]) -> Result<Vec<u32>, GpuError> {
+        if counts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let all = storage_buffer_sized(ctx, "counts", counts.len() as u64 * 4)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        for (i, c) in counts.iter().enumerate() {
+            encoder.copy_buffer_to_buffer(&c.buffer, 0, &all, i as u64 * 4, 4);
+        }
+        ctx.queue.submit([encoder.finish()]);
+        read_buffer(ctx, &all, counts.len())
+    }
+
     /// Reads all four words: the count and the indirect-dispatch arguments.
     pub fn read_indirect_args(&self, ctx: &GpuContext) -> Result<[u32; 4], GpuError> {
         let words: Vec<u32> = read_buffer(ctx, &self.buffer, 4)?;
