@@ -232,7 +232,9 @@ impl GpuCore {
 
     /// Final gather (paper 003 section 6.2.4) at `seed_count` seeds (indices into `points`):
     /// the irradiance samples, one per seed, as `array<IrradianceSample>`. Twin of
-    /// `cpu::gather::final_gather`.
+    /// `cpu::gather::final_gather`. The rays, paths, hits and queries live in scratch buffers
+    /// kept between frames (every element a kernel reads is written first in the same gather;
+    /// the query flags are cleared).
     #[allow(clippy::too_many_arguments)]
     fn final_gather(
         &self,
@@ -270,16 +272,11 @@ impl GpuCore {
             ..Default::default()
         };
         let frame = uniform_buffer(ctx, "params", &base);
-        let rays =
-            storage_buffer_sized(ctx, "gather rays", n * std::mem::size_of::<GpuRay>() as u64)?;
-        let paths = storage_buffer_sized(
-            ctx,
-            "gather paths",
-            n * std::mem::size_of::<GatherPath>() as u64,
-        )?;
-        let queries = storage_buffer_sized(ctx, "gather queries", n * 32)?;
-        let weights = storage_buffer_sized(ctx, "gather query weights", n * 16)?;
-        let flags = storage_buffer_sized(ctx, "gather query flags", n * 4)?;
+        let rays = self.scratch("gather rays", n * std::mem::size_of::<GpuRay>() as u64)?;
+        let paths = self.scratch("gather paths", n * std::mem::size_of::<GatherPath>() as u64)?;
+        let queries = self.scratch("gather queries", n * 32)?;
+        let weights = self.scratch("gather query weights", n * 16)?;
+        let flags = self.scratch("gather query flags", n * 4)?;
         let p0 = uniform_buffer(ctx, "gather params", &gp(0));
         let bind = self.bind_with_scene(
             &k.rays,
@@ -298,8 +295,7 @@ impl GpuCore {
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
         ctx.queue.submit([encoder.finish()]);
-        let hits =
-            storage_buffer_sized(ctx, "gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
+        let hits = self.scratch("gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
         for step in 0..=scene.film.max_depth {
             self.trace_rays(
                 traversal,
@@ -332,7 +328,7 @@ impl GpuCore {
             ctx.queue.submit([encoder.finish()]);
         }
         // The diffuse hits' density estimates from the global map, densely.
-        let slots = storage_buffer_sized(ctx, "gather query slots", n * 4)?;
+        let slots = self.scratch("gather query slots", n * 4)?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         self.prims
             .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
@@ -345,8 +341,7 @@ impl GpuCore {
             }
             None => 0,
         };
-        let dense =
-            storage_buffer_sized(ctx, "gather dense queries", query_count.max(1) as u64 * 32)?;
+        let dense = self.scratch("gather dense queries", query_count.max(1) as u64 * 32)?;
         let bind = self.bind_with_scene(
             &k.queries,
             buffers,
