@@ -96,6 +96,16 @@ fn tree(records: Vec<PhotonRecord>) -> PhotonTree {
     })
 }
 
+/// k = 8 (the kind of k late progressive passes shrink to, where the estimates' biases show)
+/// and no radius.
+fn few_photons_no_radius() -> EstimateSettings {
+    EstimateSettings {
+        k: 8,
+        max_dist2: f32::INFINITY,
+        filter: EstimateFilter::None,
+    }
+}
+
 fn settings(filter: EstimateFilter) -> EstimateSettings {
     EstimateSettings {
         k: 64,
@@ -225,11 +235,7 @@ fn gpu_lookups_equal_the_cpu_twins_on_the_same_photons() {
 fn the_estimate_at_an_irradiance_photon_leaves_the_photons_own_power_out() {
     let (records, per_face) = lit_floor(0x5e1f_0003);
     let want = per_face as f64 * 1e-4;
-    let s = EstimateSettings {
-        k: 8,
-        max_dist2: f32::INFINITY,
-        filter: EstimateFilter::None,
-    };
+    let s = few_photons_no_radius();
     let photons = IrradiancePhotons::precompute(&tree(records), 1, &s);
     let (mut sum, mut n) = (0.0f64, 0);
     for (p, e) in photons.points.iter().zip(&photons.irradiance) {
@@ -252,11 +258,7 @@ fn the_estimate_at_an_irradiance_photon_leaves_the_photons_own_power_out() {
 fn lookups_at_random_points_are_not_darkened_by_the_hole_their_choice_makes() {
     let (records, per_face) = lit_floor(0x401e_0004);
     let want = per_face as f64 * 1e-4;
-    let s = EstimateSettings {
-        k: 8,
-        max_dist2: f32::INFINITY,
-        filter: EstimateFilter::None,
-    };
+    let s = few_photons_no_radius();
     let photons = IrradiancePhotons::precompute(&tree(records), 2, &s);
     let mut rng = LcgRng(0x401e_0005);
     let queries = 20_000;

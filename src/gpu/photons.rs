@@ -162,6 +162,11 @@ impl PhotonKernels {
     }
 }
 
+/// The scratch roles of a bounce's photon rays and paths, and of the next bounce's (bounce `b`
+/// reads pair `b % 2` and writes pair `(b + 1) % 2`).
+const RAY_ROLES: [&str; 2] = ["photon rays (even bounces)", "photon rays (odd bounces)"];
+const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd bounces)"];
+
 /// One bounce's stored photons, before the map is joined.
 struct StoredLevel {
     records: wgpu::Buffer,
@@ -227,8 +232,11 @@ impl GpuCore {
                 first_photon: first,
                 target_count: targets.len() as u32,
             };
-            let mut rays = storage_buffer_sized(ctx, "photon rays", chunk as u64 * ray_size)?;
-            let mut paths = storage_buffer_sized(ctx, "photon paths", chunk as u64 * path_size)?;
+            // The rays and paths of a bounce and of the next one alternate between two pairs
+            // of buffers kept between frames, as do the per-bounce buffers below (every element
+            // a kernel reads is written first in the same bounce; the queue orders the reuse).
+            let mut rays = self.scratch(RAY_ROLES[0], chunk as u64 * ray_size)?;
+            let mut paths = self.scratch(PATH_ROLES[0], chunk as u64 * path_size)?;
             let frame_buffer = uniform_buffer(ctx, "params", &base);
             let emit_params = uniform_buffer(ctx, "photon params", &photon_params(chunk, 0));
             let bind = self.bind_with_scene(
@@ -254,18 +262,13 @@ impl GpuCore {
             );
             ctx.queue.submit([encoder.finish()]);
             let mut ray_count = chunk;
-            let indices: Vec<u32> = (0..chunk).collect();
-            let indices = storage_buffer(ctx, "photon indices", &indices)?;
+            let indices = self.iota(chunk as u64)?;
             for bounce in 0..max_hits {
                 if ray_count == 0 {
                     break;
                 }
                 let n = ray_count as u64;
-                let hits = storage_buffer_sized(
-                    ctx,
-                    "photon hits",
-                    n * std::mem::size_of::<GpuHit>() as u64,
-                )?;
+                let hits = self.scratch("photon hits", n * std::mem::size_of::<GpuHit>() as u64)?;
                 let trace_params = FrameParams { ray_count, ..base };
                 self.trace_rays(
                     traversal,
@@ -278,11 +281,11 @@ impl GpuCore {
                     "photon trace",
                 )?;
                 let p = uniform_buffer(ctx, "photon params", &photon_params(ray_count, bounce));
-                let store_flags = storage_buffer_sized(ctx, "store flags", n * 4)?;
-                let candidates = storage_buffer_sized(ctx, "store candidates", n * record_size)?;
-                let bounce_flags = storage_buffer_sized(ctx, "bounce flags", n * 4)?;
-                let next_rays = storage_buffer_sized(ctx, "next photon rays", n * ray_size)?;
-                let next_paths = storage_buffer_sized(ctx, "next photon paths", n * path_size)?;
+                let store_flags = self.scratch("photon store flags", n * 4)?;
+                let candidates = self.scratch("photon store candidates", n * record_size)?;
+                let bounce_flags = self.scratch("photon bounce flags", n * 4)?;
+                let next_rays = self.scratch("next photon rays", n * ray_size)?;
+                let next_paths = self.scratch("next photon paths", n * path_size)?;
                 let bind = self.bind_with_scene(
                     &kernels.interact,
                     buffers,
@@ -309,7 +312,7 @@ impl GpuCore {
                     timer,
                     "photon interact",
                 );
-                let stored_ids = storage_buffer_sized(ctx, "stored photon ids", n * 4)?;
+                let stored_ids = self.scratch("stored photon ids", n * 4)?;
                 let stored_count = self.prims.compact(
                     ctx,
                     &mut encoder,
@@ -318,7 +321,7 @@ impl GpuCore {
                     &stored_ids,
                     ray_count,
                 )?;
-                let next_ids = storage_buffer_sized(ctx, "surviving photon ids", n * 4)?;
+                let next_ids = self.scratch("surviving photon ids", n * 4)?;
                 let next_count = self.prims.compact(
                     ctx,
                     &mut encoder,
@@ -369,10 +372,9 @@ impl GpuCore {
                     levels.push(level);
                 }
                 if surviving > 0 && bounce + 1 < max_hits {
-                    let rays_out =
-                        storage_buffer_sized(ctx, "photon rays", surviving as u64 * ray_size)?;
-                    let paths_out =
-                        storage_buffer_sized(ctx, "photon paths", surviving as u64 * path_size)?;
+                    let next = (bounce as usize + 1) % 2;
+                    let rays_out = self.scratch(RAY_ROLES[next], surviving as u64 * ray_size)?;
+                    let paths_out = self.scratch(PATH_ROLES[next], surviving as u64 * path_size)?;
                     let bind = self.bind_with_scene(
                         &kernels.bounce,
                         buffers,
