@@ -258,7 +258,9 @@ impl GpuBackend {
         let base = frame_params(scene, prepared);
         let (width, height, spp) = (base.width, base.height, base.spp);
         let pixels = (width * height) as u64;
-        let mut timer = Timer::new(ctx, 256);
+        // Timestamps are read once a pass: room for every timed dispatch of a deep pass (a
+        // level of glass takes about six, VD batches more).
+        let mut timer = Timer::new(ctx, 1024);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         frame.host("host/upload_ms", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
