@@ -1,7 +1,7 @@
 // The global map's irradiance photons (Christensen's precomputed irradiance): photon j·stride
 // becomes irradiance photon j, with the map's estimate at its own position and normal from the
 // photons that are not irradiance photons (scaled by stride/(stride - 1); with stride 1, from
-// the other photons), a (position, normal) pair for the lookups and a kd-tree point. GPU side of
+// the other photons), its normal for the lookups and a kd-tree point. GPU side of
 // gpu::irradiance_photons::IrradiancePhotonKernels::precompute, twin of
 // cpu::irradiance_photons::IrradiancePhotons::precompute and
 // accel::photon_estimate::irradiance_photon_estimate. The host compiles it with KNN_FILTER: the
@@ -12,9 +12,9 @@
 const WG_SIZE: u32 = 64u;
 
 @group(0) @binding(0) var<uniform> params: PhotonLookupParams;
-// Two entries per irradiance photon: its position and its normal.
-@group(0) @binding(2) var<storage, read_write> photon_queries: array<vec4<f32>>;
-// Its position again, as a kd-tree point.
+// The normal of each irradiance photon (xyz).
+@group(0) @binding(2) var<storage, read_write> photon_normals: array<vec4<f32>>;
+// Its position, as a kd-tree point.
 @group(0) @binding(3) var<storage, read_write> photon_points: array<vec4<f32>>;
 // The irradiance at it (xyz); NaN where its search reported an error.
 @group(0) @binding(4) var<storage, read_write> photon_irradiance: array<vec4<f32>>;
@@ -50,8 +50,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     estimate_index = j * params.stride;
     let r = kd_photons[estimate_index];
     let n = coarse_octahedral_decode(r.flags >> PHOTON_NORMAL_SHIFT);
-    photon_queries[2u * j] = vec4<f32>(r.position, 0.0);
-    photon_queries[2u * j + 1u] = vec4<f32>(n, 0.0);
+    photon_normals[j] = vec4<f32>(n, 0.0);
     photon_points[j] = vec4<f32>(r.position, 0.0);
     let e = photon_flux_density(r.position, n, params.k, params.max_dist2, params.filter_code, params.cone_k) * thinning_scale(params.stride);
     if knn_error != 0u {

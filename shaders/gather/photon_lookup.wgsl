@@ -14,8 +14,8 @@ const WG_SIZE: u32 = 64u;
 @group(0) @binding(0) var<uniform> params: PhotonLookupParams;
 // Two entries per query: the position (xyz) and the normal (xyz).
 @group(0) @binding(1) var<storage, read> queries: array<vec4<f32>>;
-// Two entries per irradiance photon; the second is its normal.
-@group(0) @binding(2) var<storage, read> photon_queries: array<vec4<f32>>;
+// The normal of each irradiance photon (xyz).
+@group(0) @binding(2) var<storage, read> photon_normals: array<vec4<f32>>;
 // The irradiance at each irradiance photon (xyz).
 @group(0) @binding(3) var<storage, read> photon_irradiance: array<vec4<f32>>;
 // The irradiance of each query (xyz, w = 0); NaN where its search reported an error.
@@ -28,7 +28,7 @@ var<private> lookup_normal: vec3<f32>;
 
 // render::irradiance_photons::normals_agree, for the filtered search.
 fn knn_accept(i: u32) -> bool {
-    return i < params.photon_count && dot(photon_queries[2u * i + 1u].xyz, lookup_normal) >= LOOKUP_MIN_COS;
+    return i < params.photon_count && dot(photon_normals[i].xyz, lookup_normal) >= LOOKUP_MIN_COS;
 }
 
 @compute @workgroup_size(WG_SIZE)

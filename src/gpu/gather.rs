@@ -10,11 +10,12 @@ use super::irradiance::IrradianceKernels;
 use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
-    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::check_status;
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, MapTree};
+use super::prims::CountBuffer;
 use super::seeding::{SeedingKernels, SeedingSettings};
 use super::upload::{
     frame_params, FrameParams, GpuHit, GpuIrradianceSample, GpuRay, GpuShadingPoint, SceneBuffers,
@@ -26,17 +27,6 @@ use crate::render::gather::{SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
 use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
-
-/// One `u32` from each `(buffer, element)`, with one read-back.
-fn read_words(ctx: &GpuContext, words: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u32>, GpuError> {
-    let staging = storage_buffer_sized(ctx, "read-back words", words.len().max(1) as u64 * 4)?;
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
-    for (k, (buffer, element)) in words.iter().enumerate() {
-        encoder.copy_buffer_to_buffer(buffer, element * 4, &staging, k as u64 * 4, 4);
-    }
-    ctx.queue.submit([encoder.finish()]);
-    read_buffer(ctx, &staging, words.len())
-}
 
 /// The state of one gather dispatch. Twin of `GatherParams` in
 /// `shaders/shared/gather_types.wgsl`.
@@ -137,15 +127,13 @@ impl GpuCore {
         let ctx = &self.ctx;
         let k = &kernels.gather;
         let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
-        // Every level's diffuse nodes flagged and compacted in one submission, their counts
-        // gathered into one buffer and read back once.
+        // Every level's diffuse nodes flagged and compacted in one submission, their counts read
+        // back together.
         let largest = levels.iter().map(|l| l.count).max().unwrap_or(0);
         let indices = self.iota(largest.max(1))?;
-        let counts =
-            storage_buffer_sized(ctx, "level point counts", levels.len().max(1) as u64 * 4)?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         let mut compacted = Vec::new();
-        for (l, level) in levels.iter().enumerate() {
+        for level in levels {
             let n = level.count as u32;
             let params = uniform_buffer(
                 ctx,
@@ -170,20 +158,14 @@ impl GpuCore {
             let count = self
                 .prims
                 .compact(ctx, &mut encoder, &indices, &flags, &selected, n)?;
-            encoder.copy_buffer_to_buffer(&count.buffer, 0, &counts, l as u64 * 4, 4);
-            compacted.push((selected, count, flags, params));
+            compacted.push((selected, count));
         }
         ctx.queue.submit([encoder.finish()]);
-        let level_counts: Vec<u32> = if levels.is_empty() {
-            Vec::new()
-        } else {
-            read_buffer(ctx, &counts, levels.len())?
-        };
+        let counts: Vec<&CountBuffer> = compacted.iter().map(|(_, c)| c).collect();
+        let level_counts = CountBuffer::read_all(ctx, &counts)?;
         let mut selections = Vec::new();
         let mut total = 0u32;
-        for (l, ((selected, count, _, _), &c)) in
-            compacted.into_iter().zip(&level_counts).enumerate()
-        {
+        for (l, ((selected, count), c)) in compacted.into_iter().zip(level_counts).enumerate() {
             selections.push((l as u32, selected, count, total, c));
             total = total.checked_add(c).ok_or_else(|| {
                 GpuError::Device("more shading points than 32-bit indices address".into())

@@ -9,7 +9,7 @@ use super::kdtree::{GpuKdTree, KdTreeBuilder};
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
-use super::knn::{check_k, check_status};
+use super::knn::{check_k, check_status, position_normal_queries};
 use super::maps::{GpuPhotonMap, MapTree};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::render::irradiance_photons::irradiance_photon_count;
@@ -45,8 +45,8 @@ pub struct IrradiancePhotonKernels {
 /// The global map's irradiance photons on the device.
 pub struct GpuIrradiancePhotons {
     pub count: u32,
-    /// Two `vec4` per photon: position, normal.
-    queries: wgpu::Buffer,
+    /// The normals (one `vec4` each).
+    normals: wgpu::Buffer,
     /// Positions as kd-tree points.
     points: wgpu::Buffer,
     /// The irradiance at each (xyz).
@@ -82,7 +82,7 @@ impl IrradiancePhotonKernels {
             return Ok(None);
         }
         check_k(settings.k as u32)?;
-        let queries = storage_buffer_sized(ctx, "irradiance photon queries", count as u64 * 32)?;
+        let normals = storage_buffer_sized(ctx, "irradiance photon normals", count as u64 * 16)?;
         let points = storage_buffer_sized(ctx, "irradiance photon points", count as u64 * 16)?;
         let irradiance = storage_buffer_sized(ctx, "irradiance photons", count as u64 * 16)?;
         let status = storage_buffer(ctx, "irradiance photon status", &[0u32])?;
@@ -107,7 +107,7 @@ impl IrradiancePhotonKernels {
                 ("kd_words", &global.tree.words),
                 ("kd_points", &global.map.positions),
                 ("kd_photons", &global.map.records),
-                ("photon_queries", &queries),
+                ("photon_normals", &normals),
                 ("photon_points", &points),
                 ("photon_irradiance", &irradiance),
                 ("status", &status),
@@ -121,7 +121,7 @@ impl IrradiancePhotonKernels {
         check_status(ctx, &status)?;
         Ok(Some(GpuIrradiancePhotons {
             count,
-            queries,
+            normals,
             points,
             irradiance,
             tree,
@@ -169,7 +169,7 @@ impl IrradiancePhotonKernels {
                 ("kd_words", &photons.tree.words),
                 ("kd_points", &photons.points),
                 ("queries", queries),
-                ("photon_queries", &photons.queries),
+                ("photon_normals", &photons.normals),
                 ("photon_irradiance", &photons.irradiance),
                 ("out_density", &out),
                 ("status", &status),
@@ -217,11 +217,8 @@ impl IrradiancePhotonKernels {
             tree,
         };
         let photons = self.precompute(ctx, builder, &global, stride, settings)?;
-        let data: Vec<[f32; 4]> = queries
-            .iter()
-            .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
-            .collect();
-        let query_buffer = storage_buffer(ctx, "lookup queries", &data)?;
+        let query_buffer =
+            storage_buffer(ctx, "lookup queries", &position_normal_queries(queries))?;
         let n = queries.len() as u32;
         let out = self.lookup(ctx, photons.as_ref(), &query_buffer, n)?;
         let values: Vec<[f32; 4]> = read_buffer(ctx, &out, queries.len())?;

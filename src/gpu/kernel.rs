@@ -269,6 +269,21 @@ pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu:
         })
 }
 
+/// One `u32` from each `(buffer, element)`, with one read-back: the words are copied into one
+/// buffer first.
+pub fn read_words(ctx: &GpuContext, words: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u32>, GpuError> {
+    if words.is_empty() {
+        return Ok(Vec::new());
+    }
+    let gathered = storage_buffer_sized(ctx, "read-back words", words.len() as u64 * 4)?;
+    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    for (k, (buffer, element)) in words.iter().enumerate() {
+        encoder.copy_buffer_to_buffer(buffer, element * 4, &gathered, k as u64 * 4, 4);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    read_buffer(ctx, &gathered, words.len())
+}
+
 /// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
 pub fn read_buffer<T: Pod>(
     ctx: &GpuContext,

@@ -151,6 +151,14 @@ pub(crate) fn at_least<'a>(
     Ok(holder.insert(placeholder))
 }
 
+/// `(position, normal)` queries as the density and lookup kernels read them: two `vec4` each.
+pub(super) fn position_normal_queries(queries: &[(Vec3, Vec3)]) -> Vec<[f32; 4]> {
+    queries
+        .iter()
+        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+        .collect()
+}
+
 fn zeroed_status(ctx: &GpuContext) -> Result<wgpu::Buffer, GpuError> {
     storage_buffer(ctx, "kNN status", &[0u32])
 }
@@ -375,11 +383,7 @@ impl KnnQueries {
         check_k(k)?;
         let mut out = Vec::with_capacity(queries.len());
         for part in queries.chunks(1 << 22) {
-            let data: Vec<[f32; 4]> = part
-                .iter()
-                .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
-                .collect();
-            let buffer = storage_buffer(ctx, "density queries", &data)?;
+            let buffer = storage_buffer(ctx, "density queries", &position_normal_queries(part))?;
             let count = part.len() as u32;
             let (dispatch, output) = self.prepare_density(
                 ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter,

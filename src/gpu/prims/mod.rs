@@ -25,7 +25,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
 use super::kernel::{
-    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 
 pub use sorted_bounds::SortedRun;
@@ -83,19 +83,10 @@ impl CountBuffer {
         Ok(self.read_indirect_args(ctx)?[0])
     }
 
-    /// Reads the counts of several buffers with one read-back (one wait for the GPU): each
-    /// count is copied into one buffer, which is read.
+    /// Reads the counts of several buffers with one read-back (one wait for the GPU).
     pub fn read_all(ctx: &GpuContext, counts: &[&CountBuffer]) -> Result<Vec<u32>, GpuError> {
-        if counts.is_empty() {
-            return Ok(Vec::new());
-        }
-        let all = storage_buffer_sized(ctx, "counts", counts.len() as u64 * 4)?;
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
-        for (i, c) in counts.iter().enumerate() {
-            encoder.copy_buffer_to_buffer(&c.buffer, 0, &all, i as u64 * 4, 4);
-        }
-        ctx.queue.submit([encoder.finish()]);
-        read_buffer(ctx, &all, counts.len())
+        let words: Vec<(&wgpu::Buffer, u64)> = counts.iter().map(|c| (&c.buffer, 0)).collect();
+        read_words(ctx, &words)
     }
 
     /// Reads all four words: the count and the indirect-dispatch arguments.
