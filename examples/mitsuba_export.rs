@@ -97,7 +97,7 @@ fn bsdf(kind: &MaterialKind) -> String {
                 rgb(*tint)
             )
         }
-        MaterialKind::Emissive { .. } => {
+        MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
             "<bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"0, 0, 0\"/></bsdf>".into()
         }
     }
@@ -129,6 +129,12 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
     );
     for (k, instance) in scene.instances.iter().enumerate() {
         let mesh = &scene.meshes[instance.mesh as usize];
+        if matches!(
+            scene.materials[instance.material as usize].kind,
+            MaterialKind::LightSurface { .. }
+        ) {
+            continue; // a quad light's surface: Mitsuba's rectangle emitter is its shape
+        }
         if mesh.displacement.is_some() {
             fail(format!(
                 "mesh \"{}\" has a VD map, which is not exported",

@@ -488,9 +488,54 @@ fn comments_run_to_the_end_of_the_line_but_not_inside_strings() {
 #[test]
 fn the_example_scene_evaluates() {
     let s = scene(EXAMPLE);
-    assert_eq!(s.instances.len(), 3);
-    assert_eq!(s.meshes.len(), 3);
+    // Three instances of the scene's own, then the quad light's surface.
+    assert_eq!(s.instances.len(), 4);
+    assert_eq!(s.meshes.len(), 4);
     assert_eq!(s.meshes[1].displacement, Some(0));
+}
+
+#[test]
+fn a_quad_light_gets_a_black_surface_after_the_scenes_own_geometry() {
+    let s = scene(
+        "material m { diffuse 0.5 }\nmesh q { quad size 2 2 }\ninstance { mesh q material m }\n\
+         light point { position 0 1 0 power 1 1 1 }\n\
+         light quad { center 0 2 0 size 0.5 0.5 radiance 3 3 3 }",
+    );
+    assert_eq!(s.instances.len(), 2);
+    assert_eq!(s.instances[0].material, 0);
+    let surface = &s.instances[1];
+    assert_eq!(
+        s.materials[surface.material as usize].kind,
+        MaterialKind::LightSurface {
+            radiance: Vec3::splat(3.0)
+        }
+    );
+    let mesh = &s.meshes[surface.mesh as usize];
+    assert_eq!(mesh.origin, MeshOrigin::Light(1));
+    let LightKind::Quad {
+        corner,
+        edge_u,
+        edge_v,
+        ..
+    } = s.lights[1].kind
+    else {
+        panic!("the second light is a quad");
+    };
+    // Two triangles over the light's corners, just behind its plane, wound like its normal.
+    let n = edge_u.cross(edge_v).normalize();
+    let p = &mesh.data.positions;
+    assert_eq!(mesh.data.triangles, vec![[0, 1, 2], [0, 2, 3]]);
+    for (v, c) in p.iter().zip([
+        corner,
+        corner + edge_u,
+        corner + edge_u + edge_v,
+        corner + edge_v,
+    ]) {
+        let behind = (c - *v).dot(n);
+        assert!(behind > 0.0 && behind < 1e-4, "{behind}");
+        assert!((*v + n * behind - c).length() < 1e-6);
+    }
+    assert!((p[1] - p[0]).cross(p[2] - p[0]).normalize().dot(n) > 0.999);
 }
 
 pub const EXAMPLE: &str = include_str!("data/lang/example.csc");

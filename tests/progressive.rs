@@ -59,7 +59,7 @@ fn scene() -> (Scene, caustica::accel::Prepared) {
 const WALLS: [(&str, [u32; 4]); 5] = [
     ("left", [2, 15, 10, 47]),
     ("right", [54, 15, 62, 47]),
-    ("back", [18, 10, 46, 32]),
+    ("back", [20, 14, 44, 32]),
     ("ceiling", [10, 1, 54, 6]),
     ("floor", [5, 59, 32, 63]),
 ];

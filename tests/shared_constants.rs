@@ -54,6 +54,11 @@ fn scene_material_and_sampler_codes_match_their_rust_twins() {
         "MATERIAL_FRESNEL_SCHLICK",
         upload::MATERIAL_FRESNEL_SCHLICK,
     );
+    assert_u32(
+        "shared/types.wgsl",
+        "MATERIAL_LIGHT_SURFACE",
+        upload::MATERIAL_LIGHT_SURFACE,
+    );
     assert_u32("shared/rng.wgsl", "SAMPLER_SOBOL", upload::SAMPLER_SOBOL);
     assert_u32(
         "shared/rng.wgsl",

@@ -21,12 +21,39 @@ fn normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
     return fallback;
 }
 
+// Twin of render::sampling::stratified_sample: ⌊√count⌋ rows, the samples dealt to them as
+// evenly as possible, every cell of area 1/count.
 fn stratified_sample(index: u32, count_in: u32, jitter: vec2<f32>) -> vec2<f32> {
     let count = max(count_in, 1u);
-    let cols = u32(ceil(sqrt(f32(count))));
-    let rows = (count + cols - 1u) / cols;
-    let cell = vec2<f32>(f32(index % cols), f32(index / cols));
-    return (cell + jitter) / vec2<f32>(f32(cols), f32(rows));
+    let rows = integer_sqrt(count);
+    let base = count / rows;
+    let extra = count % rows;
+    let long = extra * (base + 1u);
+    var row_start: u32;
+    var cells: u32;
+    if index < long {
+        row_start = index / (base + 1u) * (base + 1u);
+        cells = base + 1u;
+    } else {
+        row_start = long + (index - long) / base * base;
+        cells = base;
+    }
+    let col = index - row_start;
+    return vec2<f32>(
+        (f32(col) + jitter.x) / f32(cells),
+        (f32(row_start) + f32(cells) * jitter.y) / f32(count),
+    );
+}
+
+fn integer_sqrt(n: u32) -> u32 {
+    var r = u32(sqrt(f32(n)));
+    while r > 1u && r * r > n {
+        r -= 1u;
+    }
+    while r < 0xffffu && (r + 1u) * (r + 1u) <= n {
+        r += 1u;
+    }
+    return max(r, 1u);
 }
 
 fn concentric_disk(u: vec2<f32>) -> vec2<f32> {

@@ -47,7 +47,8 @@ struct VdPatch {
 
 // Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive,
 // 4 conductor. color: albedo, reflectance, tint (dielectric, conductor) or radiance; texture:
-// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index.
+// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK, MATERIAL_LIGHT_SURFACE (an emitter that
+// is a quad light's surface, black to gather rays); eta, k: a conductor's complex index.
 struct Material {
     kind: u32,
     texture: u32,
@@ -61,6 +62,7 @@ struct Material {
 const MATERIAL_MIRROR: u32 = 1u;
 const MATERIAL_CONDUCTOR: u32 = 4u;
 const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
+const MATERIAL_LIGHT_SURFACE: u32 = 2u;
 
 // Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad.
 // point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;

@@ -135,51 +135,6 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     }
 }
 
-struct QuadLightHit {
-    found: bool,
-    t: f32,
-    radiance: vec3<f32>,
-}
-
-// Tracer::visible_quad_light: the closest quad light seen from its emitting side before t_max.
-fn visible_quad_light(origin: vec3<f32>, dir: vec3<f32>, t_max: f32) -> QuadLightHit {
-    var best = QuadLightHit(false, f32_infinity(), vec3<f32>(0.0));
-    for (var l = 0u; l < params.light_count; l++) {
-        let light = lights[l];
-        if light.kind != 3u {
-            continue;
-        }
-        let corner = light.position.xyz;
-        let eu = light.direction.xyz;
-        let ev = light.edge_v.xyz;
-        let n = cross3(eu, ev);
-        let denom = dot3(dir, n);
-        if denom >= 0.0 {
-            continue;
-        }
-        let t = dot3(corner - origin, n) / denom;
-        if t <= 0.0 || t >= min(t_max, best.t) {
-            continue;
-        }
-        let p = origin + dir * t - corner;
-        let uu = dot3(eu, eu);
-        let uv = dot3(eu, ev);
-        let vv = dot3(ev, ev);
-        let pu = dot3(p, eu);
-        let pv = dot3(p, ev);
-        let det = uu * vv - uv * uv;
-        if det <= 0.0 {
-            continue;
-        }
-        let a = (pu * vv - pv * uv) / det;
-        let b = (pv * uu - pu * uv) / det;
-        if a >= 0.0 && a <= 1.0 && b >= 0.0 && b <= 1.0 {
-            best = QuadLightHit(true, t, light.color.xyz);
-        }
-    }
-    return best;
-}
-
 fn record_first_hit(ray: Ray, albedo: vec3<f32>, normal: vec3<f32>, depth: f32) {
     if params.bounce == 0u {
         // Camera slot i of the pass (render::plan's layout; the host maps slots to pixels).
@@ -209,16 +164,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let hit = hits[i];
-    var t_hit = f32_infinity();
-    if hit.instance != NONE {
-        t_hit = hit.t;
-    }
-    let light_hit = visible_quad_light(ray.origin, ray.dir, t_hit);
-    if light_hit.found {
-        record_first_hit(ray, vec3<f32>(1.0), -normalize3(ray.dir), light_hit.t * sqrt(dot3(ray.dir, ray.dir)));
-        write_node(NODE_LEAF, light_hit.radiance, vec3<f32>(0.0), 0.0);
-        return;
-    }
     if hit.instance == NONE {
         record_first_hit(ray, vec3<f32>(0.0), vec3<f32>(0.0), f32_infinity());
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);

@@ -429,7 +429,7 @@ impl<'a> GatherLookup<'a> {
 /// Radiance arriving along a gather ray: at a diffuse surface the global map's irradiance
 /// (`lookup`) times albedo/π, at an emissive surface its radiance, through mirrors and glass followed by
 /// Russian roulette on the Fresnel split (at most `max_depth` specular steps); nothing for a
-/// miss. Light sources are not hit (they are direct light, which the shadow rays bring).
+/// miss. A light's surface is black: its light is direct light, which the shadow rays bring.
 #[allow(clippy::too_many_arguments)]
 pub fn gather_radiance(
     scene: &Scene,
@@ -472,6 +472,8 @@ pub fn gather_radiance(
                 };
                 return (weight * seen, first_t);
             }
+            // The light's shadow rays and photons bring its light.
+            MaterialKind::LightSurface { .. } => return (Vec3::ZERO, first_t),
             MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 let n = face_forward(sp.shading_normal, dir);
                 weight *= specular_reflectance(material, -dir.dot(n));

@@ -236,7 +236,9 @@ impl SurfaceKind {
             MaterialKind::Dielectric { ior, tint, fresnel } => {
                 SurfaceKind::Dielectric { ior, tint, fresnel }
             }
-            MaterialKind::Emissive { .. } => SurfaceKind::Absorber,
+            MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
+                SurfaceKind::Absorber
+            }
         }
     }
 }

@@ -10,7 +10,8 @@
 //!   material, Schlick's) `F`, or total internal reflection;
 //! - at an emissive surface seen from its front: its radiance (emissive geometry does not light
 //!   other surfaces here; photon mapping brings that);
-//! - quad area lights are visible to camera and specular rays from their emitting side.
+//! - at a quad light's surface (`Scene::add_light_surfaces`) seen from its front: the light's
+//!   radiance; from behind, black.
 //!
 //! Specular branches stop after `film.max_depth` bounces. Misses are black.
 
@@ -218,45 +219,6 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// The closest quad light hit from its emitting side before `t_max`: (t, radiance).
-    fn visible_quad_light(&self, ray: &Ray, t_max: f32) -> Option<(f32, Vec3)> {
-        let mut best: Option<(f32, Vec3)> = None;
-        for light in &self.scene.lights {
-            if let LightKind::Quad {
-                corner,
-                edge_u,
-                edge_v,
-                radiance,
-                ..
-            } = light.kind
-            {
-                let n = edge_u.cross(edge_v);
-                let denom = ray.dir.dot(n);
-                if denom >= 0.0 {
-                    continue; // parallel, or seen from the back
-                }
-                let t = (corner - ray.origin).dot(n) / denom;
-                if t <= ray.t_min || t >= t_max.min(best.map_or(f32::INFINITY, |b| b.0)) {
-                    continue;
-                }
-                let p = ray.origin + ray.dir * t - corner;
-                // Solve p = a·edge_u + b·edge_v in the plane.
-                let (uu, uv, vv) = (edge_u.dot(edge_u), edge_u.dot(edge_v), edge_v.dot(edge_v));
-                let (pu, pv) = (p.dot(edge_u), p.dot(edge_v));
-                let det = uu * vv - uv * uv;
-                if det <= 0.0 {
-                    continue;
-                }
-                let a = (pu * vv - pv * uv) / det;
-                let b = (pv * uu - pu * uv) / det;
-                if (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b) {
-                    best = Some((t, radiance));
-                }
-            }
-        }
-        best
-    }
-
     /// Radiance arriving along `ray` (towards its origin). `first` receives the AOV values of the
     /// first surface hit when given.
     pub fn radiance(
@@ -280,15 +242,6 @@ impl<'a> Tracer<'a> {
         sink: &mut PathSink,
     ) -> Vec3 {
         let hit = self.prepared.intersect_in(&self.vd, ray);
-        let t_hit = hit.as_ref().map_or(f32::INFINITY, |h| h.t);
-        if let Some((t, radiance)) = self.visible_quad_light(ray, t_hit) {
-            if let Some(f) = first {
-                f.albedo = Vec3::ONE;
-                f.normal = -ray.dir.normalize();
-                f.depth = t * ray.dir.length();
-            }
-            return radiance;
-        }
         let Some(hit) = hit else {
             return Vec3::ZERO;
         };
@@ -301,7 +254,7 @@ impl<'a> Tracer<'a> {
             f.depth = hit.t * ray.dir.length();
         }
         match &material.kind {
-            MaterialKind::Emissive { radiance } => {
+            MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
                 if dir.dot(sp.geometric_normal) < 0.0 {
                     *radiance
                 } else {
@@ -387,7 +340,9 @@ impl<'a> Tracer<'a> {
             // The reflectance at normal incidence.
             MaterialKind::Conductor { .. } => specular_reflectance(kind, 1.0),
             MaterialKind::Dielectric { tint, .. } => *tint,
-            MaterialKind::Emissive { radiance } => radiance.min(Vec3::ONE),
+            MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
+                radiance.min(Vec3::ONE)
+            }
         }
     }
 

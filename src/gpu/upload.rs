@@ -26,6 +26,9 @@ pub const MATERIAL_EMISSIVE: u32 = 3;
 pub const MATERIAL_CONDUCTOR: u32 = 4;
 /// `GpuMaterial::flags` bit: the dielectric uses Schlick's Fresnel approximation.
 pub const MATERIAL_FRESNEL_SCHLICK: u32 = 1;
+/// `GpuMaterial::flags` bit: the emitter is a quad light's surface (`MaterialKind::LightSurface`),
+/// black to gather rays.
+pub const MATERIAL_LIGHT_SURFACE: u32 = 2;
 
 /// `GpuLight::kind` values.
 pub const LIGHT_POINT: u32 = 0;
@@ -43,7 +46,7 @@ pub struct GpuMaterial {
     pub kind: u32,
     pub texture: u32,
     pub ior: f32,
-    /// `MATERIAL_FRESNEL_SCHLICK` or 0.
+    /// `MATERIAL_FRESNEL_SCHLICK`, `MATERIAL_LIGHT_SURFACE` or 0.
     pub flags: u32,
     /// Albedo, reflectance, tint (dielectric and conductor) or radiance (w unused).
     pub color: [f32; 4],
@@ -333,13 +336,16 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
                 }
                 MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
-                MaterialKind::Emissive { radiance } => (MATERIAL_EMISSIVE, NONE, 1.0, *radiance),
+                MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
+                    (MATERIAL_EMISSIVE, NONE, 1.0, *radiance)
+                }
             };
             let flags = match m.kind {
                 MaterialKind::Dielectric {
                     fresnel: FresnelMode::Schlick,
                     ..
                 } => MATERIAL_FRESNEL_SCHLICK,
+                MaterialKind::LightSurface { .. } => MATERIAL_LIGHT_SURFACE,
                 _ => 0,
             };
             let (eta, k) = match m.kind {

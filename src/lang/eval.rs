@@ -274,6 +274,7 @@ pub fn evaluate(
     b.resolve_references();
     b.warn_about_unused_and_empty();
     if b.ctx.errors.is_empty() {
+        b.scene.add_light_surfaces();
         Ok(b.scene)
     } else {
         Err(b.ctx.errors)

@@ -211,6 +211,12 @@ pub enum MaterialKind {
     Conductor { eta: Vec3, k: Vec3, tint: Vec3 },
     /// Emits `radiance` from its front side and reflects nothing.
     Emissive { radiance: Vec3 },
+    /// The surface of a quad light ([`Scene::add_light_surfaces`]; scenes do not write it):
+    /// black and opaque from both sides, showing the light's radiance from its front. The
+    /// light's shadow rays and photons bring its light to other surfaces, so a gather ray that
+    /// reaches it sees black (unlike [`MaterialKind::Emissive`], whose light only gather rays
+    /// bring).
+    LightSurface { radiance: Vec3 },
 }
 
 /// How a dielectric's Fresnel reflectance is computed.
@@ -251,6 +257,8 @@ pub enum MeshOrigin {
     Sphere,
     Quad,
     Box,
+    /// The surface of the quad light of this index ([`Scene::add_light_surfaces`]).
+    Light(usize),
 }
 
 /// One placement of a mesh in the world.
@@ -561,7 +569,75 @@ pub struct Scene {
     pub frames: FrameRange,
 }
 
+/// How far behind its emitting plane a quad light's surface sits, relative to the largest
+/// coordinate of its corners (at least 1): photons leave the plane away from it and shadow rays
+/// end on the plane, so neither can hit the light's own surface, while everything else sees it
+/// where the light is.
+pub const LIGHT_SURFACE_OFFSET: f32 = 1e-5;
+
 impl Scene {
+    /// Gives every quad light of non-zero area a surface, as pbrt's and Mitsuba's area lights
+    /// are shapes: a mesh of two triangles with a [`MaterialKind::LightSurface`] material,
+    /// placed [`LIGHT_SURFACE_OFFSET`] behind the light and appended after the scene's own
+    /// meshes, materials and instances (so their indices do not change). The light then blocks
+    /// what passes behind it (shadow rays of other lights, photons, gather rays and camera
+    /// rays) and camera and specular rays see it through the ordinary intersection.
+    pub fn add_light_surfaces(&mut self) {
+        for (index, light) in self.lights.iter().enumerate() {
+            let LightKind::Quad {
+                corner,
+                edge_u,
+                edge_v,
+                radiance,
+                ..
+            } = light.kind
+            else {
+                continue;
+            };
+            let normal = edge_u.cross(edge_v).normalize_or_zero();
+            if normal == Vec3::ZERO {
+                continue;
+            }
+            let corners = [
+                corner,
+                corner + edge_u,
+                corner + edge_u + edge_v,
+                corner + edge_v,
+            ];
+            let scale = corners
+                .iter()
+                .fold(1.0f32, |m, c| m.max(c.abs().max_element()));
+            let back = normal * (LIGHT_SURFACE_OFFSET * scale);
+            let data = MeshData {
+                positions: corners.iter().map(|c| *c - back).collect(),
+                normals: Vec::new(),
+                uvs: Vec::new(),
+                // Wound so that the geometric normal is the light's, edge_u × edge_v.
+                triangles: vec![[0, 1, 2], [0, 2, 3]],
+                quads: Vec::new(),
+            };
+            let name = format!("light {}", index + 1);
+            self.materials.push(Material {
+                name: name.clone(),
+                kind: MaterialKind::LightSurface { radiance },
+                span: light.span,
+            });
+            self.meshes.push(Mesh {
+                name,
+                origin: MeshOrigin::Light(index),
+                data: Arc::new(data),
+                displacement: None,
+                span: light.span,
+            });
+            self.instances.push(Instance {
+                mesh: (self.meshes.len() - 1) as MeshId,
+                material: (self.materials.len() - 1) as MaterialId,
+                transform: Affine3A::IDENTITY,
+                span: light.span,
+            });
+        }
+    }
+
     /// Scales the photon counts, seeds and gather rays by `film.quality` and resets it to
     /// `Default`, so that applying it twice changes nothing.
     pub fn apply_quality(&mut self) {
