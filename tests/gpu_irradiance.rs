@@ -9,7 +9,8 @@
 //! each query's tolerance is 10⁻⁵ of its value plus what a change of `ETA` (relative) in every
 //! sample's error can move the weighted mean; a query with an error within `ETA` of the
 //! accuracy `a` (where the `ε < a` decision itself could go either way) is counted and left out
-//! of the comparison (at most 1% of the queries may be).
+//! of the comparison (at most 1% of the queries may be). The samples carry random gradients,
+//! whose dot products with the query's offset add their own roundoff (`ETA` of `|d|·|∇E|`).
 
 mod support;
 
@@ -21,7 +22,8 @@ use caustica::gpu::kernel::{storage_buffer, Checks};
 use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::{test_context, GpuContext};
 use caustica::render::gather::{
-    exact_dot, ward_error, IrradianceSample, INTERPOLATION_ACCURACY, INTERPOLATION_NEIGHBOURS,
+    exact_dot, extrapolated_irradiance, ward_error, IrradianceSample, INTERPOLATION_ACCURACY,
+    INTERPOLATION_NEIGHBOURS,
 };
 use glam::Vec3;
 use support::LcgRng;
@@ -36,7 +38,19 @@ fn sample(position: Vec3, normal: Vec3, irradiance: Vec3, radius: f32) -> Irradi
         normal,
         irradiance,
         radius,
+        gradient: [Vec3::ZERO; 3],
     }
+}
+
+/// `s` with a random gradient per channel in its tangent plane, each up to twice its irradiance
+/// over its radius (so that the extrapolation reaches zero inside the radius, and the clamp).
+fn with_gradient(mut s: IrradianceSample, rng: &mut LcgRng) -> IrradianceSample {
+    let scale = 2.0 * s.irradiance.max_element() / s.radius;
+    for g in &mut s.gradient {
+        let v = rng.unit_vector();
+        *g = (v - s.normal * v.dot(s.normal)) * scale * rng.f32();
+    }
+    s
 }
 
 fn to_gpu(samples: &[IrradianceSample]) -> Vec<GpuIrradianceSample> {
@@ -92,21 +106,26 @@ fn expected(cache: &IrradianceCache, x: Vec3, n: Vec3) -> Expected {
         })
         .collect();
     let on_boundary = errors.iter().any(|(e, _)| (e - a).abs() <= ETA * e.max(a));
-    let spread = |s: &IrradianceSample| (s.irradiance - value).abs().max_element();
+    let spread = |s: &IrradianceSample| (extrapolated_irradiance(s, x) - value).abs().max_element();
+    // The roundoff of the offset's dot product with the gradient.
+    let rounding = |s: &IrradianceSample| {
+        let d = (x - s.position).length();
+        ETA * d * s.gradient.iter().fold(0.0f32, |m, g| m.max(g.length()))
+    };
     let (mut total, mut moved) = (0.0f32, 0.0f32);
     let near = errors.iter().any(|(e, _)| *e < a);
     if near {
         for &(e, s) in errors.iter().filter(|(e, _)| *e < a) {
             total += 1.0 - e / a;
             // w = 1 − e/a: Δw = Δe / a.
-            moved += ETA * e / a * spread(s);
+            moved += ETA * e / a * spread(s) + (1.0 - e / a) * rounding(s);
         }
     } else {
         for &(e, s) in errors.iter().filter(|(_, s)| exact_dot(n, s.normal) > 0.0) {
             let w = 1.0 / (e + 1e-3);
             total += w;
             // w = 1/(e + 10⁻³): |Δw|/w = Δe/(e + 10⁻³), plus the division's own rounding.
-            moved += w * (ETA * e / (e + 1e-3) + ETA) * spread(s);
+            moved += w * ((ETA * e / (e + 1e-3) + ETA) * spread(s) + rounding(s));
         }
     }
     let tolerance = if total > 0.0 {
@@ -192,7 +211,8 @@ fn plane_samples(n: usize, rng: &mut LcgRng) -> Vec<IrradianceSample> {
             let position = Vec3::new(rng.f32(), rng.f32(), 0.0);
             let normal = (Vec3::Z + 0.25 * rng.unit_vector() * rng.f32()).normalize();
             let irradiance = 10.0 * Vec3::new(rng.f32(), rng.f32(), rng.f32());
-            sample(position, normal, irradiance, rng.range(0.01, 0.2))
+            let s = sample(position, normal, irradiance, rng.range(0.01, 0.2));
+            with_gradient(s, rng)
         })
         .collect()
 }
@@ -205,7 +225,8 @@ fn sphere_samples(n: usize, rng: &mut LcgRng) -> Vec<IrradianceSample> {
             let position = rng.unit_vector();
             let normal = if i % 8 == 7 { -position } else { position };
             let irradiance = 10.0 * Vec3::new(rng.f32(), rng.f32(), rng.f32());
-            sample(position, normal, irradiance, rng.range(0.05, 0.5))
+            let s = sample(position, normal, irradiance, rng.range(0.05, 0.5));
+            with_gradient(s, rng)
         })
         .collect()
 }

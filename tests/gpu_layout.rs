@@ -325,7 +325,8 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 normal,
                 _pad0,
                 irradiance,
-                _pad1
+                _pad1,
+                gradient
             }),
         ),
         (
@@ -337,7 +338,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 step,
                 radius_min,
                 radius_max,
-                _pad0,
+                rows,
                 _pad1
             }),
         ),

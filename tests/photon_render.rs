@@ -61,7 +61,8 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
     assert_eq!(placed, 128.0);
     let stats: std::collections::HashMap<_, _> = frame.metadata.stats.iter().cloned().collect();
     assert_eq!(stats["gather/seeds"], 128.0);
-    assert_eq!(stats["gather/rays"], 128.0 * 128.0);
+    // 128 rays a seed are 11 × 11 strata (`render::gather::gather_strata`).
+    assert_eq!(stats["gather/rays"], 128.0 * 121.0);
     let _ = PI;
 }
 
@@ -110,7 +111,12 @@ fn small_cornell_scene(name: &str) -> (Scene, caustica::accel::Prepared) {
     let mut scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
     scene.photons.global = 50_000;
     scene.photons.caustic = 50_000;
-    scene.gather.seeds = 256;
+    // The backends' photon maps part ways where a rounding difference flips a photon's Russian
+    // roulette, and each seed carries what its gather rays saw of them to the points around it:
+    // with 256 seeds and the irradiance gradients, which weigh each ray's difference from its
+    // neighbours, the indirect layer's means differed by up to 2.9% between the backends (four
+    // film seeds; at most 0.5% with 1024 seeds), against the 2% allowed below.
+    scene.gather.seeds = 1024;
     scene.gather.rays = 64;
     let prepared = caustica::prepare(&scene).unwrap();
     (scene, prepared)

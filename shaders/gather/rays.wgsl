@@ -1,5 +1,6 @@
-// Gather rays (paper 003 section 6.2.4): `rays_per_seed` cosine-distributed rays in strata from
-// each seed, leaving its point along the normal. Twin of the loop head of
+// Gather rays (paper 003 section 6.2.4): `rays_per_seed` cosine-distributed rays from each seed,
+// one in each of its rows x columns strata (render::gather::gather_strata), leaving its point
+// along the normal. Twin of the loop head of
 // cpu::gather::final_gather.
 //!include "gather/common.wgsl"
 
@@ -20,8 +21,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let p = points[seeds[s]];
     var stream = sample_stream(params.seed_lo, params.seed_hi, s, GATHER_STREAM_TAG + j);
     let jx = next_f32(&stream);
-    let u = stratified_sample(j, gather_params.rays_per_seed, vec2<f32>(jx, next_f32(&stream)));
-    let dir = cosine_direction(p.normal, u);
+    let columns = gather_params.rays_per_seed / gather_params.rows;
+    let dir = gather_direction(p.normal, j, gather_params.rows, columns, vec2<f32>(jx, next_f32(&stream)));
     rays[i] = Ray(offset_origin(p.position, p.normal, params.epsilon), s, dir, GATHER_STREAM_TAG + j, stream.dimension, 0u, 0u, 0u);
     paths[i] = GatherPath(vec4<f32>(1.0, 1.0, 1.0, 1.0), vec3<f32>(0.0), f32_infinity());
 }

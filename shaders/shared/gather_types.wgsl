@@ -19,6 +19,8 @@ struct IrradianceSample {
     _pad0: u32,
     irradiance: vec3<f32>,
     _pad1: u32,
+    // The translational gradient of the red, green and blue irradiance (xyz; w unused).
+    gradient: array<vec4<f32>, 3>,
 }
 
 // Twin of gpu::gather::GatherParams.
@@ -29,7 +31,8 @@ struct GatherParams {
     step: u32,
     radius_min: f32,
     radius_max: f32,
-    _pad0: u32,
+    // The strata's rows (render::gather::gather_strata); rays_per_seed / rows columns.
+    rows: u32,
     _pad1: u32,
 }
 

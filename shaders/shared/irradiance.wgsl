@@ -36,6 +36,14 @@ fn irradiance_ward_error(s: IrradianceSample, dist2: f32, n: vec3<f32>) -> f32 {
     return sqrt(dist2) / max(s.radius, 1e-12) + sqrt(max(1.0 - irradiance_dot(n, s.normal), 0.0));
 }
 
+// render::gather::extrapolated_irradiance: sample s's irradiance moved along its gradient to x,
+// at least zero per channel.
+fn extrapolated_irradiance(s: IrradianceSample, x: vec3<f32>) -> vec3<f32> {
+    let d = x - s.position;
+    let moved = vec3<f32>(dot(d, s.gradient[0].xyz), dot(d, s.gradient[1].xyz), dot(d, s.gradient[2].xyz));
+    return max(s.irradiance + moved, vec3<f32>(0.0));
+}
+
 // The interpolated irradiance at x with normal n: the INTERPOLATION_NEIGHBOURS nearest samples
 // in ascending (distance, index) order, those with Ward's error below INTERPOLATION_ACCURACY
 // weighted 1 - ε/a; without any, those facing n's side weighted 1/(ε + 1e-3); without those
@@ -58,7 +66,7 @@ fn interpolate_irradiance(x: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
                 errors[j] = e;
                 if e < INTERPOLATION_ACCURACY {
                     let w = 1.0 - e / INTERPOLATION_ACCURACY;
-                    sum += s.irradiance * w;
+                    sum += extrapolated_irradiance(s, x) * w;
                     total += w;
                 }
             } else {
@@ -76,7 +84,7 @@ fn interpolate_irradiance(x: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
                 let s = irradiance_samples[i];
                 if irradiance_dot(n, s.normal) > 0.0 {
                     let w = 1.0 / (errors[j] + 1e-3);
-                    sum += s.irradiance * w;
+                    sum += extrapolated_irradiance(s, x) * w;
                     total += w;
                 }
             }

@@ -12,7 +12,7 @@ use crate::cpu::irradiance_photons::IrradiancePhotons;
 use crate::cpu::optics::face_forward;
 use crate::cpu::photons::{albedo_at, FrameTrees};
 use crate::cpu::whitted::Tracer;
-use crate::render::gather::ShadingPoint;
+use crate::render::gather::{gather_ray_count, ShadingPoint};
 use crate::render::photons::{scene_sphere, EstimateSettings, PhotonPass};
 use crate::render::PhotonViews;
 use crate::scene::{Aov, MaterialKind, Scene};
@@ -130,7 +130,7 @@ pub fn compose(
     stats.push(("gather/seeds".to_string(), seeds.len() as f64));
     stats.push((
         "gather/rays".to_string(),
-        seeds.len() as f64 * scene.gather.rays.max(1) as f64,
+        seeds.len() as f64 * gather_ray_count(scene) as f64,
     ));
     stats.push((
         "gather/seed_and_gather_ms".to_string(),

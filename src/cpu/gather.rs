@@ -15,12 +15,12 @@ use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::render::gather::{
-    interpolate_irradiance, seed_min_density_fixed, IrradianceSample, SeedingSettings,
-    ShadingPoint, INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
-    SEED_DENSITY_BITS,
+    gather_direction, gather_strata, interpolate_irradiance, seed_min_density_fixed,
+    translational_gradient, IrradianceSample, SeedingSettings, ShadingPoint,
+    INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN, SEED_DENSITY_BITS,
 };
-use crate::render::photons::{cosine_direction, EstimateSettings};
-use crate::render::sampling::{stratified_sample, SampleStream};
+use crate::render::photons::EstimateSettings;
+use crate::render::sampling::SampleStream;
 use crate::scene::{MaterialKind, Scene};
 
 /// The `sample` coordinate of the seed selection's random streams.
@@ -500,9 +500,10 @@ pub fn gather_radiance(
     (Vec3::ZERO, first_t)
 }
 
-/// The irradiance sample at seed `point` (index `index`): `rays` cosine-distributed gather
-/// rays in strata, `E = π/N Σ L`, and Ward's radius from the harmonic mean of their hit
-/// distances, clamped to the scene radius' [`SAMPLE_RADIUS_MIN`]..[`SAMPLE_RADIUS_MAX`].
+/// The irradiance sample at seed `point` (index `index`): one cosine-distributed gather ray in
+/// each of [`gather_strata`]'s strata, `E = π/N Σ L`, Ward's radius from the harmonic mean of
+/// their hit distances, clamped to the scene radius' [`SAMPLE_RADIUS_MIN`]..[`SAMPLE_RADIUS_MAX`],
+/// and the [`translational_gradient`] (distances floored at the smallest radius).
 #[allow(clippy::too_many_arguments)]
 pub fn final_gather(
     scene: &Scene,
@@ -514,14 +515,15 @@ pub fn final_gather(
     point: &ShadingPoint,
     index: u32,
 ) -> IrradianceSample {
-    let rays = scene.gather.rays.max(1);
-    let mut sum = Vec3::ZERO;
+    let (rows, columns) = gather_strata(scene.gather.rays);
+    let rays = rows * columns;
+    let mut radiance = Vec::with_capacity(rays as usize);
+    let mut distance = Vec::with_capacity(rays as usize);
     let mut inverse_distances = 0.0f64;
     let origin = offset_origin(point.position, point.normal, epsilon);
     for j in 0..rays {
         let mut rng = SampleStream::new(scene.film.seed, index, GATHER_STREAM_TAG.wrapping_add(j));
-        let u = stratified_sample(j, rays, rng.next_vec2());
-        let dir = cosine_direction(point.normal, u);
+        let dir = gather_direction(point.normal, j, rows, columns, rng.next_vec2());
         let (l, t) = gather_radiance(
             scene,
             prepared,
@@ -531,24 +533,27 @@ pub fn final_gather(
             Ray::new(origin, dir),
             &mut rng,
         );
-        sum += l;
+        radiance.push(l);
         if t.is_finite() && t > 0.0 {
             inverse_distances += 1.0 / t as f64;
+            distance.push(t);
+        } else {
+            distance.push(f32::INFINITY);
         }
     }
+    let sum = radiance.iter().fold(Vec3::ZERO, |s, l| s + *l);
     let harmonic = if inverse_distances > 0.0 {
         (rays as f64 / inverse_distances) as f32
     } else {
         f32::INFINITY
     };
+    let r_min = SAMPLE_RADIUS_MIN * scene_radius;
     IrradianceSample {
         position: point.position,
         normal: point.normal,
         irradiance: sum * (std::f32::consts::PI / rays as f32),
-        radius: harmonic.clamp(
-            SAMPLE_RADIUS_MIN * scene_radius,
-            SAMPLE_RADIUS_MAX * scene_radius,
-        ),
+        radius: harmonic.clamp(r_min, SAMPLE_RADIUS_MAX * scene_radius),
+        gradient: translational_gradient(point.normal, rows, columns, &radiance, &distance, r_min),
     }
 }
 

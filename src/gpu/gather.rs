@@ -23,7 +23,9 @@ use super::upload::{
 };
 use super::vd_pipeline::VdFrameGpu;
 use crate::accel::Prepared;
-use crate::render::gather::{SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN};
+use crate::render::gather::{
+    gather_ray_count, gather_strata, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
+};
 use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
@@ -39,7 +41,8 @@ pub struct GatherParams {
     pub step: u32,
     pub radius_min: f32,
     pub radius_max: f32,
-    pub _pad0: u32,
+    /// The strata's rows (`render::gather::gather_strata`); `rays_per_seed / rows` columns.
+    pub rows: u32,
     pub _pad1: u32,
 }
 
@@ -237,7 +240,8 @@ impl GpuCore {
         let base = frame_params(scene, prepared);
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
-        let per_seed = scene.gather.rays.max(1);
+        let (rows, columns) = gather_strata(scene.gather.rays);
+        let per_seed = rows * columns;
         let n = seed_count as u64 * per_seed as u64;
         let ray_count = u32::try_from(n).map_err(|_| {
             GpuError::Device(format!(
@@ -251,6 +255,7 @@ impl GpuCore {
             step,
             radius_min: SAMPLE_RADIUS_MIN * radius,
             radius_max: SAMPLE_RADIUS_MAX * radius,
+            rows,
             ..Default::default()
         };
         let frame = uniform_buffer(ctx, "params", &base);
@@ -506,7 +511,7 @@ impl GpuCore {
         ctx.wait_idle()?;
         stats.push((
             "gather/rays".to_string(),
-            seed_count as f64 * scene.gather.rays.max(1) as f64,
+            seed_count as f64 * gather_ray_count(scene) as f64,
         ));
         stats.push((
             "gather/final_gather_ms".to_string(),

@@ -596,6 +596,8 @@ pub struct GpuIrradianceSample {
     pub _pad0: u32,
     pub irradiance: [f32; 3],
     pub _pad1: u32,
+    /// The translational gradient of the red, green and blue irradiance (xyz; w unused).
+    pub gradient: [[f32; 4]; 3],
 }
 
 impl From<&IrradianceSample> for GpuIrradianceSample {
@@ -607,6 +609,7 @@ impl From<&IrradianceSample> for GpuIrradianceSample {
             _pad0: 0,
             irradiance: s.irradiance.to_array(),
             _pad1: 0,
+            gradient: s.gradient.map(|g| g.extend(0.0).to_array()),
         }
     }
 }
@@ -618,6 +621,7 @@ impl From<&GpuIrradianceSample> for IrradianceSample {
             normal: Vec3::from_array(s.normal),
             irradiance: Vec3::from_array(s.irradiance),
             radius: s.radius,
+            gradient: s.gradient.map(|g| Vec3::new(g[0], g[1], g[2])),
         }
     }
 }

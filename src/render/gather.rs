@@ -13,6 +13,15 @@
 //! nearest samples facing its side (`n·nᵢ > 0`), weighted by `1/(εᵢ + 10⁻³)`; with none of
 //! those either, it gets no indirect light.
 //!
+//! **Gradients.** Each sample carries Ward and Heckbert's translational gradient of its
+//! irradiance ([`translational_gradient`], one world-space vector per RGB channel), and a sample
+//! `i` offers `max(Eᵢ + (x − xᵢ)·∇Eᵢ, 0)` per channel ([`extrapolated_irradiance`]) instead of
+//! `Eᵢ` to both sums above. Without it the weighted mean of the neighbours' irradiance is off by
+//! the gradient times the offset of their centroid: where a point's neighbours all lie on one
+//! side of it (at the edge of what the camera sees of a surface, next to an opening) that is a
+//! bias of first order in the samples' spacing, which a progressive render's passes do not
+//! average away.
+//!
 //! **The same arithmetic on the GPU.** `shaders/shared/irradiance.wgsl` is the twin of
 //! [`ward_error`] and [`interpolate_irradiance`]. Both take `‖x − xᵢ‖²` from
 //! `accel::knn::squared_distance` (the kNN search's own distances on the GPU) and `n·nᵢ` from
@@ -21,8 +30,10 @@
 //! are summed in the same (distance, index) order. What is left to differ are the square roots
 //! and divisions, which GPUs need not round correctly (a few units of roundoff).
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 
+use super::photons::orthonormal_basis;
+use super::sampling::integer_sqrt;
 use crate::accel::knn::squared_distance;
 use crate::scene::Scene;
 
@@ -48,6 +59,109 @@ pub struct IrradianceSample {
     pub irradiance: Vec3,
     /// Ward's validity radius: the harmonic mean distance of the gather rays' hits, clamped.
     pub radius: f32,
+    /// The translational gradient of each RGB channel of `irradiance` (W/m³, world space, in the
+    /// sample's tangent plane): [`translational_gradient`].
+    pub gradient: [Vec3; 3],
+}
+
+/// The strata of a seed's gather rays: `rows` bands of equal projected solid angle in θ
+/// (`sin²θ` from `j/rows` to `(j + 1)/rows`) times `columns` equal sectors in φ, one ray each,
+/// as Ward and Heckbert's gradient needs. `gather { rays }` is rounded down to `rows × columns`
+/// (`rows = ⌊√rays⌋`): 64 and 256 rays are 8 × 8 and 16 × 16, 128 rays are 11 × 11.
+pub fn gather_strata(rays: u32) -> (u32, u32) {
+    let rays = rays.max(1);
+    let rows = integer_sqrt(rays);
+    (rows, rays / rows)
+}
+
+/// The gather rays a seed of `scene` traces: [`gather_strata`]'s rows × columns.
+pub fn gather_ray_count(scene: &Scene) -> u32 {
+    let (rows, columns) = gather_strata(scene.gather.rays);
+    rows * columns
+}
+
+/// The direction of gather ray `j` (stratum row `j / columns`, column `j % columns`) about the
+/// unit normal `n`, jittered inside its stratum by `u` in [0,1)²: cosine-distributed over the
+/// hemisphere when the strata are. The tangent frame is [`orthonormal_basis`]`(n)`, the one
+/// [`translational_gradient`] uses. Twin: `gather_direction` in `shaders/gather/common.wgsl`.
+pub fn gather_direction(n: Vec3, j: u32, rows: u32, columns: u32, u: Vec2) -> Vec3 {
+    let (row, column) = (j / columns, j % columns);
+    let sin2 = ((row as f32 + u.y) / rows as f32).min(1.0);
+    let phi = std::f32::consts::TAU * (column as f32 + u.x) / columns as f32;
+    let (sin, cos) = (sin2.sqrt(), (1.0 - sin2).max(0.0).sqrt());
+    let (t, b) = orthonormal_basis(n);
+    t * (sin * phi.cos()) + b * (sin * phi.sin()) + n * cos
+}
+
+/// Ward and Heckbert's translational irradiance gradient ("Irradiance gradients", 1992, in
+/// the form for cosine-distributed strata of Křivánek et al.'s irradiance-caching notes) at a
+/// seed with unit normal `n`, from its rays' radiance `l` and first-hit distances `r` (infinite
+/// for a miss) in [`gather_direction`]'s stratum order. Each boundary between two neighbouring
+/// strata moves, as the point moves, like the nearer of the two surfaces seen across it, so
+/// the irradiance changes by the radiance difference across the boundary times the projected
+/// solid angle swept:
+///
+/// `∇E = Σₖ [ uₖ (2π/N) Σ_{j≥1} sinθⱼ cos²θⱼ (L_{j,k} − L_{j−1,k}) / min(r_{j,k}, r_{j−1,k})
+///          + vₖ Σⱼ (sinθ_{j+1} − sinθⱼ) (L_{j,k} − L_{j,k−1}) / min(r_{j,k}, r_{j,k−1}) ]`
+///
+/// with `θⱼ` the lower edge of row `j` (`sin²θⱼ = j/M`), `uₖ` the tangent direction at the
+/// middle of sector `k` and `vₖ` the one a quarter turn from its lower edge. Distances below
+/// `r_min` count as `r_min` (two strata seeing a corner would otherwise make the gradient
+/// unbounded). Twin: the end of `shaders/gather/reduce.wgsl`.
+pub fn translational_gradient(
+    n: Vec3,
+    rows: u32,
+    columns: u32,
+    l: &[Vec3],
+    r: &[f32],
+    r_min: f32,
+) -> [Vec3; 3] {
+    let (t, b) = orthonormal_basis(n);
+    let (m, cols) = (rows as usize, columns as usize);
+    let inv_min = |a: f32, b: f32| 1.0 / a.min(b).max(r_min);
+    let mut g = [Vec3::ZERO; 3];
+    for k in 0..cols {
+        let km = (k + cols - 1) % cols;
+        let mut across_theta = Vec3::ZERO;
+        let mut across_phi = Vec3::ZERO;
+        for j in 0..m {
+            let (here, lower_edge) = (j * cols + k, j as f32 / rows as f32);
+            if j > 0 {
+                let below = (j - 1) * cols + k;
+                let w = lower_edge.sqrt() * (1.0 - lower_edge) * inv_min(r[here], r[below]);
+                across_theta += (l[here] - l[below]) * w;
+            }
+            if cols > 1 {
+                let before = j * cols + km;
+                let upper_edge = (j + 1) as f32 / rows as f32;
+                let w = (upper_edge.sqrt() - lower_edge.sqrt()) * inv_min(r[here], r[before]);
+                across_phi += (l[here] - l[before]) * w;
+            }
+        }
+        let sector = std::f32::consts::TAU / columns as f32;
+        let middle = sector * (k as f32 + 0.5);
+        let edge = sector * k as f32;
+        let u = t * middle.cos() + b * middle.sin();
+        let v = t * -edge.sin() + b * edge.cos();
+        across_theta *= sector;
+        for (c, g) in g.iter_mut().enumerate() {
+            *g += u * across_theta[c] + v * across_phi[c];
+        }
+    }
+    g
+}
+
+/// What sample `s` offers the interpolation at `x`: its irradiance moved along its gradient,
+/// `max(E + (x − xₛ)·∇E, 0)` per channel.
+pub fn extrapolated_irradiance(s: &IrradianceSample, x: Vec3) -> Vec3 {
+    let d = x - s.position;
+    (s.irradiance
+        + Vec3::new(
+            d.dot(s.gradient[0]),
+            d.dot(s.gradient[1]),
+            d.dot(s.gradient[2]),
+        ))
+    .max(Vec3::ZERO)
 }
 
 /// α of equation 6.1 is this over the scene radius: a position difference of a tenth of the
@@ -161,7 +275,7 @@ pub fn interpolate_irradiance<'a>(
         let e = ward_error(s, x, n);
         if e < INTERPOLATION_ACCURACY {
             let w = 1.0 - e / INTERPOLATION_ACCURACY;
-            sum += s.irradiance * w;
+            sum += extrapolated_irradiance(s, x) * w;
             total += w;
         }
     }
@@ -171,7 +285,7 @@ pub fn interpolate_irradiance<'a>(
     for s in candidates {
         if exact_dot(n, s.normal) > 0.0 {
             let w = 1.0 / (ward_error(s, x, n) + 1e-3);
-            sum += s.irradiance * w;
+            sum += extrapolated_irradiance(s, x) * w;
             total += w;
         }
     }

@@ -11,8 +11,15 @@
 //! maximum radius by its square root; a k-nearest estimate's radius then shrinks like a fixed
 //! radius would, where the photons are dense (caustics) as where they are sparse.
 //!
+//! A gather ray's diffuse hit makes that shrinking estimate itself in every pass: Christensen's
+//! precomputed irradiance (`gather { precomputed_irradiance }`) hands a hit the value of its
+//! nearest irradiance photon, and where photons crowd (a caustic, a lit patch beside a dim one)
+//! their cells reach into the dim side, a brightening that no number of passes shrinks (it was
+//! +0.7% on the Cornell box's ceiling; docs/performance.md).
+//!
 //! The passes run through [`Backend::render_frame`] unchanged, so both backends render the same
-//! passes and the GPU's frame twin is the CPU's. A single pass is the frame as it always was.
+//! passes and the GPU's frame twin is the CPU's. A frame of one pass does not come here: it is
+//! the frame as it always was.
 
 use std::time::Instant;
 
@@ -30,10 +37,12 @@ pub fn area_ratio(pass: u32) -> f64 {
     (1..=pass as u64).fold(1.0, |r, j| r * (j as f64 + ALPHA) / (j as f64 + 1.0))
 }
 
-/// The scene of pass `pass` of a progressive render: its own seed, and photon estimates whose
-/// k and maximum radius shrink by [`area_ratio`]. Pass 0 is the scene itself.
+/// The scene of pass `pass` of a progressive render: its own seed, photon estimates whose k
+/// and maximum radius shrink by [`area_ratio`], and the full estimate at gather hits (no
+/// precomputed irradiance). Pass 0 keeps the scene's seed and estimates.
 pub fn pass_scene(scene: &Scene, pass: u32) -> Scene {
     let mut s = scene.clone();
+    s.gather.precomputed_irradiance = 0;
     if pass == 0 {
         return s;
     }
@@ -168,6 +177,15 @@ mod tests {
         assert_eq!(p8.photons.knn, (64.0 * ratio).round() as u32);
         assert!((p8.photons.radius_scale as f64 - ratio.sqrt()).abs() < 1e-6);
         assert!(pass_scene(&scene, 1_000_000).photons.knn >= 1);
+    }
+
+    #[test]
+    fn every_pass_makes_the_full_estimate_at_gather_hits() {
+        let mut scene = Scene::default();
+        scene.gather.precomputed_irradiance = 4;
+        for pass in [0, 1, 7] {
+            assert_eq!(pass_scene(&scene, pass).gather.precomputed_irradiance, 0);
+        }
     }
 
     #[test]
