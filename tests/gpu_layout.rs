@@ -339,7 +339,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 radius_min,
                 radius_max,
                 rows,
-                _pad1
+                seed_offset
             }),
         ),
         (

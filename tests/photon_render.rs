@@ -174,6 +174,43 @@ fn gpu_and_cpu_composed_images_agree_within_relmse_0_002_and_closer_than_two_cpu
     }
 }
 
+/// A final gather cut into chunks of seeds (here 100 seeds of 64 rays, so the 1024 seeds take
+/// 11 chunks; the GPU cuts where its rays would outgrow one binding) gives the frame of the
+/// uncut gather bit for bit: every seed keeps its own random streams and its own sample slot.
+#[test]
+fn a_final_gather_cut_into_chunks_of_seeds_renders_the_same_frame_on_the_gpu() {
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let (scene, prepared) = small_cornell();
+    let whole = gpu.render(&scene, &prepared, &Default::default()).unwrap();
+    let options = caustica::render::RenderOptions {
+        max_gather_rays: Some(100 * 64),
+        ..Default::default()
+    };
+    let chunked = gpu.render(&scene, &prepared, &options).unwrap();
+    // Each chunk reads back its query count and its density search's status: twenty more
+    // read-backs for the ten more chunks show the cut was made.
+    let readbacks = |f: &Frame| {
+        f.metadata
+            .stats
+            .iter()
+            .find(|(k, _)| k == "gpu/readbacks")
+            .unwrap()
+            .1
+    };
+    assert_eq!(readbacks(&chunked), readbacks(&whole) + 20.0);
+    assert_eq!(whole.color, chunked.color);
+    for name in ["direct", "indirect", "caustic", "seeds"] {
+        assert_eq!(
+            whole.aov(name).unwrap().pixels,
+            chunked.aov(name).unwrap().pixels,
+            "{name}"
+        );
+    }
+}
+
 /// The gold conductor and the exact- and Schlick-Fresnel glass spheres photon-mapped on both
 /// backends (Whitted trees, both photon passes and the final gather go through the same
 /// Fresnel terms): the GPU image is the CPU's up to rounding, as for the mirror and glass box.

@@ -97,12 +97,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             inverse += 1.0 / t;
         }
     }
-    let p = points[seeds[s]];
+    // The seed's index in the frame: this chunk's rays start at its seed_offset.
+    let seed = gather_params.seed_offset + s;
+    let p = points[seeds[seed]];
     var radius = gather_params.radius_max;
     if inverse > 0.0 {
         radius = clamp(f32(n) / inverse, gather_params.radius_min, gather_params.radius_max);
     }
     let gradient = translational_gradient(p.normal, s * n);
-    samples[s] = IrradianceSample(p.position, radius, p.normal, 0u, sum * (PI / f32(n)), 0u, gradient);
-    sample_positions[s] = vec4<f32>(p.position, 0.0);
+    samples[seed] = IrradianceSample(p.position, radius, p.normal, 0u, sum * (PI / f32(n)), 0u, gradient);
+    sample_positions[seed] = vec4<f32>(p.position, 0.0);
 }

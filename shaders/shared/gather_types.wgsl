@@ -33,7 +33,8 @@ struct GatherParams {
     radius_max: f32,
     // The strata's rows (render::gather::gather_strata); rays_per_seed / rows columns.
     rows: u32,
-    _pad1: u32,
+    // The first seed of this chunk of the gather (seed_count seeds from here).
+    seed_offset: u32,
 }
 
 // Twin of gpu::gather::GatherPath: a gather ray's throughput (w: 1 while it goes on), the

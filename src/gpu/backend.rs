@@ -262,6 +262,7 @@ impl GpuBackend {
         // level of glass takes about six, VD batches more).
         let mut timer = Timer::new(ctx, 1024);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
+        frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
         frame.host("host/upload_ms", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
@@ -483,6 +484,7 @@ impl GpuBackend {
                 vd,
                 maps,
                 &levels,
+                frame.max_gather_rays,
             )?),
             _ => None,
         };
@@ -598,6 +600,8 @@ struct FrameState {
     /// included, summed over the passes.
     host_stats: Vec<(String, f64)>,
     stats: StageStats,
+    /// The most gather rays the final gather traces at once (`GpuCore::max_gather_rays`).
+    max_gather_rays: u64,
 }
 
 impl FrameState {
@@ -619,6 +623,7 @@ impl FrameState {
             photon_stats: Vec::new(),
             host_stats: Vec::new(),
             stats: StageStats::default(),
+            max_gather_rays: u64::MAX,
         })
     }
 

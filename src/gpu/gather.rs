@@ -30,6 +30,9 @@ use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
+/// Bytes of one gather ray's query (position and normal, two `vec4`s).
+const GATHER_QUERY_BYTES: u64 = 32;
+
 /// The state of one gather dispatch. Twin of `GatherParams` in
 /// `shaders/shared/gather_types.wgsl`.
 #[repr(C)]
@@ -43,7 +46,8 @@ pub struct GatherParams {
     pub radius_max: f32,
     /// The strata's rows (`render::gather::gather_strata`); `rays_per_seed / rows` columns.
     pub rows: u32,
-    pub _pad1: u32,
+    /// The first seed of this chunk of the gather (`seed_count` seeds from here).
+    pub seed_offset: u32,
 }
 
 /// A gather ray's throughput (w: 1 while it goes on), the radiance it has brought, and its
@@ -215,11 +219,33 @@ impl GpuCore {
         })
     }
 
+    /// The most gather rays one chunk of the final gather traces on this adapter: its rays,
+    /// paths, hits and queries must each fit one storage binding; `caller` can lower it.
+    pub fn max_gather_rays(&self, caller: Option<u64>) -> u64 {
+        let limit = self
+            .ctx
+            .info
+            .max_storage_buffer_binding_size
+            .min(self.ctx.info.max_buffer_size);
+        let per_ray = [
+            std::mem::size_of::<GpuRay>(),
+            std::mem::size_of::<GatherPath>(),
+            std::mem::size_of::<GpuHit>(),
+            GATHER_QUERY_BYTES as usize,
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1) as u64;
+        (limit / per_ray).min(caller.unwrap_or(u64::MAX)).max(1)
+    }
+
     /// Final gather (paper 003 section 6.2.4) at `seed_count` seeds (indices into `points`):
     /// the irradiance samples, one per seed, as `array<IrradianceSample>`. Twin of
-    /// `cpu::gather::final_gather`. The rays, paths, hits and queries live in scratch buffers
-    /// kept between frames (every element a kernel reads is written first in the same gather;
-    /// the query flags are cleared).
+    /// `cpu::gather::final_gather`. The seeds are gathered in chunks of at most `max_rays`
+    /// rays ([`GpuCore::max_gather_rays`]), each seed with its own random streams whatever the
+    /// chunk, so the samples do not depend on the cut. The rays, paths, hits and queries live in
+    /// scratch buffers kept between frames (every element a kernel reads is written first in
+    /// the same chunk; the query flags are cleared).
     #[allow(clippy::too_many_arguments)]
     fn final_gather(
         &self,
@@ -234,34 +260,87 @@ impl GpuCore {
         seed_count: u32,
         global: &MapTree,
         photons: Option<&GpuIrradiancePhotons>,
+        max_rays: u64,
     ) -> Result<(wgpu::Buffer, wgpu::Buffer), GpuError> {
+        let ctx = &self.ctx;
+        let (rows, columns) = gather_strata(scene.gather.rays);
+        let per_seed = rows * columns;
+        let chunk = (max_rays / per_seed as u64).clamp(1, u32::MAX as u64) as u32;
+        let samples = storage_buffer_sized(
+            ctx,
+            "irradiance samples",
+            seed_count.max(1) as u64 * std::mem::size_of::<GpuIrradianceSample>() as u64,
+        )?;
+        let positions =
+            storage_buffer_sized(ctx, "sample positions", seed_count.max(1) as u64 * 16)?;
+        let mut first = 0u32;
+        while first < seed_count {
+            let count = chunk.min(seed_count - first);
+            let chunk_params = GatherParams {
+                seed_count: count,
+                rays_per_seed: per_seed,
+                rows,
+                seed_offset: first,
+                ..Default::default()
+            };
+            self.gather_chunk(
+                kernels,
+                scene,
+                prepared,
+                buffers,
+                traversal,
+                vd,
+                (points, seeds),
+                chunk_params,
+                global,
+                photons,
+                (&samples, &positions),
+            )?;
+            first += count;
+        }
+        Ok((samples, positions))
+    }
+
+    /// One chunk of [`GpuCore::final_gather`]: the seeds `seed_offset..seed_offset +
+    /// seed_count` of `chunk`, whose samples and positions it writes at those indices.
+    #[allow(clippy::too_many_arguments)]
+    fn gather_chunk(
+        &self,
+        kernels: &GatherStageKernels,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        (points, seeds): (&wgpu::Buffer, &wgpu::Buffer),
+        chunk: GatherParams,
+        global: &MapTree,
+        photons: Option<&GpuIrradiancePhotons>,
+        (samples, positions): (&wgpu::Buffer, &wgpu::Buffer),
+    ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
         let k = &kernels.gather;
         let base = frame_params(scene, prepared);
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
-        let (rows, columns) = gather_strata(scene.gather.rays);
-        let per_seed = rows * columns;
-        let n = seed_count as u64 * per_seed as u64;
+        let per_seed = chunk.rays_per_seed;
+        let n = chunk.seed_count as u64 * per_seed as u64;
         let ray_count = u32::try_from(n).map_err(|_| {
             GpuError::Device(format!(
                 "{n} gather rays are more than 32-bit indices address"
             ))
         })?;
         let gp = |step: u32| GatherParams {
-            seed_count,
-            rays_per_seed: per_seed,
             ray_count,
             step,
             radius_min: SAMPLE_RADIUS_MIN * radius,
             radius_max: SAMPLE_RADIUS_MAX * radius,
-            rows,
-            ..Default::default()
+            ..chunk
         };
         let frame = uniform_buffer(ctx, "params", &base);
         let rays = self.scratch("gather rays", n * std::mem::size_of::<GpuRay>() as u64)?;
         let paths = self.scratch("gather paths", n * std::mem::size_of::<GatherPath>() as u64)?;
-        let queries = self.scratch("gather queries", n * 32)?;
+        let queries = self.scratch("gather queries", n * GATHER_QUERY_BYTES)?;
         let weights = self.scratch("gather query weights", n * 16)?;
         let flags = self.scratch("gather query flags", n * 4)?;
         let p0 = uniform_buffer(ctx, "gather params", &gp(0));
@@ -371,13 +450,6 @@ impl GpuCore {
         } else {
             storage_buffer_sized(ctx, "no densities", 16)?
         };
-        let samples = storage_buffer_sized(
-            ctx,
-            "irradiance samples",
-            seed_count.max(1) as u64 * std::mem::size_of::<GpuIrradianceSample>() as u64,
-        )?;
-        let positions =
-            storage_buffer_sized(ctx, "sample positions", seed_count.max(1) as u64 * 16)?;
         let bind = self.bind_with_scene(
             &k.reduce,
             buffers,
@@ -391,18 +463,18 @@ impl GpuCore {
                 ("query_flags", &flags),
                 ("query_slots", &slots),
                 ("densities", &densities),
-                ("samples", &samples),
-                ("sample_positions", &positions),
+                ("samples", samples),
+                ("sample_positions", positions),
             ],
         )?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         k.reduce.dispatch(
             &mut encoder,
             &bind,
-            k.reduce.grid_for(ctx, seed_count as u64),
+            k.reduce.grid_for(ctx, chunk.seed_count as u64),
         );
         ctx.queue.submit([encoder.finish()]);
-        Ok((samples, positions))
+        Ok(())
     }
 
     /// Photon mapping's composition on the GPU (twin of `cpu::compose::compose`): collects the
@@ -422,6 +494,7 @@ impl GpuCore {
         vd: &mut Option<VdFrameGpu>,
         maps: &FrameMaps,
         levels: &[ShadeLevel],
+        max_gather_rays: u64,
     ) -> Result<ComposeOutput, GpuError> {
         let ctx = &self.ctx;
         let base = frame_params(scene, prepared);
@@ -507,6 +580,7 @@ impl GpuCore {
             seed_count,
             global,
             photons.as_ref(),
+            max_gather_rays,
         )?;
         ctx.wait_idle()?;
         stats.push((

@@ -36,6 +36,10 @@ pub struct RenderOptions {
     /// The most camera-ray slots of one pass (`render::plan`). The GPU also cuts passes at its
     /// binding limit; the CPU twin cuts them only here. `None`: no limit of the caller's.
     pub max_pass_rays: Option<u64>,
+    /// The most gather rays the final gather traces at once: the GPU cuts the seeds into
+    /// chunks of at most this many rays (and at its binding limit). The result does not depend
+    /// on the cut; the CPU twin has nothing to cut. `None`: no limit of the caller's.
+    pub max_gather_rays: Option<u64>,
 }
 
 /// A renderer of prepared scenes: the GPU pipeline or its CPU twin.
