@@ -10,13 +10,25 @@
 //!
 //! `--animation` renders the scene's whole frame range (the first frame is the scene's) and
 //! prints the total for all frames; otherwise frames 1..=N cycle through the scene's range.
+//!
+//! `--reference IMAGE.exr [--passes 32]` prints instead the progressive mode's curve for the
+//! scene's first frame (`render::progressive`: its passes one after the other, averaged): after
+//! each pass the seconds since the first began (which compiles the kernels), the pass's own
+//! milliseconds, and the relative MSE and mean colour of the average against the reference,
+//! whose size must be the resolution's. For example, against the committed Mitsuba reference:
+//! `cargo bench --bench frames -- --scene $PWD/scenes/cornell_spheres.csc --resolution 256x256
+//! --spp 4 --reference $PWD/tests/data/reference/cornell_spheres_256.exr --passes 32`.
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use caustica::render::{Frame, RenderOptions};
+use glam::Vec3;
+
+use caustica::render::compare::compare;
+use caustica::render::progressive::pass_scene;
+use caustica::render::{Backend, Frame, RenderOptions};
 use caustica::scene::Integrator;
 use caustica::{Device, Overrides};
 use support::{arg, median};
@@ -103,6 +115,13 @@ fn main() {
         scene_path.display(),
         backend.name()
     );
+    if let Some(reference) = arg(&args, "--reference") {
+        let passes: u32 = arg(&args, "--passes").map_or(32, |s| s.parse().expect("--passes N"));
+        let scene = caustica::evaluate_frame(&file, frame_numbers[0], &assets, &overrides)
+            .expect("the frame evaluates");
+        progressive_curve(backend.as_ref(), &scene, Path::new(&reference), passes);
+        return;
+    }
     println!(
         "{:<10} {:>9} {:>8} {:>9} {:>9} {:>11} {:>9} {:>6} {:>9}",
         "frame",
@@ -203,6 +222,54 @@ fn main() {
             "CPU twin on {} threads: median {cpu_median:.1} ms per frame over {cpu_frames}; GPU warm frame {:.1}x faster",
             rayon::current_num_threads(),
             cpu_median / warm_median.total
+        );
+    }
+}
+
+/// The progressive mode's curve (see the module docs): `passes` passes of `scene` on
+/// `backend`, averaged, each row comparing the average so far with the reference image.
+fn progressive_curve(
+    backend: &dyn Backend,
+    scene: &caustica::scene::Scene,
+    reference: &Path,
+    passes: u32,
+) {
+    let prepared = caustica::prepare(scene).expect("the scene builds");
+    let reference = caustica::io::read_frame(reference).expect("the reference EXR reads");
+    let (w, h) = (scene.film.width, scene.film.height);
+    assert_eq!(
+        (reference.width, reference.height),
+        (w, h),
+        "the reference's size must be the --resolution"
+    );
+    println!(
+        "{:>6} {:>9} {:>9} {:>10} {:>26}",
+        "passes", "seconds", "pass ms", "relMSE", "mean / reference − 1 (RGB)"
+    );
+    let start = Instant::now();
+    let mut sum = vec![Vec3::ZERO; (w * h) as usize];
+    for i in 0..passes {
+        let pass_start = Instant::now();
+        let frame = backend
+            .render_frame(&pass_scene(scene, i), &prepared, &RenderOptions::default())
+            .expect("the pass renders");
+        let pass_ms = pass_start.elapsed().as_secs_f64() * 1e3;
+        for (s, c) in sum.iter_mut().zip(&frame.color) {
+            *s += *c;
+        }
+        let n = (i + 1) as f32;
+        let mean: Vec<Vec3> = sum.iter().map(|c| *c / n).collect();
+        let c = compare(&mean, &reference.color, w, &[]).expect("the images compare");
+        let bias = (c.mean / c.reference_mean - Vec3::ONE) * 100.0;
+        println!(
+            "{:>6} {:>9.2} {:>9.1} {:>10.5} {:>+8.2}% {:>+7.2}% {:>+7.2}%",
+            i + 1,
+            start.elapsed().as_secs_f64(),
+            pass_ms,
+            c.relmse,
+            bias.x,
+            bias.y,
+            bias.z
         );
     }
 }
