@@ -30,6 +30,20 @@ use crate::render::photons::{scene_sphere, EstimateSettings};
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
+/// What every chunk of a final gather reads ([`GpuCore::final_gather`]).
+struct GatherInputs<'a> {
+    kernels: &'a GatherStageKernels<'a>,
+    scene: &'a Scene,
+    prepared: &'a Prepared,
+    buffers: &'a SceneBuffers,
+    traversal: &'a TraversalKernels,
+    /// The frame's shading points, and the seeds' indices into them.
+    points: &'a wgpu::Buffer,
+    seeds: &'a wgpu::Buffer,
+    global: &'a MapTree,
+    photons: Option<&'a GpuIrradiancePhotons>,
+}
+
 /// Bytes of one gather ray's query (position and normal, two `vec4`s).
 const GATHER_QUERY_BYTES: u64 = 32;
 
@@ -273,6 +287,17 @@ impl GpuCore {
         )?;
         let positions =
             storage_buffer_sized(ctx, "sample positions", seed_count.max(1) as u64 * 16)?;
+        let inputs = GatherInputs {
+            kernels,
+            scene,
+            prepared,
+            buffers,
+            traversal,
+            points,
+            seeds,
+            global,
+            photons,
+        };
         let mut first = 0u32;
         while first < seed_count {
             let count = chunk.min(seed_count - first);
@@ -283,19 +308,7 @@ impl GpuCore {
                 seed_offset: first,
                 ..Default::default()
             };
-            self.gather_chunk(
-                kernels,
-                scene,
-                prepared,
-                buffers,
-                traversal,
-                vd,
-                (points, seeds),
-                chunk_params,
-                global,
-                photons,
-                (&samples, &positions),
-            )?;
+            self.gather_chunk(&inputs, vd, chunk_params, (&samples, &positions))?;
             first += count;
         }
         Ok((samples, positions))
@@ -303,21 +316,24 @@ impl GpuCore {
 
     /// One chunk of [`GpuCore::final_gather`]: the seeds `seed_offset..seed_offset +
     /// seed_count` of `chunk`, whose samples and positions it writes at those indices.
-    #[allow(clippy::too_many_arguments)]
     fn gather_chunk(
         &self,
-        kernels: &GatherStageKernels,
-        scene: &Scene,
-        prepared: &Prepared,
-        buffers: &SceneBuffers,
-        traversal: &TraversalKernels,
+        inputs: &GatherInputs,
         vd: &mut Option<VdFrameGpu>,
-        (points, seeds): (&wgpu::Buffer, &wgpu::Buffer),
         chunk: GatherParams,
-        global: &MapTree,
-        photons: Option<&GpuIrradiancePhotons>,
         (samples, positions): (&wgpu::Buffer, &wgpu::Buffer),
     ) -> Result<(), GpuError> {
+        let &GatherInputs {
+            kernels,
+            scene,
+            prepared,
+            buffers,
+            traversal,
+            points,
+            seeds,
+            global,
+            photons,
+        } = inputs;
         let ctx = &self.ctx;
         let k = &kernels.gather;
         let base = frame_params(scene, prepared);
