@@ -36,6 +36,15 @@ pub struct DeviceInfo {
     pub timestamp_period_ns: f32,
 }
 
+impl DeviceInfo {
+    /// The most bytes one storage binding may hold: the binding limit, within the largest
+    /// buffer the device creates.
+    pub fn binding_limit(&self) -> u64 {
+        self.max_storage_buffer_binding_size
+            .min(self.max_buffer_size)
+    }
+}
+
 impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let yes = |b: bool| if b { "yes" } else { "no" };
@@ -250,10 +259,7 @@ impl GpuContext {
 
     /// Checks that one storage binding of `size` bytes is allowed, with an error naming `what`.
     pub fn check_binding_size(&self, what: &str, size: u64) -> Result<(), GpuError> {
-        let limit = self
-            .info
-            .max_storage_buffer_binding_size
-            .min(self.info.max_buffer_size);
+        let limit = self.info.binding_limit();
         if size > limit {
             return Err(GpuError::BufferTooLarge {
                 what: what.to_string(),

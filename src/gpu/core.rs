@@ -257,11 +257,7 @@ impl GpuCore {
         if let Some(b) = cache.get(role).filter(|b| b.size() >= size) {
             return Ok(b.clone());
         }
-        let limit = self
-            .ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(self.ctx.info.max_buffer_size);
+        let limit = self.ctx.info.binding_limit();
         let grown = cache.get(role).map_or(0, |b| b.size() + b.size() / 4);
         let buffer = storage_buffer_sized(&self.ctx, role, size.max(grown.min(limit)))?;
         cache.insert(role, buffer.clone());
@@ -387,11 +383,7 @@ impl GpuCore {
     /// The most camera-ray slots of one pass on this adapter: a level's child candidates
     /// (two rays of [`GpuRay`] per ray) must fit one storage binding; `caller` can lower it.
     pub fn max_pass_rays(&self, caller: Option<u64>) -> u64 {
-        let limit = self
-            .ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(self.ctx.info.max_buffer_size);
+        let limit = self.ctx.info.binding_limit();
         let per_ray = 2 * std::mem::size_of::<GpuRay>() as u64;
         (limit / per_ray).min(caller.unwrap_or(u64::MAX)).max(1)
     }

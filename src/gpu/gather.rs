@@ -236,11 +236,7 @@ impl GpuCore {
     /// The most gather rays one chunk of the final gather traces on this adapter: its rays,
     /// paths, hits and queries must each fit one storage binding; `caller` can lower it.
     pub fn max_gather_rays(&self, caller: Option<u64>) -> u64 {
-        let limit = self
-            .ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(self.ctx.info.max_buffer_size);
+        let limit = self.ctx.info.binding_limit();
         let per_ray = [
             std::mem::size_of::<GpuRay>(),
             std::mem::size_of::<GatherPath>(),

@@ -125,10 +125,7 @@ impl IrradianceKernels {
 
     /// The most shading points one dispatch may take (its queries must fit one storage binding).
     pub fn max_queries(ctx: &GpuContext) -> u32 {
-        let limit = ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(ctx.info.max_buffer_size);
+        let limit = ctx.info.binding_limit();
         (limit / POINT_BYTES).min(1 << 30) as u32
     }
 

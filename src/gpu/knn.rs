@@ -189,10 +189,7 @@ impl KnnQueries {
     /// The most queries one kNN dispatch with this `k` may take (its outputs must fit one
     /// storage binding).
     pub fn max_knn_queries(ctx: &GpuContext, k: u32) -> u32 {
-        let limit = ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(ctx.info.max_buffer_size);
+        let limit = ctx.info.binding_limit();
         (limit / (k.max(1) as u64 * 4)).min(1 << 30) as u32
     }
 

@@ -384,10 +384,7 @@ impl VdBatch {
         let row = (1u64 << options.max_level) + 1;
         let node_words_offset = 3 * row * row;
         let slice_words = node_words_offset + 5 * node_count(options.max_level) as u64;
-        let limit = ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(ctx.info.max_buffer_size);
+        let limit = ctx.info.binding_limit();
         let fit = (limit / (4 * slice_words)).max(1);
         let wanted = if options.workgroups == 0 {
             DEFAULT_WORKGROUPS

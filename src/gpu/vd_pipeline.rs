@@ -139,11 +139,7 @@ impl<'k> VdFrameGpu<'k> {
     /// A queue of `wanted` records, or as many as one storage binding holds; with `must_fit`
     /// an error when that is fewer than `wanted`.
     fn fit_capacity(ctx: &GpuContext, wanted: u64, must_fit: bool) -> Result<u32, GpuError> {
-        let limit = (ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(ctx.info.max_buffer_size)
-            / std::mem::size_of::<VdBatchRay>() as u64)
+        let limit = (ctx.info.binding_limit() / std::mem::size_of::<VdBatchRay>() as u64)
             .min(u32::MAX as u64);
         if must_fit && wanted > limit {
             return Err(GpuError::Device(format!(

@@ -315,10 +315,7 @@ impl GpuCore {
         // Chunks of a level whose shadow slots fit one storage binding.
         let per_hit = base.shadows_per_hit.max(1) as u64;
         let shadow_size = std::mem::size_of::<GpuShadowRay>() as u64;
-        let limit = ctx
-            .info
-            .max_storage_buffer_binding_size
-            .min(ctx.info.max_buffer_size);
+        let limit = ctx.info.binding_limit();
         let chunk_rays = ((limit / (shadow_size * per_hit)) / 64 * 64).clamp(64, 1 << 20);
         // The levels of the shade trees, camera nodes first: nodes, node count, and the
         // shading point of each diffuse node.

@@ -165,16 +165,10 @@ pub fn stratified_sample(index: u32, count: u32, jitter: Vec2) -> Vec2 {
     )
 }
 
-/// `⌊√n⌋` for `n ≥ 1`, exact (the float root corrected by integer steps).
+/// `⌊√n⌋`, at least 1: the rows of [`stratified_sample`] and of the gather's strata. Twin:
+/// `integer_sqrt` in `shaders/shared/camera.wgsl`.
 pub fn integer_sqrt(n: u32) -> u32 {
-    let mut r = (n as f32).sqrt() as u32;
-    while r > 1 && r * r > n {
-        r -= 1;
-    }
-    while r < 0xffff && (r + 1) * (r + 1) <= n {
-        r += 1;
-    }
-    r.max(1)
+    n.isqrt().max(1)
 }
 
 #[cfg(test)]
