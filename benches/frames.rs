@@ -51,6 +51,7 @@ struct FrameTimes {
     photon_stages: f64,
     passes: f64,
     upload_mb: f64,
+    alloc_mb: f64,
 }
 
 impl FrameTimes {
@@ -61,7 +62,7 @@ impl FrameTimes {
 
 fn print_row(label: &str, t: &FrameTimes) {
     println!(
-        "{label:<10} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>6} {:>9.1}",
+        "{label:<10} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>6} {:>9.2} {:>9.1}",
         t.total,
         t.build,
         t.render,
@@ -69,7 +70,8 @@ fn print_row(label: &str, t: &FrameTimes) {
         t.photon_stages,
         t.host(),
         t.passes,
-        t.upload_mb
+        t.upload_mb,
+        t.alloc_mb
     );
 }
 
@@ -123,7 +125,7 @@ fn main() {
         return;
     }
     println!(
-        "{:<10} {:>9} {:>8} {:>9} {:>9} {:>11} {:>9} {:>6} {:>9}",
+        "{:<10} {:>9} {:>8} {:>9} {:>9} {:>11} {:>9} {:>6} {:>9} {:>9}",
         "frame",
         "total ms",
         "build",
@@ -132,13 +134,17 @@ fn main() {
         "pm stages",
         "host ms",
         "passes",
-        "upload MB"
+        "upload MB",
+        "alloc MB"
     );
+    // Meshes unchanged from one frame to the next keep their middle level, as in
+    // `caustica render`.
+    let meshes = caustica::accel::MeshBuildCache::default();
     let render = |backend: &dyn caustica::render::Backend, number: i64| -> FrameTimes {
         let start = Instant::now();
         let scene = caustica::evaluate_frame(&file, number, &assets, &overrides).unwrap();
         let build = Instant::now();
-        let prepared = caustica::prepare(&scene).unwrap();
+        let prepared = caustica::prepare_cached(&scene, &meshes).unwrap();
         let build_ms = build.elapsed().as_secs_f64() * 1e3;
         let frame = backend
             .render_frame(&scene, &prepared, &RenderOptions::default())
@@ -179,7 +185,8 @@ fn main() {
             gpu,
             photon_stages,
             passes: stat(&frame, "frame/passes"),
-            upload_mb: stat(&frame, "gpu/upload_bytes") / 1e6,
+            upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
+            alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
         }
     };
     let all = Instant::now();
@@ -210,6 +217,7 @@ fn main() {
         photon_stages: med(|t| t.photon_stages),
         passes: med(|t| t.passes),
         upload_mb: med(|t| t.upload_mb),
+        alloc_mb: med(|t| t.alloc_mb),
     };
     print_row("warm med.", &warm_median);
     if cpu_frames > 0 {

@@ -30,7 +30,7 @@ fn time_runs(
         let start = Instant::now();
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         record(&mut encoder)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         if run > 0 {
             seconds.push(start.elapsed().as_secs_f64());

@@ -12,6 +12,7 @@
 
 mod support;
 
+use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::cpu::gather::IrradianceCache;
@@ -153,7 +154,7 @@ fn bench_gpu(
         tree.word_count
     );
     let chunk = IrradianceKernels::max_queries(ctx).max(1) as usize;
-    let buffers: Vec<(usize, wgpu::Buffer)> = (0..points.len())
+    let buffers: Vec<(usize, GpuBuffer)> = (0..points.len())
         .step_by(chunk)
         .map(|first| {
             let end = (first + chunk).min(points.len());

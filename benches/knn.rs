@@ -12,6 +12,7 @@
 
 mod support;
 
+use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::accel::kdtree::build_point_kdtree;
@@ -130,9 +131,9 @@ fn rate(count: usize, seconds: f64) -> String {
 fn bench_gpu_knn(
     ctx: &GpuContext,
     knn_gpu: &KnnQueries,
-    words: &wgpu::Buffer,
-    points_buffer: &wgpu::Buffer,
-    query_buffer: &wgpu::Buffer,
+    words: &GpuBuffer,
+    points_buffer: &GpuBuffer,
+    query_buffer: &GpuBuffer,
     queries: &[Vec3],
     host_words: &[u32],
     points: &[[f32; 4]],

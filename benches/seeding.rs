@@ -10,6 +10,7 @@
 
 mod support;
 
+use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::cpu::gather::seed_irradiance_samples;
@@ -132,7 +133,7 @@ fn bench_gpu(
     ctx: &GpuContext,
     prims: &Primitives,
     kernels: &SeedingKernels,
-    buffer: &wgpu::Buffer,
+    buffer: &GpuBuffer,
     n: u32,
     settings: &SeedingSettings,
     runs: usize,

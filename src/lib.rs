@@ -236,6 +236,16 @@ pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
     Ok(Prepared::build(scene, &PrepareOptions::default())?)
 }
 
+/// [`prepare`] for one frame of several: meshes unchanged since the frame `cache` last saw
+/// reuse their middle level.
+pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Prepared, Error> {
+    Ok(Prepared::build_cached(
+        scene,
+        &PrepareOptions::default(),
+        cache,
+    )?)
+}
+
 /// Parses `A..B` (inclusive) or a single frame number `A`.
 pub fn parse_frame_range(text: &str) -> Result<(i64, i64), Error> {
     let bad = || {
@@ -313,8 +323,9 @@ pub fn render_animation(
         .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
         .collect::<Result<Vec<Scene>, Error>>()?;
     let mut reports = Vec::new();
+    let meshes = accel::MeshBuildCache::default();
     for scene in scenes {
-        let report = render_one(&scene, backend.as_ref(), job)?;
+        let report = render_one(&scene, &meshes, backend.as_ref(), job)?;
         on_frame(&report);
         reports.push(report);
     }
@@ -322,9 +333,14 @@ pub fn render_animation(
 }
 
 /// Builds, renders and writes one evaluated frame.
-fn render_one(scene: &Scene, backend: &dyn Backend, job: &RenderJob) -> Result<FrameReport, Error> {
+fn render_one(
+    scene: &Scene,
+    meshes: &accel::MeshBuildCache,
+    backend: &dyn Backend,
+    job: &RenderJob,
+) -> Result<FrameReport, Error> {
     let build_start = Instant::now();
-    let prepared = prepare(scene)?;
+    let prepared = prepare_cached(scene, meshes)?;
     let build_seconds = build_start.elapsed().as_secs_f64();
     let options = RenderOptions {
         progress: job.progress,

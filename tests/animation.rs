@@ -220,19 +220,24 @@ fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for
             ]),
             ..Default::default()
         };
-        let frame = |n: i64| {
+        // The backend that renders frames in a row also keeps the meshes' middle levels.
+        let meshes = caustica::accel::MeshBuildCache::default();
+        let frame = |n: i64, cache: Option<&caustica::accel::MeshBuildCache>| {
             let mut scene = caustica::evaluate_frame(&file, n, &assets, &overrides).unwrap();
             scene.photons.global = 20_000;
             scene.photons.caustic = 20_000;
             scene.gather.seeds = 128;
             scene.gather.rays = 16;
-            let prepared = caustica::prepare(&scene).unwrap();
+            let prepared = match cache {
+                Some(cache) => caustica::prepare_cached(&scene, cache).unwrap(),
+                None => caustica::prepare(&scene).unwrap(),
+            };
             (scene, prepared)
         };
         let running = GpuBackend::new(ctx.clone()).unwrap();
         let mut in_a_row = Vec::new();
         for n in 1..=3 {
-            let (scene, prepared) = frame(n);
+            let (scene, prepared) = frame(n, Some(&meshes));
             in_a_row.push(
                 running
                     .render_frame(&scene, &prepared, &Default::default())
@@ -240,7 +245,7 @@ fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for
             );
         }
         for n in 2..=3 {
-            let (scene, prepared) = frame(n);
+            let (scene, prepared) = frame(n, None);
             // A fresh device, as a fresh process would open.
             let fresh_ctx = caustica::gpu::test_context().expect("the adapter opens again");
             let fresh = GpuBackend::new(std::sync::Arc::new(fresh_ctx))
@@ -261,5 +266,117 @@ fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for
                 "{integrator:?}: frame {n} differs between the backend that rendered frames 1..{n} and a fresh one"
             );
         }
+    }
+}
+
+/// The stats counter `name` of a rendered frame.
+fn stat(frame: &caustica::render::Frame, name: &str) -> f64 {
+    frame
+        .metadata
+        .stats
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no stat {name}"))
+        .1
+}
+
+/// A GPU backend keeps the scene and its buffers on the device: the same frame rendered again
+/// creates no buffer and uploads nothing of the scene, and the next frame of the animation (a
+/// light and a ball move; no mesh changes) uploads only the instances, the top level and the
+/// lights, never the meshes.
+#[test]
+fn gpu_frames_after_the_first_allocate_nothing_and_upload_only_what_moved() {
+    use caustica::gpu::GpuBackend;
+    use caustica::render::Backend;
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let file = caustica::load_scene(&animated_scene()).unwrap();
+    let assets = AssetCache::default();
+    let overrides = Overrides {
+        resolution: Some((32, 24)),
+        spp: Some(1),
+        integrator: Some(caustica::scene::Integrator::PhotonMap),
+        ..Default::default()
+    };
+    let meshes = caustica::accel::MeshBuildCache::default();
+    let frame = |n: i64| {
+        let mut scene = caustica::evaluate_frame(&file, n, &assets, &overrides).unwrap();
+        scene.photons.global = 10_000;
+        scene.photons.caustic = 10_000;
+        scene.gather.seeds = 64;
+        scene.gather.rays = 16;
+        let prepared = caustica::prepare_cached(&scene, &meshes).unwrap();
+        (scene, prepared)
+    };
+    let backend = GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let (scene, prepared) = frame(1);
+    let first = backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert!(stat(&first, "gpu/allocated_bytes") > 0.0);
+    assert_eq!(
+        stat(&first, "gpu/scene_uploaded_bytes"),
+        stat(&first, "gpu/scene_bytes")
+    );
+    let again = backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert_eq!(stat(&again, "gpu/allocated_bytes"), 0.0);
+    assert_eq!(stat(&again, "gpu/scene_uploaded_bytes"), 0.0);
+    assert!(stat(&again, "gpu/pool_reused") > 0.0);
+    assert_eq!(
+        again.color, first.color,
+        "the same frame from reused buffers"
+    );
+
+    let (scene, prepared) = frame(2);
+    assert_eq!(prepared.meshes_reused as usize, scene.meshes.len());
+    let next = backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    let moved: usize = prepared
+        .memory_by_array()
+        .iter()
+        .filter(|(name, _)| ["instances", "top_nodes", "top_instance_refs"].contains(name))
+        .map(|(_, bytes)| bytes)
+        .sum();
+    let lights = scene.lights.len() * std::mem::size_of::<caustica::gpu::upload::GpuLight>();
+    let uploaded = stat(&next, "gpu/scene_uploaded_bytes") as usize;
+    assert!(uploaded > 0, "the instances moved");
+    assert!(
+        uploaded <= moved + lights,
+        "frame 2 uploaded {uploaded} bytes of the scene, more than its instances, top level and lights ({})",
+        moved + lights
+    );
+}
+
+/// Middle levels taken from the mesh cache make the same hierarchy as a fresh build.
+#[test]
+fn prepared_from_the_mesh_cache_equals_a_fresh_build() {
+    let file = caustica::load_scene(&animated_scene()).unwrap();
+    let assets = AssetCache::default();
+    let meshes = caustica::accel::MeshBuildCache::default();
+    for n in [1, 2, 7] {
+        let scene = caustica::evaluate_frame(&file, n, &assets, &Overrides::default()).unwrap();
+        let cached = caustica::prepare_cached(&scene, &meshes).unwrap();
+        let fresh = caustica::prepare(&scene).unwrap();
+        let expected_reused = if n == 1 { 0 } else { scene.meshes.len() as u32 };
+        assert_eq!(cached.meshes_reused, expected_reused);
+        assert_eq!(fresh.meshes_reused, 0);
+        let bytes = |p: &caustica::accel::Prepared| -> Vec<Vec<u8>> {
+            vec![
+                bytemuck::cast_slice(&p.positions).to_vec(),
+                bytemuck::cast_slice(&p.triangles).to_vec(),
+                bytemuck::cast_slice(&p.quads).to_vec(),
+                bytemuck::cast_slice(&p.meshes).to_vec(),
+                bytemuck::cast_slice(&p.mesh_nodes).to_vec(),
+                bytemuck::cast_slice(&p.prim_refs).to_vec(),
+                bytemuck::cast_slice(&p.instances).to_vec(),
+                bytemuck::cast_slice(&p.top_nodes).to_vec(),
+                bytemuck::cast_slice(&p.top_instance_refs).to_vec(),
+            ]
+        };
+        assert!(bytes(&cached) == bytes(&fresh), "frame {n}");
     }
 }

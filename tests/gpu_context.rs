@@ -66,7 +66,7 @@ fn assert_gpu_streams_equal_the_cpu(
         &bind,
         kernel.grid_for(&ctx, (pixels * samples) as u64),
     );
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     let gpu: Vec<f32> = read_buffer(&ctx, &numbers, count).unwrap();
     for p in 0..pixels {
         for s in 0..samples {

@@ -519,7 +519,7 @@ fn broken_inputs_give_an_error_on_the_gpu() {
             &query_buffer,
             1,
         )?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         output.check(&ctx)
     };
     let two = [[0.0f32; 4], [0.5, 0.0, 0.0, 0.0]];
@@ -595,7 +595,7 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
             queries.len() as u32,
         )
         .unwrap();
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     match output.check(&ctx) {
         Ok(()) => {
             let got: Vec<[f32; 4]> =

@@ -184,7 +184,7 @@ fn the_compaction_count_stays_on_the_gpu_as_indirect_dispatch_arguments() {
     let count = prims
         .compact(&ctx, &mut encoder, &values_buffer, &flags_buffer, &kept, n)
         .unwrap();
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     assert_eq!(
         count.read_indirect_args(&ctx).unwrap(),
         [expected, expected.div_ceil(256), 1, 1]

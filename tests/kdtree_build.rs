@@ -411,12 +411,14 @@ mod gpu {
         // not a panic (the build binds the whole buffer).
         let limit = ctx.info.max_storage_buffer_binding_size;
         if limit + 4 <= ctx.info.max_buffer_size {
-            let big = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("points over the binding limit"),
-                size: limit + 4,
-                usage: wgpu::BufferUsages::STORAGE,
-                mapped_at_creation: false,
-            });
+            let big = caustica::gpu::GpuBuffer::unpooled(ctx.device.create_buffer(
+                &wgpu::BufferDescriptor {
+                    label: Some("points over the binding limit"),
+                    size: limit + 4,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                },
+            ));
             let err = builder.build(&ctx, &big, 10).err();
             assert!(
                 matches!(err, Some(GpuError::BufferTooLarge { .. })),

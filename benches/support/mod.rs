@@ -60,7 +60,7 @@ pub fn time_dispatches(
             encoder.copy_buffer_to_buffer(&resolve, 0, &ticks, 0, bytes);
         }
         let start = Instant::now();
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         let wall = start.elapsed().as_secs_f64();
         if run == 0 {

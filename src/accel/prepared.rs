@@ -9,6 +9,8 @@
 //! into an instance, a [`RETURN_TO_WORLD`] marker and middle-level entries in object space.
 //! Popping the marker brings the ray back to world space. The WGSL kernel runs the same loop.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -26,6 +28,7 @@ use super::vd_bottom::{lod_level, PatchBvh, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
+use crate::scene::vdmap::VdImage;
 use crate::scene::vdmap::{bilinear, bilinear2};
 use crate::scene::{MeshData, Scene, VdMap};
 
@@ -185,11 +188,62 @@ pub struct Prepared {
     pub vd: VdFrame,
     /// Levels of the top-level QBVH.
     pub top_depth: u32,
+    /// Meshes whose middle level came from a [`MeshBuildCache`] instead of a build.
+    pub meshes_reused: u32,
     /// Wall-clock build times in milliseconds.
     pub middle_build_ms: f64,
     pub vd_levels_ms: f64,
     pub top_build_ms: f64,
     pub total_build_ms: f64,
+}
+
+/// Middle levels kept from frame to frame: a mesh whose build inputs are unchanged (its
+/// positions, texture coordinates, faces, the branching factor and, for a displaced mesh, its
+/// map's image and settings; compared by their 128-bit XXH3 hash) reuses its build instead of
+/// building again. The cache keeps the builds of the last scene built with it.
+#[derive(Default)]
+pub struct MeshBuildCache {
+    builds: Mutex<HashMap<u128, CachedBuild>>,
+}
+
+/// A cached build and the image its patch bounds came from (held, so that the image's address,
+/// part of the key, cannot be reused by another image while the entry lives).
+#[derive(Clone)]
+struct CachedBuild {
+    build: Arc<MeshBuild>,
+    _image: Option<Arc<VdImage>>,
+}
+
+/// The key of mesh `mesh_index`'s build: a hash of everything `build_mesh_level` reads.
+fn mesh_build_key(scene: &Scene, mesh_index: usize, branching: usize) -> u128 {
+    let mesh = &scene.meshes[mesh_index];
+    let d = &mesh.data;
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for part in [
+        bytemuck::cast_slice::<Vec3, u8>(&d.positions),
+        bytemuck::cast_slice::<Vec2, u8>(&d.uvs),
+        bytemuck::cast_slice::<[u32; 3], u8>(&d.triangles),
+        bytemuck::cast_slice::<[u32; 4], u8>(&d.quads),
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    h.update(&(branching as u64).to_le_bytes());
+    match mesh
+        .displacement
+        .and_then(|id| scene.vdmaps.get(id as usize))
+    {
+        Some(map) => {
+            h.update(&(Arc::as_ptr(&map.image) as usize as u64).to_le_bytes());
+            h.update(&map.channels);
+            for v in [map.scale, map.midlevel, map.padding] {
+                h.update(&v.to_bits().to_le_bytes());
+            }
+            h.update(format!("{:?}", map.space).as_bytes());
+        }
+        None => h.update(&[mesh.displacement.is_some() as u8]),
+    }
+    h.digest128()
 }
 
 /// The middle level of one mesh before it is appended to the flat arrays.
@@ -285,6 +339,16 @@ impl Prepared {
     /// Builds the middle level of every mesh, the VD patch records, the top level (with rayon)
     /// and the camera-bound VD levels.
     pub fn build(scene: &Scene, options: &PrepareOptions) -> Result<Prepared, AccelError> {
+        Prepared::build_cached(scene, options, &MeshBuildCache::default())
+    }
+
+    /// [`Prepared::build`], reusing the middle levels that `cache` holds from an earlier frame
+    /// and keeping this scene's in it.
+    pub fn build_cached(
+        scene: &Scene,
+        options: &PrepareOptions,
+        cache: &MeshBuildCache,
+    ) -> Result<Prepared, AccelError> {
         let build_start = Instant::now();
         let mut out = Prepared {
             vd_maps: scene.vdmaps.clone(),
@@ -293,12 +357,39 @@ impl Prepared {
             ..Default::default()
         };
 
-        // Middle level, one mesh per task (each build is itself parallel).
+        // Middle level, one mesh per task (each build is itself parallel), unless the cache
+        // has the mesh's build from an earlier frame.
         let start = Instant::now();
-        let builds: Vec<MeshBuild> = (0..scene.meshes.len())
+        let branching = options.branching as usize;
+        let keys: Vec<u128> = (0..scene.meshes.len())
             .into_par_iter()
-            .map(|m| build_mesh_level(scene, m, options.branching as usize))
-            .collect::<Result<_, _>>()?;
+            .map(|m| mesh_build_key(scene, m, branching))
+            .collect();
+        let cached: HashMap<u128, CachedBuild> = {
+            // Only poisoned if a thread panicked while swapping the map; start empty then.
+            let mut builds = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *builds)
+        };
+        let builds: Vec<CachedBuild> = (0..scene.meshes.len())
+            .into_par_iter()
+            .map(|m| match cached.get(&keys[m]) {
+                Some(c) => Ok(c.clone()),
+                None => Ok(CachedBuild {
+                    build: Arc::new(build_mesh_level(scene, m, branching)?),
+                    _image: scene.meshes[m]
+                        .displacement
+                        .and_then(|id| scene.vdmaps.get(id as usize))
+                        .map(|map| map.image.clone()),
+                }),
+            })
+            .collect::<Result<_, AccelError>>()?;
+        out.meshes_reused = keys.iter().filter(|k| cached.contains_key(k)).count() as u32;
+        {
+            let mut kept = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
+            kept.clear();
+            kept.extend(keys.iter().copied().zip(builds.iter().cloned()));
+        }
+        let builds: Vec<Arc<MeshBuild>> = builds.into_iter().map(|c| c.build).collect();
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
             out.append_mesh(&mesh.data, build)?;
         }
@@ -969,6 +1060,7 @@ impl Prepared {
             ),
             ("bvh/build_ms".into(), self.total_build_ms),
             ("bvh/middle_build_ms".into(), self.middle_build_ms),
+            ("bvh/meshes_reused".into(), self.meshes_reused as f64),
             ("bvh/vd_levels_ms".into(), self.vd_levels_ms),
             ("bvh/top_build_ms".into(), self.top_build_ms),
             ("bvh/memory_bytes".into(), total as f64),

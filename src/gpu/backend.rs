@@ -5,6 +5,7 @@
 //! in their own files (`whitted`, `photons`, `gather`) on [`GpuCore`]; the CPU twin's driver is
 //! `cpu::backend`.
 
+use super::pool::GpuBuffer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -17,7 +18,9 @@ use super::kernel::{read_buffer, storage_buffer_sized, Checks, Kernel};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::prims::Primitives;
-use super::upload::{frame_params, upload_scene, FrameParams, GpuFirstHit, SceneBuffers};
+use super::upload::{
+    frame_params, upload_scene, FrameParams, GpuFirstHit, ResidentScene, SceneBuffers,
+};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
@@ -45,6 +48,8 @@ pub struct GpuBackend {
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
     photons: Mutex<Option<Arc<PhotonKernels>>>,
+    /// The scene's arrays, kept on the device from frame to frame.
+    resident: Mutex<ResidentScene>,
 }
 
 impl std::ops::Deref for GpuBackend {
@@ -76,6 +81,7 @@ impl GpuBackend {
             traversal: [Mutex::new(None), Mutex::new(None)],
             vd: Mutex::new(None),
             photons: Mutex::new(None),
+            resident: Mutex::new(ResidentScene::default()),
             core: GpuCore::new(ctx, prims?),
         })
     }
@@ -239,9 +245,20 @@ impl GpuBackend {
     ) -> Result<Frame, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
+        // What the last frame dropped after its end (nothing of it is in flight) is free now.
+        ctx.recycle_buffers()?;
         let traffic = ctx.traffic.snapshot();
+        let pool_before = ctx.pool.counters();
         let clock = Instant::now();
-        let buffers = upload_scene(ctx, scene, prepared)?;
+        // Only poisoned if a thread panicked while uploading; the next frame uploads anew.
+        let buffers = {
+            let mut resident = self.resident.lock().unwrap_or_else(|e| {
+                let mut guard = e.into_inner();
+                *guard = ResidentScene::default();
+                guard
+            });
+            resident.update(ctx, scene, prepared)?
+        };
         let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
@@ -326,20 +343,13 @@ impl GpuBackend {
             &ids,
             &photon_views,
         );
-        let seconds = start.elapsed().as_secs_f64();
-        let mut frame_stats = frame.stats.to_vec(seconds, ctx);
-        frame_stats.push(("gpu/upload_bytes".to_string(), buffers.bytes as f64));
-        frame_stats.push(("frame/passes".to_string(), passes_run as f64));
-        // The frame's traffic with the device, the scene's upload included.
-        frame_stats.extend(ctx.traffic.since(traffic));
-        frame_stats.extend(merge_counters(std::mem::take(&mut frame.photon_stats)));
-        frame_stats.extend(merge_counters(std::mem::take(&mut frame.host_stats)));
+        let mut vd_stats = Vec::new();
         if let Some(v) = &vd {
             let s = &v.stats;
             let levels = v.levels(ctx)?;
             let mean_level =
                 levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len().max(1) as f64;
-            frame_stats.extend([
+            vd_stats.extend([
                 ("vd/batches".to_string(), s.batches as f64),
                 ("vd/records".to_string(), s.records as f64),
                 ("vd/jobs".to_string(), s.jobs as f64),
@@ -359,6 +369,38 @@ impl GpuBackend {
                 ("vd/scene_bytes".to_string(), s.scene_bytes as f64),
             ]);
         }
+        let (scene_bytes, scene_uploaded) = (buffers.bytes, buffers.uploaded);
+        // The frame's buffers go back to the pool (those the next frames do not take are
+        // dropped after a while).
+        let FrameState {
+            stats,
+            photon_stats,
+            host_stats,
+            ..
+        } = frame;
+        drop((vd, buffers, timer));
+        ctx.end_frame()?;
+        let seconds = start.elapsed().as_secs_f64();
+        let mut frame_stats = stats.to_vec(seconds, ctx);
+        frame_stats.push(("gpu/scene_bytes".to_string(), scene_bytes as f64));
+        frame_stats.push((
+            "gpu/scene_uploaded_bytes".to_string(),
+            scene_uploaded as f64,
+        ));
+        frame_stats.push(("frame/passes".to_string(), passes_run as f64));
+        // The frame's traffic with the device, the scene's upload included.
+        frame_stats.extend(ctx.traffic.since(traffic));
+        let pool = ctx.pool.counters();
+        frame_stats.extend([
+            (
+                "gpu/pool_reused".to_string(),
+                (pool.reused - pool_before.reused) as f64,
+            ),
+            ("gpu/pool_held_bytes".to_string(), pool.held_bytes as f64),
+        ]);
+        frame_stats.extend(merge_counters(photon_stats));
+        frame_stats.extend(merge_counters(host_stats));
+        frame_stats.extend(vd_stats);
         Ok(Frame {
             width,
             height,
@@ -457,7 +499,7 @@ impl GpuBackend {
         // Photon mapping's layers: copies of the trees holding the direct light (before the
         // composition) or one component alone, accumulated like the colour.
         let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
-        let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(wgpu::Buffer, u64)>, GpuError> {
+        let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(GpuBuffer, u64)>, GpuError> {
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let mut out = Vec::new();
             for l in levels {
@@ -465,7 +507,7 @@ impl GpuBackend {
                 encoder.copy_buffer_to_buffer(&l.nodes, 0, &copy, 0, l.nodes.size());
                 out.push((copy, l.count));
             }
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             Ok(out)
         };
         let direct_levels = if wants(Aov::Direct) {
@@ -499,7 +541,7 @@ impl GpuBackend {
                     continue;
                 }
                 let copies = copy_levels(&levels)?;
-                let refs: Vec<&wgpu::Buffer> = copies.iter().map(|(b, _)| b).collect();
+                let refs: Vec<&GpuBuffer> = copies.iter().map(|(b, _)| b).collect();
                 self.apply_components(
                     &self.photon_kernels()?.gather_stage(),
                     &refs,
@@ -525,7 +567,7 @@ impl GpuBackend {
 
         frame.lap("host/layers_ms", &mut clock);
         // Everything that can fail has run: the pass goes into the film.
-        let level_nodes: Vec<(wgpu::Buffer, u64)> =
+        let level_nodes: Vec<(GpuBuffer, u64)> =
             levels.into_iter().map(|l| (l.nodes, l.count)).collect();
         self.accumulate_and_resolve(&self.whitted, &level_nodes, base, &frame.color, timer)?;
         if let (Some(copies), Some(film)) = (&direct_levels, &frame.direct) {
@@ -565,6 +607,8 @@ impl GpuBackend {
         frame.photon_stats.extend(view_stats);
         self.collect_times(timer, &mut pass_stats)?;
         frame.stats.add(&pass_stats);
+        // Every encoder of the pass has been submitted: its dropped buffers serve the next.
+        ctx.recycle_buffers()?;
         Ok(())
     }
 }
@@ -585,10 +629,10 @@ fn pass_pixel_samples(pass: &PassPlan, width: u32, height: u32) -> u64 {
 /// What a frame accumulates over its passes: the films on the GPU, the AOV sums and photon
 /// views on the host, the frame's photon maps and the statistics.
 struct FrameState {
-    color: wgpu::Buffer,
-    direct: Option<wgpu::Buffer>,
-    caustic: Option<wgpu::Buffer>,
-    indirect: Option<wgpu::Buffer>,
+    color: GpuBuffer,
+    direct: Option<GpuBuffer>,
+    caustic: Option<GpuBuffer>,
+    indirect: Option<GpuBuffer>,
     /// Sums over the samples of the first hits' albedo and normal; the first sample's depth.
     albedo: Vec<Vec3>,
     normal: Vec<Vec3>,
@@ -639,7 +683,7 @@ impl FrameState {
     }
 
     /// The pixels of a film.
-    fn read_film(&self, ctx: &GpuContext, film: &wgpu::Buffer) -> Result<Vec<Vec3>, GpuError> {
+    fn read_film(&self, ctx: &GpuContext, film: &GpuBuffer) -> Result<Vec<Vec3>, GpuError> {
         let texels: Vec<[f32; 4]> = read_buffer(ctx, film, self.albedo.len())?;
         Ok(texels.iter().map(|c| Vec3::new(c[0], c[1], c[2])).collect())
     }

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use super::pool::{BufferPool, GpuBuffer};
+
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct GpuFeatures {
@@ -115,6 +117,8 @@ pub struct GpuContext {
     /// What the host has asked of the device so far (`gpu::kernel`'s buffer helpers count it);
     /// a frame reports the difference (`--stats`: `gpu/allocated_bytes`, ...).
     pub traffic: Traffic,
+    /// Every buffer of the pipeline comes from here (`gpu::pool`).
+    pub pool: BufferPool,
 }
 
 /// Running totals of the host's buffer traffic with the device.
@@ -248,6 +252,7 @@ impl GpuContext {
             queue,
             info,
             traffic: Traffic::default(),
+            pool: BufferPool::default(),
         })
     }
 
@@ -267,6 +272,40 @@ impl GpuContext {
                 limit,
             });
         }
+        Ok(())
+    }
+
+    /// Submits `commands`, after the clears of reused buffers that were asked for zeroed.
+    /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
+    pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) {
+        let clears = self.pool.record_clears(&self.device);
+        #[allow(clippy::disallowed_methods)]
+        self.queue.submit(clears.into_iter().chain(commands));
+    }
+
+    /// Writes `data` at `offset` of `buffer` before the next submission's commands; a clear
+    /// still pending on the buffer is submitted first, so that it cannot erase the data.
+    pub fn write_buffer(&self, buffer: &GpuBuffer, offset: u64, data: &[u8]) {
+        if buffer.clear_pending() {
+            self.submit([]);
+        }
+        #[allow(clippy::disallowed_methods)]
+        self.queue.write_buffer(buffer, offset, data);
+    }
+
+    /// Waits until the device is idle and makes the buffers of dropped leases free for reuse.
+    /// Only where every encoder the caller recorded has been submitted (or dropped).
+    pub fn recycle_buffers(&self) -> Result<(), GpuError> {
+        self.wait_idle()?;
+        self.pool.recycle();
+        Ok(())
+    }
+
+    /// [`GpuContext::recycle_buffers`] at the end of a frame, which also frees buffers that
+    /// recent frames have not used.
+    pub fn end_frame(&self) -> Result<(), GpuError> {
+        self.wait_idle()?;
+        self.pool.end_frame();
         Ok(())
     }
 

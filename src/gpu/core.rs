@@ -2,6 +2,7 @@
 //! primitives, buffers kept by role, named bindings with the scene, timed dispatches and their
 //! timers, and the traversal of a batch of rays (VD batches included).
 
+use super::pool::GpuBuffer;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -21,10 +22,10 @@ pub(super) struct TraversalKernels {
 
 /// One level of the shade trees on the GPU.
 pub(super) struct ShadeLevel {
-    pub(super) nodes: wgpu::Buffer,
+    pub(super) nodes: GpuBuffer,
     pub(super) count: u64,
     /// `GpuShadingPoint` per node: the diffuse nodes' shading points (node = NONE elsewhere).
-    pub(super) points: wgpu::Buffer,
+    pub(super) points: GpuBuffer,
 }
 
 /// Per-stage GPU times and ray counts of one frame (or one pass, added into the frame's).
@@ -136,7 +137,7 @@ impl StageStats {
 /// Timestamp queries around each dispatch, resolved once per submission.
 pub(super) struct Timer {
     set: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
+    resolve: GpuBuffer,
     capacity: u32,
     used: Vec<(&'static str, u32)>,
 }
@@ -151,12 +152,14 @@ impl Timer {
             ty: wgpu::QueryType::Timestamp,
             count: capacity * 2,
         });
-        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("whitted timestamps"),
-            size: capacity as u64 * 16,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+        let resolve = super::kernel::pooled_buffer(
+            ctx,
+            "whitted timestamps",
+            capacity as u64 * 16,
+            usage,
+            false,
+        );
         Some(Timer {
             set,
             resolve,
@@ -172,7 +175,7 @@ pub struct GpuCore {
     /// The scans and the compaction that place rays, and the sorts.
     pub prims: Primitives,
     /// Buffers kept by role ([`GpuCore::scratch`]), and the identity indices.
-    scratch: Mutex<HashMap<&'static str, wgpu::Buffer>>,
+    scratch: Mutex<HashMap<&'static str, GpuBuffer>>,
 }
 
 impl GpuCore {
@@ -192,8 +195,8 @@ impl GpuCore {
         kernels: &TraversalKernels,
         buffers: &SceneBuffers,
         mut params: FrameParams,
-        rays: &wgpu::Buffer,
-        hits: &wgpu::Buffer,
+        rays: &GpuBuffer,
+        hits: &GpuBuffer,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         stage: &'static str,
@@ -203,7 +206,7 @@ impl GpuCore {
         loop {
             params.vd_record_capacity = vd.as_ref().map_or(0, |v| v.capacity());
             let params_buffer = uniform_buffer(ctx, "params", &params);
-            let mut own: Vec<(&str, &wgpu::Buffer)> = vec![("rays", rays), ("hits", hits)];
+            let mut own: Vec<(&str, &GpuBuffer)> = vec![("rays", rays), ("hits", hits)];
             if let Some(v) = vd.as_ref() {
                 own.extend(v.record_bindings());
             }
@@ -213,7 +216,7 @@ impl GpuCore {
                 v.clear(&mut encoder);
             }
             self.dispatch_timed(&mut encoder, &kernels.trace, &bind, n, timer, stage);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             let Some(v) = vd.as_mut() else {
                 return Ok(());
             };
@@ -250,7 +253,7 @@ impl GpuCore {
     /// level loop waits for the GPU before the next level takes them again) and whose every
     /// element a kernel reads is written first in the same use. A larger request replaces the
     /// buffer (by at least a quarter, so that growing frames do not reallocate every time).
-    pub(super) fn scratch(&self, role: &'static str, size: u64) -> Result<wgpu::Buffer, GpuError> {
+    pub(super) fn scratch(&self, role: &'static str, size: u64) -> Result<GpuBuffer, GpuError> {
         self.ctx.check_binding_size(role, size)?;
         // Only poisoned if a thread panicked while holding it; the block below cannot.
         let mut cache = self.scratch.lock().unwrap();
@@ -265,7 +268,7 @@ impl GpuCore {
     }
 
     /// The indices `0..n` (at least) in a storage buffer, kept between uses.
-    pub(super) fn iota(&self, n: u64) -> Result<wgpu::Buffer, GpuError> {
+    pub(super) fn iota(&self, n: u64) -> Result<GpuBuffer, GpuError> {
         const ROLE: &str = "identity indices";
         let mut cache = self.scratch.lock().unwrap();
         if let Some(b) = cache.get(ROLE).filter(|b| b.size() >= n * 4) {
@@ -286,10 +289,10 @@ impl GpuCore {
         &self,
         kernel: &Kernel,
         scene: &SceneBuffers,
-        params: &wgpu::Buffer,
-        own: &[(&str, &wgpu::Buffer)],
+        params: &GpuBuffer,
+        own: &[(&str, &GpuBuffer)],
     ) -> Result<wgpu::BindGroup, GpuError> {
-        let mut resources: Vec<(&str, &wgpu::Buffer)> = scene.all().to_vec();
+        let mut resources: Vec<(&str, &GpuBuffer)> = scene.all().to_vec();
         resources.push(("params", params));
         resources.extend_from_slice(own);
         kernel.bind(&self.ctx, &resources)
@@ -343,7 +346,7 @@ impl GpuCore {
         let count = t.used.len() as u32 * 2;
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
         encoder.resolve_query_set(&t.set, 0..count, &t.resolve, 0);
-        self.ctx.queue.submit([encoder.finish()]);
+        self.ctx.submit([encoder.finish()]);
         let ticks: Vec<u64> = read_buffer(&self.ctx, &t.resolve, count as usize)?;
         let period = self.ctx.info.timestamp_period_ns as f64;
         for &(stage, slot) in &t.used {

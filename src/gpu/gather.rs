@@ -2,6 +2,7 @@
 //! points of the shade trees, the final gather and the composition (seeding is in
 //! `gpu::seeding`, interpolation in `gpu::irradiance`).
 
+use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
@@ -38,8 +39,8 @@ struct GatherInputs<'a> {
     buffers: &'a SceneBuffers,
     traversal: &'a TraversalKernels,
     /// The frame's shading points, and the seeds' indices into them.
-    points: &'a wgpu::Buffer,
-    seeds: &'a wgpu::Buffer,
+    points: &'a GpuBuffer,
+    seeds: &'a GpuBuffer,
     global: &'a MapTree,
     photons: Option<&'a GpuIrradiancePhotons>,
 }
@@ -115,7 +116,7 @@ impl GatherKernels {
 
 /// The frame's diffuse shading points on the GPU, level by level.
 pub(super) struct ShadingPoints {
-    pub(super) buffer: wgpu::Buffer,
+    pub(super) buffer: GpuBuffer,
     pub(super) count: u32,
     /// (first point, points) of each shade level.
     pub(super) levels: Vec<(u32, u32)>,
@@ -132,8 +133,8 @@ pub(super) struct ComposeOutput {
 /// The frame's shading points with their caustic flux density and indirect irradiance.
 pub(super) struct ComposeParts {
     pub(super) points: ShadingPoints,
-    pub(super) caustic: wgpu::Buffer,
-    pub(super) indirect: wgpu::Buffer,
+    pub(super) caustic: GpuBuffer,
+    pub(super) indirect: GpuBuffer,
 }
 
 impl GpuCore {
@@ -181,7 +182,7 @@ impl GpuCore {
                 .compact(ctx, &mut encoder, &indices, &flags, &selected, n)?;
             compacted.push((selected, count));
         }
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let counts: Vec<&CountBuffer> = compacted.iter().map(|(_, c)| c).collect();
         let level_counts = CountBuffer::read_all(ctx, &counts)?;
         let mut selections = Vec::new();
@@ -225,7 +226,7 @@ impl GpuCore {
                 .dispatch(&mut encoder, &bind, k.collect.grid_for(ctx, c as u64));
             keep.push((params, selected, count));
         }
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         Ok(ShadingPoints {
             buffer,
             count: total,
@@ -265,13 +266,13 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        points: &wgpu::Buffer,
-        seeds: &wgpu::Buffer,
+        points: &GpuBuffer,
+        seeds: &GpuBuffer,
         seed_count: u32,
         global: &MapTree,
         photons: Option<&GpuIrradiancePhotons>,
         max_rays: u64,
-    ) -> Result<(wgpu::Buffer, wgpu::Buffer), GpuError> {
+    ) -> Result<(GpuBuffer, GpuBuffer), GpuError> {
         let ctx = &self.ctx;
         let (rows, columns) = gather_strata(scene.gather.rays);
         let per_seed = rows * columns;
@@ -317,7 +318,7 @@ impl GpuCore {
         inputs: &GatherInputs,
         vd: &mut Option<VdFrameGpu>,
         chunk: GatherParams,
-        (samples, positions): (&wgpu::Buffer, &wgpu::Buffer),
+        (samples, positions): (&GpuBuffer, &GpuBuffer),
     ) -> Result<(), GpuError> {
         let &GatherInputs {
             kernels,
@@ -372,7 +373,7 @@ impl GpuCore {
         encoder.clear_buffer(&flags, 0, None);
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let hits = self.scratch("gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
         for step in 0..=scene.film.max_depth {
             self.trace_rays(
@@ -403,14 +404,14 @@ impl GpuCore {
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             k.shade
                 .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
         }
         // The diffuse hits' density estimates from the global map, densely.
         let slots = self.scratch("gather query slots", n * 4)?;
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         self.prims
             .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         // The last slot plus the last flag (none without rays).
         let query_count = match (ray_count as u64).checked_sub(1) {
             Some(last) => {
@@ -435,7 +436,7 @@ impl GpuCore {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         k.queries
             .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let densities = if scene.gather.precomputed_irradiance > 0 {
             // Christensen: the nearest precomputed irradiance photon's.
             kernels
@@ -456,7 +457,7 @@ impl GpuCore {
             )?;
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             dispatch.record(&mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
             output.density
         } else {
@@ -485,7 +486,7 @@ impl GpuCore {
             &bind,
             k.reduce.grid_for(ctx, chunk.seed_count as u64),
         );
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         Ok(())
     }
 
@@ -621,7 +622,7 @@ impl GpuCore {
             &points.buffer,
             points.count,
         )?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels.
         indirect.check(ctx)?;
         stats.push((
@@ -644,7 +645,7 @@ impl GpuCore {
             )?;
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             dispatch.record(&mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
             output.density
         } else {
@@ -662,7 +663,7 @@ impl GpuCore {
             caustic: caustic_density,
             indirect: indirect.irradiance,
         };
-        let nodes: Vec<&wgpu::Buffer> = levels.iter().map(|l| &l.nodes).collect();
+        let nodes: Vec<&GpuBuffer> = levels.iter().map(|l| &l.nodes).collect();
         self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
         ctx.wait_idle()?;
         stats.push((
@@ -704,7 +705,7 @@ impl GpuCore {
     pub(super) fn apply_components(
         &self,
         kernels: &GatherStageKernels,
-        nodes: &[&wgpu::Buffer],
+        nodes: &[&GpuBuffer],
         parts: &ComposeParts,
         mode: u32,
         base: FrameParams,
@@ -759,7 +760,7 @@ impl GpuCore {
                 .dispatch(&mut encoder, &bind, k.compose.grid_for(ctx, count as u64));
             keep.push(params);
         }
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         Ok(())
     }
 }

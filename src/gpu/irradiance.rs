@@ -18,6 +18,7 @@
 //! index without a sample, or a loop a driver stopped early (lavapipe's loop budget) set bits in
 //! the output's status word, and [`IrradianceOutput::check`] turns them into a `GpuError`.
 
+use super::pool::GpuBuffer;
 use std::sync::OnceLock;
 
 use bytemuck::{Pod, Zeroable};
@@ -68,15 +69,15 @@ pub type IrradianceDispatch<'a> = KnnDispatch<'a>;
 /// the irradiance buffer is wanted; a point whose search failed holds NaN there, but only
 /// [`IrradianceOutput::check`] says why, so call it once the work is submitted.
 pub struct IrradianceOutput {
-    pub irradiance: wgpu::Buffer,
-    pub status: wgpu::Buffer,
+    pub irradiance: GpuBuffer,
+    pub status: GpuBuffer,
     pub query_count: u32,
 }
 
 impl std::ops::Deref for IrradianceOutput {
-    type Target = wgpu::Buffer;
+    type Target = GpuBuffer;
 
-    fn deref(&self) -> &wgpu::Buffer {
+    fn deref(&self) -> &GpuBuffer {
         &self.irradiance
     }
 }
@@ -137,10 +138,10 @@ impl IrradianceKernels {
     pub fn prepare<'a>(
         &'a self,
         ctx: &GpuContext,
-        samples: &wgpu::Buffer,
-        words: &wgpu::Buffer,
-        positions: &wgpu::Buffer,
-        queries: &wgpu::Buffer,
+        samples: &GpuBuffer,
+        words: &GpuBuffer,
+        positions: &GpuBuffer,
+        queries: &GpuBuffer,
         n: u32,
     ) -> Result<(IrradianceDispatch<'a>, IrradianceOutput), GpuError> {
         let needed = n as u64 * POINT_BYTES;
@@ -208,10 +209,10 @@ impl IrradianceKernels {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        samples: &wgpu::Buffer,
-        words: &wgpu::Buffer,
-        positions: &wgpu::Buffer,
-        queries: &wgpu::Buffer,
+        samples: &GpuBuffer,
+        words: &GpuBuffer,
+        positions: &GpuBuffer,
+        queries: &GpuBuffer,
         n: u32,
     ) -> Result<IrradianceOutput, GpuError> {
         let (dispatch, output) = self.prepare(ctx, samples, words, positions, queries, n)?;
@@ -269,7 +270,7 @@ impl IrradianceKernels {
                 &query_buffer,
                 part.len() as u32,
             )?;
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             output.check(ctx)?;
             let values: Vec<[f32; 4]> = read_buffer(ctx, &output.irradiance, part.len())?;
             out.extend(values.iter().map(|v| Vec3::new(v[0], v[1], v[2])));

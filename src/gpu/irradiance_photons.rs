@@ -2,6 +2,7 @@
 //! the CPU twin is `cpu::irradiance_photons`): the global map's irradiance photons with their
 //! kd-tree, and the lookup that gives each gather hit its irradiance.
 
+use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
@@ -46,11 +47,11 @@ pub struct IrradiancePhotonKernels {
 pub struct GpuIrradiancePhotons {
     pub count: u32,
     /// The normals (one `vec4` each).
-    normals: wgpu::Buffer,
+    normals: GpuBuffer,
     /// Positions as kd-tree points.
-    points: wgpu::Buffer,
+    points: GpuBuffer,
     /// The irradiance at each (xyz).
-    irradiance: wgpu::Buffer,
+    irradiance: GpuBuffer,
     tree: GpuKdTree,
     max_dist2: f32,
 }
@@ -116,7 +117,7 @@ impl IrradiancePhotonKernels {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         self.select
             .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let tree = builder.build(ctx, &points, count)?;
         check_status(ctx, &status)?;
         Ok(Some(GpuIrradiancePhotons {
@@ -136,9 +137,9 @@ impl IrradiancePhotonKernels {
         &self,
         ctx: &GpuContext,
         photons: Option<&GpuIrradiancePhotons>,
-        queries: &wgpu::Buffer,
+        queries: &GpuBuffer,
         query_count: u32,
-    ) -> Result<wgpu::Buffer, GpuError> {
+    ) -> Result<GpuBuffer, GpuError> {
         let out = storage_buffer_sized(
             ctx,
             "precomputed irradiance",
@@ -147,7 +148,7 @@ impl IrradiancePhotonKernels {
         let Some(photons) = photons.filter(|_| query_count > 0) else {
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             encoder.clear_buffer(&out, 0, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             return Ok(out);
         };
         let status = storage_buffer(ctx, "lookup status", &[0u32])?;
@@ -181,7 +182,7 @@ impl IrradiancePhotonKernels {
             &bind,
             self.lookup.grid_for(ctx, query_count as u64),
         );
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         check_status(ctx, &status)?;
         Ok(out)
     }

@@ -45,6 +45,7 @@
 //! **Known cost**: an all-equal large node becomes one leaf that a single invocation writes
 //! (a degenerate input such as a million copies of one point is built, but slowly).
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -139,7 +140,7 @@ pub struct KdBuildStats {
 
 /// A tree on the GPU: `word_count` words in the layout of `accel::kdtree`.
 pub struct GpuKdTree {
-    pub words: wgpu::Buffer,
+    pub words: GpuBuffer,
     pub word_count: u32,
     pub point_count: u32,
     pub max_branch_depth: u32,
@@ -238,7 +239,7 @@ impl KdTreeBuilder {
     pub fn build(
         &self,
         ctx: &GpuContext,
-        points: &wgpu::Buffer,
+        points: &GpuBuffer,
         n: u32,
     ) -> Result<GpuKdTree, GpuError> {
         let clock = Instant::now();
@@ -427,7 +428,7 @@ impl KdTreeBuilder {
         stamps.mark(&mut encoder, 3);
 
         // 4. Output: sizes bottom-up, one read-back, then the words top-down.
-        let level_params: Vec<wgpu::Buffer> = (0..=levels).map(params).collect();
+        let level_params: Vec<GpuBuffer> = (0..=levels).map(params).collect();
         for level in (0..=levels).rev() {
             let bind = self.sizes.bind(
                 ctx,
@@ -442,7 +443,7 @@ impl KdTreeBuilder {
             launches += 1;
         }
         stamps.mark(&mut encoder, 4);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let counts: Vec<u32> = read_buffer(ctx, &stats_buffer, 4)?;
         stats.host_readbacks += 1;
         let word_count = counts[0];
@@ -470,7 +471,7 @@ impl KdTreeBuilder {
             launches += 1;
         }
         stamps.mark(&mut encoder, 5);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         if let Some(times) = stamps.read(ctx)? {
             stats.host_readbacks += 1;
             stats.gpu = Some(times);
@@ -529,7 +530,7 @@ fn new_encoder(ctx: &GpuContext) -> wgpu::CommandEncoder {
 
 /// Timestamps at the stage boundaries, written by empty compute passes.
 struct Stamps {
-    query: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    query: Option<(wgpu::QuerySet, GpuBuffer)>,
 }
 
 impl Stamps {
@@ -542,12 +543,14 @@ impl Stamps {
             ty: wgpu::QueryType::Timestamp,
             count: STAMPS,
         });
-        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("kd-tree timestamps"),
-            size: STAMPS as u64 * 8,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+        let resolve = super::kernel::pooled_buffer(
+            ctx,
+            "kd-tree timestamps",
+            STAMPS as u64 * 8,
+            usage,
+            false,
+        );
         Ok(Stamps {
             query: Some((set, resolve)),
         })
@@ -575,7 +578,7 @@ impl Stamps {
         let mut encoder = new_encoder(ctx);
         encoder.resolve_query_set(set, 0..STAMPS, resolve, 0);
         encoder.copy_buffer_to_buffer(resolve, 0, &copy, 0, STAMPS as u64 * 8);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let ticks: Vec<u64> = read_buffer(ctx, &copy, STAMPS as usize)?;
         let ms = |i: usize| {
             ticks[i + 1].saturating_sub(ticks[i]) as f64

@@ -8,9 +8,9 @@
 use std::collections::BTreeMap;
 
 use bytemuck::Pod;
-use wgpu::util::DeviceExt;
 
 use super::context::{GpuContext, GpuError, Traffic};
+use super::pool::GpuBuffer;
 use super::shader;
 
 /// How a kernel's module is created.
@@ -144,7 +144,7 @@ impl Kernel {
     pub fn bind(
         &self,
         ctx: &GpuContext,
-        resources: &[(&str, &wgpu::Buffer)],
+        resources: &[(&str, &GpuBuffer)],
     ) -> Result<wgpu::BindGroup, GpuError> {
         let mut entries = Vec::new();
         for (name, buffer) in resources {
@@ -157,7 +157,7 @@ impl Kernel {
             })?;
             entries.push(wgpu::BindGroupEntry {
                 binding: *slot,
-                resource: buffer.as_entire_binding(),
+                resource: buffer.binding(),
             });
         }
         for name in self.bindings.keys() {
@@ -205,73 +205,79 @@ impl Kernel {
     }
 }
 
+/// The usages of every storage buffer.
+pub const STORAGE_USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
+
+/// A lease from the device's pool on `size` bytes (rounded up to 4) with `usage`: zeroed like a
+/// new buffer when `zeroed`, else holding whatever it last held. Only a buffer the pool had to
+/// create counts as allocated.
+pub fn pooled_buffer(
+    ctx: &GpuContext,
+    label: &str,
+    size: u64,
+    usage: wgpu::BufferUsages,
+    zeroed: bool,
+) -> GpuBuffer {
+    let size = size.max(4).next_multiple_of(4);
+    let (buffer, created) = ctx.pool.take(&ctx.device, label, size, usage, zeroed);
+    if created {
+        log::trace!("allocate {label}: {size} bytes");
+        Traffic::add(&ctx.traffic.allocated_bytes, buffer.class_size());
+    }
+    buffer
+}
+
 /// A storage buffer holding `data` (at least 4 bytes, so that empty inputs still bind).
 pub fn storage_buffer<T: Pod>(
     ctx: &GpuContext,
     label: &str,
     data: &[T],
-) -> Result<wgpu::Buffer, GpuError> {
+) -> Result<GpuBuffer, GpuError> {
     let bytes: &[u8] = bytemuck::cast_slice(data);
     ctx.check_binding_size(label, bytes.len() as u64)?;
-    Traffic::add(&ctx.traffic.allocated_bytes, bytes.len().max(4) as u64);
-    Traffic::add(&ctx.traffic.uploaded_bytes, bytes.len() as u64);
-    let usage =
-        wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC | wgpu::BufferUsages::COPY_DST;
-    if bytes.len() < 4 {
-        return Ok(ctx
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: &[0; 4],
-                usage,
-            }));
-    }
-    Ok(ctx
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: bytes,
-            usage,
-        }))
+    let buffer = pooled_buffer(ctx, label, bytes.len() as u64, STORAGE_USAGE, false);
+    write_storage(ctx, &buffer, bytes);
+    Ok(buffer)
 }
 
-/// An uninitialised storage buffer of `size` bytes (at least 4).
+/// Writes `bytes` at the start of `buffer`, padded with zeros to a multiple of 4 (at least 4
+/// bytes), and counts them as uploaded.
+pub fn write_storage(ctx: &GpuContext, buffer: &GpuBuffer, bytes: &[u8]) {
+    Traffic::add(&ctx.traffic.uploaded_bytes, bytes.len() as u64);
+    let padded = bytes.len().max(4).next_multiple_of(4);
+    if padded == bytes.len() {
+        ctx.write_buffer(buffer, 0, bytes);
+    } else {
+        let mut data = bytes.to_vec();
+        data.resize(padded, 0);
+        ctx.write_buffer(buffer, 0, &data);
+    }
+}
+
+/// A storage buffer of `size` bytes (at least 4) whose first use reads zeros.
 pub fn storage_buffer_sized(
     ctx: &GpuContext,
     label: &str,
     size: u64,
-) -> Result<wgpu::Buffer, GpuError> {
+) -> Result<GpuBuffer, GpuError> {
     ctx.check_binding_size(label, size)?;
-    Traffic::add(
-        &ctx.traffic.allocated_bytes,
-        size.max(4).next_multiple_of(4),
-    );
-    Ok(ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some(label),
-        size: size.max(4).next_multiple_of(4),
-        usage: wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_SRC
-            | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    }))
+    Ok(pooled_buffer(ctx, label, size, STORAGE_USAGE, true))
 }
 
 /// A uniform buffer holding `value`.
-pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> wgpu::Buffer {
-    let size = std::mem::size_of::<T>() as u64;
-    Traffic::add(&ctx.traffic.allocated_bytes, size);
-    Traffic::add(&ctx.traffic.uploaded_bytes, size);
-    ctx.device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: bytemuck::bytes_of(value),
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-        })
+pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> GpuBuffer {
+    let bytes = bytemuck::bytes_of(value);
+    let usage = wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST;
+    let buffer = pooled_buffer(ctx, label, bytes.len() as u64, usage, false);
+    write_storage(ctx, &buffer, bytes);
+    buffer
 }
 
 /// One `u32` from each `(buffer, element)`, with one read-back: the words are copied into one
 /// buffer first.
-pub fn read_words(ctx: &GpuContext, words: &[(&wgpu::Buffer, u64)]) -> Result<Vec<u32>, GpuError> {
+pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u32>, GpuError> {
     if words.is_empty() {
         return Ok(Vec::new());
     }
@@ -280,14 +286,14 @@ pub fn read_words(ctx: &GpuContext, words: &[(&wgpu::Buffer, u64)]) -> Result<Ve
     for (k, (buffer, element)) in words.iter().enumerate() {
         encoder.copy_buffer_to_buffer(buffer, element * 4, &gathered, k as u64 * 4, 4);
     }
-    ctx.queue.submit([encoder.finish()]);
+    ctx.submit([encoder.finish()]);
     read_buffer(ctx, &gathered, words.len())
 }
 
 /// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
 pub fn read_buffer<T: Pod>(
     ctx: &GpuContext,
-    buffer: &wgpu::Buffer,
+    buffer: &GpuBuffer,
     count: usize,
 ) -> Result<Vec<T>, GpuError> {
     let size = (count * std::mem::size_of::<T>()) as u64;
@@ -296,20 +302,16 @@ pub fn read_buffer<T: Pod>(
     }
     Traffic::add(&ctx.traffic.readbacks, 1);
     Traffic::add(&ctx.traffic.readback_bytes, size);
-    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("readback"),
-        size: size.next_multiple_of(4),
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    });
+    let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+    let staging = pooled_buffer(ctx, "readback", size, usage, false);
     let mut encoder = ctx
         .device
         .create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("readback"),
         });
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
-    ctx.queue.submit([encoder.finish()]);
-    let slice = staging.slice(..);
+    ctx.submit([encoder.finish()]);
+    let slice = staging.slice(..size.next_multiple_of(4));
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);

@@ -7,6 +7,7 @@
 //! neighbour lists are equal bit for bit and the estimates sum the same photons in the same
 //! order. A tree deeper than the stack, or malformed, makes the call fail (`GpuError::Device`).
 
+use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -54,7 +55,7 @@ pub struct KnnDispatch<'a> {
     pub(crate) kernel: &'a Kernel,
     pub(crate) bind: wgpu::BindGroup,
     pub(crate) grid: (u32, u32, u32),
-    pub(crate) _params: wgpu::Buffer,
+    pub(crate) _params: GpuBuffer,
     pub query_count: u32,
 }
 
@@ -81,16 +82,16 @@ impl KnnDispatch<'_> {
 /// Where a kNN dispatch writes: `k` slots per query in `indices` and `dist2` (ascending; the
 /// first `counts[q]` are written), and the or-ed error bits in `status[0]` (zero it first).
 pub struct KnnOutput {
-    pub indices: wgpu::Buffer,
-    pub dist2: wgpu::Buffer,
-    pub counts: wgpu::Buffer,
-    pub status: wgpu::Buffer,
+    pub indices: GpuBuffer,
+    pub dist2: GpuBuffer,
+    pub counts: GpuBuffer,
+    pub status: GpuBuffer,
 }
 
 /// Where a density dispatch writes: one `vec4` (xyz) per query, and the or-ed error bits.
 pub struct DensityOutput {
-    pub density: wgpu::Buffer,
-    pub status: wgpu::Buffer,
+    pub density: GpuBuffer,
+    pub status: GpuBuffer,
 }
 
 /// The GPU's limits on `k`: 1..=`KNN_MAX_K`.
@@ -106,7 +107,7 @@ pub fn check_k(k: u32) -> Result<(), GpuError> {
 /// Reads a dispatch's status word (`KnnOutput::status`, `DensityOutput::status`; waits for the
 /// GPU) and turns error bits into an error: a tree deeper than the stack, malformed words, or a
 /// loop the driver stopped early.
-pub fn check_status(ctx: &GpuContext, status: &wgpu::Buffer) -> Result<(), GpuError> {
+pub fn check_status(ctx: &GpuContext, status: &GpuBuffer) -> Result<(), GpuError> {
     let word: Vec<u32> = read_buffer(ctx, status, 1)?;
     status_error(word[0])
 }
@@ -140,10 +141,10 @@ fn status_error(status: u32) -> Result<(), GpuError> {
 /// itself, or a zeroed placeholder for an empty input.
 pub(crate) fn at_least<'a>(
     ctx: &GpuContext,
-    buffer: &'a wgpu::Buffer,
+    buffer: &'a GpuBuffer,
     min_bytes: u64,
-    holder: &'a mut Option<wgpu::Buffer>,
-) -> Result<&'a wgpu::Buffer, GpuError> {
+    holder: &'a mut Option<GpuBuffer>,
+) -> Result<&'a GpuBuffer, GpuError> {
     if buffer.size() >= min_bytes {
         return Ok(buffer);
     }
@@ -159,7 +160,7 @@ pub(super) fn position_normal_queries(queries: &[(Vec3, Vec3)]) -> Vec<[f32; 4]>
         .collect()
 }
 
-fn zeroed_status(ctx: &GpuContext) -> Result<wgpu::Buffer, GpuError> {
+fn zeroed_status(ctx: &GpuContext) -> Result<GpuBuffer, GpuError> {
     storage_buffer(ctx, "kNN status", &[0u32])
 }
 
@@ -200,9 +201,9 @@ impl KnnQueries {
     pub fn prepare_knn<'a>(
         &'a self,
         ctx: &GpuContext,
-        words: &wgpu::Buffer,
-        points: &wgpu::Buffer,
-        queries: &wgpu::Buffer,
+        words: &GpuBuffer,
+        points: &GpuBuffer,
+        queries: &GpuBuffer,
         first_query: u32,
         query_count: u32,
         k: u32,
@@ -261,10 +262,10 @@ impl KnnQueries {
     pub fn prepare_density<'a>(
         &'a self,
         ctx: &GpuContext,
-        words: &wgpu::Buffer,
-        points: &wgpu::Buffer,
-        photons: &wgpu::Buffer,
-        queries: &wgpu::Buffer,
+        words: &GpuBuffer,
+        points: &GpuBuffer,
+        photons: &GpuBuffer,
+        queries: &GpuBuffer,
         first_query: u32,
         query_count: u32,
         k: u32,
@@ -323,8 +324,8 @@ impl KnnQueries {
     pub fn knn_vec(
         &self,
         ctx: &GpuContext,
-        words: &wgpu::Buffer,
-        points: &wgpu::Buffer,
+        words: &GpuBuffer,
+        points: &GpuBuffer,
         queries: &[Vec3],
         k: u32,
         max_dist2: f32,
@@ -340,7 +341,7 @@ impl KnnQueries {
                 self.prepare_knn(ctx, words, points, &buffer, 0, n, k, max_dist2)?;
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             dispatch.record(&mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
             let counts: Vec<u32> = read_buffer(ctx, &output.counts, part.len())?;
             let slots = part.len() * k as usize;
@@ -369,9 +370,9 @@ impl KnnQueries {
     pub fn flux_density_vec(
         &self,
         ctx: &GpuContext,
-        words: &wgpu::Buffer,
-        points: &wgpu::Buffer,
-        photons: &wgpu::Buffer,
+        words: &GpuBuffer,
+        points: &GpuBuffer,
+        photons: &GpuBuffer,
         queries: &[(Vec3, Vec3)],
         k: u32,
         max_dist2: f32,
@@ -387,7 +388,7 @@ impl KnnQueries {
             )?;
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             dispatch.record(&mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
             let density: Vec<[f32; 4]> = read_buffer(ctx, &output.density, part.len())?;
             out.extend(density.iter().map(|d| Vec3::new(d[0], d[1], d[2])));
@@ -435,7 +436,7 @@ impl KnnQueries {
         let mut encoder = ctx.device.create_command_encoder(&Default::default());
         self.octahedral
             .dispatch(&mut encoder, &bind, self.octahedral.grid_for(ctx, n));
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let encoded: Vec<u32> = read_buffer(ctx, &encoded, directions.len())?;
         let decoded: Vec<[f32; 4]> = read_buffer(ctx, &decoded, codes.len() * 2)?;
         let xyz = |v: [f32; 4]| Vec3::new(v[0], v[1], v[2]);
@@ -460,7 +461,7 @@ pub struct OctahedralCheck {
 
 /// Checks that `queries` holds `first + count` entries of `entry_bytes`.
 fn check_query_range(
-    queries: &wgpu::Buffer,
+    queries: &GpuBuffer,
     first: u32,
     count: u32,
     entry_bytes: u64,

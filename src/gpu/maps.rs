@@ -3,12 +3,13 @@
 //! debug views.
 
 use super::kdtree::GpuKdTree;
+use super::pool::GpuBuffer;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 
 /// A photon map on the GPU: the records and their positions (the kd-tree builder's input).
 pub struct GpuPhotonMap {
-    pub records: wgpu::Buffer,
-    pub positions: wgpu::Buffer,
+    pub records: GpuBuffer,
+    pub positions: GpuBuffer,
     pub count: u32,
     pub stats: PhotonPassStats,
 }

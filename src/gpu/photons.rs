@@ -15,6 +15,7 @@
 //! stored in the same order up to floating-point differences in their paths. Each bounce reads
 //! back two counts (stored, surviving) to size the next dispatch.
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -169,8 +170,8 @@ const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd
 
 /// One bounce's stored photons, before the map is joined.
 struct StoredLevel {
-    records: wgpu::Buffer,
-    positions: wgpu::Buffer,
+    records: GpuBuffer,
+    positions: GpuBuffer,
     count: u32,
 }
 
@@ -260,7 +261,7 @@ impl GpuCore {
                 timer,
                 "photon emit",
             );
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             let mut ray_count = chunk;
             let indices = self.iota(chunk as u64)?;
             for bounce in 0..max_hits {
@@ -330,7 +331,7 @@ impl GpuCore {
                     &next_ids,
                     ray_count,
                 )?;
-                ctx.queue.submit([encoder.finish()]);
+                ctx.submit([encoder.finish()]);
                 let counts = CountBuffer::read_all(ctx, &[&stored_count, &next_count])?;
                 let (stored, surviving) = (counts[0], counts[1]);
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
@@ -403,7 +404,7 @@ impl GpuCore {
                 } else {
                     ray_count = 0;
                 }
-                ctx.queue.submit([encoder.finish()]);
+                ctx.submit([encoder.finish()]);
             }
             first += chunk;
         }
@@ -435,7 +436,7 @@ impl GpuCore {
             );
             at += l.count as u64;
         }
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let hits: Vec<u32> = read_buffer(ctx, &hit_counter, 1)?;
         Ok(GpuPhotonMap {
             records,
@@ -499,8 +500,8 @@ impl GpuCore {
         prepared: &Prepared,
         buffers: &SceneBuffers,
         maps: &FrameMaps,
-        rays: &wgpu::Buffer,
-        hits: &wgpu::Buffer,
+        rays: &GpuBuffer,
+        hits: &GpuBuffer,
         ray_count: u64,
     ) -> Result<(PhotonViews, Vec<(String, f64)>), GpuError> {
         let ctx = &self.ctx;
@@ -548,7 +549,7 @@ impl GpuCore {
             &mut None,
             "view",
         );
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let all_queries: Vec<[f32; 4]> = read_buffer(ctx, &queries, ray_count as usize * 2)?;
         let all_weights: Vec<[f32; 4]> = read_buffer(ctx, &weights, ray_count as usize)?;
         let all_rays: Vec<GpuRay> = read_buffer(ctx, rays, ray_count as usize)?;
@@ -588,7 +589,7 @@ impl GpuCore {
             let start = Instant::now();
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             dispatch.record(&mut encoder, None);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             let densities: Vec<[f32; 4]> = read_buffer(ctx, &output.density, owners.len())?;
             let seconds = start.elapsed().as_secs_f64();
             let status: Vec<u32> = read_buffer(ctx, &output.status, 1)?;

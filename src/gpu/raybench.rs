@@ -7,6 +7,7 @@
 //! and a cosine-distributed diffuse ray (closest hit). The same sets serve every configuration
 //! (QBVH or binary BVH, checked or unchecked kernel), so the figures compare like with like.
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use glam::{Vec2, Vec3};
@@ -222,7 +223,7 @@ pub fn measure(
         let params_buffer = uniform_buffer(ctx, "params", &params);
         let ray_buffer = storage_buffer(ctx, "bench_rays", rays)?;
         let hits = storage_buffer_sized(ctx, "bench_hits", rays.len() as u64 * 8)?;
-        let mut resources: Vec<(&str, &wgpu::Buffer)> = buffers.all().to_vec();
+        let mut resources: Vec<(&str, &GpuBuffer)> = buffers.all().to_vec();
         resources.extend([
             ("params", &params_buffer),
             ("bench_rays", &ray_buffer),
@@ -268,7 +269,7 @@ pub fn measure(
                 encoder.copy_buffer_to_buffer(&resolve_query, 0, &resolve, 0, 16);
             }
             let start = Instant::now();
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             ctx.wait_idle()?;
             let wall_ms = start.elapsed().as_secs_f64() * 1e3;
             let ms = if query.is_some() {

@@ -44,6 +44,7 @@
 //! 4M otherwise. Kernels run with naga's checks; no invocation runs more than a few thousand
 //! loop iterations (lavapipe's silent loop budget is 65535 per group of 8).
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -148,7 +149,7 @@ pub struct SeedingStats {
 
 /// Seeds on the GPU: `count` point indices at the front of `seeds`.
 pub struct GpuSeeds {
-    pub seeds: wgpu::Buffer,
+    pub seeds: GpuBuffer,
     pub count: u32,
     pub stats: SeedingStats,
 }
@@ -201,10 +202,10 @@ impl SeedingKernels {
         &self,
         ctx: &GpuContext,
         prims: &Primitives,
-        points: &wgpu::Buffer,
+        points: &GpuBuffer,
         n: u32,
         settings: &SeedingSettings,
-    ) -> Result<(wgpu::Buffer, u32), GpuError> {
+    ) -> Result<(GpuBuffer, u32), GpuError> {
         let out = self.seed_with_stats(ctx, prims, points, n, settings)?;
         Ok((out.seeds, out.count))
     }
@@ -228,7 +229,7 @@ impl SeedingKernels {
         &self,
         ctx: &GpuContext,
         prims: &Primitives,
-        points: &wgpu::Buffer,
+        points: &GpuBuffer,
         n: u32,
         settings: &SeedingSettings,
     ) -> Result<GpuSeeds, GpuError> {
@@ -302,7 +303,7 @@ impl SeedingKernels {
             .dispatch(&mut encoder, &bind, self.gather.grid_for(ctx, n as u64));
         let leaves = prims.find_sorted_bounds(ctx, &mut encoder, &codes, None, n)?;
         stamps.end(&mut encoder);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let leaf_count = leaves.count.read(ctx)?;
         stats.host_readbacks += 1;
 
@@ -339,7 +340,7 @@ impl SeedingKernels {
             let level_runs =
                 prims.find_sorted_bounds(ctx, &mut encoder, &keys, None, child_count)?;
             stamps.end(&mut encoder);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             counts[level] = level_runs.count.read(ctx)?;
             stats.host_readbacks += 1;
             runs[level] = Some(level_runs);
@@ -376,8 +377,7 @@ impl SeedingKernels {
         let leaf_seeds = words("seeding leaf seeds", leaf_count as u64)?;
         let leaf_offsets = words("seeding leaf offsets", leaf_count as u64)?;
         let seeds = words("seeds", total as u64)?;
-        ctx.queue
-            .write_buffer(&node_seeds, 0, bytemuck::bytes_of(&total));
+        ctx.write_buffer(&node_seeds, 0, bytemuck::bytes_of(&total));
 
         let mut encoder = new_encoder(ctx);
         stamps.begin(&mut encoder, Part::Nodes);
@@ -508,7 +508,7 @@ impl SeedingKernels {
         self.select
             .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, total as u64));
         stamps.end(&mut encoder);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         if let Some(times) = stamps.read(ctx)? {
             stats.host_readbacks += 1;
             stats.gpu = Some(times);
@@ -551,7 +551,7 @@ enum Part {
 
 /// Timestamp pairs around each stretch of GPU work, summed per part.
 struct Stamps {
-    query: Option<(wgpu::QuerySet, wgpu::Buffer)>,
+    query: Option<(wgpu::QuerySet, GpuBuffer)>,
     capacity: u32,
     /// (part, index of the first stamp of the pair).
     pairs: Vec<(Part, u32)>,
@@ -573,12 +573,14 @@ impl Stamps {
             ty: wgpu::QueryType::Timestamp,
             count: capacity,
         });
-        let resolve = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("seeding timestamps"),
-            size: capacity as u64 * 8,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
+        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+        let resolve = super::kernel::pooled_buffer(
+            ctx,
+            "seeding timestamps",
+            capacity as u64 * 8,
+            usage,
+            false,
+        );
         Ok(Stamps {
             query: Some((set, resolve)),
             capacity,
@@ -629,7 +631,7 @@ impl Stamps {
         let mut encoder = new_encoder(ctx);
         encoder.resolve_query_set(set, 0..used, resolve, 0);
         encoder.copy_buffer_to_buffer(resolve, 0, &copy, 0, used as u64 * 8);
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let ticks: Vec<u64> = read_buffer(ctx, &copy, used as usize)?;
         let mut times = SeedingTimes::default();
         for &(part, i) in &self.pairs {

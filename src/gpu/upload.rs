@@ -5,11 +5,15 @@
 //! are uploaded unchanged; the structs below are the GPU-only ones.
 //! `tests/gpu_layout.rs` checks every pair against naga's layout of the WGSL file.
 
+use std::collections::HashMap;
+
+use super::kernel::{storage_buffer, write_storage};
+use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use crate::accel::{InstanceRecord, MeshRecord, Prepared, QbvhNode, VdPatchRecord};
+use crate::accel::Prepared;
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
 use crate::scene::{FresnelMode, LightKind, MaterialKind, Sampler, Scene};
@@ -235,33 +239,35 @@ pub struct GpuFirstHit {
 
 /// The scene on the GPU: one storage buffer per flat array, named like the WGSL globals.
 pub struct SceneBuffers {
-    pub positions: wgpu::Buffer,
-    pub normals: wgpu::Buffer,
-    pub uvs: wgpu::Buffer,
-    pub triangles: wgpu::Buffer,
-    pub quads: wgpu::Buffer,
-    pub meshes: wgpu::Buffer,
-    pub mesh_nodes: wgpu::Buffer,
-    pub prim_refs: wgpu::Buffer,
+    pub positions: GpuBuffer,
+    pub normals: GpuBuffer,
+    pub uvs: GpuBuffer,
+    pub triangles: GpuBuffer,
+    pub quads: GpuBuffer,
+    pub meshes: GpuBuffer,
+    pub mesh_nodes: GpuBuffer,
+    pub prim_refs: GpuBuffer,
     /// The three vertices of each triangle, in the order of `prim_refs` (3 × vec4 per reference;
     /// zeros for quads and patches), so that a leaf test reads its triangle without following
     /// the reference and the index triple first.
-    pub leaf_triangles: wgpu::Buffer,
-    pub instances: wgpu::Buffer,
-    pub top_nodes: wgpu::Buffer,
-    pub top_instance_refs: wgpu::Buffer,
-    pub vd_patches: wgpu::Buffer,
-    pub materials: wgpu::Buffer,
-    pub lights: wgpu::Buffer,
-    pub textures: wgpu::Buffer,
-    pub texels: wgpu::Buffer,
-    /// Bytes uploaded.
+    pub leaf_triangles: GpuBuffer,
+    pub instances: GpuBuffer,
+    pub top_nodes: GpuBuffer,
+    pub top_instance_refs: GpuBuffer,
+    pub vd_patches: GpuBuffer,
+    pub materials: GpuBuffer,
+    pub lights: GpuBuffer,
+    pub textures: GpuBuffer,
+    pub texels: GpuBuffer,
+    /// Bytes of the scene's arrays on the device.
     pub bytes: u64,
+    /// Bytes written to the device for them by the call that returned these buffers.
+    pub uploaded: u64,
 }
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &wgpu::Buffer); 17] {
+    pub fn all(&self) -> [(&'static str, &GpuBuffer); 17] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -284,7 +290,7 @@ impl SceneBuffers {
     }
 
     /// The buffers called `names`, for [`Kernel::bind`](super::Kernel::bind).
-    pub fn named<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a wgpu::Buffer)> {
+    pub fn named<'a>(&'a self, names: &[&str]) -> Vec<(&'static str, &'a GpuBuffer)> {
         self.all()
             .into_iter()
             .filter(|(n, _)| names.contains(n))
@@ -298,23 +304,10 @@ pub fn upload_array<T: Pod + Zeroable>(
     ctx: &GpuContext,
     label: &str,
     data: &[T],
-) -> Result<wgpu::Buffer, GpuError> {
-    use wgpu::util::DeviceExt;
+) -> Result<GpuBuffer, GpuError> {
     let one = [T::zeroed()];
     let data = if data.is_empty() { &one[..] } else { data };
-    let bytes: &[u8] = bytemuck::cast_slice(data);
-    ctx.check_binding_size(label, bytes.len() as u64)?;
-    super::context::Traffic::add(&ctx.traffic.allocated_bytes, bytes.len() as u64);
-    super::context::Traffic::add(&ctx.traffic.uploaded_bytes, bytes.len() as u64);
-    Ok(ctx
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some(label),
-            contents: bytes,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-        }))
+    super::kernel::storage_buffer(ctx, label, data)
 }
 
 fn vec4(v: Vec3, w: f32) -> [f32; 4] {
@@ -523,43 +516,95 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
     out
 }
 
+/// Uploads `scene` and its hierarchy into fresh buffers (tests and benchmarks; the frame driver
+/// keeps a [`ResidentScene`]).
 pub fn upload_scene(
     ctx: &GpuContext,
     scene: &Scene,
     prepared: &Prepared,
 ) -> Result<SceneBuffers, GpuError> {
-    let materials = gpu_materials(scene);
-    let lights = gpu_lights(scene);
-    let (textures, texels) = gpu_textures(scene);
-    let bytes = prepared
-        .memory_by_array()
-        .iter()
-        .map(|(_, b)| *b as u64)
-        .sum::<u64>()
-        + std::mem::size_of_val(materials.as_slice()) as u64
-        + std::mem::size_of_val(lights.as_slice()) as u64
-        + std::mem::size_of_val(texels.as_slice()) as u64;
-    let p = prepared;
-    Ok(SceneBuffers {
-        positions: upload_array(ctx, "positions", &p.positions)?,
-        normals: upload_array(ctx, "normals", &p.normals)?,
-        uvs: upload_array(ctx, "uvs", &p.uvs)?,
-        triangles: upload_array(ctx, "triangles", &p.triangles)?,
-        quads: upload_array(ctx, "quads", &p.quads)?,
-        meshes: upload_array::<MeshRecord>(ctx, "meshes", &p.meshes)?,
-        mesh_nodes: upload_array::<QbvhNode>(ctx, "mesh_nodes", &p.mesh_nodes)?,
-        prim_refs: upload_array(ctx, "prim_refs", &p.prim_refs)?,
-        leaf_triangles: upload_array(ctx, "leaf_triangles", &leaf_triangles(p))?,
-        instances: upload_array::<InstanceRecord>(ctx, "instances", &p.instances)?,
-        top_nodes: upload_array::<QbvhNode>(ctx, "top_nodes", &p.top_nodes)?,
-        top_instance_refs: upload_array(ctx, "top_instance_refs", &p.top_instance_refs)?,
-        vd_patches: upload_array::<VdPatchRecord>(ctx, "vd_patches", &p.vd_patches)?,
-        materials: upload_array(ctx, "materials", &materials)?,
-        lights: upload_array(ctx, "lights", &lights)?,
-        textures: upload_array(ctx, "textures", &textures)?,
-        texels: upload_array(ctx, "texels", &texels)?,
-        bytes,
-    })
+    ResidentScene::default().update(ctx, scene, prepared)
+}
+
+/// The scene's arrays kept on the device from frame to frame: an array is uploaded again only
+/// when its bytes changed (compared by their 128-bit XXH3 hash), into the same buffer when its
+/// size did not change. An animation whose meshes stay the same uploads only what moved: the
+/// instances, the top level, the lights and the materials that changed.
+#[derive(Default)]
+pub struct ResidentScene {
+    arrays: HashMap<&'static str, (u128, GpuBuffer)>,
+}
+
+impl ResidentScene {
+    /// The scene's buffers for this frame, uploading what changed since the last call. Only
+    /// between frames: an array written in place must not be in use on the device.
+    pub fn update(
+        &mut self,
+        ctx: &GpuContext,
+        scene: &Scene,
+        prepared: &Prepared,
+    ) -> Result<SceneBuffers, GpuError> {
+        let materials = gpu_materials(scene);
+        let lights = gpu_lights(scene);
+        let (textures, texels) = gpu_textures(scene);
+        let p = prepared;
+        let (mut bytes, mut uploaded) = (0u64, 0u64);
+        macro_rules! array {
+            ($label:literal, $data:expr) => {{
+                let (buffer, written) = self.array(ctx, $label, $data)?;
+                bytes += buffer.size();
+                uploaded += written;
+                buffer
+            }};
+        }
+        Ok(SceneBuffers {
+            positions: array!("positions", &p.positions),
+            normals: array!("normals", &p.normals),
+            uvs: array!("uvs", &p.uvs),
+            triangles: array!("triangles", &p.triangles),
+            quads: array!("quads", &p.quads),
+            meshes: array!("meshes", &p.meshes),
+            mesh_nodes: array!("mesh_nodes", &p.mesh_nodes),
+            prim_refs: array!("prim_refs", &p.prim_refs),
+            leaf_triangles: array!("leaf_triangles", &leaf_triangles(p)),
+            instances: array!("instances", &p.instances),
+            top_nodes: array!("top_nodes", &p.top_nodes),
+            top_instance_refs: array!("top_instance_refs", &p.top_instance_refs),
+            vd_patches: array!("vd_patches", &p.vd_patches),
+            materials: array!("materials", &materials),
+            lights: array!("lights", &lights),
+            textures: array!("textures", &textures),
+            texels: array!("texels", &texels),
+            bytes,
+            uploaded,
+        })
+    }
+
+    /// The buffer of array `label` holding `data` (one zeroed element when empty, so that it
+    /// still binds), and the bytes written to the device for it.
+    fn array<T: Pod + Zeroable>(
+        &mut self,
+        ctx: &GpuContext,
+        label: &'static str,
+        data: &[T],
+    ) -> Result<(GpuBuffer, u64), GpuError> {
+        let one = [T::zeroed()];
+        let data = if data.is_empty() { &one[..] } else { data };
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        let hash = xxhash_rust::xxh3::xxh3_128(bytes);
+        let size = (bytes.len() as u64).max(4).next_multiple_of(4);
+        let buffer = match self.arrays.get(label) {
+            Some((h, b)) if *h == hash && b.size() == size => return Ok((b.clone(), 0)),
+            Some((_, b)) if b.size() == size => {
+                let b = b.clone();
+                write_storage(ctx, &b, bytes);
+                b
+            }
+            _ => storage_buffer(ctx, label, data)?,
+        };
+        self.arrays.insert(label, (hash, buffer.clone()));
+        Ok((buffer, size))
+    }
 }
 
 /// A diffuse hit of a shade tree. Twin of `ShadingPoint` in `shaders/shared/gather_types.wgsl`.

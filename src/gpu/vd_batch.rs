@@ -47,6 +47,7 @@
 //! [`lod_level`]: crate::accel::vd_bottom::lod_level
 //! [`VdNode`]: crate::accel::vd_bottom::VdNode
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -203,9 +204,9 @@ impl VdBatchOptions {
 
 /// The patches, maps and texels on the GPU.
 pub struct VdBatchScene {
-    pub patches: wgpu::Buffer,
-    pub maps: wgpu::Buffer,
-    pub texels: wgpu::Buffer,
+    pub patches: GpuBuffer,
+    pub maps: GpuBuffer,
+    pub texels: GpuBuffer,
     pub patch_count: u32,
 }
 
@@ -281,7 +282,7 @@ impl VdBatchScene {
 
 /// The level of every patch for a batch: one `u32` per patch of the [`VdBatchScene`].
 pub struct VdLevels<'a> {
-    pub buffer: &'a wgpu::Buffer,
+    pub buffer: &'a GpuBuffer,
     /// Choose each job's level from its rays (the largest [`lod_level`]) and store it in
     /// `buffer` (a frame's camera batch), or build at the level `buffer` holds (later batches).
     ///
@@ -298,13 +299,13 @@ pub struct VdJobs {
 /// What [`VdBatch::record_trace`] leaves on the GPU.
 pub struct VdBatchOutput {
     /// Two words per hit slot: `[record, f32 bits of t]`, `[VD_NONE, VD_NONE]` without a hit.
-    pub hits: wgpu::Buffer,
+    pub hits: GpuBuffer,
     /// One [`VdRecordHit`] per (sorted) record.
-    pub record_hits: wgpu::Buffer,
+    pub record_hits: GpuBuffer,
     /// The level each job was built at, by job.
-    pub job_levels: wgpu::Buffer,
+    pub job_levels: GpuBuffer,
     /// The uniform the kernels ran with.
-    pub params: wgpu::Buffer,
+    pub params: GpuBuffer,
 }
 
 /// A resolved closest hit of one slot.
@@ -352,7 +353,7 @@ pub struct VdBatch {
     pub options: VdBatchOptions,
     build_trace: Kernel,
     resolve: Kernel,
-    links: wgpu::Buffer,
+    links: GpuBuffer,
     /// Words of one workgroup's scratch slice, and the offset of its nodes.
     pub slice_words: u32,
     pub node_words_offset: u32,
@@ -415,8 +416,8 @@ impl VdBatch {
         prims: &Primitives,
         encoder: &mut wgpu::CommandEncoder,
         scene: &VdBatchScene,
-        record_patches: &wgpu::Buffer,
-        record_rays: &wgpu::Buffer,
+        record_patches: &GpuBuffer,
+        record_rays: &GpuBuffer,
         records: u32,
     ) -> Result<VdJobs, GpuError> {
         let bits = (32 - scene.patch_count.saturating_sub(1).leading_zeros()).max(1);
@@ -434,8 +435,8 @@ impl VdBatch {
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         scene: &VdBatchScene,
-        rays: &wgpu::Buffer,
-        record_rays: &wgpu::Buffer,
+        rays: &GpuBuffer,
+        record_rays: &GpuBuffer,
         jobs: &VdJobs,
         hit_slots: u32,
         trace: bool,
@@ -466,8 +467,8 @@ impl VdBatch {
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
         scene: &VdBatchScene,
-        rays: &wgpu::Buffer,
-        record_rays: &wgpu::Buffer,
+        rays: &GpuBuffer,
+        record_rays: &GpuBuffer,
         jobs: &VdJobs,
         hit_slots: u32,
         trace: bool,
@@ -550,8 +551,8 @@ impl VdBatch {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        rays: &wgpu::Buffer,
-        record_rays: &wgpu::Buffer,
+        rays: &GpuBuffer,
+        record_rays: &GpuBuffer,
         jobs: &VdJobs,
         out: &VdBatchOutput,
     ) -> Result<(), GpuError> {
@@ -673,7 +674,7 @@ impl VdBatch {
             &record_rays,
             n,
         )?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         timings.jobs_ms = clock.elapsed().as_secs_f64() * 1e3;
 
@@ -691,7 +692,7 @@ impl VdBatch {
             &levels,
             writes(0),
         )?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         timings.build_only_ms = clock.elapsed().as_secs_f64() * 1e3;
 
@@ -713,20 +714,20 @@ impl VdBatch {
         if let (Some(q), Some((resolve, _))) = (&query, &stamps) {
             encoder.resolve_query_set(q, 0..4, resolve, 0);
         }
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         timings.build_trace_ms = clock.elapsed().as_secs_f64() * 1e3;
         let clock = Instant::now();
         let mut encoder = encoder_for();
         self.record_resolve(ctx, &mut encoder, &rays_buffer, &record_rays, &jobs, &out)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         timings.resolve_ms = clock.elapsed().as_secs_f64() * 1e3;
 
         if let Some((resolve, copy)) = &stamps {
             let mut encoder = encoder_for();
             encoder.copy_buffer_to_buffer(resolve, 0, copy, 0, 32);
-            ctx.queue.submit([encoder.finish()]);
+            ctx.submit([encoder.finish()]);
             let ticks: Vec<u64> = read_buffer(ctx, copy, 4)?;
             let ms = |a: u64, b: u64| {
                 b.saturating_sub(a) as f64 * ctx.info.timestamp_period_ns as f64 * 1e-6

@@ -19,6 +19,7 @@
 //! the largest over its rays and stores it in the frame's level buffer, which starts as the
 //! camera bound of `Prepared::vd`; every later batch of the frame builds at the stored level.
 
+use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use super::context::{GpuContext, GpuError};
@@ -80,14 +81,14 @@ pub struct VdFrameGpu<'k> {
     kernels: &'k VdKernels,
     scene: VdBatchScene,
     /// The frame's level of every patch.
-    levels: wgpu::Buffer,
+    levels: GpuBuffer,
     /// Whether the camera batch has chosen the levels.
     pub chosen: bool,
     capacity: u32,
-    rays: wgpu::Buffer,
-    record_patches: wgpu::Buffer,
-    record_rays: wgpu::Buffer,
-    count: wgpu::Buffer,
+    rays: GpuBuffer,
+    record_patches: GpuBuffer,
+    record_rays: GpuBuffer,
+    count: GpuBuffer,
     pub stats: VdStats,
 }
 
@@ -153,7 +154,7 @@ impl<'k> VdFrameGpu<'k> {
     fn queue(
         ctx: &GpuContext,
         capacity: u32,
-    ) -> Result<(wgpu::Buffer, wgpu::Buffer, wgpu::Buffer), GpuError> {
+    ) -> Result<(GpuBuffer, GpuBuffer, GpuBuffer), GpuError> {
         let n = capacity as u64;
         Ok((
             storage_buffer_sized(
@@ -177,7 +178,7 @@ impl<'k> VdFrameGpu<'k> {
     }
 
     /// The record queue, as the trace kernels bind it.
-    pub fn record_bindings(&self) -> [(&'static str, &wgpu::Buffer); 4] {
+    pub fn record_bindings(&self) -> [(&'static str, &GpuBuffer); 4] {
         [
             ("vd_rays", &self.rays),
             ("vd_record_patches", &self.record_patches),
@@ -233,7 +234,7 @@ impl<'k> VdFrameGpu<'k> {
             &self.record_rays,
             count,
         )?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         self.stats.sort_ms += clock.elapsed().as_secs_f64() * 1e3;
 
@@ -255,7 +256,7 @@ impl<'k> VdFrameGpu<'k> {
             &levels,
         )?;
         finish(&mut encoder, &out, self)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         ctx.wait_idle()?;
         self.stats.build_trace_ms += clock.elapsed().as_secs_f64() * 1e3;
         self.stats.batches += 1;
@@ -270,12 +271,12 @@ impl<'k> VdFrameGpu<'k> {
     }
 
     /// The sorted record → ray-copy indices of the last batch (the merge kernel binds them).
-    pub fn record_rays(&self) -> &wgpu::Buffer {
+    pub fn record_rays(&self) -> &GpuBuffer {
         &self.record_rays
     }
 
     /// The ray copies of the last trace (the merge kernel binds them).
-    pub fn rays(&self) -> &wgpu::Buffer {
+    pub fn rays(&self) -> &GpuBuffer {
         &self.rays
     }
 }

@@ -36,6 +36,7 @@
 //! recursion continues after the reflected branch's numbers, so quad-light samples seen through
 //! a refraction use other (equally distributed) numbers than the CPU.
 
+use super::pool::GpuBuffer;
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
@@ -100,7 +101,7 @@ impl GpuCore {
         centre_rays: bool,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
-    ) -> Result<(wgpu::Buffer, wgpu::Buffer, u64), GpuError> {
+    ) -> Result<(GpuBuffer, GpuBuffer, u64), GpuError> {
         let ray_count = u32::try_from(slots).map_err(|_| {
             GpuError::Device(format!(
                 "{slots} camera rays are more than 32-bit indices address"
@@ -131,7 +132,7 @@ impl GpuCore {
             timer,
             "primary",
         );
-        self.ctx.queue.submit([encoder.finish()]);
+        self.ctx.submit([encoder.finish()]);
         self.trace_rays(
             kernels,
             scene_buffers,
@@ -223,9 +224,9 @@ impl GpuCore {
     pub(super) fn accumulate_and_resolve(
         &self,
         w: &WhittedKernels,
-        levels: &[(wgpu::Buffer, u64)],
+        levels: &[(GpuBuffer, u64)],
         params: FrameParams,
-        film: &wgpu::Buffer,
+        film: &GpuBuffer,
         timer: &mut Option<Timer>,
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
@@ -284,7 +285,7 @@ impl GpuCore {
             timer,
             "accumulate",
         );
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         Ok(())
     }
 
@@ -299,11 +300,11 @@ impl GpuCore {
         kernels: &TraversalKernels,
         buffers: &SceneBuffers,
         base: FrameParams,
-        camera: (wgpu::Buffer, wgpu::Buffer, u64),
+        camera: (GpuBuffer, GpuBuffer, u64),
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         pass_stats: &mut StageStats,
-    ) -> Result<(Vec<ShadeLevel>, wgpu::Buffer), GpuError> {
+    ) -> Result<(Vec<ShadeLevel>, GpuBuffer), GpuError> {
         let ctx = &self.ctx;
         let (mut rays, mut hits, mut ray_count) = camera;
         let first_hits = storage_buffer_sized(
@@ -387,7 +388,7 @@ impl GpuCore {
             while offset < ray_count {
                 let n = chunk_rays.min(ray_count - offset);
                 let write_params = |vd_record_capacity: u32| {
-                    ctx.queue.write_buffer(
+                    ctx.write_buffer(
                         &params_buffer,
                         0,
                         bytemuck::bytes_of(&FrameParams {
@@ -413,7 +414,7 @@ impl GpuCore {
                     (n * per_hit) as u32,
                 )?;
                 let shadow_bind = |vd: Option<&VdFrameGpu>| {
-                    let mut own: Vec<(&str, &wgpu::Buffer)> = vec![
+                    let mut own: Vec<(&str, &GpuBuffer)> = vec![
                         ("shadow_rays", &shadow_rays),
                         ("shadow_slots", &shadow_slots),
                         ("shadow_count", &shadow_count.buffer),
@@ -434,7 +435,7 @@ impl GpuCore {
                 if let Some(v) = vd.as_mut() {
                     // The VD patches the unblocked shadow rays reach: the bottom level, then
                     // vd_shadow zeroes the blocked slots before direct sums them.
-                    ctx.queue.submit([encoder.finish()]);
+                    ctx.submit([encoder.finish()]);
                     let count = loop {
                         if let Some(count) = v.take_count(ctx)? {
                             break count;
@@ -452,7 +453,7 @@ impl GpuCore {
                             timer,
                             "shadow",
                         );
-                        ctx.queue.submit([encoder.finish()]);
+                        ctx.submit([encoder.finish()]);
                     };
                     let vd_shadow = &v.kernels().shadow;
                     v.run_batch(
@@ -483,7 +484,7 @@ impl GpuCore {
                     encoder = ctx.device.create_command_encoder(&Default::default());
                 }
                 self.dispatch_timed(&mut encoder, &w.direct, &direct_bind, n, timer, "direct");
-                ctx.queue.submit([encoder.finish()]);
+                ctx.submit([encoder.finish()]);
                 ctx.wait_idle()?;
                 shadow_counts.push(shadow_count);
                 offset += n;
@@ -500,7 +501,7 @@ impl GpuCore {
                 )?;
                 let child_count = CountBuffer::new(ctx, "child count");
                 let mut encoder = ctx.device.create_command_encoder(&Default::default());
-                ctx.queue.write_buffer(
+                ctx.write_buffer(
                     &params_buffer,
                     0,
                     bytemuck::bytes_of(&FrameParams {
@@ -535,7 +536,7 @@ impl GpuCore {
                     timer,
                     "spawn",
                 );
-                ctx.queue.submit([encoder.finish()]);
+                ctx.submit([encoder.finish()]);
                 spawned = child_count.read(ctx)? as u64;
                 rays = next_rays;
             }

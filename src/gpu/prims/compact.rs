@@ -2,6 +2,7 @@
 //! (an exclusive scan of the 0/1 flags gives each kept value its place), and their count.
 
 use super::*;
+use crate::gpu::pool::GpuBuffer;
 
 impl Primitives {
     /// Records the compaction of `values[i]` for `i < n` where `flags[i] != 0` into the front of
@@ -10,9 +11,9 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        values: &wgpu::Buffer,
-        flags: &wgpu::Buffer,
-        kept: &wgpu::Buffer,
+        values: &GpuBuffer,
+        flags: &GpuBuffer,
+        kept: &GpuBuffer,
         n: u32,
     ) -> Result<CountBuffer, GpuError> {
         check_elements(ctx, "compaction values", values, n, 4)?;
@@ -69,7 +70,7 @@ impl Primitives {
         let kept = scratch_u32(ctx, "compaction output", n as u64)?;
         let mut encoder = new_encoder(ctx);
         let count = self.compact(ctx, &mut encoder, &values, &flags, &kept, n)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let count = count.read(ctx)?;
         read_buffer(ctx, &kept, count as usize)
     }

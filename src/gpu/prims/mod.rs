@@ -21,6 +21,7 @@ pub mod scan;
 pub mod segmented;
 pub mod sorted_bounds;
 
+use crate::gpu::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
@@ -60,21 +61,14 @@ pub struct PrimParams {
 
 /// A GPU-resident count with indirect-dispatch arguments: `[count, ceil(count / 256), 1, 1]`.
 pub struct CountBuffer {
-    pub buffer: wgpu::Buffer,
+    pub buffer: GpuBuffer,
 }
 
 impl CountBuffer {
     /// A zeroed count buffer (usable as storage and as indirect-dispatch arguments).
     pub fn new(ctx: &GpuContext, label: &str) -> CountBuffer {
-        let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: 16,
-            usage: wgpu::BufferUsages::STORAGE
-                | wgpu::BufferUsages::INDIRECT
-                | wgpu::BufferUsages::COPY_SRC
-                | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let usage = wgpu::BufferUsages::INDIRECT.union(crate::gpu::kernel::STORAGE_USAGE);
+        let buffer = crate::gpu::kernel::pooled_buffer(ctx, label, 16, usage, true);
         CountBuffer { buffer }
     }
 
@@ -85,7 +79,7 @@ impl CountBuffer {
 
     /// Reads the counts of several buffers with one read-back (one wait for the GPU).
     pub fn read_all(ctx: &GpuContext, counts: &[&CountBuffer]) -> Result<Vec<u32>, GpuError> {
-        let words: Vec<(&wgpu::Buffer, u64)> = counts.iter().map(|c| (&c.buffer, 0)).collect();
+        let words: Vec<(&GpuBuffer, u64)> = counts.iter().map(|c| (&c.buffer, 0)).collect();
         read_words(ctx, &words)
     }
 
@@ -145,7 +139,7 @@ impl Primitives {
 }
 
 /// A uniform buffer holding `params`.
-pub(crate) fn params_buffer(ctx: &GpuContext, params: PrimParams) -> wgpu::Buffer {
+pub(crate) fn params_buffer(ctx: &GpuContext, params: PrimParams) -> GpuBuffer {
     uniform_buffer(ctx, "prims params", &params)
 }
 
@@ -171,7 +165,7 @@ pub(crate) fn scratch_u32(
     ctx: &GpuContext,
     label: &str,
     count: u64,
-) -> Result<wgpu::Buffer, GpuError> {
+) -> Result<GpuBuffer, GpuError> {
     storage_buffer_sized(ctx, label, count * 4)
 }
 
@@ -179,7 +173,7 @@ pub(crate) fn scratch_u32(
 pub(crate) fn check_elements(
     ctx: &GpuContext,
     what: &str,
-    buffer: &wgpu::Buffer,
+    buffer: &GpuBuffer,
     n: u32,
     element_bytes: u64,
 ) -> Result<(), GpuError> {
@@ -216,7 +210,7 @@ pub(crate) fn upload<T: Pod>(
     ctx: &GpuContext,
     label: &str,
     data: &[T],
-) -> Result<wgpu::Buffer, GpuError> {
+) -> Result<GpuBuffer, GpuError> {
     storage_buffer(ctx, label, data)
 }
 

@@ -4,6 +4,7 @@
 //! high words) so that 16M+ keys stay within one storage binding per array; values are `u32`.
 
 use super::*;
+use crate::gpu::pool::GpuBuffer;
 
 /// Bits sorted per pass (`BITS_PER_PASS` in `prims/radix_scatter.wgsl`).
 pub const RADIX_BITS: u32 = 4;
@@ -12,13 +13,13 @@ const RADIX: u64 = 1 << RADIX_BITS;
 
 /// One array of key words (or values) and its ping-pong partner.
 struct PingPong<'a> {
-    original: &'a wgpu::Buffer,
-    alternate: wgpu::Buffer,
+    original: &'a GpuBuffer,
+    alternate: GpuBuffer,
 }
 
 impl PingPong<'_> {
     /// The buffer holding the current contents after `passes` passes, and the other one.
-    fn current_and_next(&self, passes: u32) -> (&wgpu::Buffer, &wgpu::Buffer) {
+    fn current_and_next(&self, passes: u32) -> (&GpuBuffer, &GpuBuffer) {
         if passes % 2 == 0 {
             (self.original, &self.alternate)
         } else {
@@ -34,8 +35,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        keys: &wgpu::Buffer,
-        values: &wgpu::Buffer,
+        keys: &GpuBuffer,
+        values: &GpuBuffer,
         n: u32,
         key_bits: u32,
     ) -> Result<(), GpuError> {
@@ -54,9 +55,9 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        keys_lo: &wgpu::Buffer,
-        keys_hi: &wgpu::Buffer,
-        values: &wgpu::Buffer,
+        keys_lo: &GpuBuffer,
+        keys_hi: &GpuBuffer,
+        values: &GpuBuffer,
         n: u32,
         key_bits: u32,
     ) -> Result<(), GpuError> {
@@ -73,9 +74,9 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        keys_lo: &wgpu::Buffer,
-        keys_hi: Option<&wgpu::Buffer>,
-        values: &wgpu::Buffer,
+        keys_lo: &GpuBuffer,
+        keys_hi: Option<&GpuBuffer>,
+        values: &GpuBuffer,
         n: u32,
         key_bits: u32,
     ) -> Result<(), GpuError> {
@@ -183,7 +184,7 @@ impl Primitives {
         let values = upload(ctx, "radix sort values", values)?;
         let mut encoder = new_encoder(ctx);
         self.radix_sort_u32(ctx, &mut encoder, &keys, &values, n, key_bits)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         Ok((
             read_buffer(ctx, &keys, n as usize)?,
             read_buffer(ctx, &values, n as usize)?,
@@ -206,7 +207,7 @@ impl Primitives {
         let values = upload(ctx, "radix sort values", values)?;
         let mut encoder = new_encoder(ctx);
         self.radix_sort_u64(ctx, &mut encoder, &lo, &hi, &values, n, key_bits)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let lo: Vec<u32> = read_buffer(ctx, &lo, n as usize)?;
         let hi: Vec<u32> = read_buffer(ctx, &hi, n as usize)?;
         let keys = lo

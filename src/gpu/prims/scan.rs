@@ -2,6 +2,7 @@
 //! 1024, recursing on the block sums, so no workgroup ever waits on another.
 
 use super::*;
+use crate::gpu::pool::GpuBuffer;
 
 impl Primitives {
     /// Records `output[i] = input[0] + … + input[i - 1]` (wrapping) for `i < n`.
@@ -10,8 +11,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        input: &wgpu::Buffer,
-        output: &wgpu::Buffer,
+        input: &GpuBuffer,
+        output: &GpuBuffer,
         n: u32,
     ) -> Result<(), GpuError> {
         self.scan_with_mode(ctx, encoder, input, output, n, 0)
@@ -23,8 +24,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        input: &wgpu::Buffer,
-        output: &wgpu::Buffer,
+        input: &GpuBuffer,
+        output: &GpuBuffer,
         n: u32,
     ) -> Result<(), GpuError> {
         self.scan_with_mode(ctx, encoder, input, output, n, MODE_INCLUSIVE)
@@ -35,8 +36,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        input: &wgpu::Buffer,
-        output: &wgpu::Buffer,
+        input: &GpuBuffer,
+        output: &GpuBuffer,
         n: u32,
         mode: u32,
     ) -> Result<(), GpuError> {
@@ -115,7 +116,7 @@ impl Primitives {
         let output = scratch_u32(ctx, "scan output", n as u64)?;
         let mut encoder = new_encoder(ctx);
         self.scan_with_mode(ctx, &mut encoder, &input, &output, n, mode)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         read_buffer(ctx, &output, n as usize)
     }
 }

@@ -5,22 +5,23 @@
 //! wrapping arithmetic.
 
 use super::*;
+use crate::gpu::pool::GpuBuffer;
 
 /// The GPU-resident result of a segmented reduce.
 pub struct SegmentedReduction {
     /// One sum per segment, in segment order (room for `n`).
-    pub sums: wgpu::Buffer,
+    pub sums: GpuBuffer,
     /// The first element of each segment (room for `n`).
-    pub starts: wgpu::Buffer,
+    pub starts: GpuBuffer,
     /// The number of segments, with indirect-dispatch arguments.
     pub count: CountBuffer,
 }
 
 /// What the segmented steps share: segment numbers (+1), starts, exclusive prefix, count.
 struct SegmentScaffold {
-    segment_numbers: wgpu::Buffer,
-    starts: wgpu::Buffer,
-    prefix: wgpu::Buffer,
+    segment_numbers: GpuBuffer,
+    starts: GpuBuffer,
+    prefix: GpuBuffer,
     count: CountBuffer,
 }
 
@@ -29,8 +30,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        values: &wgpu::Buffer,
-        head_flags: &wgpu::Buffer,
+        values: &GpuBuffer,
+        head_flags: &GpuBuffer,
         n: u32,
     ) -> Result<SegmentScaffold, GpuError> {
         check_elements(ctx, "segmented values", values, n, 4)?;
@@ -91,9 +92,9 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        values: &wgpu::Buffer,
-        head_flags: &wgpu::Buffer,
-        output: &wgpu::Buffer,
+        values: &GpuBuffer,
+        head_flags: &GpuBuffer,
+        output: &GpuBuffer,
         n: u32,
         inclusive: bool,
     ) -> Result<(), GpuError> {
@@ -134,8 +135,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        values: &wgpu::Buffer,
-        head_flags: &wgpu::Buffer,
+        values: &GpuBuffer,
+        head_flags: &GpuBuffer,
         n: u32,
     ) -> Result<SegmentedReduction, GpuError> {
         let scaffold = self.segment_scaffold(ctx, encoder, values, head_flags, n)?;
@@ -183,7 +184,7 @@ impl Primitives {
         let output = scratch_u32(ctx, "segmented scan output", n as u64)?;
         let mut encoder = new_encoder(ctx);
         self.segmented_scan(ctx, &mut encoder, &values, &flags, &output, n, inclusive)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         read_buffer(ctx, &output, n as usize)
     }
 
@@ -199,7 +200,7 @@ impl Primitives {
         let flags = upload(ctx, "segment head flags", head_flags)?;
         let mut encoder = new_encoder(ctx);
         let reduction = self.segmented_reduce(ctx, &mut encoder, &values, &flags, n)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let count = reduction.count.read(ctx)?;
         read_buffer(ctx, &reduction.sums, count as usize)
     }

@@ -3,6 +3,7 @@
 //! and the kd-tree builder consume it). Keys are `u32`, or `u64` held as two `u32` arrays.
 
 use super::*;
+use crate::gpu::pool::GpuBuffer;
 
 /// One run of equal keys: `keys[start..end]` all equal `key`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -15,11 +16,11 @@ pub struct SortedRun {
 /// The GPU-resident runs, as parallel arrays with room for `n` runs each: run `r` has key
 /// `keys_lo[r] | keys_hi[r] << 32`, and covers `starts[r]..ends[r]`.
 pub struct SortedRuns {
-    pub keys_lo: wgpu::Buffer,
+    pub keys_lo: GpuBuffer,
     /// Written only for 64-bit keys.
-    pub keys_hi: wgpu::Buffer,
-    pub starts: wgpu::Buffer,
-    pub ends: wgpu::Buffer,
+    pub keys_hi: GpuBuffer,
+    pub starts: GpuBuffer,
+    pub ends: GpuBuffer,
     /// The number of runs, with indirect-dispatch arguments.
     pub count: CountBuffer,
 }
@@ -31,8 +32,8 @@ impl Primitives {
         &self,
         ctx: &GpuContext,
         encoder: &mut wgpu::CommandEncoder,
-        keys_lo: &wgpu::Buffer,
-        keys_hi: Option<&wgpu::Buffer>,
+        keys_lo: &GpuBuffer,
+        keys_hi: Option<&GpuBuffer>,
         n: u32,
     ) -> Result<SortedRuns, GpuError> {
         check_elements(ctx, "sorted keys", keys_lo, n, 4)?;
@@ -129,13 +130,13 @@ impl Primitives {
     fn read_runs(
         &self,
         ctx: &GpuContext,
-        lo: &wgpu::Buffer,
-        hi: Option<&wgpu::Buffer>,
+        lo: &GpuBuffer,
+        hi: Option<&GpuBuffer>,
         n: u32,
     ) -> Result<Vec<SortedRun>, GpuError> {
         let mut encoder = new_encoder(ctx);
         let runs = self.find_sorted_bounds(ctx, &mut encoder, lo, hi, n)?;
-        ctx.queue.submit([encoder.finish()]);
+        ctx.submit([encoder.finish()]);
         let count = runs.count.read(ctx)? as usize;
         let keys_lo: Vec<u32> = read_buffer(ctx, &runs.keys_lo, count)?;
         let keys_hi: Vec<u32> = if hi.is_some() {
