@@ -124,7 +124,8 @@ fn bench_gpu(
     let mut stages: Vec<KdStageTimes> = Vec::new();
     let mut last = None;
     for run in 0..=runs {
-        ctx.wait_idle()?;
+        // Idle, and the last run's buffers back in the pool (as between frames).
+        ctx.recycle_buffers()?;
         let start = Instant::now();
         let tree = builder.build(ctx, &buffer, n as u32)?;
         ctx.wait_idle()?;

@@ -143,7 +143,8 @@ fn bench_gpu(
     let mut parts: Vec<SeedingTimes> = Vec::new();
     let mut last = None;
     for run in 0..=runs {
-        ctx.wait_idle()?;
+        // Idle, and the last run's buffers back in the pool (as between frames).
+        ctx.recycle_buffers()?;
         let start = Instant::now();
         let out = kernels.seed_with_stats(ctx, prims, buffer, n, settings)?;
         ctx.wait_idle()?;

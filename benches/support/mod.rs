@@ -72,6 +72,7 @@ pub fn time_dispatches(
             let sum: u64 = t.chunks(2).map(|c| c[1].saturating_sub(c[0])).sum();
             gpus.push(sum as f64 * ctx.info.timestamp_period_ns as f64 * 1e-9);
         }
+        ctx.recycle_buffers()?;
     }
     let gpu = (!gpus.is_empty()).then(|| median(gpus));
     Ok((median(walls), gpu))

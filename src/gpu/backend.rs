@@ -216,6 +216,9 @@ impl GpuBackend {
             &mut Option<VdFrameGpu>,
         ) -> Result<T, GpuError>,
     ) -> Result<T, GpuError> {
+        // A query is whole, like a frame: what the last one dropped is free now, and what this
+        // one drops is free for the next.
+        self.ctx.recycle_buffers()?;
         let buffers = upload_scene(&self.ctx, scene, prepared)?;
         let params = frame_params(scene, prepared);
         let kernels = self.traversal_kernels(prepared)?;
@@ -231,7 +234,10 @@ impl GpuBackend {
             &plan.passes,
             &mut vd,
         )?;
-        f(&buffers, params, &kernels, &mut vd)
+        let out = f(&buffers, params, &kernels, &mut vd)?;
+        drop((buffers, vd));
+        self.ctx.recycle_buffers()?;
+        Ok(out)
     }
 
     /// Renders the frame: the plan's passes, each accumulated into the film, then the colour
@@ -247,6 +253,8 @@ impl GpuBackend {
         let ctx = &self.ctx;
         // What the last frame dropped after its end (nothing of it is in flight) is free now.
         ctx.recycle_buffers()?;
+        // The device clock times this frame's submissions only.
+        ctx.read_device_clock()?;
         let traffic = ctx.traffic.snapshot();
         let pool_before = ctx.pool.counters();
         let clock = Instant::now();
@@ -390,6 +398,13 @@ impl GpuBackend {
         frame_stats.push(("frame/passes".to_string(), passes_run as f64));
         // The frame's traffic with the device, the scene's upload included.
         frame_stats.extend(ctx.traffic.since(traffic));
+        if let Some(clock) = ctx.read_device_clock()? {
+            frame_stats.extend([
+                ("gpu/device_ms".to_string(), clock.device_ms),
+                ("gpu/submissions".to_string(), clock.submissions as f64),
+                ("gpu/untimed_submissions".to_string(), clock.untimed as f64),
+            ]);
+        }
         let pool = ctx.pool.counters();
         frame_stats.extend([
             (

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use super::clock::{ClockReading, DeviceClock};
 use super::pool::{BufferPool, GpuBuffer};
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
@@ -17,6 +18,8 @@ pub struct GpuFeatures {
     pub timestamps: bool,
     /// Timestamp queries inside passes.
     pub timestamps_inside_passes: bool,
+    /// Timestamp queries between passes, in command encoders (the device clock).
+    pub timestamps_inside_encoders: bool,
 }
 
 /// What the adapter is and allows, for `--stats` and `caustica info --device`.
@@ -119,6 +122,8 @@ pub struct GpuContext {
     pub traffic: Traffic,
     /// Every buffer of the pipeline comes from here (`gpu::pool`).
     pub pool: BufferPool,
+    /// Stamps every submission when the adapter can (`gpu::clock`).
+    clock: Option<DeviceClock>,
 }
 
 /// Running totals of the host's buffer traffic with the device.
@@ -128,6 +133,9 @@ pub struct Traffic {
     pub uploaded_bytes: std::sync::atomic::AtomicU64,
     pub readbacks: std::sync::atomic::AtomicU64,
     pub readback_bytes: std::sync::atomic::AtomicU64,
+    /// Waits for the device to finish (read-backs included) and the host's time in them.
+    pub waits: std::sync::atomic::AtomicU64,
+    pub wait_ns: std::sync::atomic::AtomicU64,
 }
 
 impl Traffic {
@@ -135,30 +143,38 @@ impl Traffic {
         counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// (allocated, uploaded, read-backs, bytes read back) so far.
-    pub fn snapshot(&self) -> [u64; 4] {
+    /// (allocated, uploaded, read-backs, bytes read back, waits, wait ns) so far.
+    pub fn snapshot(&self) -> [u64; 6] {
         use std::sync::atomic::Ordering::Relaxed;
         [
             self.allocated_bytes.load(Relaxed),
             self.uploaded_bytes.load(Relaxed),
             self.readbacks.load(Relaxed),
             self.readback_bytes.load(Relaxed),
+            self.waits.load(Relaxed),
+            self.wait_ns.load(Relaxed),
         ]
     }
 
     /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]).
-    pub fn since(&self, before: [u64; 4]) -> Vec<(String, f64)> {
+    pub fn since(&self, before: [u64; 6]) -> Vec<(String, f64)> {
         let now = self.snapshot();
-        [
+        let mut out: Vec<(String, f64)> = [
             "gpu/allocated_bytes",
             "gpu/uploaded_bytes",
             "gpu/readbacks",
             "gpu/readback_bytes",
+            "host/waits",
         ]
         .iter()
         .zip(now.iter().zip(before))
         .map(|(name, (n, b))| (name.to_string(), n.saturating_sub(b) as f64))
-        .collect()
+        .collect();
+        out.push((
+            "host/wait_ms".to_string(),
+            now[5].saturating_sub(before[5]) as f64 / 1e6,
+        ));
+        out
     }
 }
 
@@ -204,7 +220,8 @@ impl GpuContext {
             | wgpu::Features::SHADER_INT64
             | wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX
             | wgpu::Features::TIMESTAMP_QUERY
-            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES;
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
         let required_features = available & wanted;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -226,6 +243,9 @@ impl GpuContext {
             timestamps: required_features.contains(wgpu::Features::TIMESTAMP_QUERY),
             timestamps_inside_passes: required_features
                 .contains(wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES),
+            timestamps_inside_encoders: required_features.contains(
+                wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
+            ),
         };
         let info = DeviceInfo {
             name: adapter_info.name.clone(),
@@ -248,11 +268,14 @@ impl GpuContext {
         Ok(GpuContext {
             instance,
             adapter,
-            device,
-            queue,
             info,
             traffic: Traffic::default(),
             pool: BufferPool::default(),
+            clock: features
+                .timestamps_inside_encoders
+                .then(|| DeviceClock::new(&device, queue.get_timestamp_period())),
+            device,
+            queue,
         })
     }
 
@@ -279,8 +302,19 @@ impl GpuContext {
     /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
     pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) {
         let clears = self.pool.record_clears(&self.device);
+        let clock = self.clock.as_ref().and_then(|c| c.brackets(&self.device));
+        let (start, end) = match clock {
+            Some((a, b)) => (Some(a), Some(b)),
+            None => (None, None),
+        };
         #[allow(clippy::disallowed_methods)]
-        self.queue.submit(clears.into_iter().chain(commands));
+        self.queue.submit(
+            start
+                .into_iter()
+                .chain(clears)
+                .chain(commands)
+                .chain(end),
+        );
     }
 
     /// Writes `data` at `offset` of `buffer` before the next submission's commands; a clear
@@ -309,12 +343,29 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Waits until all submitted work is done.
+    /// The device's busy time over the submissions since the last reading (waits for it to
+    /// finish them); `None` without the adapter's timestamps inside encoders.
+    pub fn read_device_clock(&self) -> Result<Option<ClockReading>, GpuError> {
+        match &self.clock {
+            None => Ok(None),
+            Some(clock) => clock
+                .read(&self.device, &self.queue)
+                .map(Some)
+                .map_err(|e| GpuError::Device(format!("cannot read the device clock: {e}"))),
+        }
+    }
+
+    /// Waits until all submitted work is done (the time counts as the host's wait).
     pub fn wait_idle(&self) -> Result<(), GpuError> {
-        self.device
+        let start = std::time::Instant::now();
+        let result = self
+            .device
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
-            .map_err(|e| GpuError::Device(e.to_string()))
+            .map_err(|e| GpuError::Device(e.to_string()));
+        Traffic::add(&self.traffic.waits, 1);
+        Traffic::add(&self.traffic.wait_ns, start.elapsed().as_nanos() as u64);
+        result
     }
 }
 

@@ -2,6 +2,7 @@
 //! primitives and the stages of the pipeline, one file per stage.
 
 pub mod backend;
+pub mod clock;
 pub mod context;
 pub mod core;
 pub mod gather;

@@ -18,7 +18,7 @@
 //! - **Trimmed.** [`BufferPool::end_frame`] drops free buffers that no frame has taken for
 //!   [`IDLE_FRAMES_KEPT`] frames, so sizes a scene no longer uses do not stay on the device.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,8 +38,12 @@ pub fn size_class(size: u64, max: u64) -> u64 {
     class.min(max).max(size)
 }
 
-/// Which shelf a buffer sits on: its class and its usages.
-type Key = (u64, u32);
+/// Which shelf a buffer sits on: its usages and its class (ordered so that the shelves of one
+/// usage follow each other by size).
+type Key = (u32, u64);
+
+/// A request may take a free buffer of up to this many times its own class.
+const MAX_OVERSIZE: u64 = 2;
 
 /// A buffer that no lease holds, and how many frame ends it has stayed so.
 struct Idle {
@@ -49,7 +53,7 @@ struct Idle {
 
 #[derive(Default)]
 struct Shelves {
-    free: HashMap<Key, Vec<Idle>>,
+    free: BTreeMap<Key, Vec<Idle>>,
     retired: Vec<(Key, wgpu::Buffer)>,
     /// Clears of reused buffers asked for zeroed, not yet submitted.
     clears: Vec<(wgpu::Buffer, u64, Arc<AtomicBool>)>,
@@ -155,10 +159,10 @@ fn lock(shelves: &Mutex<Shelves>) -> MutexGuard<'_, Shelves> {
 }
 
 impl BufferPool {
-    /// A lease on a buffer of at least `size` bytes (a multiple of 4) with `usage`: a free one
-    /// of the same class and usages if there is one (cleared before its next use when
-    /// `zeroed`), else a new one (which wgpu zeroes). The second value is true when the buffer
-    /// was created.
+    /// A lease on a buffer of at least `size` bytes (a multiple of 4) with `usage`: the
+    /// smallest free one with those usages whose class is at least the request's and at most
+    /// [`MAX_OVERSIZE`] times it (cleared before its next use when `zeroed`), else a new one
+    /// (which wgpu zeroes). The second value is true when the buffer was created.
     pub fn take(
         &self,
         device: &wgpu::Device,
@@ -168,9 +172,15 @@ impl BufferPool {
         zeroed: bool,
     ) -> (GpuBuffer, bool) {
         let class = size_class(size, device.limits().max_buffer_size);
-        let key = (class, usage.bits());
+        let wanted = (usage.bits(), class);
         let mut shelves = lock(&self.shelves);
-        let reused = shelves.free.get_mut(&key).and_then(|v| v.pop());
+        let fit = shelves
+            .free
+            .range(wanted..=(usage.bits(), class.saturating_mul(MAX_OVERSIZE)))
+            .find(|(_, v)| !v.is_empty())
+            .map(|(k, _)| *k);
+        let key = fit.unwrap_or(wanted);
+        let reused = fit.and_then(|k| shelves.free.get_mut(&k).and_then(|v| v.pop()));
         let pending_clear = Arc::new(AtomicBool::new(false));
         let (buffer, created) = match reused {
             Some(idle) => {
@@ -246,7 +256,7 @@ impl BufferPool {
                 b.idle_frames += 1;
                 let keep = b.idle_frames <= IDLE_FRAMES_KEPT;
                 if !keep {
-                    dropped += key.0;
+                    dropped += key.1;
                 }
                 keep
             });

@@ -1,0 +1,144 @@
+//! The device clock: a timestamp before and after every submission (`GpuContext::submit`
+//! brackets its command buffers), so that a frame can say how long the device worked
+//! (`gpu/device_ms` in `--stats`) beside the host's wall time. Submissions run one after
+//! another on the one queue, so the sum of their spans is the device's busy time, and the wall
+//! time minus it is time the device waited for the host.
+//!
+//! Needs the adapter's timestamps inside encoders; without them the clock is absent and the
+//! frame reports no device time. A frame with more submissions than the clock has room for
+//! times the first ones and counts the rest as untimed.
+
+use std::sync::Mutex;
+
+/// Submissions one reading can time.
+const CAPACITY: u32 = 2048;
+
+/// What the clock read: the device's busy time over the timed submissions.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ClockReading {
+    pub device_ms: f64,
+    pub submissions: u32,
+    pub untimed: u32,
+}
+
+pub struct DeviceClock {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    staging: wgpu::Buffer,
+    period_ns: f64,
+    state: Mutex<ClockState>,
+}
+
+#[derive(Default)]
+struct ClockState {
+    /// Submissions stamped since the last reading.
+    used: u32,
+    untimed: u32,
+}
+
+impl DeviceClock {
+    /// A clock on `device`, whose timestamps tick every `period_ns`.
+    pub fn new(device: &wgpu::Device, period_ns: f32) -> DeviceClock {
+        let bytes = CAPACITY as u64 * 16;
+        DeviceClock {
+            set: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("device clock"),
+                ty: wgpu::QueryType::Timestamp,
+                count: CAPACITY * 2,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("device clock"),
+                size: bytes,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            staging: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("device clock read-back"),
+                size: bytes,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
+            period_ns: period_ns as f64,
+            state: Mutex::new(ClockState::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, ClockState> {
+        // Only poisoned if a thread panicked while counting; the counts stay usable.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The command buffers that stamp the start and the end of one submission, or `None` when
+    /// the clock is full until its next reading.
+    pub fn brackets(
+        &self,
+        device: &wgpu::Device,
+    ) -> Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)> {
+        let mut state = self.state();
+        if state.used >= CAPACITY {
+            state.untimed += 1;
+            return None;
+        }
+        let index = state.used * 2;
+        state.used += 1;
+        let stamp = |i: u32| {
+            let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("device clock"),
+            });
+            encoder.write_timestamp(&self.set, i);
+            encoder.finish()
+        };
+        Some((stamp(index), stamp(index + 1)))
+    }
+
+    /// The busy time of the submissions stamped since the last reading (waits for the device),
+    /// and a fresh start for the next.
+    pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<ClockReading, String> {
+        let (used, untimed) = {
+            let mut state = self.state();
+            let taken = (state.used, state.untimed);
+            *state = ClockState::default();
+            taken
+        };
+        if used == 0 {
+            return Ok(ClockReading {
+                untimed,
+                ..Default::default()
+            });
+        }
+        let bytes = used as u64 * 16;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("device clock read-back"),
+        });
+        encoder.resolve_query_set(&self.set, 0..used * 2, &self.resolve, 0);
+        encoder.copy_buffer_to_buffer(&self.resolve, 0, &self.staging, 0, bytes);
+        // The read-back itself is not a submission of the frame's work: not bracketed.
+        #[allow(clippy::disallowed_methods)]
+        queue.submit([encoder.finish()]);
+        let slice = self.staging.slice(..bytes);
+        let (tx, rx) = std::sync::mpsc::channel();
+        slice.map_async(wgpu::MapMode::Read, move |r| {
+            let _ = tx.send(r);
+        });
+        device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| e.to_string())?;
+        rx.recv()
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        let ticks: Vec<u64> = {
+            let data = slice.get_mapped_range().map_err(|e| e.to_string())?;
+            bytemuck::cast_slice(&data[..]).to_vec()
+        };
+        self.staging.unmap();
+        let busy: u64 = ticks
+            .chunks_exact(2)
+            .map(|pair| pair[1].saturating_sub(pair[0]))
+            .sum();
+        Ok(ClockReading {
+            device_ms: busy as f64 * self.period_ns / 1e6,
+            submissions: used,
+            untimed,
+        })
+    }
+}
