@@ -6,6 +6,7 @@
 //!
 //! `cargo bench --bench dispatch_overhead` (add `-- --dispatches N --words W --runs R`).
 
+use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
 use caustica::gpu::kernel::{storage_buffer_sized, Checks, Kernel};
@@ -36,7 +37,7 @@ fn record(
     dispatches: usize,
     groups: u32,
 ) -> Result<wgpu::CommandBuffer, GpuError> {
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     let binds: Vec<wgpu::BindGroup> = buffers
         .iter()
         .map(|b| kernel.bind(ctx, &[("data", b)]))

@@ -4,6 +4,7 @@
 //!
 //! `cargo bench --bench gpu_prims` (add `-- --n N --runs R`; without a GPU it says why and exits).
 
+use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
 use caustica::gpu::kernel::{storage_buffer, storage_buffer_sized};
@@ -23,12 +24,12 @@ fn arg(name: &str, default: usize) -> usize {
 fn time_runs(
     ctx: &GpuContext,
     runs: usize,
-    mut record: impl FnMut(&mut wgpu::CommandEncoder) -> Result<(), GpuError>,
+    mut record: impl FnMut(&mut Encoder) -> Result<(), GpuError>,
 ) -> Result<f64, GpuError> {
     let mut seconds = Vec::new();
     for run in 0..=runs {
         let start = Instant::now();
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         record(&mut encoder)?;
         ctx.submit([encoder.finish()]);
         ctx.recycle_buffers()?;

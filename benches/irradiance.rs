@@ -151,7 +151,7 @@ fn bench_gpu(
     println!(
         "  GPU kd-tree over the samples: {:.2} ms ({} words)",
         start.elapsed().as_secs_f64() * 1e3,
-        tree.word_count
+        tree.counts(ctx)?.word_count
     );
     let chunk = IrradianceKernels::max_queries(ctx).max(1) as usize;
     let buffers: Vec<(usize, GpuBuffer)> = (0..points.len())

@@ -140,6 +140,7 @@ fn bench_gpu(
         return Ok(());
     };
     let wall = median(walls);
+    let counts = tree.counts(ctx)?;
     let variant = if builder.uses_subgroups {
         "subgroups"
     } else {
@@ -148,10 +149,10 @@ fn bench_gpu(
     println!(
         "  GPU ({variant:13}) {wall:9.2} ms wall  {:8.2} Mpts/s   {} words, {} nodes, {} leaves, depth {}, {} levels, {} launches, {} read-backs",
         mpts(n, wall),
-        tree.word_count,
-        tree.stats.nodes,
-        tree.stats.leaves,
-        tree.max_branch_depth,
+        counts.word_count,
+        counts.nodes,
+        counts.leaves,
+        counts.max_branch_depth,
         tree.stats.levels,
         tree.stats.kernel_launches,
         tree.stats.host_readbacks,
@@ -170,7 +171,7 @@ fn bench_gpu(
         );
     }
     if let Some(reference) = reference {
-        let words: Vec<u32> = read_buffer(ctx, &tree.words, tree.word_count as usize)?;
+        let words: Vec<u32> = read_buffer(ctx, &tree.words, counts.word_count as usize)?;
         let same = words == reference;
         println!(
             "      same words as the CPU twin: {}",

@@ -252,7 +252,8 @@ fn main() -> Result<(), GpuError> {
             (Some(ctx), Some((_, _, builder))) => {
                 let point_buffer = storage_buffer(ctx, "points", &points)?;
                 let tree = builder.build(ctx, &point_buffer, points.len() as u32)?;
-                let words: Vec<u32> = read_buffer(ctx, &tree.words, tree.word_count as usize)?;
+                let count = tree.counts(ctx)?.word_count as usize;
+                let words: Vec<u32> = read_buffer(ctx, &tree.words, count)?;
                 (words, Some((tree, point_buffer)))
             }
             _ => (build_point_kdtree(&points).words, None),

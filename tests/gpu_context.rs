@@ -60,7 +60,7 @@ fn assert_gpu_streams_equal_the_cpu(
     let bind = kernel
         .bind(&ctx, &[("numbers", &numbers), ("params", &params)])
         .unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = caustica::gpu::encoder::Encoder::new(&ctx);
     kernel.dispatch(
         &mut encoder,
         &bind,

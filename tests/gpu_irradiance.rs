@@ -17,6 +17,7 @@ mod support;
 use caustica::accel::kdtree::KD_LEAF;
 use caustica::accel::knn::knn;
 use caustica::cpu::gather::IrradianceCache;
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::irradiance::{IrradianceKernels, IrradianceParams};
 use caustica::gpu::kernel::{storage_buffer, Checks};
 use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
@@ -509,7 +510,7 @@ fn broken_inputs_give_an_error_on_the_gpu() {
         let word_buffer = storage_buffer(&ctx, "words", words).unwrap();
         let position_buffer = storage_buffer(&ctx, "positions", positions).unwrap();
         let query_buffer = storage_buffer(&ctx, "queries", &queries).unwrap();
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         let output = kernels.interpolate(
             &ctx,
             &mut encoder,
@@ -541,7 +542,7 @@ fn broken_inputs_give_an_error_on_the_gpu() {
     let word_buffer = storage_buffer(&ctx, "words", &[KD_LEAF | 1, 0]).unwrap();
     let position_buffer = storage_buffer(&ctx, "positions", &two[..1]).unwrap();
     let query_buffer = storage_buffer(&ctx, "queries", &queries).unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     let refused = kernels.interpolate(
         &ctx,
         &mut encoder,
@@ -583,7 +584,7 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
     let word_buffer = storage_buffer(&ctx, "words", &words).unwrap();
     let position_buffer = storage_buffer(&ctx, "positions", &positions).unwrap();
     let query_buffer = storage_buffer(&ctx, "queries", &points).unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     let output = kernels
         .interpolate(
             &ctx,

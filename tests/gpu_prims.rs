@@ -2,6 +2,7 @@
 //! inputs of awkward sizes (empty, one, block edges, 2^k ± 1, random, and one above 16 million),
 //! in both the subgroup and the shared-memory variants, and refuse what they cannot hold.
 
+use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
 use caustica::cpu::prims as cpu;
@@ -180,7 +181,7 @@ fn the_compaction_count_stays_on_the_gpu_as_indirect_dispatch_arguments() {
     let values_buffer = caustica::gpu::kernel::storage_buffer(&ctx, "values", &values).unwrap();
     let flags_buffer = caustica::gpu::kernel::storage_buffer(&ctx, "flags", &flags).unwrap();
     let kept = storage_buffer_sized(&ctx, "kept", n as u64 * 4).unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     let count = prims
         .compact(&ctx, &mut encoder, &values_buffer, &flags_buffer, &kept, n)
         .unwrap();
@@ -417,7 +418,7 @@ fn inputs_over_the_binding_limit_are_refused_with_a_clear_error() {
     let too_many = u32::try_from(limit / 4 + 1).unwrap_or(u32::MAX);
     let small = storage_buffer_sized(&ctx, "small", 16).unwrap();
     let other = storage_buffer_sized(&ctx, "other", 16).unwrap();
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     let err = prims
         .exclusive_scan(&ctx, &mut encoder, &small, &other, too_many)
         .expect_err("a scan over the binding limit is refused");

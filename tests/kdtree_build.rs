@@ -387,9 +387,9 @@ mod gpu {
             caustica::gpu::kernel::storage_buffer(&ctx, "points", &points).expect("upload");
         let builder = KdTreeBuilder::new(&ctx).expect("kernels build");
         let tree = builder.build(&ctx, &buffer, 3000).expect("build");
+        let count = tree.counts(&ctx).expect("counts").word_count as usize;
         let words: Vec<u32> =
-            caustica::gpu::kernel::read_buffer(&ctx, &tree.words, tree.word_count as usize)
-                .expect("read back");
+            caustica::gpu::kernel::read_buffer(&ctx, &tree.words, count).expect("read back");
         validate_point_kdtree(&words, &points[..3000]).expect("valid over the prefix");
         assert_eq!(words, build_point_kdtree(&points[..3000]).words);
     }

@@ -263,7 +263,8 @@ fn trees_from_the_gpu_builder_give_the_same_answers() {
         let tree = builder
             .build(&ctx, &point_buffer, points.len() as u32)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let words: Vec<u32> = read_buffer(&ctx, &tree.words, tree.word_count as usize).unwrap();
+        let count = tree.counts(&ctx).unwrap().word_count as usize;
+        let words: Vec<u32> = read_buffer(&ctx, &tree.words, count).unwrap();
         validate_point_kdtree(&words, points).unwrap_or_else(|e| panic!("{name}: {e}"));
         let queries = queries_for(points, 1_000, 13);
         for (k, max_dist2) in [(8usize, f32::INFINITY), (64, 0.01)] {

@@ -1,6 +1,7 @@
 //! What several benchmarks share: medians, and timing recorded-ready GPU query dispatches.
 #![allow(dead_code)]
 
+use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
 use caustica::gpu::kernel::{read_buffer, storage_buffer_sized};
@@ -46,7 +47,7 @@ pub fn time_dispatches(
     let ticks = storage_buffer_sized(ctx, "bench ticks", bytes)?;
     let (mut walls, mut gpus) = (Vec::new(), Vec::new());
     for run in 0..=runs {
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         for (p, dispatch) in dispatches.iter().enumerate() {
             let writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
                 query_set: q,

@@ -5,6 +5,7 @@
 //! in their own files (`whitted`, `photons`, `gather`) on [`GpuCore`]; the CPU twin's driver is
 //! `cpu::backend`.
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -515,7 +516,7 @@ impl GpuBackend {
         // composition) or one component alone, accumulated like the colour.
         let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
         let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(GpuBuffer, u64)>, GpuError> {
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             let mut out = Vec::new();
             for l in levels {
                 let copy = storage_buffer_sized(ctx, "layer nodes", l.nodes.size())?;

@@ -136,6 +136,8 @@ pub struct Traffic {
     /// Waits for the device to finish (read-backs included) and the host's time in them.
     pub waits: std::sync::atomic::AtomicU64,
     pub wait_ns: std::sync::atomic::AtomicU64,
+    /// Compute dispatches recorded (`gpu::encoder` counts them).
+    pub dispatches: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Traffic {
@@ -143,8 +145,8 @@ impl Traffic {
         counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// (allocated, uploaded, read-backs, bytes read back, waits, wait ns) so far.
-    pub fn snapshot(&self) -> [u64; 6] {
+    /// (allocated, uploaded, read-backs, bytes read back, waits, dispatches, wait ns) so far.
+    pub fn snapshot(&self) -> [u64; 7] {
         use std::sync::atomic::Ordering::Relaxed;
         [
             self.allocated_bytes.load(Relaxed),
@@ -152,12 +154,13 @@ impl Traffic {
             self.readbacks.load(Relaxed),
             self.readback_bytes.load(Relaxed),
             self.waits.load(Relaxed),
+            self.dispatches.load(Relaxed),
             self.wait_ns.load(Relaxed),
         ]
     }
 
     /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]).
-    pub fn since(&self, before: [u64; 6]) -> Vec<(String, f64)> {
+    pub fn since(&self, before: [u64; 7]) -> Vec<(String, f64)> {
         let now = self.snapshot();
         let mut out: Vec<(String, f64)> = [
             "gpu/allocated_bytes",
@@ -165,6 +168,7 @@ impl Traffic {
             "gpu/readbacks",
             "gpu/readback_bytes",
             "host/waits",
+            "gpu/dispatches",
         ]
         .iter()
         .zip(now.iter().zip(before))
@@ -172,7 +176,7 @@ impl Traffic {
         .collect();
         out.push((
             "host/wait_ms".to_string(),
-            now[5].saturating_sub(before[5]) as f64 / 1e6,
+            now[6].saturating_sub(before[6]) as f64 / 1e6,
         ));
         out
     }
@@ -308,13 +312,8 @@ impl GpuContext {
             None => (None, None),
         };
         #[allow(clippy::disallowed_methods)]
-        self.queue.submit(
-            start
-                .into_iter()
-                .chain(clears)
-                .chain(commands)
-                .chain(end),
-        );
+        self.queue
+            .submit(start.into_iter().chain(clears).chain(commands).chain(end));
     }
 
     /// Writes `data` at `offset` of `buffer` before the next submission's commands; a clear

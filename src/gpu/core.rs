@@ -2,6 +2,7 @@
 //! primitives, buffers kept by role, named bindings with the scene, timed dispatches and their
 //! timers, and the traversal of a batch of rays (VD batches included).
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -211,7 +212,7 @@ impl GpuCore {
                 own.extend(v.record_bindings());
             }
             let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             if let Some(v) = vd.as_ref() {
                 v.clear(&mut encoder);
             }
@@ -301,7 +302,7 @@ impl GpuCore {
     /// Records `kernel` over `n` invocations, with timestamps around it when available.
     pub(super) fn dispatch_timed(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         kernel: &Kernel,
         bind: &wgpu::BindGroup,
         n: u64,
@@ -344,7 +345,7 @@ impl GpuCore {
             return Ok(());
         }
         let count = t.used.len() as u32 * 2;
-        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&self.ctx);
         encoder.resolve_query_set(&t.set, 0..count, &t.resolve, 0);
         self.ctx.submit([encoder.finish()]);
         let ticks: Vec<u64> = read_buffer(&self.ctx, &t.resolve, count as usize)?;

@@ -18,6 +18,7 @@
 //! index without a sample, or a loop a driver stopped early (lavapipe's loop budget) set bits in
 //! the output's status word, and [`IrradianceOutput::check`] turns them into a `GpuError`.
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::sync::OnceLock;
 
@@ -208,7 +209,7 @@ impl IrradianceKernels {
     pub fn interpolate(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         samples: &GpuBuffer,
         words: &GpuBuffer,
         positions: &GpuBuffer,
@@ -260,7 +261,7 @@ impl IrradianceKernels {
         let mut out = Vec::with_capacity(queries.len());
         for part in queries.chunks(chunk) {
             let query_buffer = storage_buffer(ctx, "shading points", part)?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             let output = self.interpolate(
                 ctx,
                 &mut encoder,

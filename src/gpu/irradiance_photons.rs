@@ -2,6 +2,7 @@
 //! the CPU twin is `cpu::irradiance_photons`): the global map's irradiance photons with their
 //! kd-tree, and the lookup that gives each gather hit its irradiance.
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
@@ -114,7 +115,7 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         self.select
             .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
         ctx.submit([encoder.finish()]);
@@ -146,7 +147,7 @@ impl IrradiancePhotonKernels {
             query_count.max(1) as u64 * 16,
         )?;
         let Some(photons) = photons.filter(|_| query_count > 0) else {
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             encoder.clear_buffer(&out, 0, None);
             ctx.submit([encoder.finish()]);
             return Ok(out);
@@ -176,7 +177,7 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         self.lookup.dispatch(
             &mut encoder,
             &bind,

@@ -24,16 +24,16 @@
 //! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
 //!    with `u32` point masks into a scratch area at `4 · start`.
 //! 4. **Output**: `build_sizes` (bottom-up, one dispatch per level) sums the subtree sizes and
-//!    counts nodes; after one read-back of the total, `build_write` (top-down, one dispatch per
-//!    level) writes every large node's words and its children's offsets, and moves each small
-//!    subtree into place.
+//!    counts nodes; then `build_write` (top-down, one dispatch per level) writes every large
+//!    node's words and its children's offsets, and moves each small subtree into place.
 //!
 //! Node numbering never depends on the order of atomics: atomics only add up the statistics.
 //! The same input gives the same words on every run.
 //!
-//! **Host round trips**: one per build (the word count, node counts and branch depth, read
-//! after stage 4's sizes to allocate the output), plus one more when timestamps are on (the
-//! output stage's time). Nothing is read back between levels.
+//! **Host round trips**: none. The words go into room for the largest tree over `n` points
+//! ([`max_tree_words`]), so the output stage follows the sizes without reading the word count
+//! back; [`GpuKdTree::counts`] reads the size and shape when a caller wants them. With
+//! timestamps on, one read-back of the stage times.
 //!
 //! **Memory**: about 130 bytes per point while a build runs (the points included; the sort's
 //! temporaries live until the first submit completes), and buffers of up to `16 · n` bytes (the
@@ -45,6 +45,7 @@
 //! **Known cost**: an all-equal large node becomes one leaf that a single invocation writes
 //! (a degenerate input such as a million copies of one point is built, but slowly).
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::time::Instant;
 
@@ -55,7 +56,7 @@ use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::prims::{Primitives, BLOCK_SIZE};
-use crate::accel::kdtree::{PointKdTree, KD_INDEX_MASK, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
+use crate::accel::kdtree::{PointKdTree, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
 
 /// Words per heap node (`NODE_WORDS` in `shaders/kdtree/build_common.wgsl`).
 const NODE_WORDS: u64 = 8;
@@ -128,23 +129,62 @@ pub struct KdBuildStats {
     pub kernel_launches: u32,
     /// Large-node levels.
     pub levels: u32,
-    /// Nodes of the tree (internal and leaves).
-    pub nodes: u32,
-    /// Leaves (empty ones included).
-    pub leaves: u32,
     /// Times the host waited for the GPU to read something back.
     pub host_readbacks: u32,
     /// Host wall time from the first record to the last submit (and the waits in between).
     pub host_ms: f64,
 }
 
-/// A tree on the GPU: `word_count` words in the layout of `accel::kdtree`.
+/// A tree on the GPU in the layout of `accel::kdtree`, at the start of `words` (which has room
+/// for the largest tree over its points, [`max_tree_words`]; the rest is zeros). Its size and
+/// shape stay on the device until [`GpuKdTree::counts`] reads them.
 pub struct GpuKdTree {
     pub words: GpuBuffer,
-    pub word_count: u32,
     pub point_count: u32,
-    pub max_branch_depth: u32,
     pub stats: KdBuildStats,
+    /// `[words, nodes, leaves, max branch depth]`, written by the build.
+    counts: GpuBuffer,
+}
+
+/// A built tree's size and shape.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KdTreeCounts {
+    pub word_count: u32,
+    /// Internal nodes and leaves.
+    pub nodes: u32,
+    /// Leaves, empty ones included.
+    pub leaves: u32,
+    /// The largest number of branching internal nodes on a path.
+    pub max_branch_depth: u32,
+}
+
+impl GpuKdTree {
+    /// The tree's size and shape (one read-back: waits for the build).
+    pub fn counts(&self, ctx: &GpuContext) -> Result<KdTreeCounts, GpuError> {
+        let c: Vec<u32> = read_buffer(ctx, &self.counts, 4)?;
+        let capacity = self.words.size() / 4;
+        if c[0] == 0 || c[0] as u64 > capacity {
+            return Err(GpuError::Device(format!(
+                "kd-tree build over {} points produced {} words (room for {capacity})",
+                self.point_count, c[0]
+            )));
+        }
+        Ok(KdTreeCounts {
+            word_count: c[0],
+            nodes: c[1],
+            leaves: c[2],
+            max_branch_depth: c[3],
+        })
+    }
+}
+
+/// The most words a tree over `n` points can take: a large node writes at most six cut-offs
+/// (three words each) and a split (two words) or a leaf (one word and its points), and a small
+/// subtree of `m` points, whose VVH leaves are never empty, at most `2(m − 1) + 2m` words: so at
+/// most `4n` for the small subtrees and `20` per large node.
+pub fn max_tree_words(n: u32) -> u64 {
+    let large_nodes = (1u64 << large_levels(n)) - 1;
+    4 * n as u64 + 20 * large_nodes + 1
 }
 
 /// The build kernels, made once per context.
@@ -223,13 +263,14 @@ impl KdTreeBuilder {
         let n = checked_count(points.len())?;
         let buffer = storage_buffer(ctx, "kd-tree points", points)?;
         let tree = self.build(ctx, &buffer, n)?;
-        let words = read_buffer(ctx, &tree.words, tree.word_count as usize)?;
+        let counts = tree.counts(ctx)?;
+        let words = read_buffer(ctx, &tree.words, counts.word_count as usize)?;
         Ok(PointKdTree {
             words,
             point_count: n,
-            max_branch_depth: tree.max_branch_depth,
-            node_count: tree.stats.nodes,
-            leaf_count: tree.stats.leaves,
+            max_branch_depth: counts.max_branch_depth,
+            node_count: counts.nodes,
+            leaf_count: counts.leaves,
         })
     }
 
@@ -254,15 +295,13 @@ impl KdTreeBuilder {
         let mut stats = KdBuildStats::default();
         if n == 0 {
             let words = storage_buffer(ctx, "kd-tree words", &[KD_LEAF])?;
-            stats.nodes = 1;
-            stats.leaves = 1;
+            let counts = storage_buffer(ctx, "kd-tree counts", &[1u32, 1, 1, 0])?;
             stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
             return Ok(GpuKdTree {
                 words,
-                word_count: 1,
                 point_count: 0,
-                max_branch_depth: 0,
                 stats,
+                counts,
             });
         }
         let levels = large_levels(n);
@@ -285,6 +324,7 @@ impl KdTreeBuilder {
         let block_sums = scratch("kd-tree block sums", num_blocks as u64)?;
         let block_offsets = scratch("kd-tree block offsets", num_blocks as u64)?;
         let stats_buffer = scratch("kd-tree stats", 4)?;
+        let words = scratch("kd-tree words", max_tree_words(n))?;
 
         let params = |level: u32| {
             uniform_buffer(
@@ -443,17 +483,7 @@ impl KdTreeBuilder {
             launches += 1;
         }
         stamps.mark(&mut encoder, 4);
-        ctx.submit([encoder.finish()]);
-        let counts: Vec<u32> = read_buffer(ctx, &stats_buffer, 4)?;
-        stats.host_readbacks += 1;
-        let word_count = counts[0];
-        if word_count == 0 || word_count > KD_INDEX_MASK {
-            return Err(GpuError::Device(format!(
-                "kd-tree build over {n} points produced {word_count} words"
-            )));
-        }
-        let words = scratch("kd-tree words", word_count as u64)?;
-        let mut encoder = new_encoder(ctx);
+        // The words go into room for the largest tree: no read-back of the size between.
         for level in 0..=levels {
             let bind = self.write.bind(
                 ctx,
@@ -477,15 +507,12 @@ impl KdTreeBuilder {
             stats.gpu = Some(times);
         }
         stats.kernel_launches = launches;
-        stats.nodes = counts[1];
-        stats.leaves = counts[2];
         stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
         Ok(GpuKdTree {
             words,
-            word_count,
             point_count: n,
-            max_branch_depth: counts[3],
             stats,
+            counts: stats_buffer,
         })
     }
 }
@@ -521,11 +548,8 @@ fn groups_grid(ctx: &GpuContext, groups: u64) -> (u32, u32, u32) {
     }
 }
 
-fn new_encoder(ctx: &GpuContext) -> wgpu::CommandEncoder {
-    ctx.device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("kd-tree build"),
-        })
+fn new_encoder(ctx: &GpuContext) -> Encoder {
+    Encoder::new(ctx)
 }
 
 /// Timestamps at the stage boundaries, written by empty compute passes.
@@ -556,7 +580,7 @@ impl Stamps {
         })
     }
 
-    fn mark(&self, encoder: &mut wgpu::CommandEncoder, index: u32) {
+    fn mark(&self, encoder: &mut Encoder, index: u32) {
         if let Some((set, _)) = &self.query {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("kd-tree timestamp"),
@@ -654,5 +678,50 @@ mod tests {
         assert_eq!(large_levels(2 * KD_SMALL_NODE), 1);
         assert_eq!(large_levels(2 * KD_SMALL_NODE + 1), 2);
         assert_eq!(large_levels(10_000_000), 19);
+    }
+
+    /// The words buffer a build allocates holds the tree (the CPU twin writes the same words),
+    /// for point sets that make many cut-offs, deep chains or one big leaf.
+    #[test]
+    fn every_tree_fits_the_room_its_build_gives_the_words() {
+        let mut state = 0x9e37_79b9_u32;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 17;
+            state ^= state << 5;
+            state as f32 / u32::MAX as f32
+        };
+        let mut sets: Vec<(&str, Vec<[f32; 4]>)> = Vec::new();
+        for n in [1usize, 2, 31, 33, 100, 1000, 20_000] {
+            let uniform = (0..n).map(|_| [next(), next(), next(), 0.0]).collect();
+            sets.push(("uniform", uniform));
+            // Tight clusters far apart: a cut-off on every side of most large nodes.
+            let clustered = (0..n)
+                .map(|i| {
+                    let c = (i % 7) as f32 * 1000.0;
+                    [
+                        c + next() * 1e-3,
+                        -c + next() * 1e-3,
+                        c * 0.5 + next() * 1e-3,
+                        0.0,
+                    ]
+                })
+                .collect();
+            sets.push(("clustered", clustered));
+            sets.push(("all equal", vec![[1.0, 2.0, 3.0, 0.0]; n]));
+            let two = (0..n).map(|i| [(i % 2) as f32, 0.0, 0.0, 0.0]).collect();
+            sets.push(("two values", two));
+            let line = (0..n).map(|i| [i as f32, 0.0, 0.0, 0.0]).collect();
+            sets.push(("a line", line));
+        }
+        for (name, points) in &sets {
+            let n = points.len() as u32;
+            let words = crate::accel::kdtree::build_point_kdtree(points).words.len() as u64;
+            assert!(
+                words <= max_tree_words(n),
+                "{name}, {n} points: {words} words, room for {}",
+                max_tree_words(n)
+            );
+        }
     }
 }

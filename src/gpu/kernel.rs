@@ -5,6 +5,7 @@
 //! reflection of the module, never by the order of calls: a kernel whose declarations are
 //! reordered keeps working, and a missing or unknown name is an error that says which.
 
+use super::encoder::Encoder;
 use std::collections::BTreeMap;
 
 use bytemuck::Pod;
@@ -178,17 +179,11 @@ impl Kernel {
     /// Records one dispatch of `workgroups` (x, y, z) with `bind_group` into `encoder`.
     pub fn dispatch(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         bind_group: &wgpu::BindGroup,
         workgroups: (u32, u32, u32),
     ) {
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&self.name),
-            timestamp_writes: None,
-        });
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+        encoder.dispatch(&self.pipeline, bind_group, workgroups);
     }
 
     /// Workgroup counts covering `n` invocations in one dimension, spilling into y when `n`
@@ -282,7 +277,7 @@ pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u
         return Ok(Vec::new());
     }
     let gathered = storage_buffer_sized(ctx, "read-back words", words.len() as u64 * 4)?;
-    let mut encoder = ctx.device.create_command_encoder(&Default::default());
+    let mut encoder = Encoder::new(&ctx);
     for (k, (buffer, element)) in words.iter().enumerate() {
         encoder.copy_buffer_to_buffer(buffer, element * 4, &gathered, k as u64 * 4, 4);
     }
@@ -304,11 +299,7 @@ pub fn read_buffer<T: Pod>(
     Traffic::add(&ctx.traffic.readback_bytes, size);
     let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
     let staging = pooled_buffer(ctx, "readback", size, usage, false);
-    let mut encoder = ctx
-        .device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("readback"),
-        });
+    let mut encoder = Encoder::new(ctx);
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
     ctx.submit([encoder.finish()]);
     let slice = staging.slice(..size.next_multiple_of(4));

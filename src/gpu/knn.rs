@@ -7,6 +7,7 @@
 //! neighbour lists are equal bit for bit and the estimates sum the same photons in the same
 //! order. A tree deeper than the stack, or malformed, makes the call fail (`GpuError::Device`).
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
@@ -63,7 +64,7 @@ impl KnnDispatch<'_> {
     /// Records the dispatch in its own compute pass, with `timestamp_writes` around it if given.
     pub fn record(
         &self,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) {
         if self.query_count == 0 {
@@ -339,7 +340,7 @@ impl KnnQueries {
             let n = part.len() as u32;
             let (dispatch, output) =
                 self.prepare_knn(ctx, words, points, &buffer, 0, n, k, max_dist2)?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -386,7 +387,7 @@ impl KnnQueries {
             let (dispatch, output) = self.prepare_density(
                 ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter,
             )?;
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -433,7 +434,7 @@ impl KnnQueries {
             ],
         )?;
         let n = dirs.len().max(code_list.len()) as u64;
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         self.octahedral
             .dispatch(&mut encoder, &bind, self.octahedral.grid_for(ctx, n));
         ctx.submit([encoder.finish()]);

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod clock;
 pub mod context;
 pub mod core;
+pub mod encoder;
 pub mod gather;
 pub mod irradiance;
 pub mod irradiance_photons;

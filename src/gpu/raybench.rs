@@ -7,6 +7,7 @@
 //! and a cosine-distributed diffuse ray (closest hit). The same sets serve every configuration
 //! (QBVH or binary BVH, checked or unchecked kernel), so the figures compare like with like.
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::time::Instant;
 
@@ -249,7 +250,7 @@ pub fn measure(
             } else if run >= warm_runs + runs {
                 break;
             }
-            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let mut encoder = Encoder::new(&ctx);
             {
                 let timestamp_writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
                     query_set: q,

@@ -44,6 +44,7 @@
 //! 4M otherwise. Kernels run with naga's checks; no invocation runs more than a few thousand
 //! loop iterations (lavapipe's silent loop budget is 65535 per group of 8).
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::time::Instant;
 
@@ -534,11 +535,8 @@ fn point_count(len: usize) -> Result<u32, GpuError> {
         })
 }
 
-fn new_encoder(ctx: &GpuContext) -> wgpu::CommandEncoder {
-    ctx.device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("seeding"),
-        })
+fn new_encoder(ctx: &GpuContext) -> Encoder {
+    Encoder::new(ctx)
 }
 
 /// The parts that timestamps tell apart.
@@ -588,7 +586,7 @@ impl Stamps {
         })
     }
 
-    fn write(&self, encoder: &mut wgpu::CommandEncoder, index: u32) {
+    fn write(&self, encoder: &mut Encoder, index: u32) {
         if let Some((set, _)) = &self.query {
             encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("seeding timestamp"),
@@ -601,7 +599,7 @@ impl Stamps {
         }
     }
 
-    fn begin(&mut self, encoder: &mut wgpu::CommandEncoder, part: Part) {
+    fn begin(&mut self, encoder: &mut Encoder, part: Part) {
         if self.query.is_none() {
             return;
         }
@@ -612,7 +610,7 @@ impl Stamps {
         }
     }
 
-    fn end(&mut self, encoder: &mut wgpu::CommandEncoder) {
+    fn end(&mut self, encoder: &mut Encoder) {
         if let Some(&(_, index)) = self.pairs.last() {
             self.write(encoder, index + 1);
         }

@@ -47,6 +47,7 @@
 //! [`lod_level`]: crate::accel::vd_bottom::lod_level
 //! [`VdNode`]: crate::accel::vd_bottom::VdNode
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::time::Instant;
 
@@ -414,7 +415,7 @@ impl VdBatch {
         &self,
         ctx: &GpuContext,
         prims: &Primitives,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         scene: &VdBatchScene,
         record_patches: &GpuBuffer,
         record_rays: &GpuBuffer,
@@ -433,7 +434,7 @@ impl VdBatch {
     pub fn record_trace(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         scene: &VdBatchScene,
         rays: &GpuBuffer,
         record_rays: &GpuBuffer,
@@ -465,7 +466,7 @@ impl VdBatch {
     pub fn record_build_trace(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         scene: &VdBatchScene,
         rays: &GpuBuffer,
         record_rays: &GpuBuffer,
@@ -550,7 +551,7 @@ impl VdBatch {
     pub fn record_resolve(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         rays: &GpuBuffer,
         record_rays: &GpuBuffer,
         jobs: &VdJobs,
@@ -628,12 +629,7 @@ impl VdBatch {
             choose: true,
         };
         let mut timings = VdBatchTimings::default();
-        let encoder_for = || {
-            ctx.device
-                .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-                    label: Some("vd batch"),
-                })
-        };
+        let encoder_for = || Encoder::new(ctx);
         ctx.wait_idle()?;
         // GPU timestamps around the two build_trace dispatches, when the adapter has them.
         let query = ctx.info.features.timestamps.then(|| {

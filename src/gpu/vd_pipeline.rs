@@ -19,6 +19,7 @@
 //! the largest over its rays and stores it in the frame's level buffer, which starts as the
 //! camera bound of `Prepared::vd`; every later batch of the frame builds at the stored level.
 
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use std::time::Instant;
 
@@ -188,7 +189,7 @@ impl<'k> VdFrameGpu<'k> {
     }
 
     /// Empties the queue before a trace.
-    pub fn clear(&self, encoder: &mut wgpu::CommandEncoder) {
+    pub fn clear(&self, encoder: &mut Encoder) {
         encoder.clear_buffer(&self.count, 0, None);
     }
 
@@ -216,7 +217,7 @@ impl<'k> VdFrameGpu<'k> {
         prims: &Primitives,
         count: u32,
         slots: u32,
-        finish: impl FnOnce(&mut wgpu::CommandEncoder, &VdBatchOutput, &Self) -> Result<(), GpuError>,
+        finish: impl FnOnce(&mut Encoder, &VdBatchOutput, &Self) -> Result<(), GpuError>,
     ) -> Result<(), GpuError> {
         let choose = !self.chosen;
         if count == 0 {
@@ -224,7 +225,7 @@ impl<'k> VdFrameGpu<'k> {
         }
         let batch = &self.kernels.batch;
         let clock = Instant::now();
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         let jobs = batch.record_jobs(
             ctx,
             prims,
@@ -239,7 +240,7 @@ impl<'k> VdFrameGpu<'k> {
         self.stats.sort_ms += clock.elapsed().as_secs_f64() * 1e3;
 
         let clock = Instant::now();
-        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        let mut encoder = Encoder::new(&ctx);
         let levels = VdLevels {
             buffer: &self.levels,
             choose,

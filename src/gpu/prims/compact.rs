@@ -2,6 +2,7 @@
 //! (an exclusive scan of the 0/1 flags gives each kept value its place), and their count.
 
 use super::*;
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 
 impl Primitives {
@@ -10,7 +11,7 @@ impl Primitives {
     pub fn compact(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         values: &GpuBuffer,
         flags: &GpuBuffer,
         kept: &GpuBuffer,

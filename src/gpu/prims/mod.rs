@@ -2,7 +2,7 @@
 //! key-value radix sort, sorted-run bounds), each with a plain CPU twin in `crate::cpu::prims`.
 //!
 //! [`Primitives`] holds every kernel, built once per context with the subgroup variants when the
-//! adapter has subgroups. Its methods *record* work into a caller's `wgpu::CommandEncoder` on
+//! adapter has subgroups. Its methods *record* work into a caller's `Encoder` on
 //! caller-owned buffers, allocating the scratch they need; the `*_vec` methods upload a slice,
 //! run, and read back, for tests and small jobs.
 //!
@@ -21,6 +21,7 @@ pub mod scan;
 pub mod segmented;
 pub mod sorted_bounds;
 
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
@@ -215,11 +216,8 @@ pub(crate) fn upload<T: Pod>(
 }
 
 /// A new command encoder for the `*_vec` conveniences.
-pub(crate) fn new_encoder(ctx: &GpuContext) -> wgpu::CommandEncoder {
-    ctx.device
-        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("prims"),
-        })
+pub(crate) fn new_encoder(ctx: &GpuContext) -> Encoder {
+    Encoder::new(ctx)
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 //! high words) so that 16M+ keys stay within one storage binding per array; values are `u32`.
 
 use super::*;
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 
 /// Bits sorted per pass (`BITS_PER_PASS` in `prims/radix_scatter.wgsl`).
@@ -34,7 +35,7 @@ impl Primitives {
     pub fn radix_sort_u32(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         keys: &GpuBuffer,
         values: &GpuBuffer,
         n: u32,
@@ -54,7 +55,7 @@ impl Primitives {
     pub fn radix_sort_u64(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         keys_lo: &GpuBuffer,
         keys_hi: &GpuBuffer,
         values: &GpuBuffer,
@@ -73,7 +74,7 @@ impl Primitives {
     fn radix_sort(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         keys_lo: &GpuBuffer,
         keys_hi: Option<&GpuBuffer>,
         values: &GpuBuffer,

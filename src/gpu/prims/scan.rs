@@ -2,6 +2,7 @@
 //! 1024, recursing on the block sums, so no workgroup ever waits on another.
 
 use super::*;
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 
 impl Primitives {
@@ -10,7 +11,7 @@ impl Primitives {
     pub fn exclusive_scan(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         input: &GpuBuffer,
         output: &GpuBuffer,
         n: u32,
@@ -23,7 +24,7 @@ impl Primitives {
     pub fn inclusive_scan(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         input: &GpuBuffer,
         output: &GpuBuffer,
         n: u32,
@@ -35,7 +36,7 @@ impl Primitives {
     pub(crate) fn scan_with_mode(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         input: &GpuBuffer,
         output: &GpuBuffer,
         n: u32,

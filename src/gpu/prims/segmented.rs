@@ -5,6 +5,7 @@
 //! wrapping arithmetic.
 
 use super::*;
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 
 /// The GPU-resident result of a segmented reduce.
@@ -29,7 +30,7 @@ impl Primitives {
     fn segment_scaffold(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         values: &GpuBuffer,
         head_flags: &GpuBuffer,
         n: u32,
@@ -91,7 +92,7 @@ impl Primitives {
     pub fn segmented_scan(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         values: &GpuBuffer,
         head_flags: &GpuBuffer,
         output: &GpuBuffer,
@@ -134,7 +135,7 @@ impl Primitives {
     pub fn segmented_reduce(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         values: &GpuBuffer,
         head_flags: &GpuBuffer,
         n: u32,

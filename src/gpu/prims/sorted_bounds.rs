@@ -3,6 +3,7 @@
 //! and the kd-tree builder consume it). Keys are `u32`, or `u64` held as two `u32` arrays.
 
 use super::*;
+use crate::gpu::encoder::Encoder;
 use crate::gpu::pool::GpuBuffer;
 
 /// One run of equal keys: `keys[start..end]` all equal `key`.
@@ -31,7 +32,7 @@ impl Primitives {
     pub fn find_sorted_bounds(
         &self,
         ctx: &GpuContext,
-        encoder: &mut wgpu::CommandEncoder,
+        encoder: &mut Encoder,
         keys_lo: &GpuBuffer,
         keys_hi: Option<&GpuBuffer>,
         n: u32,

@@ -1,0 +1,108 @@
+//! The command encoder every stage records into: consecutive dispatches share one compute pass,
+//! which wgpu still separates with the barriers their buffers need. A compute pass of its own
+//! for each dispatch cost the device 6.6–7.4 µs and the host about 10 µs per dispatch on the
+//! lent H200, one shared pass 1.9–2.6 µs and 1.1 µs (`cargo bench --bench
+//! dispatch_overhead`, docs/performance.md). Any other command (a copy, a clear, a timestamped
+//! pass) closes the open pass first, so commands keep their recorded order.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use super::context::{GpuContext, Traffic};
+
+pub struct Encoder {
+    inner: wgpu::CommandEncoder,
+    /// The compute pass the last dispatches went into, while no other command came between.
+    pass: Option<wgpu::ComputePass<'static>>,
+    dispatches: u64,
+    /// The context's count of dispatches, which the encoder's are added to when it finishes.
+    counter: Arc<AtomicU64>,
+}
+
+impl Encoder {
+    pub fn new(ctx: &GpuContext) -> Encoder {
+        Encoder {
+            inner: ctx
+                .device
+                .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None }),
+            pass: None,
+            dispatches: 0,
+            counter: ctx.traffic.dispatches.clone(),
+        }
+    }
+
+    /// Records a dispatch of `pipeline` with `bind_group` over `workgroups`, in the open pass.
+    pub fn dispatch(
+        &mut self,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        workgroups: (u32, u32, u32),
+    ) {
+        let inner = &mut self.inner;
+        let pass = self.pass.get_or_insert_with(|| {
+            inner
+                .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: None,
+                })
+                .forget_lifetime()
+        });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, bind_group, &[]);
+        pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+        self.dispatches += 1;
+    }
+
+    /// The encoder for any other command, the open pass closed first.
+    pub fn raw(&mut self) -> &mut wgpu::CommandEncoder {
+        self.pass = None;
+        &mut self.inner
+    }
+
+    pub fn clear_buffer(&mut self, buffer: &wgpu::Buffer, offset: u64, size: Option<u64>) {
+        self.raw().clear_buffer(buffer, offset, size);
+    }
+
+    pub fn copy_buffer_to_buffer(
+        &mut self,
+        source: &wgpu::Buffer,
+        source_offset: u64,
+        destination: &wgpu::Buffer,
+        destination_offset: u64,
+        size: u64,
+    ) {
+        self.raw().copy_buffer_to_buffer(
+            source,
+            source_offset,
+            destination,
+            destination_offset,
+            size,
+        );
+    }
+
+    pub fn resolve_query_set(
+        &mut self,
+        set: &wgpu::QuerySet,
+        range: std::ops::Range<u32>,
+        destination: &wgpu::Buffer,
+        offset: u64,
+    ) {
+        self.raw()
+            .resolve_query_set(set, range, destination, offset);
+    }
+
+    /// A compute pass of its own (for timestamp writes), after the open one.
+    pub fn begin_compute_pass<'e>(
+        &'e mut self,
+        desc: &wgpu::ComputePassDescriptor<'_>,
+    ) -> wgpu::ComputePass<'e> {
+        self.dispatches += 1;
+        self.raw().begin_compute_pass(desc)
+    }
+
+    pub fn finish(mut self) -> wgpu::CommandBuffer {
+        self.pass = None;
+        Traffic::add(&self.counter, self.dispatches);
+        self.inner.finish()
+    }
+}
