@@ -37,7 +37,7 @@ fn record(
     dispatches: usize,
     groups: u32,
 ) -> Result<wgpu::CommandBuffer, GpuError> {
-    let mut encoder = Encoder::new(&ctx);
+    let mut encoder = Encoder::new(ctx);
     let binds: Vec<wgpu::BindGroup> = buffers
         .iter()
         .map(|b| kernel.bind(ctx, &[("data", b)]))

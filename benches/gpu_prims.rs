@@ -29,7 +29,7 @@ fn time_runs(
     let mut seconds = Vec::new();
     for run in 0..=runs {
         let start = Instant::now();
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         record(&mut encoder)?;
         ctx.submit([encoder.finish()]);
         ctx.recycle_buffers()?;

@@ -47,7 +47,7 @@ pub fn time_dispatches(
     let ticks = storage_buffer_sized(ctx, "bench ticks", bytes)?;
     let (mut walls, mut gpus) = (Vec::new(), Vec::new());
     for run in 0..=runs {
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         for (p, dispatch) in dispatches.iter().enumerate() {
             let writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
                 query_set: q,

@@ -516,7 +516,7 @@ impl GpuBackend {
         // composition) or one component alone, accumulated like the colour.
         let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
         let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(GpuBuffer, u64)>, GpuError> {
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             let mut out = Vec::new();
             for l in levels {
                 let copy = storage_buffer_sized(ctx, "layer nodes", l.nodes.size())?;

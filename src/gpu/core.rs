@@ -212,7 +212,7 @@ impl GpuCore {
                 own.extend(v.record_bindings());
             }
             let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             if let Some(v) = vd.as_ref() {
                 v.clear(&mut encoder);
             }

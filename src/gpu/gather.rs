@@ -154,7 +154,7 @@ impl GpuCore {
         // back together.
         let largest = levels.iter().map(|l| l.count).max().unwrap_or(0);
         let indices = self.iota(largest.max(1))?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let mut compacted = Vec::new();
         for level in levels {
             let n = level.count as u32;
@@ -195,7 +195,7 @@ impl GpuCore {
             })?;
         }
         let buffer = storage_buffer_sized(ctx, "shading points", total.max(1) as u64 * point_size)?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let mut ranges = Vec::new();
         let mut keep = Vec::new();
         for (l, selected, count, offset, c) in selections {
@@ -370,7 +370,7 @@ impl GpuCore {
                 ("paths", &paths),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         encoder.clear_buffer(&flags, 0, None);
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
@@ -402,14 +402,14 @@ impl GpuCore {
                     ("query_flags", &flags),
                 ],
             )?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             k.shade
                 .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
             ctx.submit([encoder.finish()]);
         }
         // The diffuse hits' density estimates from the global map, densely.
         let slots = self.scratch("gather query slots", n * 4)?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         self.prims
             .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
         ctx.submit([encoder.finish()]);
@@ -434,7 +434,7 @@ impl GpuCore {
                 ("dense_queries", &dense),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         k.queries
             .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
         ctx.submit([encoder.finish()]);
@@ -456,7 +456,7 @@ impl GpuCore {
                 settings.max_dist2,
                 settings.filter,
             )?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -481,7 +481,7 @@ impl GpuCore {
                 ("sample_positions", positions),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         k.reduce.dispatch(
             &mut encoder,
             &bind,
@@ -613,7 +613,7 @@ impl GpuCore {
             start.elapsed().as_secs_f64() * 1e3,
         ));
         let start = Instant::now();
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let indirect = kernels.irradiance.interpolate(
             ctx,
             &mut encoder,
@@ -644,7 +644,7 @@ impl GpuCore {
                 settings.max_dist2,
                 settings.filter,
             )?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -714,7 +714,7 @@ impl GpuCore {
         let ctx = &self.ctx;
         let k = &kernels.gather;
         let mode_buffer = uniform_buffer(ctx, "compose mode", &[mode, 0u32, 0, 0]);
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let mut keep = Vec::new();
         for (level, &(offset, count)) in nodes.iter().zip(&parts.points.levels) {
             if mode != COMPOSE_ADD {

@@ -261,7 +261,7 @@ impl IrradianceKernels {
         let mut out = Vec::with_capacity(queries.len());
         for part in queries.chunks(chunk) {
             let query_buffer = storage_buffer(ctx, "shading points", part)?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             let output = self.interpolate(
                 ctx,
                 &mut encoder,

@@ -115,7 +115,7 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         self.select
             .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
         ctx.submit([encoder.finish()]);
@@ -147,7 +147,7 @@ impl IrradiancePhotonKernels {
             query_count.max(1) as u64 * 16,
         )?;
         let Some(photons) = photons.filter(|_| query_count > 0) else {
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             encoder.clear_buffer(&out, 0, None);
             ctx.submit([encoder.finish()]);
             return Ok(out);
@@ -177,7 +177,7 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         self.lookup.dispatch(
             &mut encoder,
             &bind,

@@ -277,7 +277,7 @@ pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u
         return Ok(Vec::new());
     }
     let gathered = storage_buffer_sized(ctx, "read-back words", words.len() as u64 * 4)?;
-    let mut encoder = Encoder::new(&ctx);
+    let mut encoder = Encoder::new(ctx);
     for (k, (buffer, element)) in words.iter().enumerate() {
         encoder.copy_buffer_to_buffer(buffer, element * 4, &gathered, k as u64 * 4, 4);
     }

@@ -340,7 +340,7 @@ impl KnnQueries {
             let n = part.len() as u32;
             let (dispatch, output) =
                 self.prepare_knn(ctx, words, points, &buffer, 0, n, k, max_dist2)?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -387,7 +387,7 @@ impl KnnQueries {
             let (dispatch, output) = self.prepare_density(
                 ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter,
             )?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             check_status(ctx, &output.status)?;
@@ -434,7 +434,7 @@ impl KnnQueries {
             ],
         )?;
         let n = dirs.len().max(code_list.len()) as u64;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         self.octahedral
             .dispatch(&mut encoder, &bind, self.octahedral.grid_for(ctx, n));
         ctx.submit([encoder.finish()]);

@@ -253,7 +253,7 @@ impl GpuCore {
                     ("targets", &target_buffer),
                 ],
             )?;
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             self.dispatch_timed(
                 &mut encoder,
                 &kernels.emit,
@@ -305,7 +305,7 @@ impl GpuCore {
                         ("hit_counter", &hit_counter),
                     ],
                 )?;
-                let mut encoder = Encoder::new(&ctx);
+                let mut encoder = Encoder::new(ctx);
                 self.dispatch_timed(
                     &mut encoder,
                     &kernels.interact,
@@ -335,7 +335,7 @@ impl GpuCore {
                 ctx.submit([encoder.finish()]);
                 let counts = CountBuffer::read_all(ctx, &[&stored_count, &next_count])?;
                 let (stored, surviving) = (counts[0], counts[1]);
-                let mut encoder = Encoder::new(&ctx);
+                let mut encoder = Encoder::new(ctx);
                 if stored > 0 {
                     let level = StoredLevel {
                         records: storage_buffer_sized(
@@ -418,7 +418,7 @@ impl GpuCore {
         })?;
         let records = storage_buffer_sized(ctx, "photon map", total.max(1) * record_size)?;
         let positions = storage_buffer_sized(ctx, "photon positions", total.max(1) * 16)?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let mut at = 0u64;
         for l in &levels {
             encoder.copy_buffer_to_buffer(
@@ -541,7 +541,7 @@ impl GpuCore {
                 ("weights", &weights),
             ],
         )?;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         self.dispatch_timed(
             &mut encoder,
             &kernels.view_queries,
@@ -588,7 +588,7 @@ impl GpuCore {
                 settings.filter,
             )?;
             let start = Instant::now();
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             let densities: Vec<[f32; 4]> = read_buffer(ctx, &output.density, owners.len())?;

@@ -250,7 +250,7 @@ pub fn measure(
             } else if run >= warm_runs + runs {
                 break;
             }
-            let mut encoder = Encoder::new(&ctx);
+            let mut encoder = Encoder::new(ctx);
             {
                 let timestamp_writes = query.as_ref().map(|q| wgpu::ComputePassTimestampWrites {
                     query_set: q,

@@ -225,7 +225,7 @@ impl<'k> VdFrameGpu<'k> {
         }
         let batch = &self.kernels.batch;
         let clock = Instant::now();
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let jobs = batch.record_jobs(
             ctx,
             prims,
@@ -240,7 +240,7 @@ impl<'k> VdFrameGpu<'k> {
         self.stats.sort_ms += clock.elapsed().as_secs_f64() * 1e3;
 
         let clock = Instant::now();
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let levels = VdLevels {
             buffer: &self.levels,
             choose,

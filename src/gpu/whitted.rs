@@ -232,7 +232,7 @@ impl GpuCore {
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
         let pixels = (params.width * params.height) as u64;
-        let mut encoder = Encoder::new(&ctx);
+        let mut encoder = Encoder::new(ctx);
         let mut level_params = Vec::new();
         for pair in levels.windows(2).rev() {
             let (nodes, count, child_nodes) = (&pair[0].0, &pair[0].1, &pair[1].0);
@@ -400,7 +400,7 @@ impl GpuCore {
                     );
                 };
                 write_params(vd.as_ref().map_or(0, |v| v.capacity()));
-                let mut encoder = Encoder::new(&ctx);
+                let mut encoder = Encoder::new(ctx);
                 if let Some(v) = vd.as_ref() {
                     v.clear(&mut encoder);
                 }
@@ -443,7 +443,7 @@ impl GpuCore {
                         }
                         // The queue grew: trace the chunk's shadow rays again into it.
                         write_params(v.capacity());
-                        let mut encoder = Encoder::new(&ctx);
+                        let mut encoder = Encoder::new(ctx);
                         v.clear(&mut encoder);
                         let bind = shadow_bind(Some(&*v))?;
                         self.dispatch_timed(
@@ -482,7 +482,7 @@ impl GpuCore {
                             Ok(())
                         },
                     )?;
-                    encoder = Encoder::new(&ctx);
+                    encoder = Encoder::new(ctx);
                 }
                 self.dispatch_timed(&mut encoder, &w.direct, &direct_bind, n, timer, "direct");
                 ctx.submit([encoder.finish()]);
@@ -501,7 +501,7 @@ impl GpuCore {
                     level_rays as u64 * std::mem::size_of::<GpuRay>() as u64,
                 )?;
                 let child_count = CountBuffer::new(ctx, "child count");
-                let mut encoder = Encoder::new(&ctx);
+                let mut encoder = Encoder::new(ctx);
                 ctx.write_buffer(
                     &params_buffer,
                     0,
