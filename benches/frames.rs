@@ -1,9 +1,11 @@
 //! Frame times of an animation rendered by one process, as `caustica render` renders it: the
 //! backend is opened once (frame 1 pays for compiling the kernels), then each frame is
-//! evaluated, built and rendered. Per frame it prints the total, the build, the render, the GPU
-//! time (timestamps around the Whitted dispatches), the wall time of the photon-mapping stages
-//! (each ends in a sync) and the host rest; then the median of the warm frames (2..), and with
-//! `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio.
+//! evaluated, built and rendered. Per frame it prints the total, the build, the render, the
+//! device's busy time (the device clock: a timestamp before and after every submission), the
+//! time the device stood idle (the total less that), the host's waits for the device, the host
+//! time of the photon-mapping stages (their read-backs included), the passes, and the bytes
+//! uploaded and allocated; then the median of the warm frames (2..), and with `--cpu-frames K`
+//! the CPU twin's median on this machine's cores and the ratio.
 //!
 //! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
 //!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]`
@@ -47,7 +49,10 @@ struct FrameTimes {
     total: f64,
     build: f64,
     render: f64,
-    gpu: f64,
+    /// The device's busy time (`gpu/device_ms`: the device clock's spans of the submissions).
+    device: f64,
+    /// The host's time waiting for the device (`host/wait_ms`).
+    wait: f64,
     photon_stages: f64,
     passes: f64,
     upload_mb: f64,
@@ -55,20 +60,22 @@ struct FrameTimes {
 }
 
 impl FrameTimes {
-    fn host(&self) -> f64 {
-        self.total - self.gpu - self.photon_stages
+    /// The frame's time that the device did not work: it waited for the host.
+    fn idle(&self) -> f64 {
+        self.total - self.device
     }
 }
 
 fn print_row(label: &str, t: &FrameTimes) {
     println!(
-        "{label:<10} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>11.1} {:>9.1} {:>6} {:>9.2} {:>9.1}",
+        "{label:<10} {:>9.1} {:>8.1} {:>9.1} {:>10.1} {:>9.1} {:>9.1} {:>11.1} {:>6} {:>9.2} {:>9.1}",
         t.total,
         t.build,
         t.render,
-        t.gpu,
+        t.device,
+        t.idle(),
+        t.wait,
         t.photon_stages,
-        t.host(),
         t.passes,
         t.upload_mb,
         t.alloc_mb
@@ -125,14 +132,15 @@ fn main() {
         return;
     }
     println!(
-        "{:<10} {:>9} {:>8} {:>9} {:>9} {:>11} {:>9} {:>6} {:>9} {:>9}",
+        "{:<10} {:>9} {:>8} {:>9} {:>10} {:>9} {:>9} {:>11} {:>6} {:>9} {:>9}",
         "frame",
         "total ms",
         "build",
         "render",
-        "gpu ms",
+        "device ms",
+        "idle ms",
+        "wait ms",
         "pm stages",
-        "host ms",
         "passes",
         "upload MB",
         "alloc MB"
@@ -150,17 +158,6 @@ fn main() {
             .render_frame(&scene, &prepared, &RenderOptions::default())
             .unwrap();
         let total = start.elapsed().as_secs_f64() * 1e3;
-        let gpu: f64 = [
-            "gpu/primary_ms",
-            "gpu/trace_ms",
-            "gpu/shade_ms",
-            "gpu/shadow_ms",
-            "gpu/spawn_ms",
-            "gpu/accumulate_ms",
-        ]
-        .iter()
-        .map(|n| stat(&frame, n))
-        .sum();
         let photon_stages: f64 = [
             "photons/global_trace_ms",
             "photons/caustic_trace_ms",
@@ -182,7 +179,8 @@ fn main() {
             total,
             build: build_ms,
             render: frame.metadata.render_seconds * 1e3,
-            gpu,
+            device: stat(&frame, "gpu/device_ms"),
+            wait: stat(&frame, "host/wait_ms"),
             photon_stages,
             passes: stat(&frame, "frame/passes"),
             upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
@@ -213,7 +211,8 @@ fn main() {
         total: med(|t| t.total),
         build: med(|t| t.build),
         render: med(|t| t.render),
-        gpu: med(|t| t.gpu),
+        device: med(|t| t.device),
+        wait: med(|t| t.wait),
         photon_stages: med(|t| t.photon_stages),
         passes: med(|t| t.passes),
         upload_mb: med(|t| t.upload_mb),

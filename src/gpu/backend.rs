@@ -19,15 +19,13 @@ use super::kernel::{read_buffer, storage_buffer_sized, Checks, Kernel};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::prims::Primitives;
-use super::upload::{
-    frame_params, upload_scene, FrameParams, GpuFirstHit, ResidentScene, SceneBuffers,
-};
+use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
-use crate::render::plan::{pass_slot, FramePlan, PassPlan, TILE_SIDE};
+use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
 use crate::render::stats::merge_counters;
 use crate::render::{
     aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
@@ -333,12 +331,24 @@ impl GpuBackend {
             photon_views.direct_part = color.clone();
         }
         frame.host("host/read_films_ms", clock.elapsed().as_secs_f64() * 1e3);
-        let normal: Vec<Vec3> = frame
-            .normal
-            .iter()
-            .map(|n| n.try_normalize().unwrap_or(Vec3::ZERO))
-            .collect();
-        let albedo: Vec<Vec3> = frame.albedo.iter().map(|a| *a / spp as f32).collect();
+        // The first-hit layers, summed on the device over the passes.
+        let pixels = pixels as usize;
+        let (mut albedo, mut normal, mut depth) = (
+            vec![Vec3::ZERO; pixels],
+            vec![Vec3::ZERO; pixels],
+            vec![f32::INFINITY; pixels],
+        );
+        if let Some((albedo_depth, normal_sum)) = &frame.first_hit_layers {
+            let sums: Vec<[f32; 4]> = read_buffer(ctx, albedo_depth, pixels)?;
+            let normals: Vec<[f32; 4]> = read_buffer(ctx, normal_sum, pixels)?;
+            for (p, (a, n)) in sums.iter().zip(&normals).enumerate() {
+                albedo[p] = Vec3::new(a[0], a[1], a[2]) / spp as f32;
+                depth[p] = a[3];
+                normal[p] = Vec3::new(n[0], n[1], n[2])
+                    .try_normalize()
+                    .unwrap_or(Vec3::ZERO);
+            }
+        }
         let ids = if scene.output.layers.contains(&Aov::Id) {
             self.centre_hit_ids(&self.whitted, &kernels, &buffers, base, &mut vd)?
         } else {
@@ -348,7 +358,7 @@ impl GpuBackend {
             &scene.output.layers,
             &albedo,
             &normal,
-            &frame.depth,
+            &depth,
             &ids,
             &photon_views,
         );
@@ -568,19 +578,6 @@ impl GpuBackend {
                 layer_levels.push((aov, copies));
             }
         }
-        // The first hits of the pass's camera samples, for the albedo, normal and depth layers.
-        let layers = &scene.output.layers;
-        let first_hit_values = if [Aov::Albedo, Aov::Normal, Aov::Depth]
-            .iter()
-            .any(|a| layers.contains(a))
-        {
-            let firsts: Vec<GpuFirstHit> =
-                read_buffer(ctx, &first_hits, pass.ray_slots() as usize)?;
-            Some(firsts)
-        } else {
-            None
-        };
-
         frame.lap("host/layers_ms", &mut clock);
         // Everything that can fail has run: the pass goes into the film.
         let level_nodes: Vec<(GpuBuffer, u64)> =
@@ -598,18 +595,16 @@ impl GpuBackend {
                 self.accumulate_and_resolve(&self.whitted, copies, base, film, &mut None)?;
             }
         }
-        if let Some(firsts) = first_hit_values {
-            for (slot, f) in firsts.iter().enumerate() {
-                let Some((pixel, s)) = pass_slot(pass, slot as u64, base.width, base.height) else {
-                    continue;
-                };
-                let p = pixel as usize;
-                frame.albedo[p] += Vec3::from_array(f.albedo);
-                frame.normal[p] += Vec3::from_array(f.normal);
-                if s == 0 {
-                    frame.depth[p] = f.depth;
-                }
-            }
+        // The pass's first hits into the albedo, normal and depth layers.
+        if let Some((albedo_depth, normal_sum)) = &frame.first_hit_layers {
+            let slots = pass.ray_slots();
+            self.resolve_aovs(
+                &self.whitted,
+                &first_hits,
+                base,
+                slots,
+                (albedo_depth, normal_sum),
+            )?;
         }
         frame.lap("host/accumulate_ms", &mut clock);
         frame.views.add(&pass_views);
@@ -649,10 +644,9 @@ struct FrameState {
     direct: Option<GpuBuffer>,
     caustic: Option<GpuBuffer>,
     indirect: Option<GpuBuffer>,
-    /// Sums over the samples of the first hits' albedo and normal; the first sample's depth.
-    albedo: Vec<Vec3>,
-    normal: Vec<Vec3>,
-    depth: Vec<f32>,
+    /// When the layers ask for them, on the device: the sums over the samples of the first
+    /// hits' albedo (xyz) with the first sample's depth (w), and of their normals.
+    first_hit_layers: Option<(GpuBuffer, GpuBuffer)>,
     views: PhotonViews,
     maps: Option<FrameMaps>,
     photon_stats: Vec<(String, f64)>,
@@ -675,9 +669,13 @@ impl FrameState {
             direct: layer(Aov::Direct, "direct film")?,
             caustic: layer(Aov::Caustic, "caustic film")?,
             indirect: layer(Aov::Indirect, "indirect film")?,
-            albedo: vec![Vec3::ZERO; pixels],
-            normal: vec![Vec3::ZERO; pixels],
-            depth: vec![f32::INFINITY; pixels],
+            first_hit_layers: [Aov::Albedo, Aov::Normal, Aov::Depth]
+                .iter()
+                .any(|a| scene.output.layers.contains(a))
+                .then(|| -> Result<_, GpuError> {
+                    Ok((film("albedo and depth sums")?, film("normal sums")?))
+                })
+                .transpose()?,
             views: PhotonViews::default(),
             maps: None,
             photon_stats: Vec::new(),
@@ -700,7 +698,7 @@ impl FrameState {
 
     /// The pixels of a film.
     fn read_film(&self, ctx: &GpuContext, film: &GpuBuffer) -> Result<Vec<Vec3>, GpuError> {
-        let texels: Vec<[f32; 4]> = read_buffer(ctx, film, self.albedo.len())?;
+        let texels: Vec<[f32; 4]> = read_buffer(ctx, film, (film.size() / 16) as usize)?;
         Ok(texels.iter().map(|c| Vec3::new(c[0], c[1], c[2])).collect())
     }
 }

@@ -517,7 +517,6 @@ impl GpuCore {
         let mut stats = Vec::new();
         let clock = Instant::now();
         let points = self.collect_shading_points(kernels, levels, base)?;
-        ctx.wait_idle()?;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
         stats.push((
             "gather/collect_points_ms".to_string(),
@@ -553,7 +552,6 @@ impl GpuCore {
             points.count,
             &SeedingSettings::from_scene(scene, radius),
         )?;
-        ctx.wait_idle()?;
         stats.push(("gather/seeds".to_string(), seed_count as f64));
         stats.push((
             "gather/seeding_ms".to_string(),
@@ -568,7 +566,6 @@ impl GpuCore {
                 scene.gather.precomputed_irradiance,
                 &settings,
             )?;
-            ctx.wait_idle()?;
             stats.push((
                 "gather/irradiance_photons".to_string(),
                 made.as_ref().map_or(0, |p| p.count) as f64,
@@ -596,7 +593,6 @@ impl GpuCore {
             photons.as_ref(),
             max_gather_rays,
         )?;
-        ctx.wait_idle()?;
         stats.push((
             "gather/rays".to_string(),
             seed_count as f64 * gather_ray_count(scene) as f64,
@@ -607,7 +603,6 @@ impl GpuCore {
         ));
         let start = Instant::now();
         let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;
-        ctx.wait_idle()?;
         stats.push((
             "gather/irradiance_tree_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
@@ -666,7 +661,6 @@ impl GpuCore {
         };
         let nodes: Vec<&GpuBuffer> = levels.iter().map(|l| &l.nodes).collect();
         self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
-        ctx.wait_idle()?;
         stats.push((
             "gather/compose_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,

@@ -475,7 +475,6 @@ impl GpuCore {
             push_pass_stats(&mut stats, pass.name(), &map.stats);
             let start = Instant::now();
             let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
-            ctx.wait_idle()?;
             stats.push((
                 format!("kdtree/{}_build_ms", pass.name()),
                 start.elapsed().as_secs_f64() * 1e3,

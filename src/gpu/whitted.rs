@@ -63,17 +63,25 @@ pub struct WhittedKernels {
     spawn: Kernel,
     accumulate: Kernel,
     resolve: Kernel,
+    resolve_aovs: Kernel,
 }
 
 impl WhittedKernels {
     /// Compiles the kernels side by side on rayon's threads.
     pub fn new(ctx: &GpuContext) -> Result<WhittedKernels, GpuError> {
-        let names = ["primary", "direct", "spawn", "accumulate", "resolve"];
+        let names = [
+            "primary",
+            "direct",
+            "spawn",
+            "accumulate",
+            "resolve",
+            "resolve_aovs",
+        ];
         let kernels = names
             .par_iter()
             .map(|n| Kernel::new(ctx, &format!("whitted/{n}.wgsl"), &[], Checks::Checked))
             .collect::<Result<Vec<Kernel>, GpuError>>()?;
-        let [primary, direct, spawn, accumulate, resolve]: [Kernel; 5] = kernels
+        let [primary, direct, spawn, accumulate, resolve, resolve_aovs]: [Kernel; 6] = kernels
             .try_into()
             .map_err(|_| GpuError::Device("the Whitted kernels did not all compile".into()))?;
         Ok(WhittedKernels {
@@ -82,6 +90,7 @@ impl WhittedKernels {
             spawn,
             accumulate,
             resolve,
+            resolve_aovs,
         })
     }
 }
@@ -216,6 +225,41 @@ impl GpuCore {
             }
         }
         Ok(ids)
+    }
+
+    /// Adds a pass's first hits to the albedo / depth and normal layer sums (`resolve_aovs`).
+    pub(super) fn resolve_aovs(
+        &self,
+        w: &WhittedKernels,
+        first_hits: &GpuBuffer,
+        params: FrameParams,
+        slots: u64,
+        layers: (&GpuBuffer, &GpuBuffer),
+    ) -> Result<(), GpuError> {
+        let ctx = &self.ctx;
+        let params_buffer = uniform_buffer(
+            ctx,
+            "params",
+            &FrameParams {
+                ray_count: slots as u32,
+                ..params
+            },
+        );
+        let bind = w.resolve_aovs.bind(
+            ctx,
+            &[
+                ("params", &params_buffer),
+                ("first_hits", first_hits),
+                ("albedo_depth", layers.0),
+                ("normal_sum", layers.1),
+            ],
+        )?;
+        let mut encoder = Encoder::new(ctx);
+        let pixels = (params.width * params.height) as u64;
+        w.resolve_aovs
+            .dispatch(&mut encoder, &bind, w.resolve_aovs.grid_for(ctx, pixels));
+        ctx.submit([encoder.finish()]);
+        Ok(())
     }
 
     /// The shade trees' bottom-up accumulation, deepest level first, then the pass's camera
@@ -485,8 +529,9 @@ impl GpuCore {
                     encoder = Encoder::new(ctx);
                 }
                 self.dispatch_timed(&mut encoder, &w.direct, &direct_bind, n, timer, "direct");
+                // No wait: the next chunk's parameters are written after this submission on
+                // the queue, and the shadow counts are read once, after every chunk.
                 ctx.submit([encoder.finish()]);
-                ctx.wait_idle()?;
                 shadow_counts.push(shadow_count);
                 offset += n;
             }
