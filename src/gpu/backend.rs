@@ -15,7 +15,7 @@ use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
-use super::kernel::{read_buffer, storage_buffer_sized, Checks, Kernel};
+use super::kernel::{read_buffer, read_buffer_map, storage_buffer_sized, Checks, Kernel};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::prims::Primitives;
@@ -339,15 +339,15 @@ impl GpuBackend {
             vec![f32::INFINITY; pixels],
         );
         if let Some((albedo_depth, normal_sum)) = &frame.first_hit_layers {
-            let sums: Vec<[f32; 4]> = read_buffer(ctx, albedo_depth, pixels)?;
-            let normals: Vec<[f32; 4]> = read_buffer(ctx, normal_sum, pixels)?;
-            for (p, (a, n)) in sums.iter().zip(&normals).enumerate() {
-                albedo[p] = Vec3::new(a[0], a[1], a[2]) / spp as f32;
-                depth[p] = a[3];
-                normal[p] = Vec3::new(n[0], n[1], n[2])
+            let sums = read_buffer_map(ctx, albedo_depth, pixels, |a: &[f32; 4]| {
+                (Vec3::new(a[0], a[1], a[2]) / spp as f32, a[3])
+            })?;
+            (albedo, depth) = sums.into_iter().unzip();
+            normal = read_buffer_map(ctx, normal_sum, pixels, |n: &[f32; 4]| {
+                Vec3::new(n[0], n[1], n[2])
                     .try_normalize()
-                    .unwrap_or(Vec3::ZERO);
-            }
+                    .unwrap_or(Vec3::ZERO)
+            })?;
         }
         let ids = if scene.output.layers.contains(&Aov::Id) {
             self.centre_hit_ids(&self.whitted, &kernels, &buffers, base, &mut vd)?
@@ -698,8 +698,9 @@ impl FrameState {
 
     /// The pixels of a film.
     fn read_film(&self, ctx: &GpuContext, film: &GpuBuffer) -> Result<Vec<Vec3>, GpuError> {
-        let texels: Vec<[f32; 4]> = read_buffer(ctx, film, (film.size() / 16) as usize)?;
-        Ok(texels.iter().map(|c| Vec3::new(c[0], c[1], c[2])).collect())
+        read_buffer_map(ctx, film, (film.size() / 16) as usize, |c: &[f32; 4]| {
+            Vec3::new(c[0], c[1], c[2])
+        })
     }
 }
 

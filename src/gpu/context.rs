@@ -136,6 +136,8 @@ pub struct Traffic {
     /// Waits for the device to finish (read-backs included) and the host's time in them.
     pub waits: std::sync::atomic::AtomicU64,
     pub wait_ns: std::sync::atomic::AtomicU64,
+    /// The host's time copying read-back data out of mapped memory.
+    pub readback_copy_ns: std::sync::atomic::AtomicU64,
     /// Compute dispatches recorded (`gpu::encoder` counts them).
     pub dispatches: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
@@ -145,8 +147,9 @@ impl Traffic {
         counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// (allocated, uploaded, read-backs, bytes read back, waits, dispatches, wait ns) so far.
-    pub fn snapshot(&self) -> [u64; 7] {
+    /// (allocated, uploaded, read-backs, bytes read back, waits, dispatches, wait ns, read-back
+    /// copy ns) so far.
+    pub fn snapshot(&self) -> [u64; 8] {
         use std::sync::atomic::Ordering::Relaxed;
         [
             self.allocated_bytes.load(Relaxed),
@@ -156,11 +159,12 @@ impl Traffic {
             self.waits.load(Relaxed),
             self.dispatches.load(Relaxed),
             self.wait_ns.load(Relaxed),
+            self.readback_copy_ns.load(Relaxed),
         ]
     }
 
     /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]).
-    pub fn since(&self, before: [u64; 7]) -> Vec<(String, f64)> {
+    pub fn since(&self, before: [u64; 8]) -> Vec<(String, f64)> {
         let now = self.snapshot();
         let mut out: Vec<(String, f64)> = [
             "gpu/allocated_bytes",
@@ -174,10 +178,9 @@ impl Traffic {
         .zip(now.iter().zip(before))
         .map(|(name, (n, b))| (name.to_string(), n.saturating_sub(b) as f64))
         .collect();
-        out.push((
-            "host/wait_ms".to_string(),
-            now[6].saturating_sub(before[6]) as f64 / 1e6,
-        ));
+        for (name, i) in [("host/wait_ms", 6), ("host/readback_copy_ms", 7)] {
+            out.push((name.to_string(), now[i].saturating_sub(before[i]) as f64 / 1e6));
+        }
         out
     }
 }

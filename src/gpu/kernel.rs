@@ -286,11 +286,32 @@ pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u
 }
 
 /// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
-pub fn read_buffer<T: Pod>(
+pub fn read_buffer<T: Pod + Send + Sync>(
     ctx: &GpuContext,
     buffer: &GpuBuffer,
     count: usize,
 ) -> Result<Vec<T>, GpuError> {
+    read_buffer_map(ctx, buffer, count, |t: &T| *t)
+}
+
+/// Read-backs at least this large are copied out of mapped memory by rayon's threads: one
+/// thread read 33 MB of film in about 20 ms on the lent machine (`host/readback_copy_ms`).
+const PARALLEL_READ_BYTES: u64 = 1 << 20;
+
+/// The first `count` elements of `buffer` back on the host, each turned into a `U` by `f` as it
+/// leaves mapped memory (one pass, on rayon's threads for large read-backs; waits for the GPU).
+pub fn read_buffer_map<T, U, F>(
+    ctx: &GpuContext,
+    buffer: &GpuBuffer,
+    count: usize,
+    f: F,
+) -> Result<Vec<U>, GpuError>
+where
+    T: Pod + Send + Sync,
+    U: Send,
+    F: Fn(&T) -> U + Send + Sync,
+{
+    use rayon::prelude::*;
     let size = (count * std::mem::size_of::<T>()) as u64;
     if size == 0 {
         return Ok(Vec::new());
@@ -311,11 +332,23 @@ pub fn read_buffer<T: Pod>(
     rx.recv()
         .map_err(|e| GpuError::Device(format!("readback channel closed: {e}")))?
         .map_err(|e| GpuError::Device(format!("cannot map the readback buffer: {e}")))?;
+    let copy = std::time::Instant::now();
     let data = slice
         .get_mapped_range()
         .map_err(|e| GpuError::Device(format!("cannot read the mapped buffer: {e}")))?;
-    let out = bytemuck::cast_slice::<u8, T>(&data[..size as usize]).to_vec();
+    let items = bytemuck::cast_slice::<u8, T>(&data[..size as usize]);
+    let out = if size >= PARALLEL_READ_BYTES {
+        let mut out = Vec::new();
+        items.par_iter().map(&f).collect_into_vec(&mut out);
+        out
+    } else {
+        items.iter().map(&f).collect()
+    };
     drop(data);
     staging.unmap();
+    Traffic::add(
+        &ctx.traffic.readback_copy_ns,
+        copy.elapsed().as_nanos() as u64,
+    );
     Ok(out)
 }
