@@ -12,11 +12,12 @@ use std::time::Instant;
 use caustica::gpu::kernel::{storage_buffer_sized, Checks, Kernel};
 use caustica::gpu::{GpuBuffer, GpuContext, GpuError};
 
+mod support;
+
+/// The number after `name` on the command line, or `default`.
 fn arg(name: &str, default: usize) -> usize {
     let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
+    support::arg(&args, name)
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
@@ -119,10 +120,7 @@ fn main() -> Result<(), GpuError> {
                 }
             }
         }
-        let median = |mut v: Vec<f64>| {
-            v.sort_by(|a, b| a.total_cmp(b));
-            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-        };
+        let median = support::median;
         println!(
             "{:<36} {:>12.2} {:>14.2} {:>12.2}",
             format!("{way:?}"),

@@ -2,10 +2,7 @@
 // camera nodes (level 0 of the shade trees after accumulate.wgsl), found through the 8x8 Morton
 // tiles of primary.wgsl, divided by the frame's spp: the passes of a frame (render::plan) sum
 // to the mean of all its samples. params.ray_count is the pass's camera-ray slots.
-//!include "shared/types.wgsl"
-//!include "shared/math.wgsl"
-
-const TILE_PIXELS: u32 = 64u;
+//!include "shared/film.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(22) var<storage, read> nodes: array<ShadeNode>;
@@ -14,19 +11,10 @@ const TILE_PIXELS: u32 = 64u;
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let p = gid.x + gid.y * groups.x * 64u;
-    if p >= params.width * params.height {
+    let first = film_first_slot(params, p);
+    if first == FILM_NO_SLOT {
         return;
     }
-    let px = p % params.width;
-    let py = p / params.width;
-    let tiles_x = (params.width + 7u) / 8u;
-    let tile = (py / 8u) * tiles_x + px / 8u;
-    let pass_tiles = params.ray_count / (TILE_PIXELS * params.pass_spp);
-    if tile < params.tile_offset || tile >= params.tile_offset + pass_tiles {
-        return;
-    }
-    let m = morton_encode(vec2<u32>(px % 8u, py % 8u));
-    let first = ((tile - params.tile_offset) * TILE_PIXELS + m) * params.pass_spp;
     var sum = vec3<f32>(0.0);
     for (var s = 0u; s < params.pass_spp; s++) {
         sum += nodes[first + s].own;

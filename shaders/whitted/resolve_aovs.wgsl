@@ -3,10 +3,7 @@
 // slot as in resolve.wgsl) to the layer sums, in sample order; the pass holding the frame's
 // sample 0 writes the depth. The host divides and normalises once the frame is done (what it did
 // with each pass's first hits read back, in the same order of additions).
-//!include "shared/types.wgsl"
-//!include "shared/math.wgsl"
-
-const TILE_PIXELS: u32 = 64u;
+//!include "shared/film.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(27) var<storage, read> first_hits: array<FirstHit>;
@@ -18,19 +15,10 @@ const TILE_PIXELS: u32 = 64u;
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let p = gid.x + gid.y * groups.x * 64u;
-    if p >= params.width * params.height {
+    let first = film_first_slot(params, p);
+    if first == FILM_NO_SLOT {
         return;
     }
-    let px = p % params.width;
-    let py = p / params.width;
-    let tiles_x = (params.width + 7u) / 8u;
-    let tile = (py / 8u) * tiles_x + px / 8u;
-    let pass_tiles = params.ray_count / (TILE_PIXELS * params.pass_spp);
-    if tile < params.tile_offset || tile >= params.tile_offset + pass_tiles {
-        return;
-    }
-    let m = morton_encode(vec2<u32>(px % 8u, py % 8u));
-    let first = ((tile - params.tile_offset) * TILE_PIXELS + m) * params.pass_spp;
     var albedo = albedo_depth[p];
     var normal = normal_sum[p].xyz;
     for (var s = 0u; s < params.pass_spp; s++) {

@@ -179,7 +179,10 @@ impl Traffic {
         .map(|(name, (n, b))| (name.to_string(), n.saturating_sub(b) as f64))
         .collect();
         for (name, i) in [("host/wait_ms", 6), ("host/readback_copy_ms", 7)] {
-            out.push((name.to_string(), now[i].saturating_sub(before[i]) as f64 / 1e6));
+            out.push((
+                name.to_string(),
+                now[i].saturating_sub(before[i]) as f64 / 1e6,
+            ));
         }
         out
     }
