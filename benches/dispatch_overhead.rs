@@ -6,9 +6,9 @@
 //!
 //! `cargo bench --bench dispatch_overhead` (add `-- --dispatches N --words W --runs R`).
 
-use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::{storage_buffer_sized, Checks, Kernel};
 use caustica::gpu::{GpuBuffer, GpuContext, GpuError};
 

@@ -4,9 +4,9 @@
 //!
 //! `cargo bench --bench gpu_prims` (add `-- --n N --runs R`; without a GPU it says why and exits).
 
-use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::{storage_buffer, storage_buffer_sized};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::{GpuContext, GpuError};

@@ -12,7 +12,6 @@
 
 mod support;
 
-use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::cpu::gather::IrradianceCache;
@@ -20,6 +19,7 @@ use caustica::gpu::irradiance::{IrradianceKernels, IrradianceOutput};
 use caustica::gpu::kdtree::KdTreeBuilder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
 use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
+use caustica::gpu::GpuBuffer;
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::IrradianceSample;
 use glam::Vec3;

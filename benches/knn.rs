@@ -12,7 +12,6 @@
 
 mod support;
 
-use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::accel::kdtree::build_point_kdtree;
@@ -23,6 +22,7 @@ use caustica::accel::photon_estimate::{
 use caustica::gpu::kdtree::KdTreeBuilder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
 use caustica::gpu::knn::{check_status, KnnQueries};
+use caustica::gpu::GpuBuffer;
 use caustica::gpu::{GpuContext, GpuError};
 use glam::Vec3;
 use rayon::prelude::*;

@@ -10,7 +10,6 @@
 
 mod support;
 
-use caustica::gpu::GpuBuffer;
 use std::time::Instant;
 
 use caustica::cpu::gather::seed_irradiance_samples;
@@ -18,6 +17,7 @@ use caustica::gpu::kernel::{read_buffer, storage_buffer};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::seeding::{SeedingKernels, SeedingSettings, SeedingTimes};
 use caustica::gpu::upload::GpuShadingPoint;
+use caustica::gpu::GpuBuffer;
 use caustica::gpu::{GpuContext, GpuError};
 use caustica::render::gather::ShadingPoint;
 use caustica::scene::DEFAULT_MIN_SEED_DENSITY;

@@ -2,10 +2,10 @@
 //! inputs of awkward sizes (empty, one, block edges, 2^k ± 1, random, and one above 16 million),
 //! in both the subgroup and the shared-memory variants, and refuse what they cannot hold.
 
-use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
 use caustica::cpu::prims as cpu;
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::storage_buffer_sized;
 use caustica::gpu::prims::{Primitives, SortedRun};
 use caustica::gpu::{test_context, GpuContext, GpuError};

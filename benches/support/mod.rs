@@ -1,9 +1,9 @@
 //! What several benchmarks share: medians, and timing recorded-ready GPU query dispatches.
 #![allow(dead_code)]
 
-use caustica::gpu::encoder::Encoder;
 use std::time::Instant;
 
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer_sized};
 use caustica::gpu::knn::KnnDispatch;
 use caustica::gpu::{GpuContext, GpuError};

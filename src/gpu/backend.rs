@@ -5,8 +5,6 @@
 //! in their own files (`whitted`, `photons`, `gather`) on [`GpuCore`]; the CPU twin's driver is
 //! `cpu::backend`.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -15,9 +13,11 @@ use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
+use super::encoder::Encoder;
 use super::kernel::{read_buffer, read_buffer_map, storage_buffer_sized, Checks, Kernel};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
+use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};

@@ -2,13 +2,13 @@
 //! primitives, buffers kept by role, named bindings with the scene, timed dispatches and their
 //! timers, and the traversal of a batch of rays (VD batches included).
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Kernel};
+use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::upload::{FrameParams, GpuRay, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};

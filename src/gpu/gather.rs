@@ -2,12 +2,11 @@
 //! points of the shade trees, the final gather and the composition (seeding is in
 //! `gpu::seeding`, interpolation in `gpu::irradiance`).
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, TraversalKernels};
+use super::encoder::Encoder;
 use super::irradiance::IrradianceKernels;
 use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
@@ -17,6 +16,7 @@ use super::kernel::{
 use super::knn::check_status;
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, MapTree};
+use super::pool::GpuBuffer;
 use super::prims::CountBuffer;
 use super::seeding::{SeedingKernels, SeedingSettings};
 use super::upload::{

@@ -18,19 +18,19 @@
 //! index without a sample, or a loop a driver stopped early (lavapipe's loop budget) set bits in
 //! the output's status word, and [`IrradianceOutput::check`] turns them into a `GpuError`.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::sync::OnceLock;
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::{at_least, check_status, KnnDispatch};
+use super::pool::GpuBuffer;
 use super::upload::{GpuIrradianceSample, GpuShadingPoint};
 
 /// The parameters of one dispatch. WGSL twin: `IrradianceParams` in

@@ -2,17 +2,17 @@
 //! the CPU twin is `cpu::irradiance_photons`): the global map's irradiance photons with their
 //! kd-tree, and the lookup that gives each gather hit its irradiance.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kdtree::{GpuKdTree, KdTreeBuilder};
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::{check_k, check_status, position_normal_queries};
 use super::maps::{GpuPhotonMap, MapTree};
+use super::pool::GpuBuffer;
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::render::irradiance_photons::irradiance_photon_count;
 use crate::render::photons::{EstimateSettings, PhotonPassStats};

@@ -45,16 +45,16 @@
 //! **Known cost**: an all-equal large node becomes one leaf that a single invocation writes
 //! (a degenerate input such as a million copies of one point is built, but slowly).
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::pool::GpuBuffer;
 use super::prims::{Primitives, BLOCK_SIZE};
 use crate::accel::kdtree::{PointKdTree, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
 

@@ -5,12 +5,12 @@
 //! reflection of the module, never by the order of calls: a kernel whose declarations are
 //! reordered keeps working, and a missing or unknown name is an error that says which.
 
-use super::encoder::Encoder;
 use std::collections::BTreeMap;
 
 use bytemuck::Pod;
 
 use super::context::{GpuContext, GpuError, Traffic};
+use super::encoder::Encoder;
 use super::pool::GpuBuffer;
 use super::shader;
 
@@ -333,19 +333,24 @@ where
         .map_err(|e| GpuError::Device(format!("readback channel closed: {e}")))?
         .map_err(|e| GpuError::Device(format!("cannot map the readback buffer: {e}")))?;
     let copy = std::time::Instant::now();
-    let data = slice
-        .get_mapped_range()
-        .map_err(|e| GpuError::Device(format!("cannot read the mapped buffer: {e}")))?;
-    let items = bytemuck::cast_slice::<u8, T>(&data[..size as usize]);
-    let out = if size >= PARALLEL_READ_BYTES {
-        let mut out = Vec::new();
-        items.par_iter().map(&f).collect_into_vec(&mut out);
-        out
-    } else {
-        items.iter().map(&f).collect()
+    let out = match slice.get_mapped_range() {
+        Ok(data) => {
+            let items = bytemuck::cast_slice::<u8, T>(&data[..size as usize]);
+            if size >= PARALLEL_READ_BYTES {
+                let mut out = Vec::new();
+                items.par_iter().map(&f).collect_into_vec(&mut out);
+                Ok(out)
+            } else {
+                Ok(items.iter().map(&f).collect())
+            }
+        }
+        Err(e) => Err(GpuError::Device(format!(
+            "cannot read the mapped buffer: {e}"
+        ))),
     };
-    drop(data);
+    // Unmapped whatever happened, so that the pool never hands out a mapped buffer.
     staging.unmap();
+    let out = out?;
     Traffic::add(
         &ctx.traffic.readback_copy_ns,
         copy.elapsed().as_nanos() as u64,

@@ -7,15 +7,15 @@
 //! neighbour lists are equal bit for bit and the estimates sum the same photons in the same
 //! order. A tree deeper than the stack, or malformed, makes the call fail (`GpuError::Device`).
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::pool::GpuBuffer;
 use crate::accel::knn::{Neighbour, KNN_MAX_K};
 use crate::accel::photon_estimate::{EstimateFilter, PhotonRecord};
 

@@ -15,8 +15,6 @@
 //! stored in the same order up to floating-point differences in their paths. Each bounce reads
 //! back two counts (stored, surviving) to size the next dispatch.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -24,12 +22,14 @@ use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, Timer, TraversalKernels};
+use super::encoder::Encoder;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, GpuPhotonMap, MapTree};
+use super::pool::GpuBuffer;
 use super::prims::CountBuffer;
 use super::upload::{frame_params, FrameParams, GpuHit, GpuRay, SceneBuffers};
 use super::vd_pipeline::VdFrameGpu;

@@ -7,17 +7,17 @@
 //! and a cosine-distributed diffuse ray (closest hit). The same sets serve every configuration
 //! (QBVH or binary BVH, checked or unchecked kernel), so the figures compare like with like.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::pool::GpuBuffer;
 use super::upload::{frame_params, upload_scene, GpuBenchRay};
 use crate::accel::{Prepared, Ray};
 use crate::render::sampling::SampleStream;

@@ -44,16 +44,16 @@
 //! 4M otherwise. Kernels run with naga's checks; no invocation runs more than a few thousand
 //! loop iterations (lavapipe's silent loop budget is 65535 per group of 8).
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::pool::GpuBuffer;
 use super::prims::sorted_bounds::SortedRuns;
 use super::prims::{Primitives, MAX_ELEMENTS};
 use super::upload::GpuShadingPoint;

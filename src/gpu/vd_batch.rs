@@ -47,17 +47,17 @@
 //! [`lod_level`]: crate::accel::vd_bottom::lod_level
 //! [`VdNode`]: crate::accel::vd_bottom::VdNode
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 use glam::{Vec2, Vec3};
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use super::pool::GpuBuffer;
 use super::prims::sorted_bounds::SortedRuns;
 use super::prims::Primitives;
 use crate::accel::vd_bottom::{first_node_of_level, node_count, LinkTable, MAX_LEVEL};

@@ -19,12 +19,12 @@
 //! the largest over its rays and stores it in the frame's level buffer, which starts as the
 //! camera bound of `Prepared::vd`; every later batch of the frame builds at the stored level.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use std::time::Instant;
 
 use super::context::{GpuContext, GpuError};
+use super::encoder::Encoder;
 use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, Checks, Kernel};
+use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::vd_batch::{
     VdBatch, VdBatchOptions, VdBatchOutput, VdBatchPatch, VdBatchRay, VdBatchScene, VdLevels,

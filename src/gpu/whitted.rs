@@ -36,13 +36,13 @@
 //! recursion continues after the reflected branch's numbers, so quad-light samples seen through
 //! a refraction use other (equally distributed) numbers than the CPU.
 
-use super::encoder::Encoder;
-use super::pool::GpuBuffer;
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
+use super::encoder::Encoder;
 use super::kernel::{read_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
+use super::pool::GpuBuffer;
 use super::prims::CountBuffer;
 use super::upload::{
     FrameParams, GpuFirstHit, GpuHit, GpuRay, GpuShadeNode, GpuShadingPoint, GpuShadowRay,

@@ -21,14 +21,14 @@ pub mod scan;
 pub mod segmented;
 pub mod sorted_bounds;
 
-use crate::gpu::encoder::Encoder;
-use crate::gpu::pool::GpuBuffer;
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
 use super::kernel::{
     read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
+use crate::gpu::encoder::Encoder;
+use crate::gpu::pool::GpuBuffer;
 
 pub use sorted_bounds::SortedRun;
 
