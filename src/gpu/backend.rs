@@ -284,7 +284,7 @@ impl GpuBackend {
         let pixels = (width * height) as u64;
         // Timestamps are read once a pass: room for every timed dispatch of a deep pass (a
         // level of glass takes about six, VD batches more).
-        let mut timer = Timer::new(ctx, 1024);
+        let mut timer = self.frame_timer(1024);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
         frame.host("host/upload_ms", upload_ms);
@@ -397,7 +397,8 @@ impl GpuBackend {
             host_stats,
             ..
         } = frame;
-        drop((vd, buffers, timer));
+        drop((vd, buffers));
+        self.keep_timer(timer);
         ctx.end_frame()?;
         let seconds = start.elapsed().as_secs_f64();
         let mut frame_stats = stats.to_vec(seconds, ctx);

@@ -177,6 +177,8 @@ pub struct GpuCore {
     pub prims: Primitives,
     /// Buffers kept by role ([`GpuCore::scratch`]), and the identity indices.
     scratch: Mutex<HashMap<&'static str, GpuBuffer>>,
+    /// The frames' timer (its query set made once), between frames.
+    timer: Mutex<Option<Timer>>,
 }
 
 impl GpuCore {
@@ -185,6 +187,7 @@ impl GpuCore {
             ctx,
             prims,
             scratch: Mutex::new(HashMap::new()),
+            timer: Mutex::new(None),
         }
     }
 
@@ -335,6 +338,27 @@ impl GpuCore {
     }
 
     /// Resolves the timer's queries into `stats` and resets it.
+    /// A frame's timer with room for `capacity` timed dispatches: the one the last frame
+    /// gave back when it is as large, so that its query set is made once.
+    pub(super) fn frame_timer(&self, capacity: u32) -> Option<Timer> {
+        // Only poisoned if a thread panicked while swapping it; a new timer serves then.
+        let kept = self.timer.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match kept {
+            Some(mut t) if t.capacity >= capacity => {
+                t.used.clear();
+                Some(t)
+            }
+            _ => Timer::new(&self.ctx, capacity),
+        }
+    }
+
+    /// Keeps a frame's timer for the next frame.
+    pub(super) fn keep_timer(&self, timer: Option<Timer>) {
+        if timer.is_some() {
+            *self.timer.lock().unwrap_or_else(|e| e.into_inner()) = timer;
+        }
+    }
+
     pub(super) fn collect_times(
         &self,
         timer: &mut Option<Timer>,
