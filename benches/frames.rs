@@ -4,8 +4,9 @@
 //! device's busy time (the device clock: a timestamp before and after every submission), the
 //! time the device stood idle (the total less that), the host's waits for the device, the host
 //! time of the photon-mapping stages (their read-backs included), the passes, and the bytes
-//! uploaded and allocated; then the median of the warm frames (2..), and with `--cpu-frames K`
-//! the CPU twin's median on this machine's cores and the ratio.
+//! uploaded and allocated; then the median of the warm frames (2..) with the device's time per
+//! stage (the device clock counts each submission under the stage the driver named last), and
+//! with `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio.
 //!
 //! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
 //!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]`
@@ -57,6 +58,8 @@ struct FrameTimes {
     passes: f64,
     upload_mb: f64,
     alloc_mb: f64,
+    /// The device's busy time per stage (`device/<stage>_ms`), in the frame's order.
+    device_stages: Vec<(String, f64)>,
 }
 
 impl FrameTimes {
@@ -185,6 +188,15 @@ fn main() {
             passes: stat(&frame, "frame/passes"),
             upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
             alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
+            device_stages: frame
+                .metadata
+                .stats
+                .iter()
+                .filter_map(|(k, v)| {
+                    let stage = k.strip_prefix("device/")?.strip_suffix("_ms")?;
+                    Some((stage.to_string(), *v))
+                })
+                .collect(),
         }
     };
     let all = Instant::now();
@@ -217,8 +229,37 @@ fn main() {
         passes: med(|t| t.passes),
         upload_mb: med(|t| t.upload_mb),
         alloc_mb: med(|t| t.alloc_mb),
+        device_stages: Vec::new(),
     };
     print_row("warm med.", &warm_median);
+    // The device's time per stage, the median over the warm frames.
+    let stages: Vec<String> = warm[0]
+        .device_stages
+        .iter()
+        .map(|(s, _)| s.clone())
+        .collect();
+    if !stages.is_empty() {
+        let per_stage: Vec<String> = stages
+            .iter()
+            .map(|stage| {
+                let ms = median(
+                    warm.iter()
+                        .map(|t| {
+                            t.device_stages
+                                .iter()
+                                .find(|(s, _)| s == stage)
+                                .map_or(0.0, |(_, v)| *v)
+                        })
+                        .collect(),
+                );
+                format!("{stage} {ms:.2}")
+            })
+            .collect();
+        println!(
+            "device ms per stage (warm median): {}",
+            per_stage.join(", ")
+        );
+    }
     if cpu_frames > 0 {
         let cpu = caustica::select_backend(Device::Cpu).unwrap();
         let times: Vec<f64> = (0..cpu_frames)

@@ -380,3 +380,62 @@ fn prepared_from_the_mesh_cache_equals_a_fresh_build() {
         assert!(bytes(&cached) == bytes(&fresh), "frame {n}");
     }
 }
+
+/// The device clock counts every submission of a frame under the stage that made it: the
+/// stages' device times add up to the frame's, and the photon-mapping stages each have theirs.
+#[test]
+fn a_gpu_frames_device_time_is_the_sum_of_its_stages() {
+    use caustica::gpu::GpuBackend;
+    use caustica::render::Backend;
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    if !ctx.info.features.timestamps_inside_encoders {
+        eprintln!("skipping: the adapter has no timestamps inside encoders, so no device clock");
+        return;
+    }
+    let file = caustica::load_scene(&animated_scene()).unwrap();
+    let overrides = Overrides {
+        resolution: Some((24, 16)),
+        spp: Some(1),
+        integrator: Some(caustica::scene::Integrator::PhotonMap),
+        ..Default::default()
+    };
+    let mut scene = caustica::evaluate_frame(&file, 1, &AssetCache::default(), &overrides).unwrap();
+    scene.photons.global = 5_000;
+    scene.photons.caustic = 5_000;
+    scene.gather.seeds = 32;
+    scene.gather.rays = 16;
+    let prepared = caustica::prepare(&scene).unwrap();
+    let backend = GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let frame = backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    let stages: Vec<(&str, f64)> = frame
+        .metadata
+        .stats
+        .iter()
+        .filter_map(|(k, v)| Some((k.strip_prefix("device/")?.strip_suffix("_ms")?, *v)))
+        .collect();
+    let total = stat(&frame, "gpu/device_ms");
+    let sum: f64 = stages.iter().map(|(_, v)| v).sum();
+    assert!(total > 0.0);
+    assert!(
+        (sum - total).abs() <= 1e-9 * total.max(1.0),
+        "stages {sum} ms, frame {total} ms"
+    );
+    for stage in [
+        "camera_rays",
+        "photons/global",
+        "kdtree/global",
+        "shade_trees",
+        "gather/final_gather",
+        "gather/caustics",
+        "film",
+    ] {
+        assert!(
+            stages.iter().any(|(s, v)| *s == stage && *v > 0.0),
+            "no device time for {stage}: {stages:?}"
+        );
+    }
+}

@@ -256,6 +256,7 @@ impl GpuBackend {
         ctx.read_device_clock()?;
         let traffic = ctx.traffic.snapshot();
         let pool_before = ctx.pool.counters();
+        ctx.set_stage("upload");
         let clock = Instant::now();
         // Only poisoned if a thread panicked while uploading; the next frame uploads anew.
         let buffers = {
@@ -315,6 +316,7 @@ impl GpuBackend {
             }
         }
         self.collect_times(&mut timer, &mut frame.stats)?;
+        ctx.set_stage("read_back");
         let clock = Instant::now();
         let color = frame.read_film(ctx, &frame.color)?;
         let mut photon_views = std::mem::take(&mut frame.views);
@@ -350,6 +352,7 @@ impl GpuBackend {
             })?;
         }
         let ids = if scene.output.layers.contains(&Aov::Id) {
+            ctx.set_stage("ids");
             self.centre_hit_ids(&self.whitted, &kernels, &buffers, base, &mut vd)?
         } else {
             Vec::new()
@@ -411,6 +414,12 @@ impl GpuBackend {
         // The frame's traffic with the device, the scene's upload included.
         frame_stats.extend(ctx.traffic.since(traffic));
         if let Some(clock) = ctx.read_device_clock()? {
+            frame_stats.extend(
+                clock
+                    .by_stage
+                    .iter()
+                    .map(|(stage, ms)| (format!("device/{stage}_ms"), *ms)),
+            );
             frame_stats.extend([
                 ("gpu/device_ms".to_string(), clock.device_ms),
                 ("gpu/submissions".to_string(), clock.submissions as f64),
@@ -463,6 +472,7 @@ impl GpuBackend {
         let photon_map = scene.film.integrator == Integrator::PhotonMap;
         let base = pass_params(frame_params(scene, prepared), pass);
         let mut pass_stats = StageStats::default();
+        ctx.set_stage("camera_rays");
         let mut clock = Instant::now();
         let (rays, hits, ray_count) = self.primary_rays_and_hits(
             &self.whitted,
@@ -495,6 +505,7 @@ impl GpuBackend {
             frame.lap("host/photon_maps_ms", &mut clock);
         }
         // The photon maps' debug views, from the camera rays' first hits.
+        ctx.set_stage("photon_views");
         let (pass_views, view_stats) = match &frame.maps {
             Some(maps) => self.photon_views(
                 self.photon_kernels()?.as_ref(),
@@ -511,6 +522,7 @@ impl GpuBackend {
         frame.lap("host/photon_views_ms", &mut clock);
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
+        ctx.set_stage("shade_trees");
         let (levels, first_hits) = self.shade_trees(
             &self.whitted,
             kernels,
@@ -526,6 +538,7 @@ impl GpuBackend {
         // Photon mapping's layers: copies of the trees holding the direct light (before the
         // composition) or one component alone, accumulated like the colour.
         let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
+        ctx.set_stage("layers");
         let copy_levels = |levels: &[ShadeLevel]| -> Result<Vec<(GpuBuffer, u64)>, GpuError> {
             let mut encoder = Encoder::new(ctx);
             let mut out = Vec::new();
@@ -558,6 +571,7 @@ impl GpuBackend {
             _ => None,
         };
         frame.lap("host/compose_ms", &mut clock);
+        ctx.set_stage("layers");
         let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
             for (aov, mode) in [
@@ -581,6 +595,7 @@ impl GpuBackend {
         }
         frame.lap("host/layers_ms", &mut clock);
         // Everything that can fail has run: the pass goes into the film.
+        ctx.set_stage("film");
         let level_nodes: Vec<(GpuBuffer, u64)> =
             levels.into_iter().map(|l| (l.nodes, l.count)).collect();
         self.accumulate_and_resolve(&self.whitted, &level_nodes, base, &frame.color, timer)?;

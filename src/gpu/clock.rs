@@ -4,6 +4,10 @@
 //! another on the one queue, so the sum of their spans is the device's busy time, and the wall
 //! time minus it is time the device waited for the host.
 //!
+//! Each submission is counted under the stage the frame driver named last
+//! (`GpuContext::set_stage`), so a frame also says how long the device worked for each stage
+//! (`device/<stage>_ms`).
+//!
 //! Needs the adapter's timestamps inside encoders; without them the clock is absent and the
 //! frame reports no device time. A frame with more submissions than the clock has room for
 //! times the first ones and counts the rest as untimed.
@@ -13,10 +17,12 @@ use std::sync::Mutex;
 /// Submissions one reading can time.
 const CAPACITY: u32 = 2048;
 
-/// What the clock read: the device's busy time over the timed submissions.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// What the clock read: the device's busy time over the timed submissions, in all and per
+/// stage (in the order the stages first submitted).
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClockReading {
     pub device_ms: f64,
+    pub by_stage: Vec<(&'static str, f64)>,
     pub submissions: u32,
     pub untimed: u32,
 }
@@ -34,6 +40,8 @@ struct ClockState {
     /// Submissions stamped since the last reading.
     used: u32,
     untimed: u32,
+    /// The stage of each stamped submission.
+    stages: Vec<&'static str>,
 }
 
 impl DeviceClock {
@@ -68,11 +76,12 @@ impl DeviceClock {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The command buffers that stamp the start and the end of one submission, or `None` when
-    /// the clock is full until its next reading.
+    /// The command buffers that stamp the start and the end of one submission of `stage`, or
+    /// `None` when the clock is full until its next reading.
     pub fn brackets(
         &self,
         device: &wgpu::Device,
+        stage: &'static str,
     ) -> Option<(wgpu::CommandBuffer, wgpu::CommandBuffer)> {
         let mut state = self.state();
         if state.used >= CAPACITY {
@@ -81,6 +90,7 @@ impl DeviceClock {
         }
         let index = state.used * 2;
         state.used += 1;
+        state.stages.push(stage);
         let stamp = |i: u32| {
             let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("device clock"),
@@ -94,11 +104,10 @@ impl DeviceClock {
     /// The busy time of the submissions stamped since the last reading (waits for the device),
     /// and a fresh start for the next.
     pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<ClockReading, String> {
-        let (used, untimed) = {
+        let (used, untimed, stages) = {
             let mut state = self.state();
-            let taken = (state.used, state.untimed);
-            *state = ClockState::default();
-            taken
+            let taken = std::mem::take(&mut *state);
+            (taken.used, taken.untimed, taken.stages)
         };
         if used == 0 {
             return Ok(ClockReading {
@@ -131,12 +140,20 @@ impl DeviceClock {
             bytemuck::cast_slice(&data[..]).to_vec()
         };
         self.staging.unmap();
-        let busy: u64 = ticks
-            .chunks_exact(2)
-            .map(|pair| pair[1].saturating_sub(pair[0]))
-            .sum();
+        let ms = |ticks: u64| ticks as f64 * self.period_ns / 1e6;
+        let mut by_stage: Vec<(&'static str, f64)> = Vec::new();
+        let mut busy = 0u64;
+        for (pair, stage) in ticks.chunks_exact(2).zip(stages) {
+            let span = pair[1].saturating_sub(pair[0]);
+            busy += span;
+            match by_stage.iter_mut().find(|(s, _)| *s == stage) {
+                Some((_, t)) => *t += ms(span),
+                None => by_stage.push((stage, ms(span))),
+            }
+        }
         Ok(ClockReading {
-            device_ms: busy as f64 * self.period_ns / 1e6,
+            device_ms: ms(busy),
+            by_stage,
             submissions: used,
             untimed,
         })

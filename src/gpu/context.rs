@@ -124,6 +124,8 @@ pub struct GpuContext {
     pub pool: BufferPool,
     /// Stamps every submission when the adapter can (`gpu::clock`).
     clock: Option<DeviceClock>,
+    /// The stage the frame driver named last: the device clock counts submissions under it.
+    stage: std::sync::Mutex<&'static str>,
 }
 
 /// Running totals of the host's buffer traffic with the device.
@@ -284,6 +286,7 @@ impl GpuContext {
             clock: features
                 .timestamps_inside_encoders
                 .then(|| DeviceClock::new(&device, queue.get_timestamp_period())),
+            stage: std::sync::Mutex::new("other"),
             device,
             queue,
         })
@@ -312,7 +315,10 @@ impl GpuContext {
     /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
     pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) {
         let clears = self.pool.record_clears(&self.device);
-        let clock = self.clock.as_ref().and_then(|c| c.brackets(&self.device));
+        let clock = self
+            .clock
+            .as_ref()
+            .and_then(|c| c.brackets(&self.device, self.stage()));
         let (start, end) = match clock {
             Some((a, b)) => (Some(a), Some(b)),
             None => (None, None),
@@ -320,6 +326,16 @@ impl GpuContext {
         #[allow(clippy::disallowed_methods)]
         self.queue
             .submit(start.into_iter().chain(clears).chain(commands).chain(end));
+    }
+
+    /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).
+    pub fn set_stage(&self, stage: &'static str) {
+        *self.stage.lock().unwrap_or_else(|e| e.into_inner()) = stage;
+    }
+
+    /// The stage named last.
+    pub fn stage(&self) -> &'static str {
+        *self.stage.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Writes `data` at `offset` of `buffer` before the next submission's commands; a clear

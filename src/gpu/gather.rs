@@ -515,6 +515,7 @@ impl GpuCore {
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
         let mut stats = Vec::new();
+        ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.collect_shading_points(kernels, levels, base)?;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
@@ -544,6 +545,7 @@ impl GpuCore {
                 parts,
             });
         }
+        ctx.set_stage("gather/seeding");
         let start = Instant::now();
         let (seeds, seed_count) = kernels.seeding.seed_irradiance_samples(
             ctx,
@@ -557,6 +559,7 @@ impl GpuCore {
             "gather/seeding_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
+        ctx.set_stage("gather/precompute");
         let start = Instant::now();
         let photons = if scene.gather.precomputed_irradiance > 0 {
             let made = kernels.irradiance_photons.precompute(
@@ -578,6 +581,7 @@ impl GpuCore {
         } else {
             None
         };
+        ctx.set_stage("gather/final_gather");
         let start = Instant::now();
         let (samples, sample_positions) = self.final_gather(
             kernels,
@@ -601,12 +605,14 @@ impl GpuCore {
             "gather/final_gather_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
+        ctx.set_stage("gather/irradiance_tree");
         let start = Instant::now();
         let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;
         stats.push((
             "gather/irradiance_tree_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
+        ctx.set_stage("gather/interpolate");
         let start = Instant::now();
         let mut encoder = Encoder::new(ctx);
         let indirect = kernels.irradiance.interpolate(
@@ -625,6 +631,7 @@ impl GpuCore {
             "gather/interpolate_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
+        ctx.set_stage("gather/caustics");
         let start = Instant::now();
         let caustic_density = if caustic.map.count > 0 && points.count > 0 {
             let (dispatch, output) = kernels.knn.prepare_density(
@@ -652,6 +659,7 @@ impl GpuCore {
             "gather/caustics_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
+        ctx.set_stage("gather/compose");
         let start = Instant::now();
         // Each level's diffuse nodes take their points' light.
         let parts = ComposeParts {

@@ -469,10 +469,16 @@ impl GpuCore {
         let mut maps = FrameMaps::default();
         let mut stats = Vec::new();
         for (pass, count) in plan.photon_passes(scene) {
+            let (trace_stage, tree_stage) = match pass {
+                PhotonPass::Global => ("photons/global", "kdtree/global"),
+                PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
+            };
+            ctx.set_stage(trace_stage);
             let map = self.trace_photon_pass(
                 kernels, scene, prepared, buffers, traversal, vd, &mut None, pass, count,
             )?;
             push_pass_stats(&mut stats, pass.name(), &map.stats);
+            ctx.set_stage(tree_stage);
             let start = Instant::now();
             let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
             stats.push((
