@@ -37,12 +37,7 @@ use caustica::{Device, Overrides};
 use support::{arg, median};
 
 fn stat(frame: &Frame, name: &str) -> f64 {
-    frame
-        .metadata
-        .stats
-        .iter()
-        .find(|(k, _)| k == name)
-        .map_or(0.0, |(_, v)| *v)
+    frame.metadata.stat(name).unwrap_or(0.0)
 }
 
 /// One rendered frame's times in milliseconds.

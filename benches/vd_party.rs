@@ -27,12 +27,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn stat(frame: &caustica::render::Frame, name: &str) -> f64 {
-    frame
-        .metadata
-        .stats
-        .iter()
-        .find(|(n, _)| n == name)
-        .map_or(f64::NAN, |(_, v)| *v)
+    frame.metadata.stat(name).unwrap_or(f64::NAN)
 }
 
 /// Bytes the hierarchy and the GPU's leaf triangles take for patch `patch` tessellated at

@@ -273,11 +273,8 @@ fn gpu_frames_after_the_first_equal_the_same_frames_from_a_fresh_backend_bit_for
 fn stat(frame: &caustica::render::Frame, name: &str) -> f64 {
     frame
         .metadata
-        .stats
-        .iter()
-        .find(|(n, _)| n == name)
+        .stat(name)
         .unwrap_or_else(|| panic!("no stat {name}"))
-        .1
 }
 
 /// A GPU backend keeps the scene and its buffers on the device: the same frame rendered again

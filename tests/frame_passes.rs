@@ -42,11 +42,8 @@ fn relative_l1(a: &[Vec3], b: &[Vec3]) -> f64 {
 fn stat(frame: &Frame, name: &str) -> f64 {
     frame
         .metadata
-        .stats
-        .iter()
-        .find(|(k, _)| k == name)
+        .stat(name)
         .unwrap_or_else(|| panic!("no statistic {name}"))
-        .1
 }
 
 fn layer(frame: &Frame, name: &str) -> Vec<Vec3> {

@@ -253,7 +253,7 @@ impl GpuBackend {
         // What the last frame dropped after its end (nothing of it is in flight) is free now.
         ctx.recycle_buffers()?;
         // The device clock times this frame's submissions only.
-        ctx.read_device_clock()?;
+        ctx.reset_device_clock();
         let traffic = ctx.traffic.snapshot();
         let pool_before = ctx.pool.counters();
         ctx.set_stage("upload");

@@ -101,6 +101,11 @@ impl DeviceClock {
         Some((stamp(index), stamp(index + 1)))
     }
 
+    /// Forgets the submissions stamped so far, without reading them (a frame's start).
+    pub fn reset(&self) {
+        *self.state() = ClockState::default();
+    }
+
     /// The busy time of the submissions stamped since the last reading (waits for the device),
     /// and a fresh start for the next.
     pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<ClockReading, String> {

@@ -364,6 +364,13 @@ impl GpuContext {
         Ok(())
     }
 
+    /// Starts the device clock afresh: what was stamped before is not read.
+    pub fn reset_device_clock(&self) {
+        if let Some(clock) = &self.clock {
+            clock.reset();
+        }
+    }
+
     /// The device's busy time over the submissions since the last reading (waits for it to
     /// finish them); `None` without the adapter's timestamps inside encoders.
     pub fn read_device_clock(&self) -> Result<Option<ClockReading>, GpuError> {

@@ -148,19 +148,8 @@ impl Timer {
         if !ctx.info.features.timestamps {
             return None;
         }
-        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("whitted timestamps"),
-            ty: wgpu::QueryType::Timestamp,
-            count: capacity * 2,
-        });
-        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
-        let resolve = super::kernel::pooled_buffer(
-            ctx,
-            "whitted timestamps",
-            capacity as u64 * 16,
-            usage,
-            false,
-        );
+        let (set, resolve) =
+            super::kernel::timestamp_queries(ctx, "whitted timestamps", capacity * 2);
         Some(Timer {
             set,
             resolve,

@@ -562,21 +562,12 @@ impl Stamps {
         if !wanted || !ctx.info.features.timestamps {
             return Ok(Stamps { query: None });
         }
-        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("kd-tree build"),
-            ty: wgpu::QueryType::Timestamp,
-            count: STAMPS,
-        });
-        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
-        let resolve = super::kernel::pooled_buffer(
-            ctx,
-            "kd-tree timestamps",
-            STAMPS as u64 * 8,
-            usage,
-            false,
-        );
         Ok(Stamps {
-            query: Some((set, resolve)),
+            query: Some(super::kernel::timestamp_queries(
+                ctx,
+                "kd-tree timestamps",
+                STAMPS,
+            )),
         })
     }
 

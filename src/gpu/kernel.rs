@@ -216,12 +216,27 @@ pub fn pooled_buffer(
     zeroed: bool,
 ) -> GpuBuffer {
     let size = size.max(4).next_multiple_of(4);
-    let (buffer, created) = ctx.pool.take(&ctx.device, label, size, usage, zeroed);
+    let max_buffer = ctx.info.max_buffer_size;
+    let (buffer, created) = ctx
+        .pool
+        .take(&ctx.device, max_buffer, label, size, usage, zeroed);
     if created {
         log::trace!("allocate {label}: {size} bytes");
         Traffic::add(&ctx.traffic.allocated_bytes, buffer.class_size());
     }
     buffer
+}
+
+/// A timestamp query set of `count` queries and the pooled buffer they resolve into.
+pub fn timestamp_queries(ctx: &GpuContext, label: &str, count: u32) -> (wgpu::QuerySet, GpuBuffer) {
+    let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+        label: Some(label),
+        ty: wgpu::QueryType::Timestamp,
+        count,
+    });
+    let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
+    let resolve = pooled_buffer(ctx, label, count as u64 * 8, usage, false);
+    (set, resolve)
 }
 
 /// A storage buffer holding `data` (at least 4 bytes, so that empty inputs still bind).

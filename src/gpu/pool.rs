@@ -163,15 +163,17 @@ impl BufferPool {
     /// smallest free one with those usages whose class is at least the request's and at most
     /// [`MAX_OVERSIZE`] times it (cleared before its next use when `zeroed`), else a new one
     /// (which wgpu zeroes). The second value is true when the buffer was created.
+    /// `max_buffer` is the device's largest buffer.
     pub fn take(
         &self,
         device: &wgpu::Device,
+        max_buffer: u64,
         label: &str,
         size: u64,
         usage: wgpu::BufferUsages,
         zeroed: bool,
     ) -> (GpuBuffer, bool) {
-        let class = size_class(size, device.limits().max_buffer_size);
+        let class = size_class(size, max_buffer);
         let wanted = (usage.bits(), class);
         let mut shelves = lock(&self.shelves);
         let fit = shelves

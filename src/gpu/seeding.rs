@@ -566,21 +566,12 @@ impl Stamps {
                 pairs: Vec::new(),
             });
         }
-        let set = ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("seeding"),
-            ty: wgpu::QueryType::Timestamp,
-            count: capacity,
-        });
-        let usage = wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC;
-        let resolve = super::kernel::pooled_buffer(
-            ctx,
-            "seeding timestamps",
-            capacity as u64 * 8,
-            usage,
-            false,
-        );
         Ok(Stamps {
-            query: Some((set, resolve)),
+            query: Some(super::kernel::timestamp_queries(
+                ctx,
+                "seeding timestamps",
+                capacity,
+            )),
             capacity,
             pairs: Vec::new(),
         })

@@ -87,6 +87,11 @@ impl FrameMetadata {
             ..Default::default()
         }
     }
+
+    /// The counter called `name`, if the frame has it.
+    pub fn stat(&self, name: &str) -> Option<f64> {
+        self.stats.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
 }
 
 /// A rendered frame. `color` is linear RGB with rows from the top.
