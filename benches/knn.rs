@@ -6,7 +6,7 @@
 //! answers is checked against the CPU's.
 //!
 //! `cargo bench --bench knn -- [--points N] [--queries Q] [--k K] [--runs R] [--cpu-queries C]
-//! [--radius R]` (defaults: 1M points, 1M queries at jittered point positions, k = 64, 5 runs,
+//! [--radius R] [--sorted]` (`--sorted`: the queries in 3D Morton order; defaults: 1M points, 1M queries at jittered point positions, k = 64, 5 runs,
 //! every query on the CPU too, no radius). The tree is built by the GPU builder when there is a
 //! GPU (and read back for the CPU), otherwise by the CPU twin.
 
@@ -35,6 +35,7 @@ struct Options {
     runs: usize,
     cpu_queries: usize,
     max_dist2: f32,
+    sorted: bool,
 }
 
 fn options() -> Options {
@@ -53,6 +54,7 @@ fn options() -> Options {
         runs: arg("--runs").map_or(5, |v| v as usize).max(1),
         cpu_queries: arg("--cpu-queries").map_or(queries, |v| v as usize),
         max_dist2: arg("--radius").map_or(f32::INFINITY, |r| (r * r) as f32),
+        sorted: args.iter().any(|a| a == "--sorted"),
     }
 }
 
@@ -102,6 +104,18 @@ fn make_points(n: usize, clustered: bool, rng: &mut Random) -> Vec<[f32; 4]> {
             [p.x, p.y, p.z, 0.0]
         })
         .collect()
+}
+
+/// 3D Morton code of `p` in the unit cube at 10 bits an axis.
+fn morton3(p: Vec3) -> u32 {
+    let spread = |v: f32| -> u32 {
+        let mut x = ((v.clamp(0.0, 1.0) * 1023.0) as u32) & 0x3ff;
+        x = (x | (x << 16)) & 0x030000ff;
+        x = (x | (x << 8)) & 0x0300f00f;
+        x = (x | (x << 4)) & 0x030c30c3;
+        (x | (x << 2)) & 0x09249249
+    };
+    spread(p.x) | (spread(p.y) << 1) | (spread(p.z) << 2)
 }
 
 /// Queries at randomly chosen points, jittered by about the typical spacing of the points.
@@ -232,7 +246,15 @@ fn main() -> Result<(), GpuError> {
         let name = if clustered { "clustered" } else { "uniform" };
         let mut rng = Random(0x9e37_79b9_7f4a_7c15 ^ clustered as u64);
         let points = make_points(o.points, clustered, &mut rng);
-        let queries = make_queries(&points, o.queries, &mut rng);
+        let mut queries = make_queries(&points, o.queries, &mut rng);
+        if o.sorted {
+            let (lo, hi) = queries.iter().fold(
+                (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+                |(lo, hi), q| (lo.min(*q), hi.max(*q)),
+            );
+            let extent = (hi - lo).max(Vec3::splat(1e-30));
+            queries.sort_by_key(|q| morton3((*q - lo) / extent));
+        }
         let mut rng_photons = Random(77);
         let photons: Vec<PhotonRecord> = points
             .iter()

@@ -183,6 +183,55 @@ fn closed_white_box_conserves_power_on_the_gpu() {
     check_box_power(&records, photons, "gpu");
 }
 
+/// The GPU writes a pass's map into buffers kept between passes, sized at first for three
+/// stored photons per emitted one. A box of albedo 0.95 stores about 6.7 per photon over 8
+/// bounces, so the first trace outgrows them and is traced again into larger ones; the second
+/// trace fits at once. Both must give the same map, bit for bit, and the map the CPU twin gives.
+#[test]
+fn a_photon_map_that_outgrows_its_first_buffers_is_traced_again_to_the_same_map() {
+    let Some(ctx) = test_context() else { return };
+    let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let mut scene = white_box();
+    scene.materials[0].kind = MaterialKind::Diffuse {
+        albedo: Vec3::splat(0.95),
+        texture: None,
+    };
+    scene.photons.max_bounces = 8;
+    let prepared = prepared(&scene);
+    let photons = 20_000;
+    let (first, first_stats) = gpu
+        .trace_photons_vec(&scene, &prepared, PhotonPass::Global, photons)
+        .unwrap();
+    assert!(
+        first_stats.stored > 3 * photons as u64,
+        "the test needs a map larger than the first buffers: {} stored",
+        first_stats.stored
+    );
+    let (second, second_stats) = gpu
+        .trace_photons_vec(&scene, &prepared, PhotonPass::Global, photons)
+        .unwrap();
+    assert_eq!(first_stats.stored, second_stats.stored);
+    assert_eq!(first_stats.hits, second_stats.hits);
+    assert!(
+        first == second,
+        "the traced-again map differs from the one that fitted"
+    );
+    let cpu = trace_photons(
+        &scene,
+        &prepared,
+        &Default::default(),
+        PhotonPass::Global,
+        photons,
+    );
+    let (n_cpu, n_gpu) = (cpu.records.len() as f64, first.len() as f64);
+    assert!(
+        (n_cpu - n_gpu).abs() / n_cpu < 0.01,
+        "{n_cpu} stored on the CPU, {n_gpu} on the GPU"
+    );
+    let fraction = matching_fraction(&first_hits(&cpu.records), &first_hits(&first), 1e-3);
+    assert!(fraction > 0.99, "{fraction} of the first hits match");
+}
+
 /// The first hits of both maps, in photon order on both sides, pair up: the same random numbers
 /// send the same photon to the same place, up to float rounding.
 fn matching_fraction(a: &[PhotonRecord], b: &[PhotonRecord], tolerance: f32) -> f64 {

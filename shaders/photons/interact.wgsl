@@ -19,6 +19,14 @@
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let i = gid.x + gid.y * groups.x * 64u;
     if i >= photon_params.ray_count {
+        // Past the bounce's live rays (their count was copied in from the device): neither
+        // stored nor bouncing, so that the compactions over the whole chunk skip them.
+        if i < arrayLength(&store_flags) {
+            store_flags[i] = 0u;
+        }
+        if i < arrayLength(&bounce_flags) {
+            bounce_flags[i] = 0u;
+        }
         return;
     }
     store_flags[i] = 0u;

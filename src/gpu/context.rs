@@ -350,6 +350,7 @@ impl GpuContext {
 
     /// Waits until the device is idle and makes the buffers of dropped leases free for reuse.
     /// Only where every encoder the caller recorded has been submitted (or dropped).
+    #[track_caller]
     pub fn recycle_buffers(&self) -> Result<(), GpuError> {
         self.wait_idle()?;
         self.pool.recycle();
@@ -383,8 +384,16 @@ impl GpuContext {
         }
     }
 
-    /// Waits until all submitted work is done (the time counts as the host's wait).
+    /// Waits until all submitted work is done (the time counts as the host's wait). Each wait
+    /// is logged at debug level with its caller and the stage, so that `RUST_LOG=debug` lists
+    /// where a frame waits.
+    #[track_caller]
     pub fn wait_idle(&self) -> Result<(), GpuError> {
+        log::debug!(
+            "wait for the device at {} during {}",
+            std::panic::Location::caller(),
+            self.stage()
+        );
         let start = std::time::Instant::now();
         let result = self
             .device

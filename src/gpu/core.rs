@@ -181,7 +181,9 @@ impl GpuCore {
     }
 
     /// Traces the `n` rays of `rays` into `hits` with `kernels.trace` (`params.ray_count` = n),
-    /// and with VD patches runs the bottom level over the records and merges its hits.
+    /// and with VD patches runs the bottom level over the records and merges its hits. With
+    /// `live_count` (a `u32` on the device, at most n) only that many rays are traced: it is
+    /// copied into the kernels' `params.ray_count` ahead of the dispatches over n.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_rays(
         &self,
@@ -190,6 +192,7 @@ impl GpuCore {
         mut params: FrameParams,
         rays: &GpuBuffer,
         hits: &GpuBuffer,
+        live_count: Option<&GpuBuffer>,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         stage: &'static str,
@@ -205,6 +208,10 @@ impl GpuCore {
             }
             let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
             let mut encoder = Encoder::new(ctx);
+            if let Some(count) = live_count {
+                let at = std::mem::offset_of!(FrameParams, ray_count) as u64;
+                encoder.copy_buffer_to_buffer(count, 0, &params_buffer, at, 4);
+            }
             if let Some(v) = vd.as_ref() {
                 v.clear(&mut encoder);
             }

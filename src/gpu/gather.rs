@@ -383,6 +383,7 @@ impl GpuCore {
                 FrameParams { ray_count, ..base },
                 &rays,
                 &hits,
+                None,
                 vd,
                 &mut None,
                 "gather trace",

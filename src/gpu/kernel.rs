@@ -287,6 +287,7 @@ pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> GpuBu
 
 /// One `u32` from each `(buffer, element)`, with one read-back: the words are copied into one
 /// buffer first.
+#[track_caller]
 pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u32>, GpuError> {
     if words.is_empty() {
         return Ok(Vec::new());
@@ -301,6 +302,7 @@ pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u
 }
 
 /// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
+#[track_caller]
 pub fn read_buffer<T: Pod + Send + Sync>(
     ctx: &GpuContext,
     buffer: &GpuBuffer,
@@ -315,6 +317,7 @@ const PARALLEL_READ_BYTES: u64 = 1 << 20;
 
 /// The first `count` elements of `buffer` back on the host, each turned into a `U` by `f` as it
 /// leaves mapped memory (one pass, on rayon's threads for large read-backs; waits for the GPU).
+#[track_caller]
 pub fn read_buffer_map<T, U, F>(
     ctx: &GpuContext,
     buffer: &GpuBuffer,

@@ -12,8 +12,12 @@
 //!    positions) and `photons/bounce.wgsl` gathers the next bounce's rays.
 //!
 //! The map's order is (chunk, bounce, photon), as the CPU twin's, so the same photons are
-//! stored in the same order up to floating-point differences in their paths. Each bounce reads
-//! back two counts (stored, surviving) to size the next dispatch.
+//! stored in the same order up to floating-point differences in their paths. The counts stay on
+//! the device: every bounce's kernels are dispatched over the whole chunk, the live ray count
+//! is copied into the trace and interact kernels' parameters, the store and bounce kernels read
+//! the compactions' counts, and `photons/advance.wgsl` moves the map's cursor. The pass waits
+//! for the device once, for the map's size and the hit count; a map that outgrew the buffers
+//! kept from earlier frames is traced again into larger ones.
 
 use std::time::Instant;
 
@@ -25,7 +29,7 @@ use super::core::{GpuCore, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
-    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, GpuPhotonMap, MapTree};
@@ -73,6 +77,8 @@ pub struct PhotonKernels {
     interact: Kernel,
     store: Kernel,
     bounce: Kernel,
+    /// Moves the map's cursor past a bounce's stored photons.
+    advance: Kernel,
     view_queries: Kernel,
     /// The point kd-tree builder over the maps.
     pub(super) builder: KdTreeBuilder,
@@ -107,13 +113,14 @@ impl PhotonKernels {
             |file: &str| Kernel::new(ctx, &format!("photons/{file}"), &[], Checks::Checked);
         let (own, (builder, (knn, (gather, (seeding, (irradiance, irradiance_photons)))))) =
             rayon::join(
-                || -> Result<[Kernel; 5], GpuError> {
+                || -> Result<[Kernel; 6], GpuError> {
                     Ok([
                         kernel("emit.wgsl")?,
                         kernel("interact.wgsl")?,
                         kernel("store.wgsl")?,
                         kernel("bounce.wgsl")?,
                         kernel("view_queries.wgsl")?,
+                        kernel("advance.wgsl")?,
                     ])
                 },
                 || {
@@ -147,13 +154,14 @@ impl PhotonKernels {
                     )
                 },
             );
-        let [emit, interact, store, bounce, view_queries] = own?;
+        let [emit, interact, store, bounce, view_queries, advance] = own?;
         Ok(PhotonKernels {
             emit,
             interact,
             store,
             bounce,
             view_queries,
+            advance,
             builder: builder?,
             knn: knn?,
             gather: gather?,
@@ -169,11 +177,16 @@ impl PhotonKernels {
 const RAY_ROLES: [&str; 2] = ["photon rays (even bounces)", "photon rays (odd bounces)"];
 const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd bounces)"];
 
-/// One bounce's stored photons, before the map is joined.
-struct StoredLevel {
-    records: GpuBuffer,
-    positions: GpuBuffer,
-    count: u32,
+/// What every chunk of a photon pass reads.
+struct PassInputs<'a> {
+    pass: PhotonPass,
+    base: FrameParams,
+    emitted: u32,
+    emitter_count: u32,
+    emitters: &'a GpuBuffer,
+    targets: &'a GpuBuffer,
+    target_count: u32,
+    max_hits: u32,
 }
 
 impl GpuCore {
@@ -216,73 +229,150 @@ impl GpuCore {
         let emitter_buffer = storage_buffer(ctx, "photon emitters", &emitters)?;
         let base = frame_params(scene, prepared);
         let max_hits = scene.photons.max_bounces;
+        let record_size = std::mem::size_of::<PhotonRecord>() as u64;
+        // The bounces write the map straight into buffers kept between frames, with room for
+        // what they held before or a guess; a map that needs more is traced again into larger
+        // ones (the same photons: every choice is a function of the photon's index).
+        let mut capacity = emitted as u64 * max_hits.min(3) as u64;
+        loop {
+            let map_records = self.scratch("photon map records", capacity.max(1) * record_size)?;
+            let map_positions = self.scratch("photon map positions", capacity.max(1) * 16)?;
+            let room = (map_records.size() / record_size).min(map_positions.size() / 16);
+            let (needed, hits) = self.record_photon_bounces(
+                kernels,
+                buffers,
+                traversal,
+                vd,
+                timer,
+                &PassInputs {
+                    pass,
+                    base,
+                    emitted,
+                    emitter_count: emitters.len() as u32,
+                    emitters: &emitter_buffer,
+                    targets: &target_buffer,
+                    target_count: targets.len() as u32,
+                    max_hits,
+                },
+                &map_records,
+                &map_positions,
+            )?;
+            if needed as u64 > room {
+                ctx.check_binding_size("photon map", needed as u64 * record_size)?;
+                capacity = needed as u64;
+                continue;
+            }
+            let total = needed as u64;
+            let records = storage_buffer_sized(ctx, "photon map", total.max(1) * record_size)?;
+            let positions = storage_buffer_sized(ctx, "photon positions", total.max(1) * 16)?;
+            let mut encoder = Encoder::new(ctx);
+            encoder.copy_buffer_to_buffer(&map_records, 0, &records, 0, total * record_size);
+            encoder.copy_buffer_to_buffer(&map_positions, 0, &positions, 0, total * 16);
+            ctx.submit([encoder.finish()]);
+            return Ok(GpuPhotonMap {
+                records,
+                positions,
+                count: needed,
+                stats: PhotonPassStats {
+                    emitted: emitted as u64,
+                    stored: total,
+                    hits: hits as u64,
+                    trace_ms: start.elapsed().as_secs_f64() * 1e3,
+                },
+            });
+        }
+    }
+
+    /// Records and submits every chunk and bounce of a photon pass, appending the stored
+    /// photons to `map_records` / `map_positions` as far as they have room, and returns the
+    /// photons the map needs and the surface hits (the pass's one wait for the device). A
+    /// bounce's live ray count stays on the device: it is copied into the parameters of the
+    /// trace and interact kernels, which are dispatched over the whole chunk.
+    #[allow(clippy::too_many_arguments)]
+    fn record_photon_bounces(
+        &self,
+        kernels: &PhotonKernels,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        inputs: &PassInputs,
+        map_records: &GpuBuffer,
+        map_positions: &GpuBuffer,
+    ) -> Result<(u32, u32), GpuError> {
+        let ctx = &self.ctx;
+        let PassInputs {
+            pass,
+            base,
+            emitted,
+            max_hits,
+            ..
+        } = *inputs;
         let hit_counter = storage_buffer(ctx, "photon hits", &[0u32])?;
-        let mut levels: Vec<StoredLevel> = Vec::new();
+        let cursor = storage_buffer(ctx, "photon map cursor", &[0u32])?;
         let ray_size = std::mem::size_of::<GpuRay>() as u64;
         let path_size = std::mem::size_of::<GpuPhotonPath>() as u64;
         let record_size = std::mem::size_of::<PhotonRecord>() as u64;
+        let frame_buffer = uniform_buffer(ctx, "params", &base);
         let mut first = 0u32;
         while first < emitted && max_hits > 0 {
             let chunk = PHOTON_CHUNK.min(emitted - first);
-            let photon_params = |ray_count: u32, bounce: u32| PhotonParams {
-                ray_count,
-                emitter_count: emitters.len() as u32,
+            let n = chunk as u64;
+            let photon_params = |bounce: u32| PhotonParams {
+                ray_count: chunk,
+                emitter_count: inputs.emitter_count,
                 stream_tag: pass.stream_tag(),
                 pass_kind: pass.index(),
                 max_hits,
                 bounce,
                 first_photon: first,
-                target_count: targets.len() as u32,
+                target_count: inputs.target_count,
             };
             // The rays and paths of a bounce and of the next one alternate between two pairs
             // of buffers kept between frames, as do the per-bounce buffers below (every element
             // a kernel reads is written first in the same bounce; the queue orders the reuse).
-            let mut rays = self.scratch(RAY_ROLES[0], chunk as u64 * ray_size)?;
-            let mut paths = self.scratch(PATH_ROLES[0], chunk as u64 * path_size)?;
-            let frame_buffer = uniform_buffer(ctx, "params", &base);
-            let emit_params = uniform_buffer(ctx, "photon params", &photon_params(chunk, 0));
+            let mut rays = self.scratch(RAY_ROLES[0], n * ray_size)?;
+            let mut paths = self.scratch(PATH_ROLES[0], n * path_size)?;
+            let emit_params = uniform_buffer(ctx, "photon params", &photon_params(0));
             let bind = self.bind_with_scene(
                 &kernels.emit,
                 buffers,
                 &frame_buffer,
                 &[
                     ("photon_params", &emit_params),
-                    ("emitters", &emitter_buffer),
+                    ("emitters", inputs.emitters),
                     ("rays", &rays),
                     ("paths", &paths),
-                    ("targets", &target_buffer),
+                    ("targets", inputs.targets),
                 ],
             )?;
             let mut encoder = Encoder::new(ctx);
-            self.dispatch_timed(
-                &mut encoder,
-                &kernels.emit,
-                &bind,
-                chunk as u64,
-                timer,
-                "photon emit",
-            );
+            self.dispatch_timed(&mut encoder, &kernels.emit, &bind, n, timer, "photon emit");
             ctx.submit([encoder.finish()]);
-            let mut ray_count = chunk;
-            let indices = self.iota(chunk as u64)?;
+            let indices = self.iota(n)?;
+            // The live rays of the bounce: the whole chunk, then the survivors' count.
+            let mut live: Option<CountBuffer> = None;
             for bounce in 0..max_hits {
-                if ray_count == 0 {
-                    break;
-                }
-                let n = ray_count as u64;
                 let hits = self.scratch("photon hits", n * std::mem::size_of::<GpuHit>() as u64)?;
-                let trace_params = FrameParams { ray_count, ..base };
                 self.trace_rays(
                     traversal,
                     buffers,
-                    trace_params,
+                    FrameParams {
+                        ray_count: chunk,
+                        ..base
+                    },
                     &rays,
                     &hits,
+                    live.as_ref().map(|c| &c.buffer),
                     vd,
                     timer,
                     "photon trace",
                 )?;
-                let p = uniform_buffer(ctx, "photon params", &photon_params(ray_count, bounce));
+                let p = uniform_buffer(ctx, "photon params", &photon_params(bounce));
+                let mut encoder = Encoder::new(ctx);
+                if let Some(c) = &live {
+                    encoder.copy_buffer_to_buffer(&c.buffer, 0, &p, 0, 4);
+                }
                 let store_flags = self.scratch("photon store flags", n * 4)?;
                 let candidates = self.scratch("photon store candidates", n * record_size)?;
                 let bounce_flags = self.scratch("photon bounce flags", n * 4)?;
@@ -305,15 +395,8 @@ impl GpuCore {
                         ("hit_counter", &hit_counter),
                     ],
                 )?;
-                let mut encoder = Encoder::new(ctx);
-                self.dispatch_timed(
-                    &mut encoder,
-                    &kernels.interact,
-                    &bind,
-                    n,
-                    timer,
-                    "photon interact",
-                );
+                let interact = &kernels.interact;
+                self.dispatch_timed(&mut encoder, interact, &bind, n, timer, "photon interact");
                 let stored_ids = self.scratch("stored photon ids", n * 4)?;
                 let stored_count = self.prims.compact(
                     ctx,
@@ -321,7 +404,7 @@ impl GpuCore {
                     &indices,
                     &store_flags,
                     &stored_ids,
-                    ray_count,
+                    chunk,
                 )?;
                 let next_ids = self.scratch("surviving photon ids", n * 4)?;
                 let next_count = self.prims.compact(
@@ -330,53 +413,42 @@ impl GpuCore {
                     &indices,
                     &bounce_flags,
                     &next_ids,
-                    ray_count,
+                    chunk,
                 )?;
-                ctx.submit([encoder.finish()]);
-                let counts = CountBuffer::read_all(ctx, &[&stored_count, &next_count])?;
-                let (stored, surviving) = (counts[0], counts[1]);
-                let mut encoder = Encoder::new(ctx);
-                if stored > 0 {
-                    let level = StoredLevel {
-                        records: storage_buffer_sized(
-                            ctx,
-                            "stored photons",
-                            stored as u64 * record_size,
-                        )?,
-                        positions: storage_buffer_sized(
-                            ctx,
-                            "stored positions",
-                            stored as u64 * 16,
-                        )?,
-                        count: stored,
-                    };
-                    let bind = self.bind_with_scene(
-                        &kernels.store,
-                        buffers,
-                        &frame_buffer,
-                        &[
-                            ("photon_params", &p),
-                            ("store_candidates", &candidates),
-                            ("selected", &stored_ids),
-                            ("selected_count", &stored_count.buffer),
-                            ("stored", &level.records),
-                            ("stored_positions", &level.positions),
-                        ],
-                    )?;
-                    self.dispatch_timed(
-                        &mut encoder,
-                        &kernels.store,
-                        &bind,
-                        stored as u64,
-                        timer,
-                        "photon store",
-                    );
-                    levels.push(level);
-                }
-                if surviving > 0 && bounce + 1 < max_hits {
+                let bind = self.bind_with_scene(
+                    &kernels.store,
+                    buffers,
+                    &frame_buffer,
+                    &[
+                        ("photon_params", &p),
+                        ("store_candidates", &candidates),
+                        ("selected", &stored_ids),
+                        ("selected_count", &stored_count.buffer),
+                        ("stored", map_records),
+                        ("stored_positions", map_positions),
+                        ("map_cursor", &cursor),
+                    ],
+                )?;
+                self.dispatch_timed(
+                    &mut encoder,
+                    &kernels.store,
+                    &bind,
+                    n,
+                    timer,
+                    "photon store",
+                );
+                let bind = kernels.advance.bind(
+                    ctx,
+                    &[
+                        ("selected_count", &stored_count.buffer),
+                        ("map_cursor", &cursor),
+                    ],
+                )?;
+                kernels.advance.dispatch(&mut encoder, &bind, (1, 1, 1));
+                if bounce + 1 < max_hits {
                     let next = (bounce as usize + 1) % 2;
-                    let rays_out = self.scratch(RAY_ROLES[next], surviving as u64 * ray_size)?;
-                    let paths_out = self.scratch(PATH_ROLES[next], surviving as u64 * path_size)?;
+                    let rays_out = self.scratch(RAY_ROLES[next], n * ray_size)?;
+                    let paths_out = self.scratch(PATH_ROLES[next], n * path_size)?;
                     let bind = self.bind_with_scene(
                         &kernels.bounce,
                         buffers,
@@ -391,65 +463,25 @@ impl GpuCore {
                             ("paths_out", &paths_out),
                         ],
                     )?;
+                    let bounce_kernel = &kernels.bounce;
                     self.dispatch_timed(
                         &mut encoder,
-                        &kernels.bounce,
+                        bounce_kernel,
                         &bind,
-                        surviving as u64,
+                        n,
                         timer,
                         "photon bounce",
                     );
                     rays = rays_out;
                     paths = paths_out;
-                    ray_count = surviving;
-                } else {
-                    ray_count = 0;
                 }
                 ctx.submit([encoder.finish()]);
+                live = Some(next_count);
             }
             first += chunk;
         }
-        // Join the levels into one map.
-        let total: u64 = levels.iter().map(|l| l.count as u64).sum();
-        let count = u32::try_from(total).map_err(|_| {
-            GpuError::Device(format!(
-                "{total} stored photons are more than 32-bit indices address"
-            ))
-        })?;
-        let records = storage_buffer_sized(ctx, "photon map", total.max(1) * record_size)?;
-        let positions = storage_buffer_sized(ctx, "photon positions", total.max(1) * 16)?;
-        let mut encoder = Encoder::new(ctx);
-        let mut at = 0u64;
-        for l in &levels {
-            encoder.copy_buffer_to_buffer(
-                &l.records,
-                0,
-                &records,
-                at * record_size,
-                l.count as u64 * record_size,
-            );
-            encoder.copy_buffer_to_buffer(
-                &l.positions,
-                0,
-                &positions,
-                at * 16,
-                l.count as u64 * 16,
-            );
-            at += l.count as u64;
-        }
-        ctx.submit([encoder.finish()]);
-        let hits: Vec<u32> = read_buffer(ctx, &hit_counter, 1)?;
-        Ok(GpuPhotonMap {
-            records,
-            positions,
-            count,
-            stats: PhotonPassStats {
-                emitted: emitted as u64,
-                stored: total,
-                hits: hits[0] as u64,
-                trace_ms: start.elapsed().as_secs_f64() * 1e3,
-            },
-        })
+        let words = read_words(ctx, &[(&cursor, 0), (&hit_counter, 0)])?;
+        Ok((words[0], words[1]))
     }
 
     /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
