@@ -207,7 +207,7 @@ fn cpu_queries_take_any_k_beyond_the_gpu_heap() {
 fn gpu_queries_equal_brute_force_on_every_point_set() {
     let Some(ctx) = test_context() else { return };
     let variants = [
-        KnnQueries::new(&ctx).expect("the kNN kernels build"),
+        KnnQueries::with_checks(&ctx, Checks::Checked).expect("the checked kernels build"),
         KnnQueries::with_checks(&ctx, Checks::Unchecked).expect("the unchecked kernels build"),
     ];
     for (name, points) in point_sets() {
@@ -470,7 +470,7 @@ fn relative_difference(a: Vec3, b: Vec3) -> f32 {
 fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
     let Some(ctx) = test_context() else { return };
     let variants = [
-        KnnQueries::new(&ctx).unwrap(),
+        KnnQueries::with_checks(&ctx, Checks::Checked).unwrap(),
         KnnQueries::with_checks(&ctx, Checks::Unchecked).unwrap(),
     ];
     let (photons, queries) = random_photons(20_000, 21);

@@ -48,6 +48,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     estimate_index = j * params.stride;
+    // Bounds of their own, so that the kernel may be compiled without naga's checks.
+    if estimate_index >= arrayLength(&kd_photons) || j >= arrayLength(&photon_normals) || j >= arrayLength(&photon_points) || j >= arrayLength(&photon_irradiance) {
+        atomicOr(&status[0], KNN_ERROR_TREE);
+        return;
+    }
     let r = kd_photons[estimate_index];
     let n = coarse_octahedral_decode(r.flags >> PHOTON_NORMAL_SHIFT);
     photon_normals[j] = vec4<f32>(n, 0.0);

@@ -28,7 +28,7 @@ var<private> lookup_normal: vec3<f32>;
 
 // render::irradiance_photons::normals_agree, for the filtered search.
 fn knn_accept(i: u32) -> bool {
-    return i < params.photon_count && dot(photon_normals[i].xyz, lookup_normal) >= LOOKUP_MIN_COS;
+    return i < params.photon_count && i < arrayLength(&photon_normals) && dot(photon_normals[i].xyz, lookup_normal) >= LOOKUP_MIN_COS;
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -37,13 +37,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if q >= params.count {
         return;
     }
+    // Bounds of their own, so that the kernel may be compiled without naga's checks.
+    if 2u * q + 1u >= arrayLength(&queries) || q >= arrayLength(&out_density) {
+        atomicOr(&status[0], KNN_ERROR_TREE);
+        return;
+    }
     let x = queries[2u * q].xyz;
     lookup_normal = queries[2u * q + 1u].xyz;
     let found = knn_search(x, 1u, params.max_dist2);
     if knn_error != 0u {
         atomicOr(&status[0], knn_error);
         out_density[q] = vec4<f32>(bitcast<f32>(0x7fc00000u));
-    } else if found > 0u {
+    } else if found > 0u && knn_heap_index[0] < arrayLength(&photon_irradiance) {
         out_density[q] = vec4<f32>(photon_irradiance[knn_heap_index[0]].xyz, 0.0);
     } else {
         out_density[q] = vec4<f32>(0.0);

@@ -31,6 +31,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let q = params.first_query + local;
+    // Bounds of their own, so that the kernel may be compiled without naga's checks.
+    if q < local || 2u * q + 1u >= arrayLength(&queries) || local >= arrayLength(&out_density) {
+        atomicOr(&status[0], KNN_ERROR_TREE);
+        return;
+    }
     let x = queries[2u * q].xyz;
     let n = queries[2u * q + 1u].xyz;
     let density = photon_flux_density(x, n, params.k, params.max_dist2, params.filter_code, params.cone_k);

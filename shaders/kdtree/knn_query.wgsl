@@ -32,9 +32,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if local >= params.query_count {
         return;
     }
-    let count = knn_search(queries[params.first_query + local].xyz, params.k, params.max_dist2);
-    knn_sort_heap(count);
+    // Bounds of their own, so that the kernel may be compiled without naga's checks.
+    let q = params.first_query + local;
     let base = local * params.k;
+    let end = base + params.k;
+    if q < local || q >= arrayLength(&queries) || local >= arrayLength(&out_count) || end < base || end > arrayLength(&out_index) || end > arrayLength(&out_dist2) {
+        atomicOr(&status[0], KNN_ERROR_TREE);
+        return;
+    }
+    let count = knn_search(queries[q].xyz, params.k, params.max_dist2);
+    knn_sort_heap(count);
     var j = 0u;
     while j < count {
         out_index[base + j] = knn_heap_index[j];

@@ -14,7 +14,9 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
-use super::kernel::{read_buffer, read_buffer_map, storage_buffer_sized, Checks, Kernel};
+use super::kernel::{
+    read_buffer, read_buffer_map, run_deferred_checks, storage_buffer_sized, Checks, Kernel,
+};
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::pool::GpuBuffer;
@@ -254,6 +256,9 @@ impl GpuBackend {
         ctx.recycle_buffers()?;
         // The device clock times this frame's submissions only.
         ctx.reset_device_clock();
+        // Checks an earlier frame deferred and left (it stopped with an error) are not this
+        // frame's.
+        ctx.take_deferred_checks();
         let traffic = ctx.traffic.snapshot();
         let pool_before = ctx.pool.counters();
         ctx.set_stage("upload");
@@ -318,6 +323,8 @@ impl GpuBackend {
         self.collect_times(&mut timer, &mut frame.stats)?;
         ctx.set_stage("read_back");
         let clock = Instant::now();
+        // The kernels' status words, before any of what they wrote reaches the host.
+        run_deferred_checks(ctx)?;
         let color = frame.read_film(ctx, &frame.color)?;
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {

@@ -126,7 +126,13 @@ pub struct GpuContext {
     clock: Option<DeviceClock>,
     /// The stage the frame driver named last: the device clock counts submissions under it.
     stage: std::sync::Mutex<&'static str>,
+    /// Status words that kernels or their error bits into, read together at the end of the
+    /// frame (`gpu::kernel::run_deferred_checks`) instead of one wait each.
+    deferred_checks: std::sync::Mutex<Vec<(GpuBuffer, StatusCheck)>>,
 }
+
+/// Turns a kernel's status word into the error its bits name (`Ok` for 0).
+pub type StatusCheck = fn(u32) -> Result<(), GpuError>;
 
 /// Running totals of the host's buffer traffic with the device.
 #[derive(Debug, Default)]
@@ -287,6 +293,7 @@ impl GpuContext {
                 .timestamps_inside_encoders
                 .then(|| DeviceClock::new(&device, queue.get_timestamp_period())),
             stage: std::sync::Mutex::new("other"),
+            deferred_checks: std::sync::Mutex::new(Vec::new()),
             device,
             queue,
         })
@@ -331,6 +338,25 @@ impl GpuContext {
     /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).
     pub fn set_stage(&self, stage: &'static str) {
         *self.stage.lock().unwrap_or_else(|e| e.into_inner()) = stage;
+    }
+
+    /// Checks `status` with `check` when the frame's deferred checks run, before anything the
+    /// kernel wrote reaches the host.
+    pub fn defer_status_check(&self, status: &GpuBuffer, check: StatusCheck) {
+        self.deferred_checks
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((status.clone(), check));
+    }
+
+    /// The status checks deferred so far, leaving none.
+    pub fn take_deferred_checks(&self) -> Vec<(GpuBuffer, StatusCheck)> {
+        std::mem::take(
+            &mut *self
+                .deferred_checks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        )
     }
 
     /// The stage named last.

@@ -13,7 +13,7 @@ use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
-use super::knn::check_status;
+use super::knn::status_error;
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, MapTree};
 use super::pool::GpuBuffer;
@@ -460,7 +460,7 @@ impl GpuCore {
             let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
-            check_status(ctx, &output.status)?;
+            ctx.defer_status_check(&output.status, status_error);
             output.density
         } else {
             storage_buffer_sized(ctx, "no densities", 16)?
@@ -626,8 +626,9 @@ impl GpuCore {
             points.count,
         )?;
         ctx.submit([encoder.finish()]);
-        // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels.
-        indirect.check(ctx)?;
+        // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels:
+        // checked with the frame's deferred checks, before the film is read.
+        indirect.defer_check(ctx);
         stats.push((
             "gather/interpolate_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
@@ -650,7 +651,7 @@ impl GpuCore {
             let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
-            check_status(ctx, &output.status)?;
+            ctx.defer_status_check(&output.status, status_error);
             output.density
         } else {
             let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];

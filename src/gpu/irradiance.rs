@@ -29,7 +29,7 @@ use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
-use super::knn::{at_least, check_status, KnnDispatch};
+use super::knn::{at_least, status_error, KnnDispatch};
 use super::pool::GpuBuffer;
 use super::upload::{GpuIrradianceSample, GpuShadingPoint};
 
@@ -89,23 +89,33 @@ impl IrradianceOutput {
     /// loop the driver stopped early. Call it before using `irradiance`.
     pub fn check(&self, ctx: &GpuContext) -> Result<(), GpuError> {
         let word: Vec<u32> = read_buffer(ctx, &self.status, 1)?;
-        if word[0] & IRRADIANCE_ERROR_SAMPLES != 0 {
-            return Err(GpuError::Device(
-                "the irradiance samples' kd-tree names a point with no irradiance sample (the \
-                 positions buffer holds more points than the samples buffer)"
-                    .into(),
-            ));
-        }
-        if word[0] != 0 {
-            // The kNN search's own bits, with its messages.
-            check_status(ctx, &self.status)?;
-            return Err(GpuError::Device(format!(
-                "irradiance interpolation reported unknown error bits {:#x}",
-                word[0]
-            )));
-        }
-        Ok(())
+        interpolation_status_error(word[0])
     }
+
+    /// Defers [`IrradianceOutput::check`] to the frame's deferred checks (no wait now).
+    pub fn defer_check(&self, ctx: &GpuContext) {
+        ctx.defer_status_check(&self.status, interpolation_status_error);
+    }
+}
+
+/// The error an interpolation's status word names: a point with no sample, or the kNN
+/// search's own bits.
+fn interpolation_status_error(word: u32) -> Result<(), GpuError> {
+    if word & IRRADIANCE_ERROR_SAMPLES != 0 {
+        return Err(GpuError::Device(
+            "the irradiance samples' kd-tree names a point with no irradiance sample (the \
+             positions buffer holds more points than the samples buffer)"
+                .into(),
+        ));
+    }
+    if word != 0 {
+        // The kNN search's own bits, with its messages.
+        status_error(word)?;
+        return Err(GpuError::Device(format!(
+            "irradiance interpolation reported unknown error bits {word:#x}"
+        )));
+    }
+    Ok(())
 }
 
 impl IrradianceKernels {

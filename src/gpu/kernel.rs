@@ -301,6 +301,19 @@ pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u
     read_buffer(ctx, &gathered, words.len())
 }
 
+/// Reads every status word deferred with [`GpuContext::defer_status_check`] in one read-back
+/// and returns the first error their checks name.
+#[track_caller]
+pub fn run_deferred_checks(ctx: &GpuContext) -> Result<(), GpuError> {
+    let checks = ctx.take_deferred_checks();
+    let words: Vec<(&GpuBuffer, u64)> = checks.iter().map(|(b, _)| (b, 0)).collect();
+    let values = read_words(ctx, &words)?;
+    for ((_, check), value) in checks.iter().zip(values) {
+        check(value)?;
+    }
+    Ok(())
+}
+
 /// Copies the first `count` elements of `buffer` back to the host (waits for the GPU).
 #[track_caller]
 pub fn read_buffer<T: Pod + Send + Sync>(
