@@ -5,7 +5,8 @@
 //! time the device stood idle (the total less that), the host's waits for the device, the host
 //! time of the photon-mapping stages (their read-backs included), the passes, and the bytes
 //! uploaded and allocated; then the median of the warm frames (2..) with the device's time per
-//! stage (the device clock counts each submission under the stage the driver named last), and
+//! stage (the device clock counts each submission under the stage the driver named last) and
+//! the host's bind groups, submissions and waits with its time in each, and
 //! with `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio.
 //!
 //! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
@@ -55,7 +56,17 @@ struct FrameTimes {
     alloc_mb: f64,
     /// The device's busy time per stage (`device/<stage>_ms`), in the frame's order.
     device_stages: Vec<(String, f64)>,
+    /// The host's work with the device: `(counter, count, ms)` for bind groups, submissions
+    /// and waits (`gpu/bind_groups`, `host/bind_ms`, ...).
+    host: Vec<(&'static str, f64, f64)>,
 }
+
+/// The host-side counters the benchmark prints: (label, count stat, time stat).
+const HOST_COUNTERS: [(&str, &str, &str); 3] = [
+    ("bind groups", "gpu/bind_groups", "host/bind_ms"),
+    ("submissions", "gpu/submissions", "host/submit_ms"),
+    ("waits", "host/waits", "host/wait_ms"),
+];
 
 impl FrameTimes {
     /// The frame's time that the device did not work: it waited for the host.
@@ -192,6 +203,10 @@ fn main() {
                     Some((stage.to_string(), *v))
                 })
                 .collect(),
+            host: HOST_COUNTERS
+                .iter()
+                .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))
+                .collect(),
         }
     };
     let all = Instant::now();
@@ -225,8 +240,17 @@ fn main() {
         upload_mb: med(|t| t.upload_mb),
         alloc_mb: med(|t| t.alloc_mb),
         device_stages: Vec::new(),
+        host: Vec::new(),
     };
     print_row("warm med.", &warm_median);
+    let host: Vec<String> = (0..HOST_COUNTERS.len())
+        .map(|i| {
+            let count = median(warm.iter().map(|t| t.host[i].1).collect());
+            let ms = median(warm.iter().map(|t| t.host[i].2).collect());
+            format!("{count:.0} {} in {ms:.2} ms", HOST_COUNTERS[i].0)
+        })
+        .collect();
+    println!("host per warm frame (medians): {}", host.join(", "));
     // The device's time per stage, the median over the warm frames.
     let stages: Vec<String> = warm[0]
         .device_stages

@@ -43,9 +43,10 @@ var<private> knn_count: u32;
 var<private> knn_k: u32;
 var<private> knn_max_dist2: f32;
 var<private> knn_error: u32;
-// Far children still to visit: node word and the squared distance to their splitting plane.
+// Far children still to visit: node word, and the query's offsets from their box (xyz) with
+// the box's squared distance (w, knn_box_distance2).
 var<private> knn_stack_node: array<u32, KNN_STACK_SIZE>;
-var<private> knn_stack_plane: array<f32, KNN_STACK_SIZE>;
+var<private> knn_stack_box: array<vec4<f32>, KNN_STACK_SIZE>;
 
 // Neighbour::precedes: smaller squared distance, ties by the smaller index.
 fn knn_precedes(da: f32, ia: u32, db: f32, ib: u32) -> bool {
@@ -75,11 +76,10 @@ fn knn_distance2(q: vec3<f32>, p: vec3<f32>) -> f32 {
 // accel::knn::PLANE_SHRINK, 1 - 2^-20, as its f32 bits.
 const KNN_PLANE_SHRINK_BITS: u32 = 0x3f7ffff0u;
 
-// accel::knn::plane_distance2: a lower bound of the squared distance of every point beyond the
-// plane.
-fn knn_plane_distance2(q: f32, split: f32) -> f32 {
-    let diff = q - split;
-    return (diff * diff) * bitcast<f32>(KNN_PLANE_SHRINK_BITS);
+// accel::knn::box_distance2: from the query's offsets from a node's box, a lower bound of the
+// squared distance of every point in the node.
+fn knn_box_distance2(offsets: vec3<f32>) -> f32 {
+    return ((offsets.x * offsets.x + offsets.y * offsets.y) + offsets.z * offsets.z) * bitcast<f32>(KNN_PLANE_SHRINK_BITS);
 }
 
 // KnnHeap::bound: max_dist2 until k were found, then the worst one's squared distance.
@@ -165,8 +165,9 @@ fn knn_is_empty_leaf(node: u32) -> bool {
 }
 
 // accel::knn::knn_search (see its comment for why the pruning is exact): depth first, nearer
-// child first; a far child is pushed, and later visited, only while its plane's squared distance
-// is not above the bound. Empty leaves are never pushed, so the stack needs at most the tree's
+// child first; a far child is pushed, and later visited, only while its box's squared distance
+// (the query's offsets from the planes bounding it, carried down the path) is not above the
+// bound. Empty leaves are never pushed, so the stack needs at most the tree's
 // branch depth. Each iteration of the one loop pops a far child if there is no node to visit,
 // visits a node (an internal node picks the child to go on with; a leaf marks its points as
 // pending) and offers up to KNN_LEAF_CHUNK pending points, in the CPU's order. Every move into
@@ -180,6 +181,8 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     let point_count = arrayLength(&kd_points);
     var top = 0u;
     var node = 0u;
+    // The query's offsets from the current node's box (the root's holds it).
+    var offsets = vec3<f32>(0.0);
     // `node` is the next node to visit; without one, the next far child is popped.
     var have_node = true;
     // The words of the current leaf's points still to offer: [pending, pending_end).
@@ -193,8 +196,10 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                     searching = false;
                 } else {
                     top -= 1u;
-                    if knn_stack_plane[top] <= knn_bound() {
+                    let entry = knn_stack_box[top];
+                    if entry.w <= knn_bound() {
                         node = knn_stack_node[top];
+                        offsets = entry.xyz;
                         have_node = true;
                     }
                 }
@@ -219,7 +224,11 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                         searching = false;
                     } else {
                         let split = bitcast<f32>(kd_words[node + 1u]);
-                        let plane2 = knn_plane_distance2(q[tag], split);
+                        // The far child lies beyond the plane: its offset on this axis is the
+                        // plane's.
+                        var far_offsets = offsets;
+                        far_offsets[tag] = q[tag] - split;
+                        let far2 = knn_box_distance2(far_offsets);
                         var near = node + 2u;
                         var far = right;
                         if q[tag] > split {
@@ -230,12 +239,13 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                             node = near;
                         } else if knn_is_empty_leaf(near) {
                             node = far;
-                            have_node = plane2 <= knn_bound();
+                            offsets = far_offsets;
+                            have_node = far2 <= knn_bound();
                         } else {
-                            if plane2 <= knn_bound() {
+                            if far2 <= knn_bound() {
                                 if top < KNN_STACK_SIZE {
                                     knn_stack_node[top] = far;
-                                    knn_stack_plane[top] = plane2;
+                                    knn_stack_box[top] = vec4<f32>(far_offsets, far2);
                                     top += 1u;
                                 } else {
                                     knn_error |= KNN_ERROR_STACK;

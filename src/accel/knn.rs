@@ -29,11 +29,16 @@
 //! hold an answer. A max-heap of at most `k` entries (ordered by `precedes`) holds the best so
 //! far; the *bound* is `max_dist2` while fewer than `k` were found and the heap top's squared
 //! distance afterwards. A far child is skipped, or dropped when popped, only when the squared
-//! distance to its splitting plane ([`plane_distance2`], shrunk to stay below every point beyond
-//! the plane despite rounding) is *strictly* greater than the bound, so a point at exactly the
-//! bound with a smaller index than the heap top is never missed. The CPU and the GPU take the
-//! same steps in the same order, so their heaps end in the same layout (the photon density
-//! estimate sums in heap order on both sides).
+//! distance to its box ([`box_distance2`]: the query's offsets from the planes that bound it on
+//! each axis, carried down the path as Arya and Mount do, shrunk to stay below every point in it
+//! despite rounding) is *strictly* greater than the bound, so a point at exactly the bound with
+//! a smaller index than the heap top is never missed. (The box, not only the last splitting
+//! plane: a query level with a dense cluster on two axes but far from it on the third would
+//! otherwise enter every node of the cluster that splits on the first two.) The CPU and the GPU
+//! take the same steps in the same order, so their heaps end in the same layout (the photon
+//! density estimate sums in heap order on both sides). A skipped subtree holds no point that
+//! would have changed the heap, so how tightly it is bounded changes which nodes are visited,
+//! never the heap.
 
 use glam::Vec3;
 
@@ -89,6 +94,17 @@ pub const PLANE_SHRINK: f32 = 1.0 - 1.0 / (1u32 << 20) as f32;
 pub fn plane_distance2(q: f32, split: f32) -> f32 {
     let diff = q - split;
     (diff * diff) * PLANE_SHRINK
+}
+
+/// The squared distance from the query to a node's box, given the query's offset from the box
+/// on each axis (`q − split` of the nearest plane bounding the node on that axis, 0 where the
+/// query is within its slab), made a lower bound of the computed squared distance of every
+/// point in the node: the sum of squares of differences no larger in magnitude than each
+/// point's, shrunk by [`PLANE_SHRINK`] past the few roundings either sum takes (Arya and
+/// Mount's incremental distance; see [`knn_search`]).
+pub fn box_distance2(offsets: [f32; 3]) -> f32 {
+    let [x, y, z] = offsets;
+    ((x * x + y * y) + z * z) * PLANE_SHRINK
 }
 
 /// The `k` nearest points to `query` within squared distance `max_dist2`, by a search of the
@@ -291,9 +307,11 @@ pub fn knn_search_filtered(
         return;
     }
     let q = [query.x, query.y, query.z, 0.0];
-    // (node word, squared distance to the plane that separated it from the query).
-    let mut stack: Vec<(usize, f32)> = Vec::new();
+    // (node word, the query's offsets from its box, their squared length).
+    let mut stack: Vec<(usize, [f32; 3], f32)> = Vec::new();
     let mut node = 0usize;
+    // The current node's offsets (the root's box holds the query).
+    let mut offsets = [0.0f32; 3];
     loop {
         // Descend from `node` to a leaf, nearer child first.
         loop {
@@ -311,7 +329,10 @@ pub fn knn_search_filtered(
             let axis = (w >> 30) as usize;
             let right = (w & KD_INDEX_MASK) as usize;
             let split = f32::from_bits(words[node + 1]);
-            let plane2 = plane_distance2(q[axis], split);
+            // The far child lies beyond the plane: its offset on this axis is the plane's.
+            let mut far_offsets = offsets;
+            far_offsets[axis] = q[axis] - split;
+            let far2 = box_distance2(far_offsets);
             let (near, far) = if q[axis] > split {
                 (right, node + 2)
             } else {
@@ -322,14 +343,15 @@ pub fn knn_search_filtered(
                 continue;
             }
             if is_empty_leaf(words, near) {
-                if plane2 <= heap.bound() {
+                if far2 <= heap.bound() {
                     node = far;
+                    offsets = far_offsets;
                     continue;
                 }
                 break;
             }
-            if plane2 <= heap.bound() {
-                stack.push((far, plane2));
+            if far2 <= heap.bound() {
+                stack.push((far, far_offsets, far2));
             }
             node = near;
         }
@@ -337,8 +359,9 @@ pub fn knn_search_filtered(
         loop {
             match stack.pop() {
                 None => return,
-                Some((far, plane2)) if plane2 <= heap.bound() => {
+                Some((far, far_offsets, far2)) if far2 <= heap.bound() => {
                     node = far;
+                    offsets = far_offsets;
                     break;
                 }
                 Some(_) => {}

@@ -429,7 +429,10 @@ impl GpuBackend {
             );
             frame_stats.extend([
                 ("gpu/device_ms".to_string(), clock.device_ms),
-                ("gpu/submissions".to_string(), clock.submissions as f64),
+                (
+                    "gpu/timed_submissions".to_string(),
+                    clock.submissions as f64,
+                ),
                 ("gpu/untimed_submissions".to_string(), clock.untimed as f64),
             ]);
         }

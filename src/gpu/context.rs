@@ -148,16 +148,24 @@ pub struct Traffic {
     pub readback_copy_ns: std::sync::atomic::AtomicU64,
     /// Compute dispatches recorded (`gpu::encoder` counts them).
     pub dispatches: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Bind groups made (`Kernel::bind`) and the host's time making them.
+    pub bind_groups: std::sync::atomic::AtomicU64,
+    pub bind_ns: std::sync::atomic::AtomicU64,
+    /// Submissions and the host's time in them (`GpuContext::submit`).
+    pub submissions: std::sync::atomic::AtomicU64,
+    pub submit_ns: std::sync::atomic::AtomicU64,
 }
+
+/// The number of counters in a [`Traffic::snapshot`].
+const TRAFFIC_COUNTERS: usize = 12;
 
 impl Traffic {
     pub fn add(counter: &std::sync::atomic::AtomicU64, n: u64) {
         counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// (allocated, uploaded, read-backs, bytes read back, waits, dispatches, wait ns, read-back
-    /// copy ns) so far.
-    pub fn snapshot(&self) -> [u64; 8] {
+    /// Every counter so far, in the order of [`Traffic::since`]'s names.
+    pub fn snapshot(&self) -> [u64; TRAFFIC_COUNTERS] {
         use std::sync::atomic::Ordering::Relaxed;
         [
             self.allocated_bytes.load(Relaxed),
@@ -166,33 +174,38 @@ impl Traffic {
             self.readback_bytes.load(Relaxed),
             self.waits.load(Relaxed),
             self.dispatches.load(Relaxed),
+            self.bind_groups.load(Relaxed),
+            self.submissions.load(Relaxed),
             self.wait_ns.load(Relaxed),
             self.readback_copy_ns.load(Relaxed),
+            self.bind_ns.load(Relaxed),
+            self.submit_ns.load(Relaxed),
         ]
     }
 
-    /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]).
-    pub fn since(&self, before: [u64; 8]) -> Vec<(String, f64)> {
+    /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]): counts, then
+    /// the host's times in milliseconds.
+    pub fn since(&self, before: [u64; TRAFFIC_COUNTERS]) -> Vec<(String, f64)> {
+        const NAMES: [(&str, f64); TRAFFIC_COUNTERS] = [
+            ("gpu/allocated_bytes", 1.0),
+            ("gpu/uploaded_bytes", 1.0),
+            ("gpu/readbacks", 1.0),
+            ("gpu/readback_bytes", 1.0),
+            ("host/waits", 1.0),
+            ("gpu/dispatches", 1.0),
+            ("gpu/bind_groups", 1.0),
+            ("gpu/submissions", 1.0),
+            ("host/wait_ms", 1e-6),
+            ("host/readback_copy_ms", 1e-6),
+            ("host/bind_ms", 1e-6),
+            ("host/submit_ms", 1e-6),
+        ];
         let now = self.snapshot();
-        let mut out: Vec<(String, f64)> = [
-            "gpu/allocated_bytes",
-            "gpu/uploaded_bytes",
-            "gpu/readbacks",
-            "gpu/readback_bytes",
-            "host/waits",
-            "gpu/dispatches",
-        ]
-        .iter()
-        .zip(now.iter().zip(before))
-        .map(|(name, (n, b))| (name.to_string(), n.saturating_sub(b) as f64))
-        .collect();
-        for (name, i) in [("host/wait_ms", 6), ("host/readback_copy_ms", 7)] {
-            out.push((
-                name.to_string(),
-                now[i].saturating_sub(before[i]) as f64 / 1e6,
-            ));
-        }
-        out
+        NAMES
+            .iter()
+            .zip(now.iter().zip(before))
+            .map(|((name, scale), (n, b))| (name.to_string(), n.saturating_sub(b) as f64 * scale))
+            .collect()
     }
 }
 
@@ -321,6 +334,7 @@ impl GpuContext {
     /// Submits `commands`, after the clears of reused buffers that were asked for zeroed.
     /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
     pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) {
+        let timer = std::time::Instant::now();
         let clears = self.pool.record_clears(&self.device);
         let clock = self
             .clock
@@ -333,6 +347,8 @@ impl GpuContext {
         #[allow(clippy::disallowed_methods)]
         self.queue
             .submit(start.into_iter().chain(clears).chain(commands).chain(end));
+        Traffic::add(&self.traffic.submissions, 1);
+        Traffic::add(&self.traffic.submit_ns, timer.elapsed().as_nanos() as u64);
     }
 
     /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).

@@ -147,6 +147,7 @@ impl Kernel {
         ctx: &GpuContext,
         resources: &[(&str, &GpuBuffer)],
     ) -> Result<wgpu::BindGroup, GpuError> {
+        let timer = std::time::Instant::now();
         let mut entries = Vec::new();
         for (name, buffer) in resources {
             let (slot, _, _) = self.bindings.get(*name).ok_or_else(|| {
@@ -169,11 +170,14 @@ impl Kernel {
                 )));
             }
         }
-        Ok(ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some(&self.name),
             layout: &self.layout,
             entries: &entries,
-        }))
+        });
+        Traffic::add(&ctx.traffic.bind_groups, 1);
+        Traffic::add(&ctx.traffic.bind_ns, timer.elapsed().as_nanos() as u64);
+        Ok(group)
     }
 
     /// Records one dispatch of `workgroups` (x, y, z) with `bind_group` into `encoder`.
