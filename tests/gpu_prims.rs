@@ -253,6 +253,60 @@ fn sort_inputs(random: &mut Random, n: usize, few_distinct: bool) -> (Vec<u32>, 
     (keys, (0..n as u32).collect())
 }
 
+/// Points in and around a cube (some outside it, clamped to its faces; some repeated), read
+/// with a stride: the GPU's Morton order equals the CPU twin's, code by code and index by index.
+#[test]
+fn morton_order_of_strided_points_equals_the_cpu_twin_at_awkward_sizes() {
+    let Some(ctx) = test_context() else { return };
+    let mut random = Random(31);
+    let (lo, side) = (glam::Vec3::new(-1.0, 0.5, 2.0), 3.0f32);
+    for prims in variants(&ctx) {
+        for n in awkward_sizes(14) {
+            for stride in [1usize, 2, 4] {
+                let points: Vec<[f32; 4]> = (0..(n * stride).max(1))
+                    .map(|i| {
+                        if i % 97 == 5 {
+                            // Repeated points tie on their code; the index decides.
+                            return [0.25, 1.0, 3.0, 0.0];
+                        }
+                        let c = |r: &mut Random| r.below(1 << 20) as f32 / (1 << 20) as f32;
+                        // Up to a fifth of the side outside the cube on each face.
+                        let u = |r: &mut Random| c(r) * 1.4 - 0.2;
+                        [
+                            lo.x + side * u(&mut random),
+                            lo.y + side * u(&mut random),
+                            lo.z + side * u(&mut random),
+                            0.0,
+                        ]
+                    })
+                    .collect();
+                let gpu = prims
+                    .morton_order_vec(&ctx, &points, stride as u32, n as u32, lo, side)
+                    .unwrap();
+                let cpu = cpu::morton_order(&points, stride, n, lo.to_array(), side);
+                let what = format!("{} n={n} stride={stride}", variant_name(&prims));
+                assert_same(&gpu, &cpu, &what);
+                // The order is a permutation whose codes never decrease.
+                let scale = cpu::morton_scale(side);
+                let codes: Vec<u32> = cpu
+                    .iter()
+                    .map(|&i| cpu::morton_code(points[i as usize * stride], lo.to_array(), scale))
+                    .collect();
+                assert!(
+                    codes.windows(2).all(|w| w[0] <= w[1]),
+                    "{what}: codes decrease"
+                );
+                let mut sorted = gpu.clone();
+                sorted.sort_unstable();
+                assert!(
+                    sorted.iter().enumerate().all(|(i, &v)| v == i as u32),
+                    "{what}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn radix_sort_u32_equals_a_stable_sort_at_awkward_sizes() {
     let Some(ctx) = test_context() else { return };

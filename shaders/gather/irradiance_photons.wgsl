@@ -21,6 +21,11 @@ const WG_SIZE: u32 = 64u;
 // knn_error bits of every estimate, or-ed together.
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 
+// The irradiance photons in the Morton order of their positions (gpu::prims::morton): the
+// invocations take them in that order, so that neighbouring ones search the same part of the
+// tree.
+@group(0) @binding(6) var<storage, read> order: array<u32>;
+
 // The map index of the irradiance photon being estimated.
 var<private> estimate_index: u32;
 
@@ -43,8 +48,13 @@ fn thinning_scale(stride: u32) -> f32 {
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let j = gid.x + gid.y * nwg.x * WG_SIZE;
+    let t = gid.x + gid.y * nwg.x * WG_SIZE;
+    if t >= params.count || t >= arrayLength(&order) {
+        return;
+    }
+    let j = order[t];
     if j >= params.count {
+        atomicOr(&status[0], KNN_ERROR_TREE);
         return;
     }
     estimate_index = j * params.stride;

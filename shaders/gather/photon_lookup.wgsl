@@ -24,6 +24,9 @@ const WG_SIZE: u32 = 64u;
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
 
 // The normal of the query being answered.
+// The queries in the Morton order of their positions (gpu::prims::morton), taken in that order.
+@group(0) @binding(6) var<storage, read> order: array<u32>;
+
 var<private> lookup_normal: vec3<f32>;
 
 // render::irradiance_photons::normals_agree, for the filtered search.
@@ -33,12 +36,13 @@ fn knn_accept(i: u32) -> bool {
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let q = gid.x + gid.y * nwg.x * WG_SIZE;
-    if q >= params.count {
+    let t = gid.x + gid.y * nwg.x * WG_SIZE;
+    if t >= params.count || t >= arrayLength(&order) {
         return;
     }
+    let q = order[t];
     // Bounds of their own, so that the kernel may be compiled without naga's checks.
-    if 2u * q + 1u >= arrayLength(&queries) || q >= arrayLength(&out_density) {
+    if q >= params.count || 2u * q + 1u >= arrayLength(&queries) || q >= arrayLength(&out_density) {
         atomicOr(&status[0], KNN_ERROR_TREE);
         return;
     }

@@ -441,9 +441,14 @@ impl GpuCore {
         ctx.submit([encoder.finish()]);
         let densities = if scene.gather.precomputed_irradiance > 0 {
             // Christensen: the nearest precomputed irradiance photon's.
-            kernels
-                .irradiance_photons
-                .lookup(ctx, photons, &dense, query_count)?
+            kernels.irradiance_photons.lookup(
+                ctx,
+                &self.prims,
+                photons,
+                &dense,
+                query_count,
+                scene_cube(prepared),
+            )?
         } else if query_count > 0 {
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
@@ -565,10 +570,12 @@ impl GpuCore {
         let photons = if scene.gather.precomputed_irradiance > 0 {
             let made = kernels.irradiance_photons.precompute(
                 ctx,
+                &self.prims,
                 kernels.builder,
                 global,
                 scene.gather.precomputed_irradiance,
                 &settings,
+                scene_cube(prepared),
             )?;
             stats.push((
                 "gather/irradiance_photons".to_string(),
@@ -768,4 +775,11 @@ impl GpuCore {
         ctx.submit([encoder.finish()]);
         Ok(())
     }
+}
+
+/// The cube around the scene's bounding sphere (low corner, side): the frame of the Morton
+/// orders that queries are answered in.
+fn scene_cube(prepared: &Prepared) -> (glam::Vec3, f32) {
+    let (centre, radius) = scene_sphere(prepared);
+    (centre - glam::Vec3::splat(radius), 2.0 * radius)
 }

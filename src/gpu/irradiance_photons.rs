@@ -14,6 +14,7 @@ use super::kernel::{
 use super::knn::{check_k, position_normal_queries, status_error};
 use super::maps::{GpuPhotonMap, MapTree};
 use super::pool::GpuBuffer;
+use super::prims::Primitives;
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::render::irradiance_photons::irradiance_photon_count;
 use crate::render::photons::{EstimateSettings, PhotonPassStats};
@@ -75,13 +76,20 @@ impl IrradiancePhotonKernels {
 
     /// Photons `0, stride, 2·stride, …` of `global` with the flux density the map gives at each
     /// on the side of its normal, and their kd-tree; `None` for a map without photons.
+    ///
+    /// The estimates are made in the Morton order of the photons' positions in `cube` (low
+    /// corner, side: the scene's bounds), so that neighbouring invocations search the same part
+    /// of the tree; each is written at its own index, so the order changes no value.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn precompute(
         &self,
         ctx: &GpuContext,
+        prims: &Primitives,
         builder: &KdTreeBuilder,
         global: &MapTree,
         stride: u32,
         settings: &EstimateSettings,
+        cube: (Vec3, f32),
     ) -> Result<Option<GpuIrradiancePhotons>, GpuError> {
         let count = irradiance_photon_count(global.map.count, stride);
         if count == 0 {
@@ -106,9 +114,20 @@ impl IrradiancePhotonKernels {
                 ..Default::default()
             },
         );
+        let mut encoder = Encoder::new(ctx);
+        let order = prims.morton_order(
+            ctx,
+            &mut encoder,
+            &global.map.positions,
+            stride,
+            count,
+            cube.0,
+            cube.1,
+        )?;
         let bind = self.select.bind(
             ctx,
             &[
+                ("order", &order),
                 ("params", &params),
                 ("kd_words", &global.tree.words),
                 ("kd_points", &global.map.positions),
@@ -119,7 +138,6 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = Encoder::new(ctx);
         self.select
             .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
         ctx.submit([encoder.finish()]);
@@ -137,13 +155,16 @@ impl IrradiancePhotonKernels {
 
     /// The irradiance at each of `query_count` (position, normal) queries (two `vec4` each):
     /// the nearest agreeing irradiance photon's within the radius, zero where there is none or
-    /// `photons` is `None`. One `vec4` per query.
+    /// `photons` is `None`. One `vec4` per query. The queries are answered in the Morton order
+    /// of their positions in `cube`, each written at its own index.
     pub fn lookup(
         &self,
         ctx: &GpuContext,
+        prims: &Primitives,
         photons: Option<&GpuIrradiancePhotons>,
         queries: &GpuBuffer,
         query_count: u32,
+        cube: (Vec3, f32),
     ) -> Result<GpuBuffer, GpuError> {
         let out = storage_buffer_sized(
             ctx,
@@ -168,9 +189,13 @@ impl IrradiancePhotonKernels {
                 ..Default::default()
             },
         );
+        let mut encoder = Encoder::new(ctx);
+        let order =
+            prims.morton_order(ctx, &mut encoder, queries, 2, query_count, cube.0, cube.1)?;
         let bind = self.lookup.bind(
             ctx,
             &[
+                ("order", &order),
                 ("params", &params),
                 ("kd_words", &photons.tree.words),
                 ("kd_points", &photons.points),
@@ -181,7 +206,6 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        let mut encoder = Encoder::new(ctx);
         self.lookup.dispatch(
             &mut encoder,
             &bind,
@@ -222,11 +246,20 @@ impl IrradiancePhotonKernels {
             },
             tree,
         };
-        let photons = self.precompute(ctx, builder, &global, stride, settings)?;
+        let (lo, hi) = records.iter().fold(
+            (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN)),
+            |(lo, hi), r| {
+                let p = Vec3::from_array(r.position);
+                (lo.min(p), hi.max(p))
+            },
+        );
+        let cube = (lo, (hi - lo).max_element().max(0.0));
+        let prims = builder.prims();
+        let photons = self.precompute(ctx, prims, builder, &global, stride, settings, cube)?;
         let query_buffer =
             storage_buffer(ctx, "lookup queries", &position_normal_queries(queries))?;
         let n = queries.len() as u32;
-        let out = self.lookup(ctx, photons.as_ref(), &query_buffer, n)?;
+        let out = self.lookup(ctx, prims, photons.as_ref(), &query_buffer, n, cube)?;
         run_deferred_checks(ctx)?;
         let values: Vec<[f32; 4]> = read_buffer(ctx, &out, queries.len())?;
         Ok(values.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect())

@@ -208,6 +208,11 @@ pub struct KdTreeBuilder {
 const STAMPS: u32 = 6;
 
 impl KdTreeBuilder {
+    /// The primitives the builder sorts and scans with.
+    pub fn prims(&self) -> &Primitives {
+        &self.prims
+    }
+
     /// Builds the kernels, with subgroup operations when the adapter has them.
     pub fn new(ctx: &GpuContext) -> Result<Self, GpuError> {
         Self::make(ctx, ctx.info.features.subgroups)

@@ -1,5 +1,5 @@
 //! Data-parallel primitives on the GPU (scan, stream compaction, segmented scan and reduce,
-//! key-value radix sort, sorted-run bounds), each with a plain CPU twin in `crate::cpu::prims`.
+//! key-value radix sort, sorted-run bounds, the Morton order of points), each with a plain CPU twin in `crate::cpu::prims`.
 //!
 //! [`Primitives`] holds every kernel, built once per context with the subgroup variants when the
 //! adapter has subgroups. Its methods *record* work into a caller's `Encoder` on
@@ -16,6 +16,7 @@
 //! [`GpuError::BufferTooLarge`] before anything is recorded.
 
 pub mod compact;
+pub mod morton;
 pub mod radix_sort;
 pub mod scan;
 pub mod segmented;
@@ -105,6 +106,7 @@ pub struct Primitives {
     pub(crate) sorted_runs: Kernel,
     pub(crate) radix_histogram: Kernel,
     pub(crate) radix_scatter: Kernel,
+    pub(crate) morton_codes: Kernel,
 }
 
 impl Primitives {
@@ -135,6 +137,7 @@ impl Primitives {
             sorted_runs: kernel("sorted_runs.wgsl")?,
             radix_histogram: kernel("radix_histogram.wgsl")?,
             radix_scatter: kernel("radix_scatter.wgsl")?,
+            morton_codes: kernel("morton_codes.wgsl")?,
         })
     }
 }
