@@ -330,6 +330,7 @@ fn main() -> Result<(), GpuError> {
                     o.k,
                     o.max_dist2,
                     filter,
+                    None,
                 )?;
                 let (wall, gpu) = time_dispatches(ctx, std::slice::from_ref(&dispatch), o.runs)?;
                 check_status(ctx, &out.status)?;

@@ -15,6 +15,7 @@ use caustica::accel::photon_estimate::{
     octahedral_decode, octahedral_decode_l1, octahedral_encode, photon_flux_density,
     EstimateFilter, PhotonRecord,
 };
+use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kdtree::KdTreeBuilder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
 use caustica::gpu::knn::{KnnParams, KnnQueries};
@@ -516,6 +517,73 @@ fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
     }
 }
 
+/// A density dispatch that takes its queries in their Morton order (as the frame's caustic
+/// estimate does) writes each estimate at the query's own slot, bit for bit what it writes
+/// taking them in order.
+#[test]
+fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
+    let Some(ctx) = test_context() else { return };
+    let knn_gpu = KnnQueries::new(&ctx).unwrap();
+    let prims = caustica::gpu::prims::Primitives::new(&ctx).unwrap();
+    let (photons, queries) = random_photons(20_000, 23);
+    let points = positions(&photons);
+    let tree = build_point_kdtree(&points);
+    let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
+    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let photon_buffer = storage_buffer(&ctx, "photons", &photons).unwrap();
+    let pairs: Vec<[f32; 4]> = queries
+        .iter()
+        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+        .collect();
+    let query_buffer = storage_buffer(&ctx, "queries", &pairs).unwrap();
+    let n = queries.len() as u32;
+    let mut encoder = Encoder::new(&ctx);
+    let order = prims
+        .morton_order(
+            &ctx,
+            &mut encoder,
+            &query_buffer,
+            2,
+            n,
+            Vec3::splat(-1.0),
+            2.0,
+        )
+        .unwrap();
+    let mut densities = Vec::new();
+    for order in [None, Some(&order)] {
+        let (dispatch, out) = knn_gpu
+            .prepare_density(
+                &ctx,
+                &words,
+                &point_buffer,
+                &photon_buffer,
+                &query_buffer,
+                0,
+                n,
+                64,
+                f32::INFINITY,
+                EstimateFilter::Cone { k: 1.1 },
+                order,
+            )
+            .unwrap();
+        dispatch.record(&mut encoder, None);
+        densities.push(out);
+    }
+    ctx.submit([encoder.finish()]);
+    let read = |i: usize| -> Vec<[f32; 4]> {
+        caustica::gpu::knn::check_status(&ctx, &densities[i].status).unwrap();
+        read_buffer(&ctx, &densities[i].density, queries.len()).unwrap()
+    };
+    let (in_order, morton) = (read(0), read(1));
+    assert!(in_order.iter().filter(|d| d[0] != 0.0).count() > queries.len() / 2);
+    assert!(in_order == morton, "the Morton-ordered estimates differ");
+    let sorted: Vec<u32> = read_buffer(&ctx, &order, queries.len()).unwrap();
+    assert!(
+        sorted.iter().enumerate().any(|(i, &q)| q != i as u32),
+        "the order is the identity"
+    );
+}
+
 /// Photons spread uniformly over a unit disc in the plane z = 0, all arriving from above
 /// (travelling along −z), with total flux (1, 2, 3): the flux density is that over π.
 fn uniform_disc(n: usize, seed: u64, direction: Vec3) -> Vec<PhotonRecord> {
@@ -661,7 +729,7 @@ fn knn_structs_match_their_wgsl_twins() {
                 ("max_dist2", offset_of!(KnnParams, max_dist2)),
                 ("filter_code", offset_of!(KnnParams, filter_code)),
                 ("cone_k", offset_of!(KnnParams, cone_k)),
-                ("_pad0", offset_of!(KnnParams, _pad0)),
+                ("ordered", offset_of!(KnnParams, ordered)),
                 ("_pad1", offset_of!(KnnParams, _pad1)),
             ],
         ),

@@ -10,7 +10,8 @@ struct KnnParams {
     max_dist2: f32,
     filter_code: u32,
     cone_k: f32,
-    _pad0: u32,
+    // Nonzero: the queries are taken in the order of the `order` binding (density only).
+    ordered: u32,
     _pad1: u32,
 }
 
@@ -23,12 +24,23 @@ const WG_SIZE: u32 = 64u;
 @group(0) @binding(2) var<storage, read_write> out_density: array<vec4<f32>>;
 // knn_error bits of every query, or-ed together.
 @group(0) @binding(5) var<storage, read_write> status: array<atomic<u32>>;
+// With params.ordered, invocation t answers query order[t] (gpu::prims::morton: neighbouring
+// invocations search the same part of the tree); otherwise query t.
+@group(0) @binding(6) var<storage, read> order: array<u32>;
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let local = gid.x + gid.y * nwg.x * WG_SIZE;
-    if local >= params.query_count {
+    let t = gid.x + gid.y * nwg.x * WG_SIZE;
+    if t >= params.query_count {
         return;
+    }
+    var local = t;
+    if params.ordered != 0u {
+        if t >= arrayLength(&order) || order[t] >= params.query_count {
+            atomicOr(&status[0], KNN_ERROR_TREE);
+            return;
+        }
+        local = order[t];
     }
     let q = params.first_query + local;
     // Bounds of their own, so that the kernel may be compiled without naga's checks.

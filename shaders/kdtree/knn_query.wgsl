@@ -10,7 +10,8 @@ struct KnnParams {
     max_dist2: f32,
     filter_code: u32,
     cone_k: f32,
-    _pad0: u32,
+    // Nonzero: the queries are taken in the order of the `order` binding (density only).
+    ordered: u32,
     _pad1: u32,
 }
 

@@ -450,6 +450,12 @@ impl GpuCore {
                 scene_cube(prepared),
             )?
         } else if query_count > 0 {
+            // The gather hits in the Morton order of their positions.
+            let (lo, side) = scene_cube(prepared);
+            let mut encoder = Encoder::new(ctx);
+            let order =
+                self.prims
+                    .morton_order(ctx, &mut encoder, &dense, 2, query_count, lo, side)?;
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
                 &global.tree.words,
@@ -461,8 +467,8 @@ impl GpuCore {
                 settings.k as u32,
                 settings.max_dist2,
                 settings.filter,
+                Some(&order),
             )?;
-            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             ctx.defer_status_check(&output.status, status_error);
@@ -643,6 +649,18 @@ impl GpuCore {
         ctx.set_stage("gather/caustics");
         let start = Instant::now();
         let caustic_density = if caustic.map.count > 0 && points.count > 0 {
+            // The shading points in the Morton order of their positions.
+            let (lo, side) = scene_cube(prepared);
+            let mut encoder = Encoder::new(ctx);
+            let order = self.prims.morton_order(
+                ctx,
+                &mut encoder,
+                &points.buffer,
+                2,
+                points.count,
+                lo,
+                side,
+            )?;
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
                 &caustic.tree.words,
@@ -654,8 +672,8 @@ impl GpuCore {
                 settings.k as u32,
                 settings.max_dist2,
                 settings.filter,
+                Some(&order),
             )?;
-            let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
             ctx.defer_status_check(&output.status, status_error);

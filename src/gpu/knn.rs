@@ -34,7 +34,10 @@ pub struct KnnParams {
     pub filter_code: u32,
     /// `EstimateFilter::cone_k` (density only).
     pub cone_k: f32,
-    pub _pad0: u32,
+    /// Nonzero: the density queries are taken in the order of the `order` binding (a
+    /// permutation of `0..query_count`, such as their Morton order), each written at its own
+    /// slot.
+    pub ordered: u32,
     pub _pad1: u32,
 }
 
@@ -273,9 +276,18 @@ impl KnnQueries {
         k: u32,
         max_dist2: f32,
         filter: EstimateFilter,
+        order: Option<&GpuBuffer>,
     ) -> Result<(KnnDispatch<'a>, DensityOutput), GpuError> {
         check_k(k)?;
         check_query_range(queries, first_query, query_count, 32)?;
+        if let Some(order) = order {
+            if order.size() < query_count as u64 * 4 {
+                return Err(GpuError::Device(format!(
+                    "a density order of {} bytes for {query_count} queries",
+                    order.size()
+                )));
+            }
+        }
         let output = DensityOutput {
             density: storage_buffer_sized(ctx, "photon densities", query_count as u64 * 16)?,
             status: zeroed_status(ctx)?,
@@ -290,10 +302,17 @@ impl KnnQueries {
                 max_dist2,
                 filter_code: filter.code(),
                 cone_k: filter.cone_k(),
+                ordered: u32::from(order.is_some()),
                 ..Default::default()
             },
         );
         let (mut p_holder, mut ph_holder, mut q_holder) = (None, None, None);
+        // Without an order the binding holds a placeholder the kernel never reads.
+        let mut o_holder = None;
+        let order = match order {
+            Some(order) => order,
+            None => at_least(ctx, &output.status, 8, &mut o_holder)?,
+        };
         let points = at_least(ctx, points, 16, &mut p_holder)?;
         let photon_size = std::mem::size_of::<PhotonRecord>() as u64;
         let photons = at_least(ctx, photons, photon_size, &mut ph_holder)?;
@@ -308,6 +327,7 @@ impl KnnQueries {
                 ("queries", queries),
                 ("out_density", &output.density),
                 ("status", &output.status),
+                ("order", order),
             ],
         )?;
         let dispatch = KnnDispatch {
@@ -386,7 +406,7 @@ impl KnnQueries {
             let buffer = storage_buffer(ctx, "density queries", &position_normal_queries(part))?;
             let count = part.len() as u32;
             let (dispatch, output) = self.prepare_density(
-                ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter,
+                ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter, None,
             )?;
             let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);

@@ -623,6 +623,7 @@ impl GpuCore {
                 settings.k as u32,
                 settings.max_dist2,
                 settings.filter,
+                None,
             )?;
             let start = Instant::now();
             let mut encoder = Encoder::new(ctx);
