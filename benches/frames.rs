@@ -56,6 +56,8 @@ struct FrameTimes {
     alloc_mb: f64,
     /// The device's busy time per stage (`device/<stage>_ms`), in the frame's order.
     device_stages: Vec<(String, f64)>,
+    /// The host's own time per stage, its waits left out (`host/busy/<stage>_ms`).
+    host_stages: Vec<(String, f64)>,
     /// The host's work with the device: `(counter, count, ms)` for bind groups, submissions
     /// and waits (`gpu/bind_groups`, `host/bind_ms`, ...).
     host: Vec<(&'static str, f64, f64)>,
@@ -203,6 +205,15 @@ fn main() {
                     Some((stage.to_string(), *v))
                 })
                 .collect(),
+            host_stages: frame
+                .metadata
+                .stats
+                .iter()
+                .filter_map(|(k, v)| {
+                    let stage = k.strip_prefix("host/busy/")?.strip_suffix("_ms")?;
+                    Some((stage.to_string(), *v))
+                })
+                .collect(),
             host: HOST_COUNTERS
                 .iter()
                 .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))
@@ -240,6 +251,7 @@ fn main() {
         upload_mb: med(|t| t.upload_mb),
         alloc_mb: med(|t| t.alloc_mb),
         device_stages: Vec::new(),
+        host_stages: Vec::new(),
         host: Vec::new(),
     };
     print_row("warm med.", &warm_median);
@@ -251,20 +263,25 @@ fn main() {
         })
         .collect();
     println!("host per warm frame (medians): {}", host.join(", "));
-    // The device's time per stage, the median over the warm frames.
-    let stages: Vec<String> = warm[0]
-        .device_stages
-        .iter()
-        .map(|(s, _)| s.clone())
-        .collect();
-    if !stages.is_empty() {
+    // The device's and the host's time per stage, the medians over the warm frames.
+    for (what, of) in [
+        (
+            "device",
+            (|t: &FrameTimes| &t.device_stages) as fn(&FrameTimes) -> &Vec<(String, f64)>,
+        ),
+        ("host (waits left out)", |t: &FrameTimes| &t.host_stages),
+    ] {
+        let stages: Vec<String> = of(&warm[0]).iter().map(|(s, _)| s.clone()).collect();
+        if stages.is_empty() {
+            continue;
+        }
         let per_stage: Vec<String> = stages
             .iter()
             .map(|stage| {
                 let ms = median(
                     warm.iter()
                         .map(|t| {
-                            t.device_stages
+                            of(t)
                                 .iter()
                                 .find(|(s, _)| s == stage)
                                 .map_or(0.0, |(_, v)| *v)
@@ -275,7 +292,7 @@ fn main() {
             })
             .collect();
         println!(
-            "device ms per stage (warm median): {}",
+            "{what} ms per stage (warm median): {}",
             per_stage.join(", ")
         );
     }

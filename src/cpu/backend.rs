@@ -134,6 +134,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     photon_views.direct_part = direct;
     let aovs = aov_layers(
         &scene.output.layers,
+        albedo.len(),
         &albedo,
         &normal,
         &depth,

@@ -103,6 +103,48 @@ pub fn find_sorted_bounds<K: Copy + PartialEq + Into<u64>>(keys: &[K]) -> Vec<(u
     runs
 }
 
+/// Cells per unit length of the Morton order's cube of side `side`: 1024 cells an axis (a
+/// degenerate cube is one cell).
+pub fn morton_scale(side: f32) -> f32 {
+    if side > 0.0 && side.is_finite() {
+        1024.0 / side
+    } else {
+        0.0
+    }
+}
+
+/// The 30-bit Morton code of `p` in the cube at `lo` with `scale` cells per unit length (10 bits
+/// an axis, clamped to the cube): x in bit 0, y in bit 1, z in bit 2 of every triple. Twin of
+/// `prims/morton_codes.wgsl`.
+pub fn morton_code(p: [f32; 4], lo: [f32; 3], scale: f32) -> u32 {
+    let spread = |v: u32| -> u32 {
+        let mut x = v & 0x3ff;
+        x = (x | (x << 16)) & 0x0300_00ff;
+        x = (x | (x << 8)) & 0x0300_f00f;
+        x = (x | (x << 4)) & 0x030c_30c3;
+        (x | (x << 2)) & 0x0924_9249
+    };
+    let cell = |v: f32, lo: f32| ((v - lo) * scale).clamp(0.0, 1023.0) as u32;
+    spread(cell(p[0], lo[0])) | (spread(cell(p[1], lo[1])) << 1) | (spread(cell(p[2], lo[2])) << 2)
+}
+
+/// The indices `0..n` ordered by the Morton code of point `points[i · stride]` in the cube of
+/// side `side` at `lo`, then by index.
+pub fn morton_order(
+    points: &[[f32; 4]],
+    stride: usize,
+    n: usize,
+    lo: [f32; 3],
+    side: f32,
+) -> Vec<u32> {
+    let scale = morton_scale(side);
+    let keys: Vec<u32> = (0..n)
+        .map(|i| morton_code(points[i * stride.max(1)], lo, scale))
+        .collect();
+    let values: Vec<u32> = (0..n as u32).collect();
+    sort_pairs_u32(&keys, &values, 30).1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,46 +191,4 @@ mod tests {
         let runs = find_sorted_bounds(&[4u32, 4, 7, 9, 9, 9]);
         assert_eq!(runs, [(4, 0, 2), (7, 2, 3), (9, 3, 6)]);
     }
-}
-
-/// Cells per unit length of the Morton order's cube of side `side`: 1024 cells an axis (a
-/// degenerate cube is one cell).
-pub fn morton_scale(side: f32) -> f32 {
-    if side > 0.0 && side.is_finite() {
-        1024.0 / side
-    } else {
-        0.0
-    }
-}
-
-/// The 30-bit Morton code of `p` in the cube at `lo` with `scale` cells per unit length (10 bits
-/// an axis, clamped to the cube): x in bit 0, y in bit 1, z in bit 2 of every triple. Twin of
-/// `prims/morton_codes.wgsl`.
-pub fn morton_code(p: [f32; 4], lo: [f32; 3], scale: f32) -> u32 {
-    let spread = |v: u32| -> u32 {
-        let mut x = v & 0x3ff;
-        x = (x | (x << 16)) & 0x0300_00ff;
-        x = (x | (x << 8)) & 0x0300_f00f;
-        x = (x | (x << 4)) & 0x030c_30c3;
-        (x | (x << 2)) & 0x0924_9249
-    };
-    let cell = |v: f32, lo: f32| ((v - lo) * scale).clamp(0.0, 1023.0) as u32;
-    spread(cell(p[0], lo[0])) | (spread(cell(p[1], lo[1])) << 1) | (spread(cell(p[2], lo[2])) << 2)
-}
-
-/// The indices `0..n` ordered by the Morton code of point `points[i · stride]` in the cube of
-/// side `side` at `lo`, then by index.
-pub fn morton_order(
-    points: &[[f32; 4]],
-    stride: usize,
-    n: usize,
-    lo: [f32; 3],
-    side: f32,
-) -> Vec<u32> {
-    let scale = morton_scale(side);
-    let keys: Vec<u32> = (0..n)
-        .map(|i| morton_code(points[i * stride.max(1)], lo, scale))
-        .collect();
-    let values: Vec<u32> = (0..n as u32).collect();
-    sort_pairs_u32(&keys, &values, 30).1
 }

@@ -164,3 +164,79 @@ impl DeviceClock {
         })
     }
 }
+
+/// The host's own time per stage, its waits for the device left out: the time from one
+/// naming of a stage (`GpuContext::set_stage`) to the next, less the waits in it
+/// (`GpuContext::wait_idle`), counts under the first (`host/busy/<stage>_ms` in `--stats`). Beside
+/// the device clock it says which stage's recording keeps the device waiting.
+#[derive(Debug)]
+pub struct HostClock(Mutex<HostClockState>);
+
+#[derive(Debug)]
+struct HostClockState {
+    stage: &'static str,
+    since: std::time::Instant,
+    waited: std::time::Duration,
+    by_stage: Vec<(&'static str, f64)>,
+}
+
+impl Default for HostClock {
+    fn default() -> Self {
+        HostClock(Mutex::new(HostClockState {
+            stage: "other",
+            since: std::time::Instant::now(),
+            waited: std::time::Duration::ZERO,
+            by_stage: Vec::new(),
+        }))
+    }
+}
+
+impl HostClockState {
+    /// Counts the time since the stage was named (less its waits) under it, and starts anew.
+    fn close(&mut self) {
+        let now = std::time::Instant::now();
+        let ms = now
+            .duration_since(self.since)
+            .saturating_sub(self.waited)
+            .as_secs_f64()
+            * 1e3;
+        let stage = self.stage;
+        match self.by_stage.iter_mut().find(|(s, _)| *s == stage) {
+            Some((_, total)) => *total += ms,
+            None => self.by_stage.push((stage, ms)),
+        }
+        self.since = now;
+        self.waited = std::time::Duration::ZERO;
+    }
+}
+
+impl HostClock {
+    fn state(&self) -> std::sync::MutexGuard<'_, HostClockState> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Names the stage that follows.
+    pub fn switch(&self, stage: &'static str) {
+        let mut s = self.state();
+        s.close();
+        s.stage = stage;
+    }
+
+    /// The stage named last.
+    pub fn stage(&self) -> &'static str {
+        self.state().stage
+    }
+
+    /// A wait for the device of `d` during the current stage.
+    pub fn waited(&self, d: std::time::Duration) {
+        self.state().waited += d;
+    }
+
+    /// The host's milliseconds per stage since the last reading (in the order the stages were
+    /// first named), the current stage's so far included; starts afresh.
+    pub fn read(&self) -> Vec<(&'static str, f64)> {
+        let mut s = self.state();
+        s.close();
+        std::mem::take(&mut s.by_stage)
+    }
+}

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use super::clock::{ClockReading, DeviceClock};
+use super::clock::{ClockReading, DeviceClock, HostClock};
 use super::pool::{BufferPool, GpuBuffer};
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
@@ -124,8 +124,9 @@ pub struct GpuContext {
     pub pool: BufferPool,
     /// Stamps every submission when the adapter can (`gpu::clock`).
     clock: Option<DeviceClock>,
-    /// The stage the frame driver named last: the device clock counts submissions under it.
-    stage: std::sync::Mutex<&'static str>,
+    /// The stage the frame driver named last (the device clock counts submissions under it)
+    /// and the host's time per stage.
+    host_clock: HostClock,
     /// Status words that kernels or their error bits into, read together at the end of the
     /// frame (`gpu::kernel::run_deferred_checks`) instead of one wait each.
     deferred_checks: std::sync::Mutex<Vec<(GpuBuffer, StatusCheck)>>,
@@ -305,7 +306,7 @@ impl GpuContext {
             clock: features
                 .timestamps_inside_encoders
                 .then(|| DeviceClock::new(&device, queue.get_timestamp_period())),
-            stage: std::sync::Mutex::new("other"),
+            host_clock: HostClock::default(),
             deferred_checks: std::sync::Mutex::new(Vec::new()),
             device,
             queue,
@@ -353,7 +354,12 @@ impl GpuContext {
 
     /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).
     pub fn set_stage(&self, stage: &'static str) {
-        *self.stage.lock().unwrap_or_else(|e| e.into_inner()) = stage;
+        self.host_clock.switch(stage);
+    }
+
+    /// The host's milliseconds per stage, its waits left out, since the last reading.
+    pub fn read_host_clock(&self) -> Vec<(&'static str, f64)> {
+        self.host_clock.read()
     }
 
     /// Checks `status` with `check` when the frame's deferred checks run, before anything the
@@ -377,7 +383,7 @@ impl GpuContext {
 
     /// The stage named last.
     pub fn stage(&self) -> &'static str {
-        *self.stage.lock().unwrap_or_else(|e| e.into_inner())
+        self.host_clock.stage()
     }
 
     /// Writes `data` at `offset` of `buffer` before the next submission's commands; a clear
@@ -442,8 +448,10 @@ impl GpuContext {
             .poll(wgpu::PollType::wait_indefinitely())
             .map(|_| ())
             .map_err(|e| GpuError::Device(e.to_string()));
+        let waited = start.elapsed();
+        self.host_clock.waited(waited);
         Traffic::add(&self.traffic.waits, 1);
-        Traffic::add(&self.traffic.wait_ns, start.elapsed().as_nanos() as u64);
+        Traffic::add(&self.traffic.wait_ns, waited.as_nanos() as u64);
         result
     }
 }

@@ -167,11 +167,13 @@ impl PhotonViews {
     }
 }
 
-/// The layers of `requested` AOVs, in that order, from per-pixel buffers. `ids` holds
-/// (instance, prim) per pixel and may be empty when the `id` layer is not requested; so may
-/// the views in `photons` that are not requested.
+/// The layers of `requested` AOVs, in that order, from per-pixel buffers of `pixels` pixels.
+/// `ids` holds (instance, prim) per pixel and may be empty when the `id` layer is not
+/// requested; so may `albedo`, `normal` and `depth` and the views in `photons` that are not
+/// requested.
 pub fn aov_layers(
     requested: &[Aov],
+    pixels: usize,
     albedo: &[Vec3],
     normal: &[Vec3],
     depth: &[f32],
@@ -191,14 +193,14 @@ pub fn aov_layers(
             },
             Aov::PhotonsGlobal => Layer::rgb("photons_global", &photons.global),
             Aov::PhotonsCaustic => Layer::rgb("photons_caustic", &photons.caustic),
-            Aov::Direct => Layer::rgb("direct", &filled(&photons.direct_part, albedo.len())),
-            Aov::Indirect => Layer::rgb("indirect", &filled(&photons.indirect_part, albedo.len())),
-            Aov::Caustic => Layer::rgb("caustic", &filled(&photons.caustic_part, albedo.len())),
+            Aov::Direct => Layer::rgb("direct", &filled(&photons.direct_part, pixels)),
+            Aov::Indirect => Layer::rgb("indirect", &filled(&photons.indirect_part, pixels)),
+            Aov::Caustic => Layer::rgb("caustic", &filled(&photons.caustic_part, pixels)),
             Aov::Seeds => Layer::scalar(
                 "seeds",
                 "count",
                 &if photons.seeds.is_empty() {
-                    vec![0.0; albedo.len()]
+                    vec![0.0; pixels]
                 } else {
                     photons.seeds.clone()
                 },
