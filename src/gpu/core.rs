@@ -180,13 +180,17 @@ impl GpuCore {
         }
     }
 
-    /// Traces the `n` rays of `rays` into `hits` with `kernels.trace` (`params.ray_count` = n),
-    /// and with VD patches runs the bottom level over the records and merges its hits. With
-    /// `live_count` (a `u32` on the device, at most n) only that many rays are traced: it is
-    /// copied into the kernels' `params.ray_count` ahead of the dispatches over n.
+    /// Records into `encoder` the tracing of the `n` rays of `rays` into `hits` with
+    /// `kernels.trace` (`params.ray_count` = n), after what the encoder holds and before what
+    /// the caller records next. With VD patches the bottom level runs over the records and its
+    /// hits are merged; that reads a count back, so the encoder's commands are submitted first
+    /// and the caller goes on in a fresh one. With `live_count` (a `u32` on the device, at most
+    /// n) only that many rays are traced: it is copied into the kernels' `params.ray_count`
+    /// ahead of the dispatches over n.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_rays(
         &self,
+        encoder: &mut Encoder,
         kernels: &TraversalKernels,
         buffers: &SceneBuffers,
         mut params: FrameParams,
@@ -207,19 +211,18 @@ impl GpuCore {
                 own.extend(v.record_bindings());
             }
             let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
-            let mut encoder = Encoder::new(ctx);
             if let Some(count) = live_count {
                 let at = std::mem::offset_of!(FrameParams, ray_count) as u64;
                 encoder.copy_buffer_to_buffer(count, 0, &params_buffer, at, 4);
             }
             if let Some(v) = vd.as_ref() {
-                v.clear(&mut encoder);
+                v.clear(encoder);
             }
-            self.dispatch_timed(&mut encoder, &kernels.trace, &bind, n, timer, stage);
-            ctx.submit([encoder.finish()]);
+            self.dispatch_timed(encoder, &kernels.trace, &bind, n, timer, stage);
             let Some(v) = vd.as_mut() else {
                 return Ok(());
             };
+            ctx.submit([std::mem::replace(encoder, Encoder::new(ctx)).finish()]);
             let Some(count) = v.take_count(ctx)? else {
                 continue;
             };

@@ -374,10 +374,11 @@ impl GpuCore {
         encoder.clear_buffer(&flags, 0, None);
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
-        ctx.submit([encoder.finish()]);
         let hits = self.scratch("gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
+        // Every step in the one encoder (one submission without VD patches).
         for step in 0..=scene.film.max_depth {
             self.trace_rays(
+                &mut encoder,
                 traversal,
                 buffers,
                 FrameParams { ray_count, ..base },
@@ -403,14 +404,11 @@ impl GpuCore {
                     ("query_flags", &flags),
                 ],
             )?;
-            let mut encoder = Encoder::new(ctx);
             k.shade
                 .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
-            ctx.submit([encoder.finish()]);
         }
         // The diffuse hits' density estimates from the global map, densely.
         let slots = self.scratch("gather query slots", n * 4)?;
-        let mut encoder = Encoder::new(ctx);
         self.prims
             .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
         ctx.submit([encoder.finish()]);

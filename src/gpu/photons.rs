@@ -354,7 +354,10 @@ impl GpuCore {
             let mut live: Option<CountBuffer> = None;
             for bounce in 0..max_hits {
                 let hits = self.scratch("photon hits", n * std::mem::size_of::<GpuHit>() as u64)?;
+                // The bounce in one encoder (one submission without VD patches).
+                let mut encoder = Encoder::new(ctx);
                 self.trace_rays(
+                    &mut encoder,
                     traversal,
                     buffers,
                     FrameParams {
@@ -369,7 +372,6 @@ impl GpuCore {
                     "photon trace",
                 )?;
                 let p = uniform_buffer(ctx, "photon params", &photon_params(bounce));
-                let mut encoder = Encoder::new(ctx);
                 if let Some(c) = &live {
                     encoder.copy_buffer_to_buffer(&c.buffer, 0, &p, 0, 4);
                 }

@@ -142,8 +142,8 @@ impl GpuCore {
             timer,
             "primary",
         );
-        self.ctx.submit([encoder.finish()]);
         self.trace_rays(
+            &mut encoder,
             kernels,
             scene_buffers,
             params,
@@ -154,6 +154,7 @@ impl GpuCore {
             timer,
             "primary trace",
         )?;
+        self.ctx.submit([encoder.finish()]);
         Ok((rays, hits, slots))
     }
 
@@ -603,7 +604,9 @@ impl GpuCore {
                 storage_buffer_sized(ctx, "hits", spawned * std::mem::size_of::<GpuHit>() as u64)?;
             let mut trace_params = base;
             trace_params.ray_count = spawned as u32;
+            let mut encoder = Encoder::new(ctx);
             self.trace_rays(
+                &mut encoder,
                 kernels,
                 buffers,
                 trace_params,
@@ -614,6 +617,7 @@ impl GpuCore {
                 timer,
                 "trace",
             )?;
+            ctx.submit([encoder.finish()]);
             hits = next_hits;
             ray_count = spawned;
         }
