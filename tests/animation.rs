@@ -278,7 +278,7 @@ fn stat(frame: &caustica::render::Frame, name: &str) -> f64 {
 }
 
 /// A GPU backend keeps the scene and its buffers on the device: the same frame rendered again
-/// creates no buffer and uploads nothing of the scene, and the next frame of the animation (a
+/// creates no buffer and no bind group and uploads nothing of the scene, and the next frame of the animation (a
 /// light and a ball move; no mesh changes) uploads only the instances, the top level and the
 /// lights, never the meshes.
 #[test]
@@ -321,6 +321,13 @@ fn gpu_frames_after_the_first_allocate_nothing_and_upload_only_what_moved() {
         .unwrap();
     assert_eq!(stat(&again, "gpu/allocated_bytes"), 0.0);
     assert_eq!(stat(&again, "gpu/scene_uploaded_bytes"), 0.0);
+    assert!(stat(&first, "gpu/bind_groups") > 0.0);
+    assert_eq!(
+        stat(&again, "gpu/bind_groups"),
+        0.0,
+        "the same frame binds the same buffers: every bind group comes from the cache ({} did)",
+        stat(&again, "gpu/bind_groups_reused")
+    );
     assert!(stat(&again, "gpu/pool_reused") > 0.0);
     assert_eq!(
         again.color, first.color,

@@ -130,7 +130,26 @@ pub struct GpuContext {
     /// Status words that kernels or their error bits into, read together at the end of the
     /// frame (`gpu::kernel::run_deferred_checks`) instead of one wait each.
     deferred_checks: std::sync::Mutex<Vec<(GpuBuffer, StatusCheck)>>,
+    /// Bind groups made before (`Kernel::bind`), by layout and entries.
+    bind_groups: std::sync::Mutex<BindGroupCache>,
 }
+
+/// The entries of a bind group: (binding, buffer, bound size), by binding.
+pub type BindKey = (wgpu::BindGroupLayout, Vec<(u32, wgpu::Buffer, u64)>);
+
+/// Bind groups kept from frame to frame: the pool hands a warm frame the same buffers in the
+/// same order, so most of its bind groups are ones the last frame made. An entry holds its
+/// buffers alive, so entries that [`BIND_GROUP_FRAMES_KEPT`] frame ends leave unused are
+/// dropped.
+#[derive(Default)]
+struct BindGroupCache {
+    /// Frame ends so far.
+    frame: u64,
+    groups: std::collections::HashMap<BindKey, (wgpu::BindGroup, u64)>,
+}
+
+/// Frame ends an unused cached bind group survives.
+const BIND_GROUP_FRAMES_KEPT: u64 = 2;
 
 /// Turns a kernel's status word into the error its bits name (`Ok` for 0).
 pub type StatusCheck = fn(u32) -> Result<(), GpuError>;
@@ -149,8 +168,10 @@ pub struct Traffic {
     pub readback_copy_ns: std::sync::atomic::AtomicU64,
     /// Compute dispatches recorded (`gpu::encoder` counts them).
     pub dispatches: std::sync::Arc<std::sync::atomic::AtomicU64>,
-    /// Bind groups made (`Kernel::bind`) and the host's time making them.
+    /// Bind groups made (`Kernel::bind`), those taken from the cache instead, and the host's
+    /// time in both.
     pub bind_groups: std::sync::atomic::AtomicU64,
+    pub bind_groups_reused: std::sync::atomic::AtomicU64,
     pub bind_ns: std::sync::atomic::AtomicU64,
     /// Submissions and the host's time in them (`GpuContext::submit`).
     pub submissions: std::sync::atomic::AtomicU64,
@@ -158,7 +179,7 @@ pub struct Traffic {
 }
 
 /// The number of counters in a [`Traffic::snapshot`].
-const TRAFFIC_COUNTERS: usize = 12;
+const TRAFFIC_COUNTERS: usize = 13;
 
 impl Traffic {
     pub fn add(counter: &std::sync::atomic::AtomicU64, n: u64) {
@@ -176,6 +197,7 @@ impl Traffic {
             self.waits.load(Relaxed),
             self.dispatches.load(Relaxed),
             self.bind_groups.load(Relaxed),
+            self.bind_groups_reused.load(Relaxed),
             self.submissions.load(Relaxed),
             self.wait_ns.load(Relaxed),
             self.readback_copy_ns.load(Relaxed),
@@ -195,6 +217,7 @@ impl Traffic {
             ("host/waits", 1.0),
             ("gpu/dispatches", 1.0),
             ("gpu/bind_groups", 1.0),
+            ("gpu/bind_groups_reused", 1.0),
             ("gpu/submissions", 1.0),
             ("host/wait_ms", 1e-6),
             ("host/readback_copy_ms", 1e-6),
@@ -308,6 +331,7 @@ impl GpuContext {
                 .then(|| DeviceClock::new(&device, queue.get_timestamp_period())),
             host_clock: HostClock::default(),
             deferred_checks: std::sync::Mutex::new(Vec::new()),
+            bind_groups: std::sync::Mutex::new(BindGroupCache::default()),
             device,
             queue,
         })
@@ -409,8 +433,34 @@ impl GpuContext {
     /// recent frames have not used.
     pub fn end_frame(&self) -> Result<(), GpuError> {
         self.wait_idle()?;
+        {
+            let mut cache = self.bind_groups.lock().unwrap_or_else(|e| e.into_inner());
+            cache.frame += 1;
+            let frame = cache.frame;
+            cache
+                .groups
+                .retain(|_, (_, used)| *used + BIND_GROUP_FRAMES_KEPT >= frame);
+        }
         self.pool.end_frame();
         Ok(())
+    }
+
+    /// The bind group of `key` made before, or `make`'s (kept for later frames); the second
+    /// value is whether it was made now.
+    pub fn cached_bind_group(
+        &self,
+        key: BindKey,
+        make: impl FnOnce() -> wgpu::BindGroup,
+    ) -> (wgpu::BindGroup, bool) {
+        let mut cache = self.bind_groups.lock().unwrap_or_else(|e| e.into_inner());
+        let frame = cache.frame;
+        if let Some((group, used)) = cache.groups.get_mut(&key) {
+            *used = frame;
+            return (group.clone(), false);
+        }
+        let group = make();
+        cache.groups.insert(key, (group.clone(), frame));
+        (group, true)
     }
 
     /// Starts the device clock afresh: what was stamped before is not read.

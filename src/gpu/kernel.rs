@@ -170,12 +170,24 @@ impl Kernel {
                 )));
             }
         }
-        let group = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(&self.name),
-            layout: &self.layout,
-            entries: &entries,
+        let mut key: Vec<(u32, wgpu::Buffer, u64)> = resources
+            .iter()
+            .zip(&entries)
+            .map(|((_, buffer), entry)| (entry.binding, (***buffer).clone(), buffer.size()))
+            .collect();
+        key.sort_unstable_by_key(|(binding, _, _)| *binding);
+        let (group, made) = ctx.cached_bind_group((self.layout.clone(), key), || {
+            ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(&self.name),
+                layout: &self.layout,
+                entries: &entries,
+            })
         });
-        Traffic::add(&ctx.traffic.bind_groups, 1);
+        if made {
+            Traffic::add(&ctx.traffic.bind_groups, 1);
+        } else {
+            Traffic::add(&ctx.traffic.bind_groups_reused, 1);
+        }
         Traffic::add(&ctx.traffic.bind_ns, timer.elapsed().as_nanos() as u64);
         Ok(group)
     }

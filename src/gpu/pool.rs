@@ -45,16 +45,22 @@ type Key = (u32, u64);
 /// A request may take a free buffer of up to this many times its own class.
 const MAX_OVERSIZE: u64 = 2;
 
-/// A buffer that no lease holds, and how many frame ends it has stayed so.
+/// A buffer that no lease holds, its serial, and how many frame ends it has stayed so.
 struct Idle {
     buffer: wgpu::Buffer,
+    serial: u64,
     idle_frames: u32,
 }
 
 #[derive(Default)]
 struct Shelves {
+    /// Each shelf by decreasing serial: a request takes the oldest buffer of its shelf, so a
+    /// frame that asks for what the last one asked for, in the same order, gets the same
+    /// buffers (and `GpuContext`'s cached bind groups of them).
     free: BTreeMap<Key, Vec<Idle>>,
-    retired: Vec<(Key, wgpu::Buffer)>,
+    retired: Vec<(Key, u64, wgpu::Buffer)>,
+    /// The serial of the next buffer created.
+    next_serial: u64,
     /// Clears of reused buffers asked for zeroed, not yet submitted.
     clears: Vec<(wgpu::Buffer, u64, Arc<AtomicBool>)>,
     counters: PoolCounters,
@@ -87,6 +93,7 @@ pub struct GpuBuffer(Arc<Lease>);
 
 struct Lease {
     buffer: wgpu::Buffer,
+    serial: u64,
     size: u64,
     pending_clear: Arc<AtomicBool>,
     home: Option<(Key, Arc<Mutex<Shelves>>)>,
@@ -95,7 +102,9 @@ struct Lease {
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some((key, shelves)) = &self.home {
-            lock(shelves).retired.push((*key, self.buffer.clone()));
+            lock(shelves)
+                .retired
+                .push((*key, self.serial, self.buffer.clone()));
         }
     }
 }
@@ -122,6 +131,7 @@ impl GpuBuffer {
     pub fn unpooled(buffer: wgpu::Buffer) -> GpuBuffer {
         GpuBuffer(Arc::new(Lease {
             size: buffer.size(),
+            serial: 0,
             buffer,
             pending_clear: Arc::new(AtomicBool::new(false)),
             home: None,
@@ -184,7 +194,7 @@ impl BufferPool {
         let key = fit.unwrap_or(wanted);
         let reused = fit.and_then(|k| shelves.free.get_mut(&k).and_then(|v| v.pop()));
         let pending_clear = Arc::new(AtomicBool::new(false));
-        let (buffer, created) = match reused {
+        let (buffer, serial, created) = match reused {
             Some(idle) => {
                 shelves.counters.reused += 1;
                 if zeroed {
@@ -193,7 +203,7 @@ impl BufferPool {
                         .clears
                         .push((idle.buffer.clone(), size, pending_clear.clone()));
                 }
-                (idle.buffer, false)
+                (idle.buffer, idle.serial, false)
             }
             None => {
                 shelves.counters.created += 1;
@@ -205,11 +215,13 @@ impl BufferPool {
                     usage,
                     mapped_at_creation: false,
                 });
-                (buffer, true)
+                shelves.next_serial += 1;
+                (buffer, shelves.next_serial, true)
             }
         };
         let lease = Lease {
             buffer,
+            serial,
             size,
             pending_clear,
             home: Some((key, self.shelves.clone())),
@@ -239,11 +251,17 @@ impl BufferPool {
     pub fn recycle(&self) {
         let mut shelves = lock(&self.shelves);
         let retired = std::mem::take(&mut shelves.retired);
-        for (key, buffer) in retired {
-            shelves.free.entry(key).or_default().push(Idle {
-                buffer,
-                idle_frames: 0,
-            });
+        for (key, serial, buffer) in retired {
+            let shelf = shelves.free.entry(key).or_default();
+            let at = shelf.partition_point(|idle| idle.serial > serial);
+            shelf.insert(
+                at,
+                Idle {
+                    buffer,
+                    serial,
+                    idle_frames: 0,
+                },
+            );
         }
     }
 
