@@ -1,7 +1,7 @@
 // Morton order of points, first step: for element i < n, the 30-bit Morton code of the point
 // points[i * stride] (xyz) in the cube [lo, lo + 1024 / scale)³ (10 bits an axis, clamped) as the
 // key and i as the value, for the radix sort that orders them. Twin of
-// caustica::cpu::prims::morton_code.
+// caustica::accel::knn::morton_code.
 //!include "prims/common.wgsl"
 
 struct MortonParams {

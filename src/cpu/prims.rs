@@ -1,6 +1,8 @@
 //! Plain CPU twins of the GPU data-parallel primitives (`crate::gpu::prims`): the meaning of each
 //! primitive, written for clarity, against which the GPU results are compared.
 
+pub use crate::accel::knn::{morton_code, morton_scale};
+
 /// `out[i] = data[0] + … + data[i - 1]`, wrapping.
 pub fn exclusive_scan(data: &[u32]) -> Vec<u32> {
     let mut sum = 0u32;
@@ -101,31 +103,6 @@ pub fn find_sorted_bounds<K: Copy + PartialEq + Into<u64>>(keys: &[K]) -> Vec<(u
         }
     }
     runs
-}
-
-/// Cells per unit length of the Morton order's cube of side `side`: 1024 cells an axis (a
-/// degenerate cube is one cell).
-pub fn morton_scale(side: f32) -> f32 {
-    if side > 0.0 && side.is_finite() {
-        1024.0 / side
-    } else {
-        0.0
-    }
-}
-
-/// The 30-bit Morton code of `p` in the cube at `lo` with `scale` cells per unit length (10 bits
-/// an axis, clamped to the cube): x in bit 0, y in bit 1, z in bit 2 of every triple. Twin of
-/// `prims/morton_codes.wgsl`.
-pub fn morton_code(p: [f32; 4], lo: [f32; 3], scale: f32) -> u32 {
-    let spread = |v: u32| -> u32 {
-        let mut x = v & 0x3ff;
-        x = (x | (x << 16)) & 0x0300_00ff;
-        x = (x | (x << 8)) & 0x0300_f00f;
-        x = (x | (x << 4)) & 0x030c_30c3;
-        (x | (x << 2)) & 0x0924_9249
-    };
-    let cell = |v: f32, lo: f32| ((v - lo) * scale).clamp(0.0, 1023.0) as u32;
-    spread(cell(p[0], lo[0])) | (spread(cell(p[1], lo[1])) << 1) | (spread(cell(p[2], lo[2])) << 2)
 }
 
 /// The indices `0..n` ordered by the Morton code of point `points[i · stride]` in the cube of

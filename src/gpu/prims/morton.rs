@@ -57,7 +57,7 @@ impl Primitives {
                 n,
                 stride,
                 lo: [lo.x, lo.y, lo.z, 0.0],
-                scale: [crate::cpu::prims::morton_scale(side), 0.0, 0.0, 0.0],
+                scale: [crate::accel::knn::morton_scale(side), 0.0, 0.0, 0.0],
                 ..Default::default()
             },
         );
