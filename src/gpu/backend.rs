@@ -351,7 +351,10 @@ impl GpuBackend {
             let sums = read_buffer_map(ctx, albedo_depth, pixels, |a: &[f32; 4]| {
                 (Vec3::new(a[0], a[1], a[2]) / spp as f32, a[3])
             })?;
-            (albedo, depth) = sums.into_iter().unzip();
+            (albedo, depth) = {
+                use rayon::prelude::*;
+                sums.into_par_iter().unzip()
+            };
             normal = read_buffer_map(ctx, normal_sum, pixels, |n: &[f32; 4]| {
                 Vec3::new(n[0], n[1], n[2])
                     .try_normalize()

@@ -22,10 +22,12 @@ impl Layer {
 
     /// A layer of three named channels.
     pub fn from_vec3(name: &str, channels: [&str; 3], values: &[Vec3]) -> Layer {
+        // `Vec3` is three packed `f32`s (glam's `bytemuck` feature): one copy, on rayon's
+        // threads for a large image (a 1024² frame's three layers took 15 ms on one thread).
         Layer {
             name: name.to_string(),
             channels: channels.iter().map(|c| c.to_string()).collect(),
-            pixels: values.iter().flat_map(|v| v.to_array()).collect(),
+            pixels: parallel_copy(bytemuck::cast_slice(values)),
         }
     }
 
@@ -34,7 +36,7 @@ impl Layer {
         Layer {
             name: name.to_string(),
             channels: vec![channel.to_string()],
-            pixels: values.to_vec(),
+            pixels: parallel_copy(values),
         }
     }
 
@@ -165,6 +167,21 @@ impl PhotonViews {
         sum(&mut self.caustic_part, &other.caustic_part);
         sum(&mut self.seeds, &other.seeds);
     }
+}
+
+/// `values` copied, in blocks on rayon's threads when there are many (the fresh pages are
+/// touched in parallel).
+fn parallel_copy(values: &[f32]) -> Vec<f32> {
+    use rayon::prelude::*;
+    const BLOCK: usize = 1 << 16;
+    if values.len() < 4 * BLOCK {
+        return values.to_vec();
+    }
+    let mut out = vec![0.0f32; values.len()];
+    out.par_chunks_mut(BLOCK)
+        .zip(values.par_chunks(BLOCK))
+        .for_each(|(o, v)| o.copy_from_slice(v));
+    out
 }
 
 /// The layers of `requested` AOVs, in that order, from per-pixel buffers of `pixels` pixels.
