@@ -232,8 +232,10 @@ impl GpuCore {
         let record_size = std::mem::size_of::<PhotonRecord>() as u64;
         // The bounces write the map straight into buffers kept between frames, with room for
         // what they held before or a guess; a map that needs more is traced again into larger
-        // ones (the same photons: every choice is a function of the photon's index).
-        let mut capacity = emitted as u64 * max_hits.min(3) as u64;
+        // ones (the same photons: every choice is a function of the photon's index). The guess
+        // stays within one binding, as the map itself must.
+        let most = ctx.info.binding_limit() / record_size;
+        let mut capacity = (emitted as u64 * max_hits.min(3) as u64).min(most);
         loop {
             let map_records = self.scratch("photon map records", capacity.max(1) * record_size)?;
             let map_positions = self.scratch("photon map positions", capacity.max(1) * 16)?;

@@ -15,6 +15,10 @@
 //!   zeroed gets a clear, recorded here and submitted ahead of the next submission's commands
 //!   (`GpuContext::submit`). A write into a buffer whose clear is still pending flushes the
 //!   clears first (`GpuContext::write_buffer`), so the clear never lands on the data.
+//! - **Oldest first.** Every device buffer gets a serial when it is made, and a request takes
+//!   the free buffer of lowest serial on its shelf, so a frame that asks for what the last one
+//!   asked for, in the same order, is handed the same buffers (and `GpuContext` finds the bind
+//!   groups it made of them).
 //! - **Trimmed.** [`BufferPool::end_frame`] drops free buffers that no frame has taken for
 //!   [`IDLE_FRAMES_KEPT`] frames, so sizes a scene no longer uses do not stay on the device.
 
@@ -59,7 +63,7 @@ struct Shelves {
     /// buffers (and `GpuContext`'s cached bind groups of them).
     free: BTreeMap<Key, Vec<Idle>>,
     retired: Vec<(Key, u64, wgpu::Buffer)>,
-    /// The serial of the next buffer created.
+    /// Serials handed out so far (the buffer made last has this one).
     next_serial: u64,
     /// Clears of reused buffers asked for zeroed, not yet submitted.
     clears: Vec<(wgpu::Buffer, u64, Arc<AtomicBool>)>,

@@ -94,3 +94,42 @@ impl Primitives {
         read_buffer(ctx, &order, n as usize)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::shader;
+
+    /// The host `MortonParams` has the size and field offsets naga reflects for its WGSL twin.
+    #[test]
+    fn morton_params_match_their_wgsl_twin() {
+        let path = "prims/morton_codes.wgsl";
+        let source = shader::assemble(path, &[]).unwrap();
+        let module = shader::validate(path, &source).unwrap();
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("MortonParams"))
+            .expect("morton_codes.wgsl declares MortonParams");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("MortonParams is a struct");
+        };
+        assert_eq!(*span as usize, std::mem::size_of::<MortonParams>());
+        let offsets: Vec<(String, u32)> = members
+            .iter()
+            .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+            .collect();
+        let host = |name: &str, offset: usize| (name.to_string(), offset as u32);
+        assert_eq!(
+            offsets,
+            vec![
+                host("n", std::mem::offset_of!(MortonParams, n)),
+                host("stride", std::mem::offset_of!(MortonParams, stride)),
+                host("_pad0", std::mem::offset_of!(MortonParams, _pad)),
+                host("_pad1", std::mem::offset_of!(MortonParams, _pad) + 4),
+                host("lo", std::mem::offset_of!(MortonParams, lo)),
+                host("scale", std::mem::offset_of!(MortonParams, scale)),
+            ]
+        );
+    }
+}
