@@ -27,6 +27,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if q >= params.query_count {
         return;
     }
+    // Bounds of their own, so that the kernel may be compiled without naga's checks.
+    if q >= arrayLength(&queries) || q >= arrayLength(&out_irradiance) {
+        atomicOr(&status[0], KNN_ERROR_TREE);
+        return;
+    }
     let point = queries[q];
     let e = interpolate_irradiance(point.position, point.normal);
     if knn_error != 0u {
