@@ -17,7 +17,7 @@ use caustica::accel::photon_estimate::{
 };
 use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kdtree::KdTreeBuilder;
-use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
+use caustica::gpu::kernel::{read_buffer, run_deferred_checks, storage_buffer, Checks};
 use caustica::gpu::knn::{KnnParams, KnnQueries};
 use caustica::gpu::test_context;
 use glam::Vec3;
@@ -384,6 +384,56 @@ fn malformed_tree_words_give_an_error_on_the_gpu() {
             )
             .expect_err("malformed");
         assert!(err.to_string().contains("malformed"), "{words:?}: {err}");
+    }
+}
+
+/// The frame defers its searches' status words to one read at its end: a density search over
+/// a malformed tree still fails there, with the search's message, and a sound one passes.
+#[test]
+fn a_deferred_status_check_reports_a_malformed_tree_at_the_frames_end() {
+    let Some(ctx) = test_context() else { return };
+    let knn_gpu = KnnQueries::new(&ctx).unwrap();
+    let (photons, queries) = random_photons(64, 5);
+    let points = positions(&photons);
+    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let photon_buffer = storage_buffer(&ctx, "photons", &photons).unwrap();
+    let pairs: Vec<[f32; 4]> = queries
+        .iter()
+        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+        .collect();
+    let query_buffer = storage_buffer(&ctx, "queries", &pairs).unwrap();
+    let sound = build_point_kdtree(&points).words;
+    // A leaf longer than the words.
+    let malformed = vec![KD_LEAF | 9, 0, 1];
+    for (words, fails) in [(sound, false), (malformed, true)] {
+        let word_buffer = storage_buffer(&ctx, "words", &words).unwrap();
+        let (dispatch, out) = knn_gpu
+            .prepare_density(
+                &ctx,
+                &word_buffer,
+                &point_buffer,
+                &photon_buffer,
+                &query_buffer,
+                0,
+                queries.len() as u32,
+                8,
+                f32::INFINITY,
+                EstimateFilter::None,
+                None,
+            )
+            .unwrap();
+        let mut encoder = Encoder::new(&ctx);
+        dispatch.record(&mut encoder, None);
+        ctx.submit([encoder.finish()]);
+        ctx.defer_status_check(&out.status, caustica::gpu::knn::status_error);
+        let result = run_deferred_checks(&ctx);
+        match (fails, result) {
+            (false, Ok(())) => {}
+            (true, Err(e)) => assert!(e.to_string().contains("malformed"), "{e}"),
+            (fails, result) => panic!("malformed tree: {fails}, deferred checks: {result:?}"),
+        }
+        // The checks ran once: none is left for the next frame.
+        assert!(ctx.take_deferred_checks().is_empty());
     }
 }
 

@@ -117,7 +117,7 @@ pub fn check_status(ctx: &GpuContext, status: &GpuBuffer) -> Result<(), GpuError
 }
 
 /// The message for nonzero `knn_error` bits.
-pub(crate) fn status_error(status: u32) -> Result<(), GpuError> {
+pub fn status_error(status: u32) -> Result<(), GpuError> {
     if status & KNN_ERROR_STACK != 0 {
         return Err(GpuError::Device(format!(
             "the kd-tree branches deeper than the GPU query stack of {} entries",
