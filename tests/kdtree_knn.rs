@@ -19,7 +19,7 @@ use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kdtree::KdTreeBuilder;
 use caustica::gpu::kernel::{read_buffer, run_deferred_checks, storage_buffer, Checks};
 use caustica::gpu::knn::{KnnParams, KnnQueries};
-use caustica::gpu::test_context;
+use caustica::gpu::{test_context, GpuBuffer, GpuContext};
 use glam::Vec3;
 use support::LcgRng;
 
@@ -393,15 +393,7 @@ fn malformed_tree_words_give_an_error_on_the_gpu() {
 fn a_deferred_status_check_reports_a_malformed_tree_at_the_frames_end() {
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
-    let (photons, queries) = random_photons(64, 5);
-    let points = positions(&photons);
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
-    let photon_buffer = storage_buffer(&ctx, "photons", &photons).unwrap();
-    let pairs: Vec<[f32; 4]> = queries
-        .iter()
-        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
-        .collect();
-    let query_buffer = storage_buffer(&ctx, "queries", &pairs).unwrap();
+    let (points, point_buffer, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 64, 5);
     let sound = build_point_kdtree(&points).words;
     // A leaf longer than the words.
     let malformed = vec![KD_LEAF | 9, 0, 1];
@@ -415,7 +407,7 @@ fn a_deferred_status_check_reports_a_malformed_tree_at_the_frames_end() {
                 &photon_buffer,
                 &query_buffer,
                 0,
-                queries.len() as u32,
+                n,
                 8,
                 f32::INFINITY,
                 EstimateFilter::None,
@@ -567,6 +559,29 @@ fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
     }
 }
 
+/// `n` random photons uploaded as a density search reads them: their positions, the
+/// positions' buffer, the records' buffer, the (position, normal) queries' buffer and the
+/// number of queries.
+fn uploaded_photons(
+    ctx: &GpuContext,
+    n: usize,
+    seed: u64,
+) -> (Vec<[f32; 4]>, GpuBuffer, GpuBuffer, GpuBuffer, u32) {
+    let (photons, queries) = random_photons(n, seed);
+    let points = positions(&photons);
+    let pairs: Vec<[f32; 4]> = queries
+        .iter()
+        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
+        .collect();
+    (
+        points.clone(),
+        storage_buffer(ctx, "points", &points).unwrap(),
+        storage_buffer(ctx, "photons", &photons).unwrap(),
+        storage_buffer(ctx, "queries", &pairs).unwrap(),
+        queries.len() as u32,
+    )
+}
+
 /// A density dispatch that takes its queries in their Morton order (as the frame's caustic
 /// estimate does) writes each estimate at the query's own slot, bit for bit what it writes
 /// taking them in order.
@@ -575,18 +590,9 @@ fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
     let prims = caustica::gpu::prims::Primitives::new(&ctx).unwrap();
-    let (photons, queries) = random_photons(20_000, 23);
-    let points = positions(&photons);
+    let (points, point_buffer, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 20_000, 23);
     let tree = build_point_kdtree(&points);
     let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
-    let photon_buffer = storage_buffer(&ctx, "photons", &photons).unwrap();
-    let pairs: Vec<[f32; 4]> = queries
-        .iter()
-        .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
-        .collect();
-    let query_buffer = storage_buffer(&ctx, "queries", &pairs).unwrap();
-    let n = queries.len() as u32;
     let mut encoder = Encoder::new(&ctx);
     let order = prims
         .morton_order(
@@ -622,12 +628,12 @@ fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
     ctx.submit([encoder.finish()]);
     let read = |i: usize| -> Vec<[f32; 4]> {
         caustica::gpu::knn::check_status(&ctx, &densities[i].status).unwrap();
-        read_buffer(&ctx, &densities[i].density, queries.len()).unwrap()
+        read_buffer(&ctx, &densities[i].density, n as usize).unwrap()
     };
     let (in_order, morton) = (read(0), read(1));
-    assert!(in_order.iter().filter(|d| d[0] != 0.0).count() > queries.len() / 2);
+    assert!(in_order.iter().filter(|d| d[0] != 0.0).count() > n as usize / 2);
     assert!(in_order == morton, "the Morton-ordered estimates differ");
-    let sorted: Vec<u32> = read_buffer(&ctx, &order, queries.len()).unwrap();
+    let sorted: Vec<u32> = read_buffer(&ctx, &order, n as usize).unwrap();
     assert!(
         sorted.iter().enumerate().any(|(i, &q)| q != i as u32),
         "the order is the identity"
@@ -795,4 +801,24 @@ fn knn_structs_match_their_wgsl_twins() {
         ),
     ];
     support::assert_wgsl_twins("kdtree/knn_density.wgsl", twins);
+}
+
+/// `MortonParams`, of the Morton order the frame's searches take their queries in, has the size
+/// and member offsets naga gives its WGSL twin.
+#[test]
+fn morton_params_match_their_wgsl_twin() {
+    use caustica::gpu::prims::morton::MortonParams;
+    let twins: Vec<support::Twin> = vec![(
+        "MortonParams",
+        size_of::<MortonParams>(),
+        vec![
+            ("n", offset_of!(MortonParams, n)),
+            ("stride", offset_of!(MortonParams, stride)),
+            ("_pad0", offset_of!(MortonParams, _pad)),
+            ("_pad1", offset_of!(MortonParams, _pad) + 4),
+            ("lo", offset_of!(MortonParams, lo)),
+            ("scale", offset_of!(MortonParams, scale)),
+        ],
+    )];
+    support::assert_wgsl_twins("prims/morton_codes.wgsl", twins);
 }
