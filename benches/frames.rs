@@ -41,6 +41,19 @@ fn stat(frame: &Frame, name: &str) -> f64 {
     frame.metadata.stat(name).unwrap_or(0.0)
 }
 
+/// The frame's `<prefix><stage>_ms` statistics as (stage, ms), in the frame's order.
+fn per_stage(frame: &Frame, prefix: &str) -> Vec<(String, f64)> {
+    frame
+        .metadata
+        .stats
+        .iter()
+        .filter_map(|(k, v)| {
+            let stage = k.strip_prefix(prefix)?.strip_suffix("_ms")?;
+            Some((stage.to_string(), *v))
+        })
+        .collect()
+}
+
 /// One rendered frame's times in milliseconds.
 struct FrameTimes {
     total: f64,
@@ -196,24 +209,8 @@ fn main() {
             passes: stat(&frame, "frame/passes"),
             upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
             alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
-            device_stages: frame
-                .metadata
-                .stats
-                .iter()
-                .filter_map(|(k, v)| {
-                    let stage = k.strip_prefix("device/")?.strip_suffix("_ms")?;
-                    Some((stage.to_string(), *v))
-                })
-                .collect(),
-            host_stages: frame
-                .metadata
-                .stats
-                .iter()
-                .filter_map(|(k, v)| {
-                    let stage = k.strip_prefix("host/busy/")?.strip_suffix("_ms")?;
-                    Some((stage.to_string(), *v))
-                })
-                .collect(),
+            device_stages: per_stage(&frame, "device/"),
+            host_stages: per_stage(&frame, "host/busy/"),
             host: HOST_COUNTERS
                 .iter()
                 .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))
