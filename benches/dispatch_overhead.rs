@@ -104,7 +104,7 @@ fn main() -> Result<(), GpuError> {
         let (mut device, mut host, mut wall) = (Vec::new(), Vec::new(), Vec::new());
         for run in 0..=runs {
             ctx.recycle_buffers()?;
-            ctx.reset_device_clock();
+            ctx.reset_clocks();
             let start = Instant::now();
             let commands = record(&ctx, &kernel, &buffers, way, dispatches, groups)?;
             let recorded = start.elapsed().as_secs_f64();

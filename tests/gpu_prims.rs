@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use caustica::accel::knn::{morton_code, morton_scale};
 use caustica::cpu::prims as cpu;
 use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::storage_buffer_sized;
@@ -281,16 +282,16 @@ fn morton_order_of_strided_points_equals_the_cpu_twin_at_awkward_sizes() {
                     })
                     .collect();
                 let gpu = prims
-                    .morton_order_vec(&ctx, &points, stride as u32, n as u32, lo, side)
+                    .morton_order_vec(&ctx, &points, stride as u32, n as u32, (lo, side))
                     .unwrap();
                 let cpu = cpu::morton_order(&points, stride, n, lo.to_array(), side);
                 let what = format!("{} n={n} stride={stride}", variant_name(&prims));
                 assert_same(&gpu, &cpu, &what);
                 // The order is a permutation whose codes never decrease.
-                let scale = cpu::morton_scale(side);
+                let scale = morton_scale(side);
                 let codes: Vec<u32> = cpu
                     .iter()
-                    .map(|&i| cpu::morton_code(points[i as usize * stride], lo.to_array(), scale))
+                    .map(|&i| morton_code(points[i as usize * stride], lo.to_array(), scale))
                     .collect();
                 assert!(
                     codes.windows(2).all(|w| w[0] <= w[1]),

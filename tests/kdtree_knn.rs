@@ -601,8 +601,7 @@ fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
             &query_buffer,
             2,
             n,
-            Vec3::splat(-1.0),
-            2.0,
+            (Vec3::splat(-1.0), 2.0),
         )
         .unwrap();
     let mut densities = Vec::new();

@@ -1,7 +1,7 @@
 //! Plain CPU twins of the GPU data-parallel primitives (`crate::gpu::prims`): the meaning of each
 //! primitive, written for clarity, against which the GPU results are compared.
 
-pub use crate::accel::knn::{morton_code, morton_scale};
+use crate::accel::knn::{morton_code, morton_scale};
 
 /// `out[i] = data[0] + … + data[i - 1]`, wrapping.
 pub fn exclusive_scan(data: &[u32]) -> Vec<u32> {

@@ -255,9 +255,7 @@ impl GpuBackend {
         // What the last frame dropped after its end (nothing of it is in flight) is free now.
         ctx.recycle_buffers()?;
         // The device clock times this frame's submissions only, the host clock its stages.
-        ctx.reset_device_clock();
-        ctx.set_stage("other");
-        ctx.read_host_clock();
+        ctx.reset_clocks();
         // Checks an earlier frame deferred and left (it stopped with an error) are not this
         // frame's.
         ctx.take_deferred_checks();

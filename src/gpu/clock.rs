@@ -151,10 +151,7 @@ impl DeviceClock {
         for (pair, stage) in ticks.chunks_exact(2).zip(stages) {
             let span = pair[1].saturating_sub(pair[0]);
             busy += span;
-            match by_stage.iter_mut().find(|(s, _)| *s == stage) {
-                Some((_, t)) => *t += ms(span),
-                None => by_stage.push((stage, ms(span))),
-            }
+            add_to_stage(&mut by_stage, stage, ms(span));
         }
         Ok(ClockReading {
             device_ms: ms(busy),
@@ -165,11 +162,19 @@ impl DeviceClock {
     }
 }
 
+/// Adds `ms` to `stage`'s total, a new entry after the others when the stage is new.
+fn add_to_stage(by_stage: &mut Vec<(&'static str, f64)>, stage: &'static str, ms: f64) {
+    match by_stage.iter_mut().find(|(s, _)| *s == stage) {
+        Some((_, total)) => *total += ms,
+        None => by_stage.push((stage, ms)),
+    }
+}
+
 /// The host's own time per stage, its waits for the device left out: the time from one
 /// naming of a stage (`GpuContext::set_stage`) to the next, less the waits in it
 /// (`GpuContext::wait_idle`), counts under the first (`host/busy/<stage>_ms` in `--stats`). Beside
 /// the device clock it says which stage's recording keeps the device waiting.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct HostClock(Mutex<HostClockState>);
 
 #[derive(Debug)]
@@ -180,14 +185,14 @@ struct HostClockState {
     by_stage: Vec<(&'static str, f64)>,
 }
 
-impl Default for HostClock {
+impl Default for HostClockState {
     fn default() -> Self {
-        HostClock(Mutex::new(HostClockState {
+        HostClockState {
             stage: "other",
             since: std::time::Instant::now(),
             waited: std::time::Duration::ZERO,
             by_stage: Vec::new(),
-        }))
+        }
     }
 }
 
@@ -200,11 +205,7 @@ impl HostClockState {
             .saturating_sub(self.waited)
             .as_secs_f64()
             * 1e3;
-        let stage = self.stage;
-        match self.by_stage.iter_mut().find(|(s, _)| *s == stage) {
-            Some((_, total)) => *total += ms,
-            None => self.by_stage.push((stage, ms)),
-        }
+        add_to_stage(&mut self.by_stage, self.stage, ms);
         self.since = now;
         self.waited = std::time::Duration::ZERO;
     }
@@ -238,5 +239,10 @@ impl HostClock {
         let mut s = self.state();
         s.close();
         std::mem::take(&mut s.by_stage)
+    }
+
+    /// Forgets what was counted, and starts counting under "other".
+    pub fn reset(&self) {
+        *self.state() = HostClockState::default();
     }
 }

@@ -463,11 +463,12 @@ impl GpuContext {
         (group, true)
     }
 
-    /// Starts the device clock afresh: what was stamped before is not read.
-    pub fn reset_device_clock(&self) {
+    /// Starts the device and host clocks afresh: what they counted before is not read.
+    pub fn reset_clocks(&self) {
         if let Some(clock) = &self.clock {
             clock.reset();
         }
+        self.host_clock.reset();
     }
 
     /// The device's busy time over the submissions since the last reading (waits for it to

@@ -336,7 +336,6 @@ impl GpuCore {
         pass.dispatch_workgroups(grid.0, grid.1, grid.2);
     }
 
-    /// Resolves the timer's queries into `stats` and resets it.
     /// A frame's timer with room for `capacity` timed dispatches: the one the last frame
     /// gave back when it is as large, so that its query set is made once.
     pub(super) fn frame_timer(&self, capacity: u32) -> Option<Timer> {
@@ -358,6 +357,7 @@ impl GpuCore {
         }
     }
 
+    /// Resolves the timer's queries into `stats` and resets it.
     pub(super) fn collect_times(
         &self,
         timer: &mut Option<Timer>,

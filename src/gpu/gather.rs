@@ -449,11 +449,11 @@ impl GpuCore {
             )?
         } else if query_count > 0 {
             // The gather hits in the Morton order of their positions.
-            let (lo, side) = scene_cube(prepared);
+            let cube = scene_cube(prepared);
             let mut encoder = Encoder::new(ctx);
-            let order =
-                self.prims
-                    .morton_order(ctx, &mut encoder, &dense, 2, query_count, lo, side)?;
+            let order = self
+                .prims
+                .morton_order(ctx, &mut encoder, &dense, 2, query_count, cube)?;
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
                 &global.tree.words,
@@ -648,7 +648,7 @@ impl GpuCore {
         let start = Instant::now();
         let caustic_density = if caustic.map.count > 0 && points.count > 0 {
             // The shading points in the Morton order of their positions.
-            let (lo, side) = scene_cube(prepared);
+            let cube = scene_cube(prepared);
             let mut encoder = Encoder::new(ctx);
             let order = self.prims.morton_order(
                 ctx,
@@ -656,8 +656,7 @@ impl GpuCore {
                 &points.buffer,
                 2,
                 points.count,
-                lo,
-                side,
+                cube,
             )?;
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,

@@ -121,8 +121,7 @@ impl IrradiancePhotonKernels {
             &global.map.positions,
             stride,
             count,
-            cube.0,
-            cube.1,
+            cube,
         )?;
         let bind = self.select.bind(
             ctx,
@@ -190,8 +189,7 @@ impl IrradiancePhotonKernels {
             },
         );
         let mut encoder = Encoder::new(ctx);
-        let order =
-            prims.morton_order(ctx, &mut encoder, queries, 2, query_count, cube.0, cube.1)?;
+        let order = prims.morton_order(ctx, &mut encoder, queries, 2, query_count, cube)?;
         let bind = self.lookup.bind(
             ctx,
             &[

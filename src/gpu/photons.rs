@@ -399,8 +399,14 @@ impl GpuCore {
                         ("hit_counter", &hit_counter),
                     ],
                 )?;
-                let interact = &kernels.interact;
-                self.dispatch_timed(&mut encoder, interact, &bind, n, timer, "photon interact");
+                self.dispatch_timed(
+                    &mut encoder,
+                    &kernels.interact,
+                    &bind,
+                    n,
+                    timer,
+                    "photon interact",
+                );
                 let stored_ids = self.scratch("stored photon ids", n * 4)?;
                 let stored_count = self.prims.compact(
                     ctx,
@@ -467,10 +473,9 @@ impl GpuCore {
                             ("paths_out", &paths_out),
                         ],
                     )?;
-                    let bounce_kernel = &kernels.bounce;
                     self.dispatch_timed(
                         &mut encoder,
-                        bounce_kernel,
+                        &kernels.bounce,
                         &bind,
                         n,
                         timer,

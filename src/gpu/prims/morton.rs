@@ -25,9 +25,8 @@ pub struct MortonParams {
 
 impl Primitives {
     /// Records the Morton order of the `n` points `points[i · stride]` (`array<vec4<f32>>`,
-    /// xyz) in the cube of side `side` at `lo` (points outside it are clamped to its faces):
-    /// a buffer of the indices `0..n`, ordered by code and then by index.
-    #[allow(clippy::too_many_arguments)]
+    /// xyz) in `cube` (low corner, side; points outside it are clamped to its faces): a buffer
+    /// of the indices `0..n`, ordered by code and then by index.
     pub fn morton_order(
         &self,
         ctx: &GpuContext,
@@ -35,8 +34,7 @@ impl Primitives {
         points: &GpuBuffer,
         stride: u32,
         n: u32,
-        lo: Vec3,
-        side: f32,
+        (lo, side): (Vec3, f32),
     ) -> Result<GpuBuffer, GpuError> {
         let keys = scratch_u32(ctx, "Morton codes", n.max(1) as u64)?;
         let order = scratch_u32(ctx, "Morton order", n.max(1) as u64)?;
@@ -84,12 +82,11 @@ impl Primitives {
         points: &[[f32; 4]],
         stride: u32,
         n: u32,
-        lo: Vec3,
-        side: f32,
+        cube: (Vec3, f32),
     ) -> Result<Vec<u32>, GpuError> {
         let buffer = upload(ctx, "Morton points", points)?;
         let mut encoder = new_encoder(ctx);
-        let order = self.morton_order(ctx, &mut encoder, &buffer, stride, n, lo, side)?;
+        let order = self.morton_order(ctx, &mut encoder, &buffer, stride, n, cube)?;
         ctx.submit([encoder.finish()]);
         read_buffer(ctx, &order, n as usize)
     }
