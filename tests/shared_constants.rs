@@ -108,9 +108,15 @@ fn estimate_search_and_seeding_parameters_match_their_rust_twins() {
     );
     assert_u32(file, "ESTIMATE_PI_BITS", std::f32::consts::PI.to_bits());
     assert_u32(
-        "shared/knn.wgsl",
+        "kdtree/knn_query.wgsl",
         "KNN_MAX_K",
         caustica::accel::knn::KNN_MAX_K as u32,
+    );
+    // The heap of a run-time-k kernel compiled without KNN_HEAP_128.
+    assert_u32(
+        "kdtree/knn_query.wgsl",
+        "KNN_HEAP_SIZE",
+        caustica::gpu::knn::KNN_SMALL_HEAP,
     );
     assert_u32(
         "shared/irradiance.wgsl",

@@ -8,6 +8,9 @@
 
 // render::irradiance_photons::LOOKUP_MIN_COS.
 const LOOKUP_MIN_COS: f32 = 0.9;
+// The search's heap (shared/knn.wgsl): the one nearest photon.
+const KNN_HEAP_SIZE: u32 = 1u;
+const KNN_HEAP_DEPTH: u32 = 0u;
 
 const WG_SIZE: u32 = 64u;
 
@@ -52,8 +55,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if knn_error != 0u {
         atomicOr(&status[0], knn_error);
         out_density[q] = vec4<f32>(bitcast<f32>(0x7fc00000u));
-    } else if found > 0u && knn_heap_index[0] < arrayLength(&photon_irradiance) {
-        out_density[q] = vec4<f32>(photon_irradiance[knn_heap_index[0]].xyz, 0.0);
+    } else if found > 0u && knn_heap_index(0u) < arrayLength(&photon_irradiance) {
+        out_density[q] = vec4<f32>(photon_irradiance[knn_heap_index(0u)].xyz, 0.0);
     } else {
         out_density[q] = vec4<f32>(0.0);
     }

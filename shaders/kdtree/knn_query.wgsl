@@ -1,5 +1,6 @@
 // One k-nearest-neighbour search per query, results sorted by (squared distance, index): the
 // GPU side of gpu::knn::KnnQueries::knn_vec, twin of accel::knn::knn.
+//!include "shared/knn_heap.wgsl"
 //!include "shared/knn.wgsl"
 
 // Twin of gpu::knn::KnnParams (size and offsets checked by a test).
@@ -45,8 +46,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     knn_sort_heap(count);
     var j = 0u;
     while j < count {
-        out_index[base + j] = knn_heap_index[j];
-        out_dist2[base + j] = knn_heap_dist[j];
+        out_index[base + j] = knn_heap_index(j);
+        out_dist2[base + j] = knn_heap_dist(j);
         j++;
     }
     if j < count {

@@ -12,6 +12,10 @@
 // render::gather::INTERPOLATION_NEIGHBOURS and INTERPOLATION_ACCURACY.
 const INTERPOLATION_NEIGHBOURS: u32 = 12u;
 const INTERPOLATION_ACCURACY: f32 = 0.5;
+// The search's heap (shared/knn.wgsl): INTERPOLATION_NEIGHBOURS entries, whose last (index 11)
+// is 3 moves below the root.
+const KNN_HEAP_SIZE: u32 = INTERPOLATION_NEIGHBOURS;
+const KNN_HEAP_DEPTH: u32 = 3u;
 // A knn_error bit of this include: the tree named a point with no irradiance sample.
 const IRRADIANCE_ERROR_SAMPLES: u32 = 8u;
 
@@ -59,10 +63,10 @@ fn interpolate_irradiance(x: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     var total = 0.0;
     for (var j = 0u; j < INTERPOLATION_NEIGHBOURS; j++) {
         if j < count {
-            let i = knn_heap_index[j];
+            let i = knn_heap_index(j);
             if i < sample_count {
                 let s = irradiance_samples[i];
-                let e = irradiance_ward_error(s, knn_heap_dist[j], n);
+                let e = irradiance_ward_error(s, knn_heap_dist(j), n);
                 errors[j] = e;
                 if e < INTERPOLATION_ACCURACY {
                     let w = 1.0 - e / INTERPOLATION_ACCURACY;
@@ -79,7 +83,7 @@ fn interpolate_irradiance(x: vec3<f32>, n: vec3<f32>) -> vec3<f32> {
     }
     for (var j = 0u; j < INTERPOLATION_NEIGHBOURS; j++) {
         if j < count {
-            let i = knn_heap_index[j];
+            let i = knn_heap_index(j);
             if i < sample_count {
                 let s = irradiance_samples[i];
                 if irradiance_dot(n, s.normal) > 0.0 {

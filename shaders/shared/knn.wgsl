@@ -4,10 +4,18 @@
 // child next; leaf: 3 << 30 | n, then n point indices). Bindings 50-59 belong to this include
 // and the files built on it (photon_estimate.wgsl).
 //
-// knn_search(q, k, max_dist2) fills the private max-heap knn_heap_dist / knn_heap_index with the
-// k smallest (squared distance, index) pairs with distance <= max_dist2 and returns their count;
-// knn_sort_heap(count) then orders them ascending. A tree deeper than the stack, or malformed,
-// sets bits of knn_error (the kernel reports them; the results are then incomplete).
+// knn_search(q, k, max_dist2) fills the private max-heap (read with knn_heap_dist(j) and
+// knn_heap_index(j)) with the k smallest (squared distance, index) pairs with distance <=
+// max_dist2 and returns their count; knn_sort_heap(count) then orders them ascending. A tree
+// deeper than the stack, or malformed, sets bits of knn_error (the kernel reports them; the
+// results are then incomplete).
+//
+// The heap's size is the including kernel's: it declares KNN_HEAP_SIZE (the largest k it
+// takes) and KNN_HEAP_DEPTH (the most moves of a sift in a heap of that size, floor(log2(size
+// - 1)) + 1, 0 for one entry) before this include, so that a kernel with a small k keeps a
+// small heap: the heap lives in the invocation's private memory, which a GPU spills to its
+// caches past the registers, and its size sets that traffic. A k above the size sets
+// KNN_ERROR_HEAP.
 //
 // Loop budget. llvmpipe (lavapipe) counts the back edges of every loop of an invocation group
 // (8 lanes) in one counter and, past 65535, leaves every loop after its current iteration
@@ -21,7 +29,7 @@
 @group(0) @binding(50) var<storage, read> kd_words: array<u32>;
 @group(0) @binding(51) var<storage, read> kd_points: array<vec4<f32>>;
 
-// accel::knn::KNN_MAX_K: the heap's size.
+// accel::knn::KNN_MAX_K: the largest heap a kernel may declare.
 const KNN_MAX_K: u32 = 128u;
 // accel::kdtree::KD_MAX_BRANCH_DEPTH: the stack's size.
 const KNN_STACK_SIZE: u32 = 64u;
@@ -32,14 +40,27 @@ const KNN_INDEX_MASK: u32 = 0x3fffffffu;
 const KNN_ERROR_STACK: u32 = 1u;
 const KNN_ERROR_TREE: u32 = 2u;
 const KNN_ERROR_LOOP_CUT: u32 = 4u;
-// The most moves of a sift in a heap of KNN_MAX_K entries: index 127 is 7 levels below the root.
-const KNN_HEAP_DEPTH: u32 = 7u;
+const KNN_ERROR_HEAP: u32 = 8u;
 // Points of a leaf offered per iteration of its loop.
 const KNN_LEAF_CHUNK: u32 = 4u;
 
-var<private> knn_heap_dist: array<f32, KNN_MAX_K>;
-var<private> knn_heap_index: array<u32, KNN_MAX_K>;
+// The heap, as two arrays (one array of (distance, index) pairs measured slower on the lent
+// H100, docs/performance.md). Read through knn_heap_dist(j) and knn_heap_index(j).
+var<private> knn_heap_d: array<f32, KNN_HEAP_SIZE>;
+var<private> knn_heap_i: array<u32, KNN_HEAP_SIZE>;
+fn knn_heap_dist(j: u32) -> f32 {
+    return knn_heap_d[j];
+}
+fn knn_heap_index(j: u32) -> u32 {
+    return knn_heap_i[j];
+}
+fn knn_heap_put(j: u32, d: f32, i: u32) {
+    knn_heap_d[j] = d;
+    knn_heap_i[j] = i;
+}
 var<private> knn_count: u32;
+// The root's squared distance once the heap holds k entries (the bound; kept out of the heap).
+var<private> knn_worst: f32;
 var<private> knn_k: u32;
 var<private> knn_max_dist2: f32;
 var<private> knn_error: u32;
@@ -82,12 +103,10 @@ fn knn_box_distance2(offsets: vec3<f32>) -> f32 {
     return ((offsets.x * offsets.x + offsets.y * offsets.y) + offsets.z * offsets.z) * bitcast<f32>(KNN_PLANE_SHRINK_BITS);
 }
 
-// KnnHeap::bound: max_dist2 until k were found, then the worst one's squared distance.
+// KnnHeap::bound: max_dist2 until k were found, then the worst one's squared distance (kept in
+// knn_worst, set to max_dist2 by knn_search and to the root's distance by knn_offer).
 fn knn_bound() -> f32 {
-    if knn_count < knn_k {
-        return knn_max_dist2;
-    }
-    return knn_heap_dist[0];
+    return knn_worst;
 }
 
 // KnnHeap::sift_down: places (d, i) at the root and sifts it down within the first `size`.
@@ -99,20 +118,18 @@ fn knn_sift_down(size: u32, d: f32, i: u32) {
         if moving && left < size {
             var worse = left;
             let right = left + 1u;
-            if right < size && knn_precedes(knn_heap_dist[left], knn_heap_index[left], knn_heap_dist[right], knn_heap_index[right]) {
+            if right < size && knn_precedes(knn_heap_dist(left), knn_heap_index(left), knn_heap_dist(right), knn_heap_index(right)) {
                 worse = right;
             }
-            if knn_precedes(d, i, knn_heap_dist[worse], knn_heap_index[worse]) {
-                knn_heap_dist[c] = knn_heap_dist[worse];
-                knn_heap_index[c] = knn_heap_index[worse];
+            if knn_precedes(d, i, knn_heap_dist(worse), knn_heap_index(worse)) {
+                knn_heap_put(c, knn_heap_dist(worse), knn_heap_index(worse));
                 c = worse;
             } else {
                 moving = false;
             }
         }
     }
-    knn_heap_dist[c] = d;
-    knn_heap_index[c] = i;
+    knn_heap_put(c, d, i);
 }
 
 // KnnHeap::offer: kept when a candidate and better than the worst of a full heap.
@@ -126,20 +143,22 @@ fn knn_offer(d: f32, i: u32) {
             for (var step = 0u; step < KNN_HEAP_DEPTH; step++) {
                 if moving && c > 0u {
                     let parent = (c - 1u) / 2u;
-                    if knn_precedes(knn_heap_dist[parent], knn_heap_index[parent], d, i) {
-                        knn_heap_dist[c] = knn_heap_dist[parent];
-                        knn_heap_index[c] = knn_heap_index[parent];
+                    if knn_precedes(knn_heap_d[parent], knn_heap_i[parent], d, i) {
+                        knn_heap_put(c, knn_heap_d[parent], knn_heap_i[parent]);
                         c = parent;
                     } else {
                         moving = false;
                     }
                 }
             }
-            knn_heap_dist[c] = d;
-            knn_heap_index[c] = i;
+            knn_heap_put(c, d, i);
+            if knn_count == knn_k {
+                knn_worst = knn_heap_dist(0u);
+            }
         }
-    } else if knn_precedes(d, i, knn_heap_dist[0], knn_heap_index[0]) {
+    } else if d < knn_worst || (d == knn_worst && i < knn_heap_i[0]) {
         knn_sift_down(knn_count, d, i);
+        knn_worst = knn_heap_dist(0u);
     }
 }
 
@@ -148,10 +167,9 @@ fn knn_sort_heap(count: u32) {
     var end = count;
     while end > 1u {
         let last = end - 1u;
-        let d = knn_heap_dist[last];
-        let i = knn_heap_index[last];
-        knn_heap_dist[last] = knn_heap_dist[0];
-        knn_heap_index[last] = knn_heap_index[0];
+        let d = knn_heap_d[last];
+        let i = knn_heap_i[last];
+        knn_heap_put(last, knn_heap_d[0], knn_heap_i[0]);
         knn_sift_down(last, d, i);
         end = last;
     }
@@ -174,9 +192,10 @@ fn knn_is_empty_leaf(node: u32) -> bool {
 // the tree goes to a larger word index (checked), so a malformed tree cannot make it loop forever.
 fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     knn_count = 0u;
-    knn_k = min(k, KNN_MAX_K);
+    knn_k = min(k, KNN_HEAP_SIZE);
     knn_max_dist2 = max_dist2;
-    knn_error = 0u;
+    knn_worst = max_dist2;
+    knn_error = select(0u, KNN_ERROR_HEAP, k > KNN_HEAP_SIZE);
     let word_count = arrayLength(&kd_words);
     let point_count = arrayLength(&kd_points);
     var top = 0u;

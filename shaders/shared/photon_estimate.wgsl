@@ -2,6 +2,7 @@
 // stored photon: the twin of src/accel/photon_estimate.rs (see its module comment for the
 // estimate and the choice of radius). kd_points[i] is the position of kd_photons[i].
 //!include "shared/math.wgsl"
+//!include "shared/knn_heap.wgsl"
 //!include "shared/knn.wgsl"
 //!include "shared/photon_types.wgsl"
 
@@ -43,7 +44,7 @@ fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filte
         return vec3<f32>(0.0);
     }
     // The root of the max-heap is the farthest photon found.
-    let farthest = knn_heap_dist[0];
+    let farthest = knn_heap_dist(0u);
     var r2 = farthest;
     if count < knn_k && is_finite_f32(max_dist2) {
         r2 = max_dist2;
@@ -64,10 +65,10 @@ fn photon_flux_density(x: vec3<f32>, n: vec3<f32>, k: u32, max_dist2: f32, filte
     let photon_count = arrayLength(&kd_photons);
     while j < count {
         // A point with no photon (a shorter photon array) counts as none, as on the CPU.
-        let index = min(knn_heap_index[j], photon_count - 1u);
+        let index = min(knn_heap_index(j), photon_count - 1u);
         let photon = kd_photons[index];
-        if knn_heap_index[j] < photon_count && photon_arrives_in_front(n, octahedral_decode_l1(photon.direction)) {
-            let d2 = knn_heap_dist[j];
+        if knn_heap_index(j) < photon_count && photon_arrives_in_front(n, octahedral_decode_l1(photon.direction)) {
+            let d2 = knn_heap_dist(j);
             var w = 1.0;
             if filter_code == ESTIMATE_FILTER_CONE {
                 w = 1.0 - sqrt(d2) / cone_kr;

@@ -11,7 +11,7 @@ use super::kernel::{
     read_buffer, run_deferred_checks, storage_buffer, storage_buffer_sized, uniform_buffer, Checks,
     Kernel,
 };
-use super::knn::{check_k, position_normal_queries, status_error};
+use super::knn::{check_k, position_normal_queries, status_error, KnnKernel};
 use super::maps::{GpuPhotonMap, MapTree};
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
@@ -42,7 +42,7 @@ pub struct PhotonLookupParams {
 
 /// The kernels of `shaders/gather/irradiance_photons.wgsl` and `photon_lookup.wgsl`.
 pub struct IrradiancePhotonKernels {
-    select: Kernel,
+    select: KnnKernel,
     lookup: Kernel,
 }
 
@@ -69,7 +69,12 @@ impl IrradiancePhotonKernels {
         };
         Ok(IrradiancePhotonKernels {
             // Both kernels' searches offer only some photons (`knn_accept`).
-            select: kernel("irradiance_photons.wgsl", &["KNN_FILTER"])?,
+            select: KnnKernel::new(
+                ctx,
+                "gather/irradiance_photons.wgsl",
+                &["KNN_FILTER"],
+                Checks::Unchecked,
+            )?,
             lookup: kernel("photon_lookup.wgsl", &["KNN_FILTER"])?,
         })
     }
@@ -123,7 +128,8 @@ impl IrradiancePhotonKernels {
             count,
             cube,
         )?;
-        let bind = self.select.bind(
+        let select = self.select.for_k(ctx, settings.k as u32)?;
+        let bind = select.bind(
             ctx,
             &[
                 ("order", &order),
@@ -137,8 +143,7 @@ impl IrradiancePhotonKernels {
                 ("status", &status),
             ],
         )?;
-        self.select
-            .dispatch(&mut encoder, &bind, self.select.grid_for(ctx, count as u64));
+        select.dispatch(&mut encoder, &bind, select.grid_for(ctx, count as u64));
         ctx.submit([encoder.finish()]);
         let tree = builder.build(ctx, &points, count)?;
         ctx.defer_status_check(&status, status_error);

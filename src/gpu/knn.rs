@@ -3,7 +3,8 @@
 //! twins of `accel::knn::knn` and `accel::photon_estimate::photon_flux_density`.
 //!
 //! One invocation per query keeps a private heap of up to [`KNN_MAX_K`] neighbours and a stack
-//! of `KD_MAX_BRANCH_DEPTH` far children. It takes the same steps as the CPU search, so the
+//! of `KD_MAX_BRANCH_DEPTH` far children. The heap's size is compiled in ([`KnnKernel`]): 64
+//! entries, or 128 compiled on first need for a larger `k`. It takes the same steps as the CPU search, so the
 //! neighbour lists are equal bit for bit and the estimates sum the same photons in the same
 //! order. A tree deeper than the stack, or malformed, makes the call fail (`GpuError::Device`).
 
@@ -45,11 +46,58 @@ pub struct KnnParams {
 const KNN_ERROR_STACK: u32 = 1;
 const KNN_ERROR_TREE: u32 = 2;
 const KNN_ERROR_LOOP_CUT: u32 = 4;
+const KNN_ERROR_HEAP: u32 = 8;
+
+/// The largest `k` of a kNN kernel compiled with the small heap (`shaders/shared/knn_heap.wgsl`).
+pub const KNN_SMALL_HEAP: u32 = 64;
+
+/// A kernel on `shaders/shared/knn_heap.wgsl` whose `k` comes at run time: compiled with a heap
+/// of [`KNN_SMALL_HEAP`] entries, and with one of [`KNN_MAX_K`] (`KNN_HEAP_128`) the first time
+/// a larger `k` asks for it. The heap is private memory of every invocation, so a frame's k = 64
+/// searches don't carry the room of 128.
+pub struct KnnKernel {
+    small: Kernel,
+    large: std::sync::OnceLock<Kernel>,
+    path: &'static str,
+    defines: Vec<&'static str>,
+    checks: Checks,
+}
+
+impl KnnKernel {
+    pub fn new(
+        ctx: &GpuContext,
+        path: &'static str,
+        defines: &[&'static str],
+        checks: Checks,
+    ) -> Result<KnnKernel, GpuError> {
+        Ok(KnnKernel {
+            small: Kernel::new(ctx, path, defines, checks)?,
+            large: std::sync::OnceLock::new(),
+            path,
+            defines: defines.to_vec(),
+            checks,
+        })
+    }
+
+    /// The variant whose heap holds `k` (checked against [`KNN_MAX_K`] by the callers).
+    pub fn for_k(&self, ctx: &GpuContext, k: u32) -> Result<&Kernel, GpuError> {
+        if k <= KNN_SMALL_HEAP {
+            return Ok(&self.small);
+        }
+        if let Some(kernel) = self.large.get() {
+            return Ok(kernel);
+        }
+        let mut defines = self.defines.clone();
+        defines.push("KNN_HEAP_128");
+        let kernel = Kernel::new(ctx, self.path, &defines, self.checks)?;
+        Ok(self.large.get_or_init(|| kernel))
+    }
+}
 
 /// The compiled query kernels.
 pub struct KnnQueries {
-    query: Kernel,
-    density: Kernel,
+    query: KnnKernel,
+    density: KnnKernel,
     octahedral: Kernel,
 }
 
@@ -132,6 +180,11 @@ pub fn status_error(status: u32) -> Result<(), GpuError> {
                 .into(),
         ));
     }
+    if status & KNN_ERROR_HEAP != 0 {
+        return Err(GpuError::Device(
+            "a kNN kernel was dispatched with a k larger than the heap it was compiled with".into(),
+        ));
+    }
     if status & KNN_ERROR_TREE != 0 {
         return Err(GpuError::Device(
             "the kd-tree words are malformed (an index points outside the tree or the points)"
@@ -181,8 +234,8 @@ impl KnnQueries {
     /// and outputs against theirs), and the tests compare both variants with the CPU.
     pub fn with_checks(ctx: &GpuContext, checks: Checks) -> Result<KnnQueries, GpuError> {
         Ok(KnnQueries {
-            query: Kernel::new(ctx, "kdtree/knn_query.wgsl", &[], checks)?,
-            density: Kernel::new(ctx, "kdtree/knn_density.wgsl", &[], checks)?,
+            query: KnnKernel::new(ctx, "kdtree/knn_query.wgsl", &[], checks)?,
+            density: KnnKernel::new(ctx, "kdtree/knn_density.wgsl", &[], checks)?,
             octahedral: Kernel::new(
                 ctx,
                 "kdtree/knn_octahedral_check.wgsl",
@@ -237,7 +290,8 @@ impl KnnQueries {
         let (mut p_holder, mut q_holder) = (None, None);
         let points = at_least(ctx, points, 16, &mut p_holder)?;
         let queries = at_least(ctx, queries, 16, &mut q_holder)?;
-        let bind = self.query.bind(
+        let kernel = self.query.for_k(ctx, k)?;
+        let bind = kernel.bind(
             ctx,
             &[
                 ("params", &params),
@@ -251,9 +305,9 @@ impl KnnQueries {
             ],
         )?;
         let dispatch = KnnDispatch {
-            kernel: &self.query,
+            kernel,
             bind,
-            grid: self.query.grid_for(ctx, query_count as u64),
+            grid: kernel.grid_for(ctx, query_count as u64),
             _params: params,
             query_count,
         };
@@ -317,7 +371,8 @@ impl KnnQueries {
         let photon_size = std::mem::size_of::<PhotonRecord>() as u64;
         let photons = at_least(ctx, photons, photon_size, &mut ph_holder)?;
         let queries = at_least(ctx, queries, 32, &mut q_holder)?;
-        let bind = self.density.bind(
+        let kernel = self.density.for_k(ctx, k)?;
+        let bind = kernel.bind(
             ctx,
             &[
                 ("params", &params),
@@ -331,9 +386,9 @@ impl KnnQueries {
             ],
         )?;
         let dispatch = KnnDispatch {
-            kernel: &self.density,
+            kernel,
             bind,
-            grid: self.density.grid_for(ctx, query_count as u64),
+            grid: kernel.grid_for(ctx, query_count as u64),
             _params: params,
             query_count,
         };
