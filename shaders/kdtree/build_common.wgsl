@@ -20,7 +20,6 @@ const NODE_START: u32 = 0u;      // first position of the node in the lists
 const NODE_COUNT: u32 = 1u;      // points
 const NODE_INFO: u32 = 2u;       // kind | axis << 2 | cut mask << 4
 const NODE_SPLIT: u32 = 3u;      // split coordinate bits (large split nodes)
-const NODE_MEDIAN: u32 = 4u;     // the last point of the left child (large split nodes)
 // During the node's large level, words 5..7 hold the partition scan's local prefix at the
 // node's first entry in the x, y and z lists (`build_count` writes, `build_scatter` reads).
 const NODE_PREFIX: u32 = 5u;

@@ -1,11 +1,13 @@
 // Shared by build_count and build_scatter: the bindings they both read and the classification
-// of one entry of the three association lists against its node's median split. An entry goes
-// left when its (key on the split axis, index) is at most the median point's, so every list's
-// left part is the same point set as the first count/2 entries of the split axis's list.
+// of one entry of the three association lists against its node's median split. An entry of the
+// split axis's list goes left when it is among the node's first count/2 there; an entry of the
+// other lists when its point does (the flag build_flags wrote), so every list's left part is
+// the same point set.
 //!include "kdtree/build_common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: KdParams;
-@group(0) @binding(1) var<storage, read> points: array<vec4<f32>>;
+// Per point: 1 when it goes left at this level (build_flags).
+@group(0) @binding(1) var<storage, read> left_flags: array<u32>;
 @group(0) @binding(2) var<storage, read> lists_in: array<u32>;
 @group(0) @binding(3) var<storage, read> owner_in: array<u32>;
 @group(0) @binding(4) var<storage, read_write> heap_nodes: array<u32>;
@@ -58,10 +60,7 @@ fn classify(g: u32) -> Entry {
     if e.axis == split_axis {
         e.left = select(0u, 1u, e.position - e.start < e.count / 2u);
     } else {
-        let median = heap_nodes[node + NODE_MEDIAN];
-        let median_key = kd_key(points[median][split_axis]);
-        let key = kd_key(points[e.point][split_axis]);
-        e.left = select(0u, 1u, key < median_key || (key == median_key && e.point <= median));
+        e.left = left_flags[e.point];
     }
     return e;
 }

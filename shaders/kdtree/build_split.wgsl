@@ -91,7 +91,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let split = kd_coord(points[median][axis]);
     heap_nodes[node + NODE_INFO] = KIND_LARGE | (axis << 2u) | (cuts << 4u);
     heap_nodes[node + NODE_SPLIT] = bitcast<u32>(split);
-    heap_nodes[node + NODE_MEDIAN] = median;
     var left_hi = box_hi;
     left_hi[axis] = split;
     var right_lo = box_lo;

@@ -14,7 +14,10 @@
 //!    h at 2h + 1 and 2h + 2), and a node keeps the same range of positions in all three lists
 //!    from the level it is made until it turns small, so no node list is ever compacted and
 //!    every dispatch size is known from `n` alone. Per level: `build_split` (one invocation per
-//!    slot: tight box, empty-space cut-offs, median split, children); `build_count` (per block
+//!    slot: tight box, empty-space cut-offs, median split, children); `build_flags` (one
+//!    invocation per position: whether the point the split axis's list holds there goes left,
+//!    written at the point, so that the other two lists' entries are classified by one read
+//!    instead of two points' coordinates against the median's); `build_count` (per block
 //!    of 1024 entries of the three lists: left flags scanned in the workgroup with subgroup
 //!    operations or shared memory, block sums, and the block-local prefix at each node's first
 //!    entry); an exclusive scan of the block sums; `build_scatter` (the same flags and scan,
@@ -35,7 +38,7 @@
 //! back; [`GpuKdTree::counts`] reads the size and shape when a caller wants them. With
 //! timestamps on, one read-back of the stage times.
 //!
-//! **Memory**: about 130 bytes per point while a build runs (the points included; the sort's
+//! **Memory**: about 134 bytes per point while a build runs (the points included; the sort's
 //! temporaries live until the first submit completes), and buffers of up to `16 · n` bytes (the
 //! points, and one list buffer that doubles as the small stage's scratch). A buffer above the
 //! adapter's storage-binding limit is refused with [`GpuError::BufferTooLarge`] before anything
@@ -197,6 +200,7 @@ pub struct KdTreeBuilder {
     keys: Kernel,
     root: Kernel,
     split: Kernel,
+    flags: Kernel,
     count: Kernel,
     scatter: Kernel,
     small: Kernel,
@@ -251,6 +255,7 @@ impl KdTreeBuilder {
             keys: kernel("keys")?,
             root: kernel("root")?,
             split: kernel("split")?,
+            flags: kernel("flags")?,
             count: kernel("count")?,
             scatter: kernel("scatter")?,
             small: kernel("small")?,
@@ -324,6 +329,7 @@ impl KdTreeBuilder {
         let owner_a = scratch("kd-tree owners", n as u64)?;
         let owner_b = scratch("kd-tree owners (other half)", n as u64)?;
         let small_list = scratch("kd-tree small list", n as u64)?;
+        let left_flags = scratch("kd-tree left flags", n as u64)?;
         let heap_nodes = scratch("kd-tree heap nodes", heap_slots * NODE_WORDS)?;
         let heap_boxes = scratch("kd-tree heap boxes", heap_slots * BOX_WORDS)?;
         let block_sums = scratch("kd-tree block sums", num_blocks as u64)?;
@@ -413,11 +419,23 @@ impl KdTreeBuilder {
             )?;
             self.split
                 .dispatch(&mut encoder, &bind, slots_grid(&self.split, level));
+            let bind = self.flags.bind(
+                ctx,
+                &[
+                    ("params", &p),
+                    ("lists_in", lists_in),
+                    ("owner_in", owner_in),
+                    ("heap_nodes", &heap_nodes),
+                    ("left_flags", &left_flags),
+                ],
+            )?;
+            self.flags
+                .dispatch(&mut encoder, &bind, self.flags.grid_for(ctx, n as u64));
             let bind = self.count.bind(
                 ctx,
                 &[
                     ("params", &p),
-                    ("points", points),
+                    ("left_flags", &left_flags),
                     ("lists_in", lists_in),
                     ("owner_in", owner_in),
                     ("heap_nodes", &heap_nodes),
@@ -436,7 +454,7 @@ impl KdTreeBuilder {
                 ctx,
                 &[
                     ("params", &p),
-                    ("points", points),
+                    ("left_flags", &left_flags),
                     ("lists_in", lists_in),
                     ("owner_in", owner_in),
                     ("heap_nodes", &heap_nodes),
@@ -447,7 +465,7 @@ impl KdTreeBuilder {
                 ],
             )?;
             self.scatter.dispatch(&mut encoder, &bind, blocks_grid);
-            launches += 3 + scan_launches(num_blocks);
+            launches += 4 + scan_launches(num_blocks);
             std::mem::swap(&mut lists_in, &mut lists_out);
             std::mem::swap(&mut owner_in, &mut owner_out);
         }
