@@ -358,7 +358,12 @@ impl GpuContext {
 
     /// Submits `commands`, after the clears of reused buffers that were asked for zeroed.
     /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
-    pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(&self, commands: I) {
+    /// Submits `commands` (with the pool's clears and the device clock's brackets) and returns
+    /// the submission's index, for [`GpuContext::wait_for`].
+    pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(
+        &self,
+        commands: I,
+    ) -> wgpu::SubmissionIndex {
         let timer = std::time::Instant::now();
         let clears = self.pool.record_clears(&self.device);
         let clock = self
@@ -370,10 +375,12 @@ impl GpuContext {
             None => (None, None),
         };
         #[allow(clippy::disallowed_methods)]
-        self.queue
+        let index = self
+            .queue
             .submit(start.into_iter().chain(clears).chain(commands).chain(end));
         Traffic::add(&self.traffic.submissions, 1);
         Traffic::add(&self.traffic.submit_ns, timer.elapsed().as_nanos() as u64);
+        index
     }
 
     /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).
@@ -488,6 +495,19 @@ impl GpuContext {
     /// where a frame waits.
     #[track_caller]
     pub fn wait_idle(&self) -> Result<(), GpuError> {
+        self.wait(None)
+    }
+
+    /// Waits until the submission `index` and those before it are done, not the ones submitted
+    /// after it (which the device goes on with meanwhile). Counted and logged as
+    /// [`GpuContext::wait_idle`].
+    #[track_caller]
+    pub fn wait_for(&self, index: wgpu::SubmissionIndex) -> Result<(), GpuError> {
+        self.wait(Some(index))
+    }
+
+    #[track_caller]
+    fn wait(&self, submission_index: Option<wgpu::SubmissionIndex>) -> Result<(), GpuError> {
         log::debug!(
             "wait for the device at {} during {}",
             std::panic::Location::caller(),
@@ -496,7 +516,10 @@ impl GpuContext {
         let start = std::time::Instant::now();
         let result = self
             .device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(wgpu::PollType::Wait {
+                submission_index,
+                timeout: None,
+            })
             .map(|_| ())
             .map_err(|e| GpuError::Device(e.to_string()));
         let waited = start.elapsed();

@@ -302,19 +302,55 @@ pub fn uniform_buffer<T: Pod>(ctx: &GpuContext, label: &str, value: &T) -> GpuBu
 }
 
 /// One `u32` from each `(buffer, element)`, with one read-back: the words are copied into one
-/// buffer first.
+/// mappable buffer first.
 #[track_caller]
 pub fn read_words(ctx: &GpuContext, words: &[(&GpuBuffer, u64)]) -> Result<Vec<u32>, GpuError> {
     if words.is_empty() {
         return Ok(Vec::new());
     }
-    let gathered = storage_buffer_sized(ctx, "read-back words", words.len() as u64 * 4)?;
     let mut encoder = Encoder::new(ctx);
+    let staged = stage_words(ctx, &mut encoder, words);
+    let index = ctx.submit([encoder.finish()]);
+    staged.read(ctx, index)
+}
+
+/// `u32` words that a caller's encoder copies into a mappable buffer ([`stage_words`]), read
+/// once that encoder's submission is done: the host waits for that submission only, while the
+/// device goes on with the ones submitted after it (work recorded before the words are needed).
+pub struct StagedWords {
+    staging: GpuBuffer,
+    count: usize,
+}
+
+/// Records copies of one `u32` from each `(buffer, element)` into `encoder`, for
+/// [`StagedWords::read`] after the encoder is submitted.
+pub fn stage_words(
+    ctx: &GpuContext,
+    encoder: &mut Encoder,
+    words: &[(&GpuBuffer, u64)],
+) -> StagedWords {
+    let staging = readback_buffer(ctx, words.len() as u64 * 4);
     for (k, (buffer, element)) in words.iter().enumerate() {
-        encoder.copy_buffer_to_buffer(buffer, element * 4, &gathered, k as u64 * 4, 4);
+        encoder.copy_buffer_to_buffer(buffer, element * 4, &staging, k as u64 * 4, 4);
     }
-    ctx.submit([encoder.finish()]);
-    read_buffer(ctx, &gathered, words.len())
+    StagedWords {
+        staging,
+        count: words.len(),
+    }
+}
+
+impl StagedWords {
+    /// The words, once `index` (the submission of the encoder they were staged in) is done.
+    #[track_caller]
+    pub fn read(self, ctx: &GpuContext, index: wgpu::SubmissionIndex) -> Result<Vec<u32>, GpuError> {
+        let size = self.count as u64 * 4;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        Traffic::add(&ctx.traffic.readbacks, 1);
+        Traffic::add(&ctx.traffic.readback_bytes, size);
+        map_staging(ctx, &self.staging, size, index, |w: &u32| *w)
+    }
 }
 
 /// Reads every status word deferred with [`GpuContext::defer_status_check`] in one read-back
@@ -358,24 +394,47 @@ where
     U: Send,
     F: Fn(&T) -> U + Send + Sync,
 {
-    use rayon::prelude::*;
     let size = (count * std::mem::size_of::<T>()) as u64;
     if size == 0 {
         return Ok(Vec::new());
     }
     Traffic::add(&ctx.traffic.readbacks, 1);
     Traffic::add(&ctx.traffic.readback_bytes, size);
-    let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
-    let staging = pooled_buffer(ctx, "readback", size, usage, false);
+    let staging = readback_buffer(ctx, size);
     let mut encoder = Encoder::new(ctx);
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
-    ctx.submit([encoder.finish()]);
+    let index = ctx.submit([encoder.finish()]);
+    map_staging(ctx, &staging, size, index, f)
+}
+
+/// A mappable buffer of `size` bytes from the pool, for read-backs.
+fn readback_buffer(ctx: &GpuContext, size: u64) -> GpuBuffer {
+    let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
+    pooled_buffer(ctx, "readback", size, usage, false)
+}
+
+/// Maps `staging` once the submission `index` is done (waiting for it, not for later ones) and
+/// turns its first `size` bytes into `U`s with `f` (on rayon's threads when large).
+#[track_caller]
+fn map_staging<T, U, F>(
+    ctx: &GpuContext,
+    staging: &GpuBuffer,
+    size: u64,
+    index: wgpu::SubmissionIndex,
+    f: F,
+) -> Result<Vec<U>, GpuError>
+where
+    T: Pod + Send + Sync,
+    U: Send,
+    F: Fn(&T) -> U + Send + Sync,
+{
+    use rayon::prelude::*;
     let slice = staging.slice(..size.next_multiple_of(4));
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    ctx.wait_idle()?;
+    ctx.wait_for(index)?;
     rx.recv()
         .map_err(|e| GpuError::Device(format!("readback channel closed: {e}")))?
         .map_err(|e| GpuError::Device(format!("cannot map the readback buffer: {e}")))?;

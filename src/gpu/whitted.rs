@@ -41,7 +41,9 @@ use rayon::prelude::*;
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
-use super::kernel::{read_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel};
+use super::kernel::{
+    read_buffer, stage_words, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+};
 use super::pool::GpuBuffer;
 use super::prims::CountBuffer;
 use super::upload::{
@@ -540,6 +542,10 @@ impl GpuCore {
             // NumBouncedRays / TwoBouncedRaysFlags: the scan of the child flags places the
             // children of the level, in their parents' order.
             let mut spawned = 0u64;
+            // Without VD patches, the next level's trace is submitted before the child count
+            // is read, over room for every candidate with the count taken on the device: the
+            // host waits for the spawn only, and records the next level while the trace runs.
+            let mut traced_next: Option<GpuBuffer> = None;
             if bounce < base.max_depth {
                 let child_positions = self.scratch("child positions", level_rays as u64 * 4)?;
                 let next_rays = storage_buffer_sized(
@@ -584,8 +590,34 @@ impl GpuCore {
                     timer,
                     "spawn",
                 );
-                ctx.submit([encoder.finish()]);
-                spawned = child_count.read(ctx)? as u64;
+                let staged = stage_words(ctx, &mut encoder, &[(&child_count.buffer, 0)]);
+                let spawn_index = ctx.submit([encoder.finish()]);
+                if vd.is_none() {
+                    let next_hits = storage_buffer_sized(
+                        ctx,
+                        "hits",
+                        level_rays as u64 * std::mem::size_of::<GpuHit>() as u64,
+                    )?;
+                    let mut encoder = Encoder::new(ctx);
+                    self.trace_rays(
+                        &mut encoder,
+                        kernels,
+                        buffers,
+                        FrameParams {
+                            ray_count: level_rays,
+                            ..base
+                        },
+                        &next_rays,
+                        &next_hits,
+                        Some(&child_count.buffer),
+                        vd,
+                        timer,
+                        "trace",
+                    )?;
+                    ctx.submit([encoder.finish()]);
+                    traced_next = Some(next_hits);
+                }
+                spawned = staged.read(ctx, spawn_index)?[0] as u64;
                 rays = next_rays;
             }
             pass_stats.specular_rays += spawned;
@@ -599,26 +631,35 @@ impl GpuCore {
             if spawned == 0 || bounce > base.max_depth {
                 break;
             }
-            // The spawned rays are the next level; trace them.
-            let next_hits =
-                storage_buffer_sized(ctx, "hits", spawned * std::mem::size_of::<GpuHit>() as u64)?;
-            let mut trace_params = base;
-            trace_params.ray_count = spawned as u32;
-            let mut encoder = Encoder::new(ctx);
-            self.trace_rays(
-                &mut encoder,
-                kernels,
-                buffers,
-                trace_params,
-                &rays,
-                &next_hits,
-                None,
-                vd,
-                timer,
-                "trace",
-            )?;
-            ctx.submit([encoder.finish()]);
-            hits = next_hits;
+            // The spawned rays are the next level; trace them (unless that was done above).
+            hits = match traced_next {
+                Some(next_hits) => next_hits,
+                None => {
+                    let next_hits = storage_buffer_sized(
+                        ctx,
+                        "hits",
+                        spawned * std::mem::size_of::<GpuHit>() as u64,
+                    )?;
+                    let mut encoder = Encoder::new(ctx);
+                    self.trace_rays(
+                        &mut encoder,
+                        kernels,
+                        buffers,
+                        FrameParams {
+                            ray_count: spawned as u32,
+                            ..base
+                        },
+                        &rays,
+                        &next_hits,
+                        None,
+                        vd,
+                        timer,
+                        "trace",
+                    )?;
+                    ctx.submit([encoder.finish()]);
+                    next_hits
+                }
+            };
             ray_count = spawned;
         }
         let counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
