@@ -7,7 +7,7 @@ use std::time::Instant;
 use caustica::accel::knn::{morton_code, morton_scale};
 use caustica::cpu::prims as cpu;
 use caustica::gpu::encoder::Encoder;
-use caustica::gpu::kernel::storage_buffer_sized;
+use caustica::gpu::kernel::{read_buffer, storage_buffer, storage_buffer_sized};
 use caustica::gpu::prims::{Primitives, SortedRun};
 use caustica::gpu::{test_context, GpuContext, GpuError};
 
@@ -447,6 +447,46 @@ fn sorted_bounds_equal_the_cpu_twin_at_awkward_sizes() {
         }
     }
     report("sorted bounds, awkward sizes", start);
+}
+
+/// A search over a live count the device holds (as the seeding's quadtree levels take the level
+/// below's run count) finds the runs of that many keys, whatever lies past them in the buffer.
+#[test]
+fn sorted_bounds_over_a_count_on_the_device_ignore_the_keys_past_it() {
+    let Some(ctx) = test_context() else { return };
+    let mut random = Random(14);
+    for prims in variants(&ctx) {
+        for capacity in [1usize, 255, 256, 1025, 5000] {
+            for live in [0, 1, capacity / 2, capacity] {
+                let mut keys: Vec<u32> = (0..live).map(|_| random.below(40)).collect();
+                keys.sort_unstable();
+                // Past the live keys: unsorted values that would make runs of their own.
+                keys.extend((live..capacity).map(|_| random.next_u32()));
+                let what = format!("{} capacity={capacity} live={live}", variant_name(&prims));
+                let key_buffer = storage_buffer(&ctx, "keys", &keys).unwrap();
+                let live_buffer = storage_buffer(&ctx, "live", &[live as u32]).unwrap();
+                let mut encoder = Encoder::new(&ctx);
+                let runs = prims
+                    .find_sorted_bounds_live(
+                        &ctx,
+                        &mut encoder,
+                        &key_buffer,
+                        capacity as u32,
+                        &live_buffer,
+                    )
+                    .unwrap();
+                ctx.submit([encoder.finish()]);
+                let count = runs.count.read(&ctx).unwrap() as usize;
+                let read = |b| read_buffer::<u32>(&ctx, b, count).unwrap();
+                let (lo, starts, ends) =
+                    (read(&runs.keys_lo), read(&runs.starts), read(&runs.ends));
+                let gpu: Vec<(u64, u32, u32)> = (0..count)
+                    .map(|r| (lo[r] as u64, starts[r], ends[r]))
+                    .collect();
+                assert_same(&gpu, &cpu::find_sorted_bounds(&keys[..live]), &what);
+            }
+        }
+    }
 }
 
 #[test]

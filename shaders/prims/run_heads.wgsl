@@ -1,6 +1,7 @@
 // Sorted bounds, first step: 1 where a run of equal keys starts (element 0, or a key that differs
 // from its predecessor), else 0, for the exclusive scan that numbers the runs. Keys are low
-// words plus, when `mode` is 1, high words.
+// words plus, when `mode` is 1, high words. Elements past `n` that the grid covers get 0 (a
+// search over a live count the device holds scans its whole capacity).
 //!include "prims/common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: PrimParams;
@@ -12,6 +13,9 @@
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = element_index(gid, nwg);
     if i >= params.n {
+        if i < arrayLength(&heads) {
+            heads[i] = 0u;
+        }
         return;
     }
     var head = i == 0u;

@@ -342,7 +342,11 @@ pub fn stage_words(
 impl StagedWords {
     /// The words, once `index` (the submission of the encoder they were staged in) is done.
     #[track_caller]
-    pub fn read(self, ctx: &GpuContext, index: wgpu::SubmissionIndex) -> Result<Vec<u32>, GpuError> {
+    pub fn read(
+        self,
+        ctx: &GpuContext,
+        index: wgpu::SubmissionIndex,
+    ) -> Result<Vec<u32>, GpuError> {
         let size = self.count as u64 * 4;
         if size == 0 {
             return Ok(Vec::new());

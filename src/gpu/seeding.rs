@@ -11,7 +11,9 @@
 //! 2. **Levels, bottom-up**: the leaves are the runs of equal codes
 //!    (`Primitives::find_sorted_bounds`); each level above is the runs of equal child keys
 //!    shifted right by two bits (`parent_keys`, then the same search over the children). The
-//!    host reads each level's node count back (one round trip per level) to size the next.
+//!    host reads the leaves' count back; every level above is recorded in one submission whose
+//!    kernels cover that many nodes and take the level below's count on the device
+//!    (`Primitives::find_sorted_bounds_live`), and all their counts come back in one read.
 //! 3. **Node table**: nodes are numbered level by level from the root; `link` (one dispatch per
 //!    level, leaves first) gives every node its range of sorted points and its children.
 //! 4. **Means and errors**: `sums` adds up every node's position and normal keys, `means` turns
@@ -55,7 +57,7 @@ use super::kernel::{
 };
 use super::pool::GpuBuffer;
 use super::prims::sorted_bounds::SortedRuns;
-use super::prims::{Primitives, MAX_ELEMENTS};
+use super::prims::{CountBuffer, Primitives, MAX_ELEMENTS};
 use super::upload::GpuShadingPoint;
 use crate::render::gather::seed_min_density_fixed;
 
@@ -308,23 +310,25 @@ impl SeedingKernels {
         let leaf_count = leaves.count.read(ctx)?;
         stats.host_readbacks += 1;
 
-        // 2. The levels above, bottom-up: runs of equal child keys >> 2.
-        let mut counts = vec![0u32; levels as usize + 1];
-        counts[levels as usize] = leaf_count;
+        // 2. The levels above, bottom-up: runs of equal child keys >> 2, all in one submission
+        // and read back together. Each level's count stays on the device for the next; the
+        // kernels cover the leaves' count, which no level above exceeds.
         let mut runs: Vec<Option<SortedRuns>> = (0..=levels).map(|_| None).collect();
         runs[levels as usize] = Some(leaves);
+        let mut encoder = new_encoder(ctx);
+        stamps.begin(&mut encoder, Part::Structure);
         for level in (0..levels as usize).rev() {
-            let child_count = counts[level + 1];
+            let child_capacity = leaf_count;
             let child_runs = runs[level + 1]
                 .as_ref()
                 .expect("the level below was made in the previous iteration");
-            let keys = words("seeding parent keys", child_count as u64)?;
-            let mut encoder = new_encoder(ctx);
-            stamps.begin(&mut encoder, Part::Structure);
+            let keys = words("seeding parent keys", child_capacity as u64)?;
             let p = params(SeedParams {
-                count: child_count,
+                count: child_capacity,
                 ..base
             });
+            let at = std::mem::offset_of!(SeedParams, count) as u64;
+            encoder.copy_buffer_to_buffer(&child_runs.count.buffer, 0, &p, at, 4);
             let bind = self.parent_keys.bind(
                 ctx,
                 &[
@@ -336,16 +340,30 @@ impl SeedingKernels {
             self.parent_keys.dispatch(
                 &mut encoder,
                 &bind,
-                self.parent_keys.grid_for(ctx, child_count as u64),
+                self.parent_keys.grid_for(ctx, child_capacity as u64),
             );
-            let level_runs =
-                prims.find_sorted_bounds(ctx, &mut encoder, &keys, None, child_count)?;
-            stamps.end(&mut encoder);
-            ctx.submit([encoder.finish()]);
-            counts[level] = level_runs.count.read(ctx)?;
-            stats.host_readbacks += 1;
+            let level_runs = prims.find_sorted_bounds_live(
+                ctx,
+                &mut encoder,
+                &keys,
+                child_capacity,
+                &child_runs.count.buffer,
+            )?;
             runs[level] = Some(level_runs);
         }
+        stamps.end(&mut encoder);
+        ctx.submit([encoder.finish()]);
+        let upper: Vec<&CountBuffer> = runs[..levels as usize]
+            .iter()
+            .map(|r| {
+                &r.as_ref()
+                    .expect("every level's runs were made above")
+                    .count
+            })
+            .collect();
+        let mut counts = CountBuffer::read_all(ctx, &upper)?;
+        counts.push(leaf_count);
+        stats.host_readbacks += 1;
         if counts[0] != 1 || counts.contains(&0) {
             return Err(GpuError::Device(format!(
                 "seeding: the quadtree's levels have {counts:?} nodes (one root expected)"

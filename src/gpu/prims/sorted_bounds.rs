@@ -37,6 +37,33 @@ impl Primitives {
         keys_hi: Option<&GpuBuffer>,
         n: u32,
     ) -> Result<SortedRuns, GpuError> {
+        self.sorted_bounds(ctx, encoder, keys_lo, keys_hi, n, None)
+    }
+
+    /// Records the search for runs of equal keys in the first `live` of `keys_lo[..capacity]`
+    /// (`u32` keys), where `live` is the first word of a buffer the device fills, such as an
+    /// earlier search's run count (at most `capacity`): nothing is read back. The kernels and
+    /// the scan cover `capacity` elements.
+    pub fn find_sorted_bounds_live(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut Encoder,
+        keys_lo: &GpuBuffer,
+        capacity: u32,
+        live: &GpuBuffer,
+    ) -> Result<SortedRuns, GpuError> {
+        self.sorted_bounds(ctx, encoder, keys_lo, None, capacity, Some(live))
+    }
+
+    fn sorted_bounds(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut Encoder,
+        keys_lo: &GpuBuffer,
+        keys_hi: Option<&GpuBuffer>,
+        n: u32,
+        live: Option<&GpuBuffer>,
+    ) -> Result<SortedRuns, GpuError> {
         check_elements(ctx, "sorted keys", keys_lo, n, 4)?;
         if let Some(hi) = keys_hi {
             check_elements(ctx, "sorted keys (high words)", hi, n, 4)?;
@@ -70,6 +97,12 @@ impl Primitives {
                 ..Default::default()
             },
         );
+        if let Some(live) = live {
+            // The kernels' element count is the live one; the heads past it are zeros, so the
+            // scan over all `n` numbers the live runs alone.
+            let at = std::mem::offset_of!(PrimParams, n) as u64;
+            encoder.copy_buffer_to_buffer(live, 0, &params, at, 4);
+        }
         let heads = scratch_u32(ctx, "run heads", n as u64)?;
         let bind = self.run_heads.bind(
             ctx,
