@@ -71,6 +71,8 @@ struct FrameTimes {
     device_stages: Vec<(String, f64)>,
     /// The host's own time per stage, its waits left out (`host/busy/<stage>_ms`).
     host_stages: Vec<(String, f64)>,
+    /// The device's idle time before each stage's submissions (`device_idle/<stage>_ms`).
+    idle_stages: Vec<(String, f64)>,
     /// The host's work with the device: `(counter, count, ms)` for bind groups, submissions
     /// and waits (`gpu/bind_groups`, `host/bind_ms`, ...).
     host: Vec<(&'static str, f64, f64)>,
@@ -211,6 +213,7 @@ fn main() {
             alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
             device_stages: per_stage(&frame, "device/"),
             host_stages: per_stage(&frame, "host/busy/"),
+            idle_stages: per_stage(&frame, "device_idle/"),
             host: HOST_COUNTERS
                 .iter()
                 .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))
@@ -249,6 +252,7 @@ fn main() {
         alloc_mb: med(|t| t.alloc_mb),
         device_stages: Vec::new(),
         host_stages: Vec::new(),
+        idle_stages: Vec::new(),
         host: Vec::new(),
     };
     print_row("warm med.", &warm_median);
@@ -267,6 +271,7 @@ fn main() {
             (|t: &FrameTimes| &t.device_stages) as fn(&FrameTimes) -> &Vec<(String, f64)>,
         ),
         ("host (waits left out)", |t: &FrameTimes| &t.host_stages),
+        ("device idle before", |t: &FrameTimes| &t.idle_stages),
     ] {
         let stages: Vec<String> = of(&warm[0]).iter().map(|(s, _)| s.clone()).collect();
         if stages.is_empty() {

@@ -436,6 +436,12 @@ impl GpuBackend {
                     .iter()
                     .map(|(stage, ms)| (format!("device/{stage}_ms"), *ms)),
             );
+            frame_stats.extend(
+                clock
+                    .idle_by_stage
+                    .iter()
+                    .map(|(stage, ms)| (format!("device_idle/{stage}_ms"), *ms)),
+            );
             frame_stats.extend([
                 ("gpu/device_ms".to_string(), clock.device_ms),
                 (

@@ -23,6 +23,10 @@ const CAPACITY: u32 = 2048;
 pub struct ClockReading {
     pub device_ms: f64,
     pub by_stage: Vec<(&'static str, f64)>,
+    /// The device's idle time before each stage's submissions: from the end of the submission
+    /// before to the start of the stage's, summed per stage. It says which stage the device
+    /// waited for the host to record.
+    pub idle_by_stage: Vec<(&'static str, f64)>,
     pub submissions: u32,
     pub untimed: u32,
 }
@@ -147,15 +151,22 @@ impl DeviceClock {
         self.staging.unmap();
         let ms = |ticks: u64| ticks as f64 * self.period_ns / 1e6;
         let mut by_stage: Vec<(&'static str, f64)> = Vec::new();
+        let mut idle_by_stage: Vec<(&'static str, f64)> = Vec::new();
         let mut busy = 0u64;
+        let mut previous_end: Option<u64> = None;
         for (pair, stage) in ticks.chunks_exact(2).zip(stages) {
             let span = pair[1].saturating_sub(pair[0]);
             busy += span;
             add_to_stage(&mut by_stage, stage, ms(span));
+            if let Some(end) = previous_end {
+                add_to_stage(&mut idle_by_stage, stage, ms(pair[0].saturating_sub(end)));
+            }
+            previous_end = Some(pair[1]);
         }
         Ok(ClockReading {
             device_ms: ms(busy),
             by_stage,
+            idle_by_stage,
             submissions: used,
             untimed,
         })

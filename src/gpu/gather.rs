@@ -525,6 +525,38 @@ impl GpuCore {
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
         let mut stats = Vec::new();
+        let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
+            return Err(GpuError::Device(
+                "photon mapping needs the frame's global and caustic maps".to_string(),
+            ));
+        };
+        // The irradiance photons first: they need only the global map, and the device computes
+        // them while the host collects the shading points and seeds (each of which waits for a
+        // count).
+        ctx.set_stage("gather/precompute");
+        let start = Instant::now();
+        let photons = if scene.gather.precomputed_irradiance > 0 {
+            let made = kernels.irradiance_photons.precompute(
+                ctx,
+                &self.prims,
+                kernels.builder,
+                global,
+                scene.gather.precomputed_irradiance,
+                &settings,
+                scene_cube(prepared),
+            )?;
+            stats.push((
+                "gather/irradiance_photons".to_string(),
+                made.as_ref().map_or(0, |p| p.count) as f64,
+            ));
+            stats.push((
+                "gather/precompute_ms".to_string(),
+                start.elapsed().as_secs_f64() * 1e3,
+            ));
+            made
+        } else {
+            None
+        };
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.collect_shading_points(kernels, levels, base)?;
@@ -533,11 +565,6 @@ impl GpuCore {
             "gather/collect_points_ms".to_string(),
             clock.elapsed().as_secs_f64() * 1e3,
         ));
-        let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
-            return Err(GpuError::Device(
-                "photon mapping needs the frame's global and caustic maps".to_string(),
-            ));
-        };
         if points.count == 0 {
             // Nothing diffuse in view (the camera sees only the background, lights or
             // mirrors of nothing): no seeds, no gather, no light to add.
@@ -569,30 +596,6 @@ impl GpuCore {
             "gather/seeding_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
-        ctx.set_stage("gather/precompute");
-        let start = Instant::now();
-        let photons = if scene.gather.precomputed_irradiance > 0 {
-            let made = kernels.irradiance_photons.precompute(
-                ctx,
-                &self.prims,
-                kernels.builder,
-                global,
-                scene.gather.precomputed_irradiance,
-                &settings,
-                scene_cube(prepared),
-            )?;
-            stats.push((
-                "gather/irradiance_photons".to_string(),
-                made.as_ref().map_or(0, |p| p.count) as f64,
-            ));
-            stats.push((
-                "gather/precompute_ms".to_string(),
-                start.elapsed().as_secs_f64() * 1e3,
-            ));
-            made
-        } else {
-            None
-        };
         ctx.set_stage("gather/final_gather");
         let start = Instant::now();
         let (samples, sample_positions) = self.final_gather(

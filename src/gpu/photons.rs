@@ -29,7 +29,8 @@ use super::core::{GpuCore, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
-    read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    StagedWords,
 };
 use super::knn::KnnQueries;
 use super::maps::{FrameMaps, GpuPhotonMap, MapTree};
@@ -178,6 +179,30 @@ const RAY_ROLES: [&str; 2] = ["photon rays (even bounces)", "photon rays (odd bo
 const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd bounces)"];
 
 /// What every chunk of a photon pass reads.
+/// A photon pass of the frame's maps, finished or waiting to be.
+enum Begun {
+    Finished(GpuPhotonMap),
+    Pending(PendingPhotonPass),
+}
+
+/// A photon pass recorded and submitted by [`GpuCore::begin_photon_pass`], to be finished by
+/// [`GpuCore::finish_photon_pass`].
+pub(super) struct PendingPhotonPass {
+    start: Instant,
+    pass: PhotonPass,
+    base: FrameParams,
+    emitted: u32,
+    emitter_count: u32,
+    emitters: GpuBuffer,
+    targets: GpuBuffer,
+    target_count: u32,
+    max_hits: u32,
+    map_records: Option<GpuBuffer>,
+    map_positions: Option<GpuBuffer>,
+    /// The stored photons and the surface hits, staged, and the submission to wait for.
+    counts: Option<(StagedWords, wgpu::SubmissionIndex)>,
+}
+
 struct PassInputs<'a> {
     pass: PhotonPass,
     base: FrameParams,
@@ -206,6 +231,29 @@ impl GpuCore {
         pass: PhotonPass,
         count: u32,
     ) -> Result<GpuPhotonMap, GpuError> {
+        let pending = self.begin_photon_pass(
+            kernels, scene, prepared, buffers, traversal, vd, timer, pass, count,
+        )?;
+        self.finish_photon_pass(kernels, buffers, traversal, vd, timer, pending)
+    }
+
+    /// Records and submits the photon pass's bounces ([`GpuCore::trace_photon_pass`]), without
+    /// waiting for them: [`GpuCore::finish_photon_pass`] reads how many photons the map took.
+    /// The map is written into buffers of the pass's own roles, so that another pass can be
+    /// submitted before this one is finished.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn begin_photon_pass(
+        &self,
+        kernels: &PhotonKernels,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        pass: PhotonPass,
+        count: u32,
+    ) -> Result<PendingPhotonPass, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
         let targets = match pass {
@@ -219,14 +267,14 @@ impl GpuCore {
             count
         };
         // One zero entry keeps the binding at its element size when there is no target.
-        let target_buffer = if targets.is_empty() {
+        let targets_buffer = if targets.is_empty() {
             storage_buffer(ctx, "caustic targets", &[[0.0f32; 4]])?
         } else {
             storage_buffer(ctx, "caustic targets", &targets)?
         };
         let emitters = photon_emitters(scene, prepared, count);
         let emitted: u32 = emitters.iter().map(|e| e.count).sum();
-        let emitter_buffer = storage_buffer(ctx, "photon emitters", &emitters)?;
+        let emitters_buffer = storage_buffer(ctx, "photon emitters", &emitters)?;
         let base = frame_params(scene, prepared);
         let max_hits = scene.photons.max_bounces;
         let record_size = std::mem::size_of::<PhotonRecord>() as u64;
@@ -235,33 +283,122 @@ impl GpuCore {
         // ones (the same photons: every choice is a function of the photon's index). The guess
         // stays within one binding, as the map itself must.
         let most = ctx.info.binding_limit() / record_size;
-        let mut capacity = (emitted as u64 * max_hits.min(3) as u64).min(most);
+        let capacity = (emitted as u64 * max_hits.min(3) as u64).min(most);
+        let mut pending = PendingPhotonPass {
+            start,
+            pass,
+            base,
+            emitted,
+            emitter_count: emitters.len() as u32,
+            emitters: emitters_buffer,
+            targets: targets_buffer,
+            target_count: targets.len() as u32,
+            max_hits,
+            map_records: None,
+            map_positions: None,
+            counts: None,
+        };
+        self.record_into_map(
+            kernels,
+            buffers,
+            traversal,
+            vd,
+            timer,
+            &mut pending,
+            capacity,
+        )?;
+        Ok(pending)
+    }
+
+    /// Records the pass's bounces into map buffers with room for `capacity` photons.
+    #[allow(clippy::too_many_arguments)]
+    fn record_into_map(
+        &self,
+        kernels: &PhotonKernels,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        pending: &mut PendingPhotonPass,
+        capacity: u64,
+    ) -> Result<(), GpuError> {
+        let record_size = std::mem::size_of::<PhotonRecord>() as u64;
+        let [records_role, positions_role] = match pending.pass {
+            PhotonPass::Global => [
+                "photon map records (global)",
+                "photon map positions (global)",
+            ],
+            PhotonPass::Caustic => [
+                "photon map records (caustic)",
+                "photon map positions (caustic)",
+            ],
+        };
+        let map_records = self.scratch(records_role, capacity.max(1) * record_size)?;
+        let map_positions = self.scratch(positions_role, capacity.max(1) * 16)?;
+        let counts = self.record_photon_bounces(
+            kernels,
+            buffers,
+            traversal,
+            vd,
+            timer,
+            &PassInputs {
+                pass: pending.pass,
+                base: pending.base,
+                emitted: pending.emitted,
+                emitter_count: pending.emitter_count,
+                emitters: &pending.emitters,
+                targets: &pending.targets,
+                target_count: pending.target_count,
+                max_hits: pending.max_hits,
+            },
+            &map_records,
+            &map_positions,
+        )?;
+        pending.map_records = Some(map_records);
+        pending.map_positions = Some(map_positions);
+        pending.counts = Some(counts);
+        Ok(())
+    }
+
+    /// Waits for the pass begun by [`GpuCore::begin_photon_pass`] (its own submissions, not
+    /// those after it), traces it again into larger buffers if the map outgrew them, and copies
+    /// the map into buffers of its size.
+    pub(super) fn finish_photon_pass(
+        &self,
+        kernels: &PhotonKernels,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+        mut pending: PendingPhotonPass,
+    ) -> Result<GpuPhotonMap, GpuError> {
+        let ctx = &self.ctx;
+        let record_size = std::mem::size_of::<PhotonRecord>() as u64;
         loop {
-            let map_records = self.scratch("photon map records", capacity.max(1) * record_size)?;
-            let map_positions = self.scratch("photon map positions", capacity.max(1) * 16)?;
+            let (staged, index) = pending
+                .counts
+                .take()
+                .expect("a begun photon pass has its counts staged");
+            let words = staged.read(ctx, index)?;
+            let (needed, hits) = (words[0], words[1]);
+            let (Some(map_records), Some(map_positions)) =
+                (pending.map_records.take(), pending.map_positions.take())
+            else {
+                unreachable!("a begun photon pass has its map buffers");
+            };
             let room = (map_records.size() / record_size).min(map_positions.size() / 16);
-            let (needed, hits) = self.record_photon_bounces(
-                kernels,
-                buffers,
-                traversal,
-                vd,
-                timer,
-                &PassInputs {
-                    pass,
-                    base,
-                    emitted,
-                    emitter_count: emitters.len() as u32,
-                    emitters: &emitter_buffer,
-                    targets: &target_buffer,
-                    target_count: targets.len() as u32,
-                    max_hits,
-                },
-                &map_records,
-                &map_positions,
-            )?;
             if needed as u64 > room {
                 ctx.check_binding_size("photon map", needed as u64 * record_size)?;
-                capacity = needed as u64;
+                drop((map_records, map_positions));
+                self.record_into_map(
+                    kernels,
+                    buffers,
+                    traversal,
+                    vd,
+                    timer,
+                    &mut pending,
+                    needed as u64,
+                )?;
                 continue;
             }
             let total = needed as u64;
@@ -276,18 +413,19 @@ impl GpuCore {
                 positions,
                 count: needed,
                 stats: PhotonPassStats {
-                    emitted: emitted as u64,
+                    emitted: pending.emitted as u64,
                     stored: total,
                     hits: hits as u64,
-                    trace_ms: start.elapsed().as_secs_f64() * 1e3,
+                    trace_ms: pending.start.elapsed().as_secs_f64() * 1e3,
                 },
             });
         }
     }
 
     /// Records and submits every chunk and bounce of a photon pass, appending the stored
-    /// photons to `map_records` / `map_positions` as far as they have room, and returns the
-    /// photons the map needs and the surface hits (the pass's one wait for the device). A
+    /// photons to `map_records` / `map_positions` as far as they have room, and stages the
+    /// photons the map needs and the surface hits for one read (the pass's one wait for the
+    /// device), returning them with the submission to wait for. A
     /// bounce's live ray count stays on the device: it is copied into the parameters of the
     /// trace and interact kernels, which are dispatched over the whole chunk.
     #[allow(clippy::too_many_arguments)]
@@ -301,7 +439,7 @@ impl GpuCore {
         inputs: &PassInputs,
         map_records: &GpuBuffer,
         map_positions: &GpuBuffer,
-    ) -> Result<(u32, u32), GpuError> {
+    ) -> Result<(StagedWords, wgpu::SubmissionIndex), GpuError> {
         let ctx = &self.ctx;
         let PassInputs {
             pass,
@@ -489,8 +627,10 @@ impl GpuCore {
             }
             first += chunk;
         }
-        let words = read_words(ctx, &[(&cursor, 0), (&hit_counter, 0)])?;
-        Ok((words[0], words[1]))
+        let mut encoder = Encoder::new(ctx);
+        let staged = stage_words(ctx, &mut encoder, &[(&cursor, 0), (&hit_counter, 0)]);
+        let index = ctx.submit([encoder.finish()]);
+        Ok((staged, index))
     }
 
     /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
@@ -509,15 +649,36 @@ impl GpuCore {
         let ctx = &self.ctx;
         let mut maps = FrameMaps::default();
         let mut stats = Vec::new();
+        let stages = |pass| match pass {
+            PhotonPass::Global => ("photons/global", "kdtree/global"),
+            PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
+        };
+        // Every pass is submitted before the first is waited for: the device traces the next
+        // map while the host builds the last one's tree. Without VD patches only (their levels'
+        // batches read back within a pass, so such passes are finished one by one).
+        let mut begun = Vec::new();
         for (pass, count) in plan.photon_passes(scene) {
-            let (trace_stage, tree_stage) = match pass {
-                PhotonPass::Global => ("photons/global", "kdtree/global"),
-                PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
-            };
-            ctx.set_stage(trace_stage);
-            let map = self.trace_photon_pass(
+            ctx.set_stage(stages(pass).0);
+            let pending = self.begin_photon_pass(
                 kernels, scene, prepared, buffers, traversal, vd, &mut None, pass, count,
             )?;
+            begun.push(if vd.is_some() {
+                Begun::Finished(
+                    self.finish_photon_pass(kernels, buffers, traversal, vd, &mut None, pending)?,
+                )
+            } else {
+                Begun::Pending(pending)
+            });
+        }
+        for ((pass, _), begun) in plan.photon_passes(scene).into_iter().zip(begun) {
+            let (trace_stage, tree_stage) = stages(pass);
+            ctx.set_stage(trace_stage);
+            let map = match begun {
+                Begun::Finished(map) => map,
+                Begun::Pending(pending) => {
+                    self.finish_photon_pass(kernels, buffers, traversal, vd, &mut None, pending)?
+                }
+            };
             push_pass_stats(&mut stats, pass.name(), &map.stats);
             ctx.set_stage(tree_stage);
             let start = Instant::now();
