@@ -11,7 +11,8 @@ use super::irradiance::IrradianceKernels;
 use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
-    read_buffer, read_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, read_words, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer,
+    Checks, Kernel, StagedWords,
 };
 use super::knn::status_error;
 use super::knn::KnnQueries;
@@ -138,18 +139,27 @@ pub(super) struct ComposeParts {
     pub(super) indirect: GpuBuffer,
 }
 
+/// The first half of the shading points' collection ([`GpuCore::begin_collect`]): every level's
+/// compacted diffuse nodes, and their counts staged for one read after the submission.
+pub(super) struct PendingPoints {
+    compacted: Vec<(GpuBuffer, CountBuffer)>,
+    counts: (StagedWords, wgpu::SubmissionIndex),
+}
+
 impl GpuCore {
     /// Lists the diffuse nodes' shading points of every level into one buffer, level by level
-    /// and in node order within a level (the CPU twin's order for one sample per pixel).
-    pub(super) fn collect_shading_points(
+    /// and in node order within a level (the CPU twin's order for one sample per pixel): the
+    /// first half, which flags and compacts every level's diffuse nodes and stages their
+    /// counts, without waiting; [`GpuCore::finish_collect`] reads the counts and lists the
+    /// points, so that work submitted in between runs while the host waits for the counts.
+    pub(super) fn begin_collect(
         &self,
         kernels: &GatherStageKernels,
         levels: &[ShadeLevel],
         base: FrameParams,
-    ) -> Result<ShadingPoints, GpuError> {
+    ) -> Result<PendingPoints, GpuError> {
         let ctx = &self.ctx;
         let k = &kernels.gather;
-        let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
         // Every level's diffuse nodes flagged and compacted in one submission, their counts read
         // back together.
         let largest = levels.iter().map(|l| l.count).max().unwrap_or(0);
@@ -183,9 +193,31 @@ impl GpuCore {
                 .compact(ctx, &mut encoder, &indices, &flags, &selected, n)?;
             compacted.push((selected, count));
         }
-        ctx.submit([encoder.finish()]);
-        let counts: Vec<&CountBuffer> = compacted.iter().map(|(_, c)| c).collect();
-        let level_counts = CountBuffer::read_all(ctx, &counts)?;
+        let words: Vec<(&GpuBuffer, u64)> = compacted.iter().map(|(_, c)| (&c.buffer, 0)).collect();
+        let staged = stage_words(ctx, &mut encoder, &words);
+        let index = ctx.submit([encoder.finish()]);
+        Ok(PendingPoints {
+            compacted,
+            counts: (staged, index),
+        })
+    }
+
+    /// The second half of [`GpuCore::begin_collect`].
+    pub(super) fn finish_collect(
+        &self,
+        kernels: &GatherStageKernels,
+        levels: &[ShadeLevel],
+        base: FrameParams,
+        pending: PendingPoints,
+    ) -> Result<ShadingPoints, GpuError> {
+        let ctx = &self.ctx;
+        let k = &kernels.gather;
+        let point_size = std::mem::size_of::<GpuShadingPoint>() as u64;
+        let PendingPoints {
+            compacted,
+            counts: (staged, index),
+        } = pending;
+        let level_counts = staged.read(ctx, index)?;
         let mut selections = Vec::new();
         let mut total = 0u32;
         for (l, ((selected, count), c)) in compacted.into_iter().zip(level_counts).enumerate() {
@@ -375,7 +407,7 @@ impl GpuCore {
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
         let hits = self.scratch("gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
-        // Every step in the one encoder (one submission without VD patches).
+        // The first step in one submission, the later ones in another (without VD patches).
         for step in 0..=scene.film.max_depth {
             self.trace_rays(
                 &mut encoder,
@@ -406,6 +438,11 @@ impl GpuCore {
             )?;
             k.shade
                 .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
+            if step == 0 && vd.is_none() {
+                // The first step goes to the device at once: it traces every gather ray while
+                // the host records the later steps.
+                ctx.submit([std::mem::replace(&mut encoder, Encoder::new(ctx)).finish()]);
+            }
         }
         // The diffuse hits' density estimates from the global map, densely.
         let slots = self.scratch("gather query slots", n * 4)?;
@@ -530,9 +567,13 @@ impl GpuCore {
                 "photon mapping needs the frame's global and caustic maps".to_string(),
             ));
         };
-        // The irradiance photons first: they need only the global map, and the device computes
-        // them while the host collects the shading points and seeds (each of which waits for a
-        // count).
+        // The shading points' counts are staged, then the irradiance photons (which need only
+        // the global map) submitted before the counts are read: the device computes them while
+        // the host lists the points and records the seeding.
+        ctx.set_stage("gather/collect");
+        let clock = Instant::now();
+        let pending_points = self.begin_collect(kernels, levels, base)?;
+        let mut collect_ms = clock.elapsed().as_secs_f64() * 1e3;
         ctx.set_stage("gather/precompute");
         let start = Instant::now();
         let photons = if scene.gather.precomputed_irradiance > 0 {
@@ -559,12 +600,10 @@ impl GpuCore {
         };
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
-        let points = self.collect_shading_points(kernels, levels, base)?;
+        let points = self.finish_collect(kernels, levels, base, pending_points)?;
+        collect_ms += clock.elapsed().as_secs_f64() * 1e3;
         stats.push(("gather/shading_points".to_string(), points.count as f64));
-        stats.push((
-            "gather/collect_points_ms".to_string(),
-            clock.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.push(("gather/collect_points_ms".to_string(), collect_ms));
         if points.count == 0 {
             // Nothing diffuse in view (the camera sees only the background, lights or
             // mirrors of nothing): no seeds, no gather, no light to add.
