@@ -20,7 +20,7 @@ use super::kernel::{
 use super::maps::FrameMaps;
 use super::photons::PhotonKernels;
 use super::pool::GpuBuffer;
-use super::prims::Primitives;
+use super::prims::{CountBuffer, Primitives};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, WhittedKernels};
@@ -548,7 +548,7 @@ impl GpuBackend {
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
         ctx.set_stage("shade_trees");
-        let (levels, first_hits) = self.shade_trees(
+        let (levels, first_hits, shadow_counts) = self.shade_trees(
             &self.whitted,
             kernels,
             buffers,
@@ -657,6 +657,10 @@ impl GpuBackend {
             frame.photon_stats.extend(out.stats);
         }
         frame.photon_stats.extend(view_stats);
+        let shadow_counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
+        for count in CountBuffer::read_all(ctx, &shadow_counts)? {
+            pass_stats.shadow_rays += count as u64;
+        }
         self.collect_times(timer, &mut pass_stats)?;
         frame.stats.add(&pass_stats);
         // Every encoder of the pass has been submitted: its dropped buffers serve the next.

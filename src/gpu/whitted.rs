@@ -341,7 +341,9 @@ impl GpuCore {
     /// The shade trees of one pass (stages 2-4 of the module docs): each level's `shade`, its
     /// shadow rays in chunks that fit a binding (with the VD batches), `direct`, and the
     /// children placed by a scan and `spawn`, traced as the next level, until no ray is left or
-    /// `max_depth`. Returns the levels, camera level first, and the camera rays' first hits.
+    /// `max_depth`. Returns the levels, camera level first, the camera rays' first hits, and
+    /// the shadow rays' counts (for the statistics: read at the pass's end, so that the trees
+    /// do not wait for them).
     #[allow(clippy::too_many_arguments)]
     pub(super) fn shade_trees(
         &self,
@@ -353,7 +355,7 @@ impl GpuCore {
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         pass_stats: &mut StageStats,
-    ) -> Result<(Vec<ShadeLevel>, GpuBuffer), GpuError> {
+    ) -> Result<(Vec<ShadeLevel>, GpuBuffer, Vec<CountBuffer>), GpuError> {
         let ctx = &self.ctx;
         let (mut rays, mut hits, mut ray_count) = camera;
         let first_hits = storage_buffer_sized(
@@ -662,11 +664,7 @@ impl GpuCore {
             };
             ray_count = spawned;
         }
-        let counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
-        for count in CountBuffer::read_all(ctx, &counts)? {
-            pass_stats.shadow_rays += count as u64;
-        }
-        Ok((levels, first_hits))
+        Ok((levels, first_hits, shadow_counts))
     }
 }
 
