@@ -11,9 +11,9 @@
 //! 2. **Levels, bottom-up**: the leaves are the runs of equal codes
 //!    (`Primitives::find_sorted_bounds`); each level above is the runs of equal child keys
 //!    shifted right by two bits (`parent_keys`, then the same search over the children). The
-//!    host reads the leaves' count back; every level above is recorded in one submission whose
-//!    kernels cover that many nodes and take the level below's count on the device
-//!    (`Primitives::find_sorted_bounds_live`), and all their counts come back in one read.
+//!    leaves and every level above are recorded in one submission: a level's kernels cover the
+//!    most nodes it can have (`min(n, 4^level)`) and take the level below's count on the device
+//!    (`Primitives::find_sorted_bounds_live`), and all the counts come back in one read.
 //! 3. **Node table**: nodes are numbered level by level from the root; `link` (one dispatch per
 //!    level, leaves first) gives every node its range of sorted points and its children.
 //! 4. **Means and errors**: `sums` adds up every node's position and normal keys, `means` turns
@@ -305,20 +305,16 @@ impl SeedingKernels {
         self.gather
             .dispatch(&mut encoder, &bind, self.gather.grid_for(ctx, n as u64));
         let leaves = prims.find_sorted_bounds(ctx, &mut encoder, &codes, None, n)?;
-        stamps.end(&mut encoder);
-        ctx.submit([encoder.finish()]);
-        let leaf_count = leaves.count.read(ctx)?;
-        stats.host_readbacks += 1;
 
-        // 2. The levels above, bottom-up: runs of equal child keys >> 2, all in one submission
-        // and read back together. Each level's count stays on the device for the next; the
-        // kernels cover the leaves' count, which no level above exceeds.
+        // 2. The levels above, bottom-up: runs of equal child keys >> 2, in the same
+        // submission, every count read back together. Each level's count stays on the device
+        // for the next; a level's kernels cover its room: a level-l key has 2·l bits, so it has
+        // at most min(n, 4^l) nodes (checked when the counts come back).
+        let room = |level: u32| (n as u64).min(1u64 << (2 * level).min(63)) as u32;
         let mut runs: Vec<Option<SortedRuns>> = (0..=levels).map(|_| None).collect();
         runs[levels as usize] = Some(leaves);
-        let mut encoder = new_encoder(ctx);
-        stamps.begin(&mut encoder, Part::Structure);
         for level in (0..levels as usize).rev() {
-            let child_capacity = leaf_count;
+            let child_capacity = room(level as u32 + 1);
             let child_runs = runs[level + 1]
                 .as_ref()
                 .expect("the level below was made in the previous iteration");
@@ -353,7 +349,7 @@ impl SeedingKernels {
         }
         stamps.end(&mut encoder);
         ctx.submit([encoder.finish()]);
-        let upper: Vec<&CountBuffer> = runs[..levels as usize]
+        let all: Vec<&CountBuffer> = runs
             .iter()
             .map(|r| {
                 &r.as_ref()
@@ -361,9 +357,14 @@ impl SeedingKernels {
                     .count
             })
             .collect();
-        let mut counts = CountBuffer::read_all(ctx, &upper)?;
-        counts.push(leaf_count);
+        let counts = CountBuffer::read_all(ctx, &all)?;
         stats.host_readbacks += 1;
+        if (0..=levels).any(|l| counts[l as usize] > room(l)) {
+            return Err(GpuError::Device(format!(
+                "seeding: the quadtree's levels have {counts:?} nodes, more than a level holds"
+            )));
+        }
+        let leaf_count = counts[levels as usize];
         if counts[0] != 1 || counts.contains(&0) {
             return Err(GpuError::Device(format!(
                 "seeding: the quadtree's levels have {counts:?} nodes (one root expected)"
