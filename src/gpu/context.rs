@@ -356,10 +356,10 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Submits `commands`, after the clears of reused buffers that were asked for zeroed.
-    /// Every submission goes through here (clippy.toml forbids `Queue::submit` elsewhere).
-    /// Submits `commands` (with the pool's clears and the device clock's brackets) and returns
-    /// the submission's index, for [`GpuContext::wait_for`].
+    /// Submits `commands`, after the clears of reused buffers that were asked for zeroed and
+    /// between the device clock's stamps, and returns the submission's index, for
+    /// [`GpuContext::wait_for`]. Every submission goes through here (clippy.toml forbids
+    /// `Queue::submit` elsewhere).
     pub fn submit<I: IntoIterator<Item = wgpu::CommandBuffer>>(
         &self,
         commands: I,

@@ -178,7 +178,6 @@ impl PhotonKernels {
 const RAY_ROLES: [&str; 2] = ["photon rays (even bounces)", "photon rays (odd bounces)"];
 const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd bounces)"];
 
-/// What every chunk of a photon pass reads.
 /// A photon pass of the frame's maps, finished or waiting to be.
 enum Begun {
     Finished(GpuPhotonMap),
@@ -188,28 +187,28 @@ enum Begun {
 /// A photon pass recorded and submitted by [`GpuCore::begin_photon_pass`], to be finished by
 /// [`GpuCore::finish_photon_pass`].
 pub(super) struct PendingPhotonPass {
+    recorded: RecordedMap,
+    inputs: PassInputs,
     start: Instant,
+}
+
+/// A pass's bounces recorded into map buffers: the buffers, and the stored photons and the
+/// surface hits staged for one read after the submission `index`.
+struct RecordedMap {
+    records: GpuBuffer,
+    positions: GpuBuffer,
+    counts: StagedWords,
+    index: wgpu::SubmissionIndex,
+}
+
+/// What every chunk of a photon pass reads.
+struct PassInputs {
     pass: PhotonPass,
     base: FrameParams,
     emitted: u32,
     emitter_count: u32,
     emitters: GpuBuffer,
     targets: GpuBuffer,
-    target_count: u32,
-    max_hits: u32,
-    map_records: Option<GpuBuffer>,
-    map_positions: Option<GpuBuffer>,
-    /// The stored photons and the surface hits, staged, and the submission to wait for.
-    counts: Option<(StagedWords, wgpu::SubmissionIndex)>,
-}
-
-struct PassInputs<'a> {
-    pass: PhotonPass,
-    base: FrameParams,
-    emitted: u32,
-    emitter_count: u32,
-    emitters: &'a GpuBuffer,
-    targets: &'a GpuBuffer,
     target_count: u32,
     max_hits: u32,
 }
@@ -284,8 +283,7 @@ impl GpuCore {
         // stays within one binding, as the map itself must.
         let most = ctx.info.binding_limit() / record_size;
         let capacity = (emitted as u64 * max_hits.min(3) as u64).min(most);
-        let mut pending = PendingPhotonPass {
-            start,
+        let inputs = PassInputs {
             pass,
             base,
             emitted,
@@ -294,20 +292,14 @@ impl GpuCore {
             targets: targets_buffer,
             target_count: targets.len() as u32,
             max_hits,
-            map_records: None,
-            map_positions: None,
-            counts: None,
         };
-        self.record_into_map(
-            kernels,
-            buffers,
-            traversal,
-            vd,
-            timer,
-            &mut pending,
-            capacity,
-        )?;
-        Ok(pending)
+        let recorded =
+            self.record_into_map(kernels, buffers, traversal, vd, timer, &inputs, capacity)?;
+        Ok(PendingPhotonPass {
+            recorded,
+            inputs,
+            start,
+        })
     }
 
     /// Records the pass's bounces into map buffers with room for `capacity` photons.
@@ -319,11 +311,11 @@ impl GpuCore {
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
-        pending: &mut PendingPhotonPass,
+        inputs: &PassInputs,
         capacity: u64,
-    ) -> Result<(), GpuError> {
+    ) -> Result<RecordedMap, GpuError> {
         let record_size = std::mem::size_of::<PhotonRecord>() as u64;
-        let [records_role, positions_role] = match pending.pass {
+        let [records_role, positions_role] = match inputs.pass {
             PhotonPass::Global => [
                 "photon map records (global)",
                 "photon map positions (global)",
@@ -335,29 +327,22 @@ impl GpuCore {
         };
         let map_records = self.scratch(records_role, capacity.max(1) * record_size)?;
         let map_positions = self.scratch(positions_role, capacity.max(1) * 16)?;
-        let counts = self.record_photon_bounces(
+        let (counts, index) = self.record_photon_bounces(
             kernels,
             buffers,
             traversal,
             vd,
             timer,
-            &PassInputs {
-                pass: pending.pass,
-                base: pending.base,
-                emitted: pending.emitted,
-                emitter_count: pending.emitter_count,
-                emitters: &pending.emitters,
-                targets: &pending.targets,
-                target_count: pending.target_count,
-                max_hits: pending.max_hits,
-            },
+            inputs,
             &map_records,
             &map_positions,
         )?;
-        pending.map_records = Some(map_records);
-        pending.map_positions = Some(map_positions);
-        pending.counts = Some(counts);
-        Ok(())
+        Ok(RecordedMap {
+            records: map_records,
+            positions: map_positions,
+            counts,
+            index,
+        })
     }
 
     /// Waits for the pass begun by [`GpuCore::begin_photon_pass`] (its own submissions, not
@@ -370,33 +355,35 @@ impl GpuCore {
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
-        mut pending: PendingPhotonPass,
+        pending: PendingPhotonPass,
     ) -> Result<GpuPhotonMap, GpuError> {
         let ctx = &self.ctx;
         let record_size = std::mem::size_of::<PhotonRecord>() as u64;
+        let PendingPhotonPass {
+            mut recorded,
+            inputs,
+            start,
+        } = pending;
         loop {
-            let (staged, index) = pending
-                .counts
-                .take()
-                .expect("a begun photon pass has its counts staged");
-            let words = staged.read(ctx, index)?;
+            let RecordedMap {
+                records: map_records,
+                positions: map_positions,
+                counts,
+                index,
+            } = recorded;
+            let words = counts.read(ctx, index)?;
             let (needed, hits) = (words[0], words[1]);
-            let (Some(map_records), Some(map_positions)) =
-                (pending.map_records.take(), pending.map_positions.take())
-            else {
-                unreachable!("a begun photon pass has its map buffers");
-            };
             let room = (map_records.size() / record_size).min(map_positions.size() / 16);
             if needed as u64 > room {
                 ctx.check_binding_size("photon map", needed as u64 * record_size)?;
                 drop((map_records, map_positions));
-                self.record_into_map(
+                recorded = self.record_into_map(
                     kernels,
                     buffers,
                     traversal,
                     vd,
                     timer,
-                    &mut pending,
+                    &inputs,
                     needed as u64,
                 )?;
                 continue;
@@ -413,10 +400,10 @@ impl GpuCore {
                 positions,
                 count: needed,
                 stats: PhotonPassStats {
-                    emitted: pending.emitted as u64,
+                    emitted: inputs.emitted as u64,
                     stored: total,
                     hits: hits as u64,
-                    trace_ms: pending.start.elapsed().as_secs_f64() * 1e3,
+                    trace_ms: start.elapsed().as_secs_f64() * 1e3,
                 },
             });
         }
@@ -425,9 +412,9 @@ impl GpuCore {
     /// Records and submits every chunk and bounce of a photon pass, appending the stored
     /// photons to `map_records` / `map_positions` as far as they have room, and stages the
     /// photons the map needs and the surface hits for one read (the pass's one wait for the
-    /// device), returning them with the submission to wait for. A
-    /// bounce's live ray count stays on the device: it is copied into the parameters of the
-    /// trace and interact kernels, which are dispatched over the whole chunk.
+    /// device), returning them with the submission to wait for. A bounce's live ray count stays
+    /// on the device: it is copied into the parameters of the trace and interact kernels, which
+    /// are dispatched over the whole chunk.
     #[allow(clippy::too_many_arguments)]
     fn record_photon_bounces(
         &self,
@@ -480,10 +467,10 @@ impl GpuCore {
                 &frame_buffer,
                 &[
                     ("photon_params", &emit_params),
-                    ("emitters", inputs.emitters),
+                    ("emitters", &inputs.emitters),
                     ("rays", &rays),
                     ("paths", &paths),
-                    ("targets", inputs.targets),
+                    ("targets", &inputs.targets),
                 ],
             )?;
             let mut encoder = Encoder::new(ctx);

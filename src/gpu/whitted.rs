@@ -595,29 +595,10 @@ impl GpuCore {
                 let staged = stage_words(ctx, &mut encoder, &[(&child_count.buffer, 0)]);
                 let spawn_index = ctx.submit([encoder.finish()]);
                 if vd.is_none() {
-                    let next_hits = storage_buffer_sized(
-                        ctx,
-                        "hits",
-                        level_rays as u64 * std::mem::size_of::<GpuHit>() as u64,
-                    )?;
-                    let mut encoder = Encoder::new(ctx);
-                    self.trace_rays(
-                        &mut encoder,
-                        kernels,
-                        buffers,
-                        FrameParams {
-                            ray_count: level_rays,
-                            ..base
-                        },
-                        &next_rays,
-                        &next_hits,
-                        Some(&child_count.buffer),
-                        vd,
-                        timer,
-                        "trace",
-                    )?;
-                    ctx.submit([encoder.finish()]);
-                    traced_next = Some(next_hits);
+                    let live = (level_rays, Some(&child_count.buffer));
+                    traced_next = Some(
+                        self.trace_level(kernels, buffers, base, &next_rays, live, vd, timer)?,
+                    );
                 }
                 spawned = staged.read(ctx, spawn_index)?[0] as u64;
                 rays = next_rays;
@@ -637,34 +618,54 @@ impl GpuCore {
             hits = match traced_next {
                 Some(next_hits) => next_hits,
                 None => {
-                    let next_hits = storage_buffer_sized(
-                        ctx,
-                        "hits",
-                        spawned * std::mem::size_of::<GpuHit>() as u64,
-                    )?;
-                    let mut encoder = Encoder::new(ctx);
-                    self.trace_rays(
-                        &mut encoder,
-                        kernels,
-                        buffers,
-                        FrameParams {
-                            ray_count: spawned as u32,
-                            ..base
-                        },
-                        &rays,
-                        &next_hits,
-                        None,
-                        vd,
-                        timer,
-                        "trace",
-                    )?;
-                    ctx.submit([encoder.finish()]);
-                    next_hits
+                    let count = (spawned as u32, None);
+                    self.trace_level(kernels, buffers, base, &rays, count, vd, timer)?
                 }
             };
             ray_count = spawned;
         }
         Ok((levels, first_hits, shadow_counts))
+    }
+
+    /// Traces a shade-tree level's rays into fresh hits and submits: `count` rays, or, with a
+    /// live count, `count` slots of which the device buffer's first word says how many hold
+    /// rays.
+    #[allow(clippy::too_many_arguments)]
+    fn trace_level(
+        &self,
+        kernels: &TraversalKernels,
+        buffers: &SceneBuffers,
+        base: FrameParams,
+        rays: &GpuBuffer,
+        (count, live): (u32, Option<&GpuBuffer>),
+        vd: &mut Option<VdFrameGpu>,
+        timer: &mut Option<Timer>,
+    ) -> Result<GpuBuffer, GpuError> {
+        let ctx = &self.ctx;
+        let hits = storage_buffer_sized(
+            ctx,
+            "hits",
+            count as u64 * std::mem::size_of::<GpuHit>() as u64,
+        )?;
+        let mut encoder = Encoder::new(ctx);
+        let params = FrameParams {
+            ray_count: count,
+            ..base
+        };
+        self.trace_rays(
+            &mut encoder,
+            kernels,
+            buffers,
+            params,
+            rays,
+            &hits,
+            live,
+            vd,
+            timer,
+            "trace",
+        )?;
+        ctx.submit([encoder.finish()]);
+        Ok(hits)
     }
 }
 
