@@ -146,7 +146,7 @@ fn bench_gpu(
         // Idle, and the last run's buffers back in the pool (as between frames).
         ctx.recycle_buffers()?;
         let start = Instant::now();
-        let out = kernels.seed_with_stats(ctx, prims, buffer, n, settings)?;
+        let out = kernels.seed_with_stats(ctx, prims, buffer, n, settings, &mut || Ok(()))?;
         ctx.wait_idle()?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
         if run > 0 {

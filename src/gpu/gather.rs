@@ -267,6 +267,45 @@ impl GpuCore {
         })
     }
 
+    /// The caustic map's flux density at each of `points` (k nearest photons, the shading points
+    /// taken in the Morton order of their positions), submitted: one `vec4` per point.
+    fn estimate_caustics(
+        &self,
+        kernels: &GatherStageKernels,
+        caustic: &MapTree,
+        points: &ShadingPoints,
+        settings: &EstimateSettings,
+        prepared: &Prepared,
+    ) -> Result<GpuBuffer, GpuError> {
+        let ctx = &self.ctx;
+        if caustic.map.count == 0 || points.count == 0 {
+            let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
+            return storage_buffer(ctx, "no caustics", &zeros);
+        }
+        let cube = scene_cube(prepared);
+        let mut encoder = Encoder::new(ctx);
+        let order =
+            self.prims
+                .morton_order(ctx, &mut encoder, &points.buffer, 2, points.count, cube)?;
+        let (dispatch, output) = kernels.knn.prepare_density(
+            ctx,
+            &caustic.tree.words,
+            &caustic.map.positions,
+            &caustic.map.records,
+            &points.buffer,
+            0,
+            points.count,
+            settings.k as u32,
+            settings.max_dist2,
+            settings.filter,
+            Some(&order),
+        )?;
+        dispatch.record(&mut encoder, None);
+        ctx.submit([encoder.finish()]);
+        ctx.defer_status_check(&output.status, status_error);
+        Ok(output.density)
+    }
+
     /// The most gather rays one chunk of the final gather traces on this adapter: its rays,
     /// paths, hits and queries must each fit one storage binding; `caller` can lower it.
     pub fn max_gather_rays(&self, caller: Option<u64>) -> u64 {
@@ -623,13 +662,30 @@ impl GpuCore {
         }
         ctx.set_stage("gather/seeding");
         let start = Instant::now();
+        // The caustic map's estimate at the shading points needs no seeds: it goes to the
+        // device while seeding waits for its quadtree's counts, and keeps the device busy while
+        // the host records the rest of seeding and the final gather.
+        let mut caustic_density = None;
+        let mut caustics_ms = 0.0;
         let (seeds, seed_count) = kernels.seeding.seed_irradiance_samples(
             ctx,
             &self.prims,
             &points.buffer,
             points.count,
             &SeedingSettings::from_scene(scene, radius),
+            &mut || {
+                ctx.set_stage("gather/caustics");
+                let start = Instant::now();
+                caustic_density =
+                    Some(self.estimate_caustics(kernels, caustic, &points, &settings, prepared)?);
+                caustics_ms = start.elapsed().as_secs_f64() * 1e3;
+                ctx.set_stage("gather/seeding");
+                Ok(())
+            },
         )?;
+        if caustic_density.is_some() {
+            stats.push(("gather/caustics_ms".to_string(), caustics_ms));
+        }
         stats.push(("gather/seeds".to_string(), seed_count as f64));
         stats.push((
             "gather/seeding_ms".to_string(),
@@ -686,45 +742,20 @@ impl GpuCore {
             "gather/interpolate_ms".to_string(),
             start.elapsed().as_secs_f64() * 1e3,
         ));
-        ctx.set_stage("gather/caustics");
-        let start = Instant::now();
-        let caustic_density = if caustic.map.count > 0 && points.count > 0 {
-            // The shading points in the Morton order of their positions.
-            let cube = scene_cube(prepared);
-            let mut encoder = Encoder::new(ctx);
-            let order = self.prims.morton_order(
-                ctx,
-                &mut encoder,
-                &points.buffer,
-                2,
-                points.count,
-                cube,
-            )?;
-            let (dispatch, output) = kernels.knn.prepare_density(
-                ctx,
-                &caustic.tree.words,
-                &caustic.map.positions,
-                &caustic.map.records,
-                &points.buffer,
-                0,
-                points.count,
-                settings.k as u32,
-                settings.max_dist2,
-                settings.filter,
-                Some(&order),
-            )?;
-            dispatch.record(&mut encoder, None);
-            ctx.submit([encoder.finish()]);
-            ctx.defer_status_check(&output.status, status_error);
-            output.density
-        } else {
-            let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
-            storage_buffer(ctx, "no caustics", &zeros)?
+        let caustic_density = match caustic_density {
+            Some(density) => density,
+            None => {
+                ctx.set_stage("gather/caustics");
+                let start = Instant::now();
+                let density =
+                    self.estimate_caustics(kernels, caustic, &points, &settings, prepared)?;
+                stats.push((
+                    "gather/caustics_ms".to_string(),
+                    start.elapsed().as_secs_f64() * 1e3,
+                ));
+                density
+            }
         };
-        stats.push((
-            "gather/caustics_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
         ctx.set_stage("gather/compose");
         let start = Instant::now();
         // Each level's diffuse nodes take their points' light.

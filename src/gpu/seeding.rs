@@ -53,11 +53,11 @@ use bytemuck::{Pod, Zeroable};
 use super::context::{GpuContext, GpuError};
 use super::encoder::Encoder;
 use super::kernel::{
-    read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::pool::GpuBuffer;
 use super::prims::sorted_bounds::SortedRuns;
-use super::prims::{CountBuffer, Primitives, MAX_ELEMENTS};
+use super::prims::{Primitives, MAX_ELEMENTS};
 use super::upload::GpuShadingPoint;
 use crate::render::gather::seed_min_density_fixed;
 
@@ -200,7 +200,11 @@ impl SeedingKernels {
 
     /// The seeds among the first `n` shading points of `points` (`array<ShadingPoint>`): a
     /// buffer of point indices and their count (`min(seeds, n)`, at most one per point), in the
-    /// CPU twin's order. Returns once the last kernels are submitted.
+    /// CPU twin's order. Returns once the last kernels are submitted. `meanwhile` is called
+    /// once the quadtree's levels are submitted and before their counts are read (the run's one
+    /// wait), for the caller to submit work that does not need the seeds, which the device then
+    /// does while the host waits and records the rest; it is not called when there is nothing
+    /// to seed.
     pub fn seed_irradiance_samples(
         &self,
         ctx: &GpuContext,
@@ -208,8 +212,9 @@ impl SeedingKernels {
         points: &GpuBuffer,
         n: u32,
         settings: &SeedingSettings,
+        meanwhile: &mut dyn FnMut() -> Result<(), GpuError>,
     ) -> Result<(GpuBuffer, u32), GpuError> {
-        let out = self.seed_with_stats(ctx, prims, points, n, settings)?;
+        let out = self.seed_with_stats(ctx, prims, points, n, settings, meanwhile)?;
         Ok((out.seeds, out.count))
     }
 
@@ -223,7 +228,8 @@ impl SeedingKernels {
     ) -> Result<Vec<u32>, GpuError> {
         let n = point_count(points.len())?;
         let buffer = storage_buffer(ctx, "shading points", points)?;
-        let (seeds, count) = self.seed_irradiance_samples(ctx, prims, &buffer, n, settings)?;
+        let (seeds, count) =
+            self.seed_irradiance_samples(ctx, prims, &buffer, n, settings, &mut || Ok(()))?;
         read_buffer(ctx, &seeds, count as usize)
     }
 
@@ -235,6 +241,7 @@ impl SeedingKernels {
         points: &GpuBuffer,
         n: u32,
         settings: &SeedingSettings,
+        meanwhile: &mut dyn FnMut() -> Result<(), GpuError>,
     ) -> Result<GpuSeeds, GpuError> {
         let clock = Instant::now();
         point_count(n as usize)?;
@@ -347,17 +354,19 @@ impl SeedingKernels {
             )?;
             runs[level] = Some(level_runs);
         }
-        stamps.end(&mut encoder);
-        ctx.submit([encoder.finish()]);
-        let all: Vec<&CountBuffer> = runs
+        let all: Vec<(&GpuBuffer, u64)> = runs
             .iter()
             .map(|r| {
-                &r.as_ref()
-                    .expect("every level's runs were made above")
-                    .count
+                let runs = r.as_ref().expect("every level's runs were made above");
+                (&runs.count.buffer, 0)
             })
             .collect();
-        let counts = CountBuffer::read_all(ctx, &all)?;
+        let staged = stage_words(ctx, &mut encoder, &all);
+        stamps.end(&mut encoder);
+        let index = ctx.submit([encoder.finish()]);
+        // The caller's independent work goes to the device before the counts are waited for.
+        meanwhile()?;
+        let counts = staged.read(ctx, index)?;
         stats.host_readbacks += 1;
         if (0..=levels).any(|l| counts[l as usize] > room(l)) {
             return Err(GpuError::Device(format!(
