@@ -267,8 +267,8 @@ impl GpuCore {
         })
     }
 
-    /// The caustic map's flux density at each of `points` (k nearest photons, the shading points
-    /// taken in the Morton order of their positions), submitted: one `vec4` per point.
+    /// The caustic map's flux density at each of `points`, submitted: one `vec4` per point
+    /// (zeros without caustic photons).
     fn estimate_caustics(
         &self,
         kernels: &GatherStageKernels,
@@ -277,24 +277,39 @@ impl GpuCore {
         settings: &EstimateSettings,
         prepared: &Prepared,
     ) -> Result<GpuBuffer, GpuError> {
-        let ctx = &self.ctx;
         if caustic.map.count == 0 || points.count == 0 {
             let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
-            return storage_buffer(ctx, "no caustics", &zeros);
+            return storage_buffer(&self.ctx, "no caustics", &zeros);
         }
+        let queries = (&points.buffer, points.count);
+        self.map_density(kernels, caustic, queries, settings, prepared)
+    }
+
+    /// The flux density of `map` at the first `count` (position, normal) queries (k nearest
+    /// photons, the queries taken in the Morton order of their positions), submitted, its
+    /// status checked at the frame's end: one `vec4` per query.
+    fn map_density(
+        &self,
+        kernels: &GatherStageKernels,
+        map: &MapTree,
+        (queries, count): (&GpuBuffer, u32),
+        settings: &EstimateSettings,
+        prepared: &Prepared,
+    ) -> Result<GpuBuffer, GpuError> {
+        let ctx = &self.ctx;
         let cube = scene_cube(prepared);
         let mut encoder = Encoder::new(ctx);
-        let order =
-            self.prims
-                .morton_order(ctx, &mut encoder, &points.buffer, 2, points.count, cube)?;
+        let order = self
+            .prims
+            .morton_order(ctx, &mut encoder, queries, 2, count, cube)?;
         let (dispatch, output) = kernels.knn.prepare_density(
             ctx,
-            &caustic.tree.words,
-            &caustic.map.positions,
-            &caustic.map.records,
-            &points.buffer,
+            &map.tree.words,
+            &map.map.positions,
+            &map.map.records,
+            queries,
             0,
-            points.count,
+            count,
             settings.k as u32,
             settings.max_dist2,
             settings.filter,
@@ -524,29 +539,8 @@ impl GpuCore {
                 scene_cube(prepared),
             )?
         } else if query_count > 0 {
-            // The gather hits in the Morton order of their positions.
-            let cube = scene_cube(prepared);
-            let mut encoder = Encoder::new(ctx);
-            let order = self
-                .prims
-                .morton_order(ctx, &mut encoder, &dense, 2, query_count, cube)?;
-            let (dispatch, output) = kernels.knn.prepare_density(
-                ctx,
-                &global.tree.words,
-                &global.map.positions,
-                &global.map.records,
-                &dense,
-                0,
-                query_count,
-                settings.k as u32,
-                settings.max_dist2,
-                settings.filter,
-                Some(&order),
-            )?;
-            dispatch.record(&mut encoder, None);
-            ctx.submit([encoder.finish()]);
-            ctx.defer_status_check(&output.status, status_error);
-            output.density
+            // The full estimate at every gather hit.
+            self.map_density(kernels, global, (&dense, query_count), &settings, prepared)?
         } else {
             storage_buffer_sized(ctx, "no densities", 16)?
         };
