@@ -180,7 +180,6 @@ impl GpuBackend {
                 buffers,
                 traversal,
                 vd,
-                &mut None,
                 pass,
                 count,
             )?;

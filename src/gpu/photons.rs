@@ -25,7 +25,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use super::core::{GpuCore, Timer, TraversalKernels};
+use super::core::{GpuCore, TraversalKernels};
 use super::encoder::Encoder;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
@@ -178,12 +178,6 @@ impl PhotonKernels {
 const RAY_ROLES: [&str; 2] = ["photon rays (even bounces)", "photon rays (odd bounces)"];
 const PATH_ROLES: [&str; 2] = ["photon paths (even bounces)", "photon paths (odd bounces)"];
 
-/// A photon pass of the frame's maps, finished or waiting to be.
-enum Begun {
-    Finished(GpuPhotonMap),
-    Pending(PendingPhotonPass),
-}
-
 /// A photon pass recorded and submitted by [`GpuCore::begin_photon_pass`], to be finished by
 /// [`GpuCore::finish_photon_pass`].
 pub(super) struct PendingPhotonPass {
@@ -226,14 +220,13 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        timer: &mut Option<Timer>,
         pass: PhotonPass,
         count: u32,
     ) -> Result<GpuPhotonMap, GpuError> {
         let pending = self.begin_photon_pass(
-            kernels, scene, prepared, buffers, traversal, vd, timer, pass, count,
+            kernels, scene, prepared, buffers, traversal, vd, pass, count,
         )?;
-        self.finish_photon_pass(kernels, buffers, traversal, vd, timer, pending)
+        self.finish_photon_pass(kernels, buffers, traversal, vd, pending)
     }
 
     /// Records and submits the photon pass's bounces ([`GpuCore::trace_photon_pass`]), without
@@ -249,7 +242,6 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        timer: &mut Option<Timer>,
         pass: PhotonPass,
         count: u32,
     ) -> Result<PendingPhotonPass, GpuError> {
@@ -293,8 +285,7 @@ impl GpuCore {
             target_count: targets.len() as u32,
             max_hits,
         };
-        let recorded =
-            self.record_into_map(kernels, buffers, traversal, vd, timer, &inputs, capacity)?;
+        let recorded = self.record_into_map(kernels, buffers, traversal, vd, &inputs, capacity)?;
         Ok(PendingPhotonPass {
             recorded,
             inputs,
@@ -310,7 +301,6 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        timer: &mut Option<Timer>,
         inputs: &PassInputs,
         capacity: u64,
     ) -> Result<RecordedMap, GpuError> {
@@ -332,7 +322,6 @@ impl GpuCore {
             buffers,
             traversal,
             vd,
-            timer,
             inputs,
             &map_records,
             &map_positions,
@@ -354,7 +343,6 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        timer: &mut Option<Timer>,
         pending: PendingPhotonPass,
     ) -> Result<GpuPhotonMap, GpuError> {
         let ctx = &self.ctx;
@@ -377,15 +365,8 @@ impl GpuCore {
             if needed as u64 > room {
                 ctx.check_binding_size("photon map", needed as u64 * record_size)?;
                 drop((map_records, map_positions));
-                recorded = self.record_into_map(
-                    kernels,
-                    buffers,
-                    traversal,
-                    vd,
-                    timer,
-                    &inputs,
-                    needed as u64,
-                )?;
+                recorded =
+                    self.record_into_map(kernels, buffers, traversal, vd, &inputs, needed as u64)?;
                 continue;
             }
             let total = needed as u64;
@@ -422,12 +403,13 @@ impl GpuCore {
         buffers: &SceneBuffers,
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
-        timer: &mut Option<Timer>,
         inputs: &PassInputs,
         map_records: &GpuBuffer,
         map_positions: &GpuBuffer,
     ) -> Result<(StagedWords, wgpu::SubmissionIndex), GpuError> {
         let ctx = &self.ctx;
+        // Photon passes are timed by the device clock per stage, not by the pass timer.
+        let timer = &mut None;
         let PassInputs {
             pass,
             base,
@@ -641,31 +623,19 @@ impl GpuCore {
             PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
         };
         // Every pass is submitted before the first is waited for: the device traces the next
-        // map while the host builds the last one's tree. Without VD patches only (their levels'
-        // batches read back within a pass, so such passes are finished one by one).
+        // map while the host builds the last one's tree. (With VD patches a pass's batches are
+        // read back while it is recorded; only its map's size is left to read.)
         let mut begun = Vec::new();
         for (pass, count) in plan.photon_passes(scene) {
             ctx.set_stage(stages(pass).0);
-            let pending = self.begin_photon_pass(
-                kernels, scene, prepared, buffers, traversal, vd, &mut None, pass, count,
-            )?;
-            begun.push(if vd.is_some() {
-                Begun::Finished(
-                    self.finish_photon_pass(kernels, buffers, traversal, vd, &mut None, pending)?,
-                )
-            } else {
-                Begun::Pending(pending)
-            });
+            begun.push(self.begin_photon_pass(
+                kernels, scene, prepared, buffers, traversal, vd, pass, count,
+            )?);
         }
-        for ((pass, _), begun) in plan.photon_passes(scene).into_iter().zip(begun) {
+        for ((pass, _), pending) in plan.photon_passes(scene).into_iter().zip(begun) {
             let (trace_stage, tree_stage) = stages(pass);
             ctx.set_stage(trace_stage);
-            let map = match begun {
-                Begun::Finished(map) => map,
-                Begun::Pending(pending) => {
-                    self.finish_photon_pass(kernels, buffers, traversal, vd, &mut None, pending)?
-                }
-            };
+            let map = self.finish_photon_pass(kernels, buffers, traversal, vd, pending)?;
             push_pass_stats(&mut stats, pass.name(), &map.stats);
             ctx.set_stage(tree_stage);
             let start = Instant::now();
