@@ -7,7 +7,10 @@
 //! uploaded and allocated; then the median of the warm frames (2..) with the device's time per
 //! stage (the device clock counts each submission under the stage the driver named last) and
 //! the host's bind groups, submissions and waits with its time in each, and
-//! with `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio.
+//! with `--cpu-frames K` the CPU twin's median on this machine's cores and the ratio. With
+//! `CAUSTICA_KERNEL_TIMES=1` in the environment it also prints the device's time per kernel
+//! (`gpu::kernel_times`; every dispatch then has a timed pass of its own, which slows the frame
+//! a little).
 //!
 //! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
 //!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]`
@@ -43,12 +46,17 @@ fn stat(frame: &Frame, name: &str) -> f64 {
 
 /// The frame's `<prefix><stage>_ms` statistics as (stage, ms), in the frame's order.
 fn per_stage(frame: &Frame, prefix: &str) -> Vec<(String, f64)> {
+    per_stage_suffix(frame, prefix, "_ms")
+}
+
+/// The frame's `<prefix><stage><suffix>` statistics as (stage, value), in the frame's order.
+fn per_stage_suffix(frame: &Frame, prefix: &str, suffix: &str) -> Vec<(String, f64)> {
     frame
         .metadata
         .stats
         .iter()
         .filter_map(|(k, v)| {
-            let stage = k.strip_prefix(prefix)?.strip_suffix("_ms")?;
+            let stage = k.strip_prefix(prefix)?.strip_suffix(suffix)?;
             Some((stage.to_string(), *v))
         })
         .collect()
@@ -73,6 +81,9 @@ struct FrameTimes {
     host_stages: Vec<(String, f64)>,
     /// The device's idle time before each stage's submissions (`device_idle/<stage>_ms`).
     idle_stages: Vec<(String, f64)>,
+    /// With `CAUSTICA_KERNEL_TIMES=1`: the device's time per kernel, the longest first.
+    kernel_stages: Vec<(String, f64)>,
+    kernel_dispatches: Vec<(String, f64)>,
     /// The host's work with the device: `(counter, count, ms)` for bind groups, submissions
     /// and waits (`gpu/bind_groups`, `host/bind_ms`, ...).
     host: Vec<(&'static str, f64, f64)>,
@@ -214,6 +225,8 @@ fn main() {
             device_stages: per_stage(&frame, "device/"),
             host_stages: per_stage(&frame, "host/busy/"),
             idle_stages: per_stage(&frame, "device_idle/"),
+            kernel_stages: per_stage(&frame, "kernel/"),
+            kernel_dispatches: per_stage_suffix(&frame, "kernel/", "_dispatches"),
             host: HOST_COUNTERS
                 .iter()
                 .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))
@@ -253,6 +266,8 @@ fn main() {
         device_stages: Vec::new(),
         host_stages: Vec::new(),
         idle_stages: Vec::new(),
+        kernel_stages: Vec::new(),
+        kernel_dispatches: Vec::new(),
         host: Vec::new(),
     };
     print_row("warm med.", &warm_median);
@@ -272,6 +287,10 @@ fn main() {
         ),
         ("host (waits left out)", |t: &FrameTimes| &t.host_stages),
         ("device idle before", |t: &FrameTimes| &t.idle_stages),
+        ("device (CAUSTICA_KERNEL_TIMES: stage:kernel)", |t: &FrameTimes| {
+            &t.kernel_stages
+        }),
+        ("dispatches (CAUSTICA_KERNEL_TIMES)", |t: &FrameTimes| &t.kernel_dispatches),
     ] {
         let stages: Vec<String> = of(&warm[0]).iter().map(|(s, _)| s.clone()).collect();
         if stages.is_empty() {

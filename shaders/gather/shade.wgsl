@@ -1,33 +1,40 @@
 // One step of the gather rays (twin of one iteration of cpu::gather::gather_radiance): a miss
 // ends the ray; a diffuse hit ends it with a density query of the global map (position and the
-// normal facing the ray, flagged; gather/finish.wgsl adds weight · albedo/π · density); an
+// normal facing the ray, flagged; gather/reduce.wgsl adds weight · albedo/π · density); an
 // emissive hit adds its radiance; a mirror, a conductor or a dielectric (Fresnel-chosen) sends
-// it on.
+// it on. The step's rays are a queue (all the rays at step 0, in order; then the ones the step
+// before sent on, in any order): a ray's own index, which its path and query have, comes from
+// its seed (`pixel`) and its stream (`sample`). The rays sent on are appended to the next queue.
 //!include "gather/common.wgsl"
 
 @group(0) @binding(20) var<uniform> gather_params: GatherParams;
-@group(0) @binding(21) var<storage, read_write> rays: array<Ray>;
+@group(0) @binding(21) var<storage, read> rays: array<Ray>;
 @group(0) @binding(22) var<storage, read> hits: array<Hit>;
 @group(0) @binding(23) var<storage, read_write> paths: array<GatherPath>;
 // Two vec4 per ray (position, normal) and the weight (albedo/π times the throughput) of a query.
 @group(0) @binding(24) var<storage, read_write> queries: array<vec4<f32>>;
 @group(0) @binding(25) var<storage, read_write> query_weights: array<vec4<f32>>;
 @group(0) @binding(26) var<storage, read_write> query_flags: array<u32>;
+// The next step's queue and each step's count of rays appended to it.
+@group(0) @binding(27) var<storage, read_write> next_rays: array<Ray>;
+@group(0) @binding(28) var<storage, read_write> step_counts: array<atomic<u32>>;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let i = gid.x + gid.y * groups.x * 64u;
-    if i >= gather_params.ray_count {
+    let e = gid.x + gid.y * groups.x * 64u;
+    if e >= gather_params.ray_count {
         return;
     }
-    let ray = rays[i];
+    let ray = rays[e];
     if ray.pixel == NONE {
         return;
     }
+    let i = (ray.pixel - gather_params.seed_offset) * gather_params.rays_per_seed + (ray.sample - GATHER_STREAM_TAG);
     var path = paths[i];
-    let hit = hits[i];
+    let hit = hits[e];
     // The ray ends here unless a specular surface sends it on.
-    rays[i].pixel = NONE;
+    var next = ray;
+    var goes_on = false;
     if hit.instance == NONE {
         path.weight.w = 0.0;
         paths[i] = path;
@@ -59,19 +66,24 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let n = face_forward(sp.shading_normal, dir);
         let w = path.weight.xyz * specular_reflectance(m, -dot3(dir, n));
         path.weight = vec4<f32>(w, 1.0);
-        rays[i] = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, reflect_dir(dir, n), ray.sample, stream.dimension, 0u, 0u, 0u);
+        next = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, reflect_dir(dir, n), ray.sample, stream.dimension, 0u, 0u, 0u);
+        goes_on = true;
     } else {
         let split = dielectric_split(dir, sp.shading_normal, sp.geometric_normal, m.ior, m.flags);
         if split.has_refracted && u >= split.fresnel {
             path.weight = vec4<f32>(path.weight.xyz * m.color.xyz, 1.0);
-            rays[i] = Ray(offset_origin(sp.position, -facing, params.epsilon), ray.pixel, split.refracted, ray.sample, stream.dimension, 0u, 0u, 0u);
+            next = Ray(offset_origin(sp.position, -facing, params.epsilon), ray.pixel, split.refracted, ray.sample, stream.dimension, 0u, 0u, 0u);
         } else {
-            rays[i] = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, split.reflected, ray.sample, stream.dimension, 0u, 0u, 0u);
+            next = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, split.reflected, ray.sample, stream.dimension, 0u, 0u, 0u);
         }
+        goes_on = true;
     }
     if path.weight.w > 0.0 && max(max(path.weight.x, path.weight.y), path.weight.z) <= 0.0 {
         path.weight.w = 0.0;
-        rays[i].pixel = NONE;
+        goes_on = false;
     }
     paths[i] = path;
+    if goes_on {
+        next_rays[atomicAdd(&step_counts[gather_params.step], 1u)] = next;
+    }
 }

@@ -450,6 +450,13 @@ impl GpuBackend {
                 ("gpu/untimed_submissions".to_string(), clock.untimed as f64),
             ]);
         }
+        if let Some(kernels) = ctx.read_kernel_times()? {
+            for k in kernels {
+                let name = format!("kernel/{}:{}", k.stage, k.kernel);
+                frame_stats.push((format!("{name}_ms"), k.ms));
+                frame_stats.push((format!("{name}_dispatches"), k.dispatches as f64));
+            }
+        }
         let pool = ctx.pool.counters();
         frame_stats.extend([
             (

@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::clock::{ClockReading, DeviceClock, HostClock};
+use super::kernel_times::{KernelTime, KernelTimes};
 use super::pool::{BufferPool, GpuBuffer};
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
@@ -132,6 +133,8 @@ pub struct GpuContext {
     deferred_checks: std::sync::Mutex<Vec<(GpuBuffer, StatusCheck)>>,
     /// Bind groups made before (`Kernel::bind`), by layout and entries.
     bind_groups: std::sync::Mutex<BindGroupCache>,
+    /// The device's time per kernel, when asked for (`gpu::kernel_times`).
+    pub kernel_times: Option<std::sync::Arc<KernelTimes>>,
 }
 
 /// The entries of a bind group: (binding, buffer, bound size), by binding.
@@ -332,6 +335,8 @@ impl GpuContext {
             host_clock: HostClock::default(),
             deferred_checks: std::sync::Mutex::new(Vec::new()),
             bind_groups: std::sync::Mutex::new(BindGroupCache::default()),
+            kernel_times: KernelTimes::from_env(&device, features.timestamps_inside_encoders)
+                .map(std::sync::Arc::new),
             device,
             queue,
         })
@@ -386,6 +391,9 @@ impl GpuContext {
     /// Names the stage whose submissions follow, for the device clock (`device/<stage>_ms`).
     pub fn set_stage(&self, stage: &'static str) {
         self.host_clock.switch(stage);
+        if let Some(times) = &self.kernel_times {
+            times.set_stage(stage);
+        }
     }
 
     /// The host's milliseconds per stage, its waits left out, since the last reading.
@@ -487,6 +495,27 @@ impl GpuContext {
                 .read(&self.device, &self.queue)
                 .map(Some)
                 .map_err(|e| GpuError::Device(format!("cannot read the device clock: {e}"))),
+        }
+    }
+
+    /// Turns kernel times on (as `CAUSTICA_KERNEL_TIMES=1` does when the context opens), if the
+    /// adapter has timestamps inside encoders; says whether they are on.
+    pub fn time_kernels(&mut self) -> bool {
+        if self.kernel_times.is_none() && self.info.features.timestamps_inside_encoders {
+            self.kernel_times = KernelTimes::new(&self.device).map(std::sync::Arc::new);
+        }
+        self.kernel_times.is_some()
+    }
+
+    /// The device's time per kernel since the last reading (waits for the device); `None`
+    /// unless kernel times are on.
+    pub fn read_kernel_times(&self) -> Result<Option<Vec<KernelTime>>, GpuError> {
+        match &self.kernel_times {
+            None => Ok(None),
+            Some(times) => times
+                .read(&self.device, &self.queue)
+                .map(Some)
+                .map_err(|e| GpuError::Device(format!("cannot read the kernel times: {e}"))),
         }
     }
 

@@ -185,8 +185,8 @@ impl GpuCore {
     /// the caller records next. With VD patches the bottom level runs over the records and its
     /// hits are merged; that reads a count back, so the encoder's commands are submitted first
     /// and the caller goes on in a fresh one. With `live_count` (a `u32` on the device, at most
-    /// n) only that many rays are traced: it is copied into the kernels' `params.ray_count`
-    /// ahead of the dispatches over n.
+    /// n: a buffer and the word's byte offset in it) only that many rays are traced: it is
+    /// copied into the kernels' `params.ray_count` ahead of the dispatches over n.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_rays(
         &self,
@@ -196,7 +196,7 @@ impl GpuCore {
         mut params: FrameParams,
         rays: &GpuBuffer,
         hits: &GpuBuffer,
-        live_count: Option<&GpuBuffer>,
+        live_count: Option<(&GpuBuffer, u64)>,
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         stage: &'static str,
@@ -211,9 +211,9 @@ impl GpuCore {
                 own.extend(v.record_bindings());
             }
             let bind = self.bind_with_scene(&kernels.trace, buffers, &params_buffer, &own)?;
-            if let Some(count) = live_count {
+            if let Some((count, offset)) = live_count {
                 let at = std::mem::offset_of!(FrameParams, ray_count) as u64;
-                encoder.copy_buffer_to_buffer(count, 0, &params_buffer, at, 4);
+                encoder.copy_buffer_to_buffer(count, offset, &params_buffer, at, 4);
             }
             if let Some(v) = vd.as_ref() {
                 v.clear(encoder);
@@ -327,13 +327,7 @@ impl GpuCore {
                 beginning_of_pass_write_index: Some(s * 2),
                 end_of_pass_write_index: Some(s * 2 + 1),
             });
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&kernel.name),
-            timestamp_writes,
-        });
-        pass.set_pipeline(&kernel.pipeline);
-        pass.set_bind_group(0, bind, &[]);
-        pass.dispatch_workgroups(grid.0, grid.1, grid.2);
+        encoder.dispatch_in_pass(&kernel.name, &kernel.pipeline, bind, grid, timestamp_writes);
     }
 
     /// A frame's timer with room for `capacity` timed dispatches: the one the last frame

@@ -9,6 +9,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use super::context::{GpuContext, Traffic};
+use super::kernel_times::KernelTimes;
 
 pub struct Encoder {
     inner: wgpu::CommandEncoder,
@@ -17,6 +18,8 @@ pub struct Encoder {
     dispatches: u64,
     /// The context's count of dispatches, which the encoder's are added to when it finishes.
     counter: Arc<AtomicU64>,
+    /// With kernel times on (`gpu::kernel_times`), each dispatch gets a timed pass of its own.
+    kernel_times: Option<Arc<KernelTimes>>,
 }
 
 impl Encoder {
@@ -28,16 +31,24 @@ impl Encoder {
             pass: None,
             dispatches: 0,
             counter: ctx.traffic.dispatches.clone(),
+            kernel_times: ctx.kernel_times.clone(),
         }
     }
 
-    /// Records a dispatch of `pipeline` with `bind_group` over `workgroups`, in the open pass.
+    /// Records a dispatch of `pipeline` (the kernel called `name`) with `bind_group` over
+    /// `workgroups`, in the open pass (in a timed pass of its own with kernel times on).
     pub fn dispatch(
         &mut self,
+        name: &str,
         pipeline: &wgpu::ComputePipeline,
         bind_group: &wgpu::BindGroup,
         workgroups: (u32, u32, u32),
     ) {
+        if self.kernel_times.is_some() {
+            self.dispatch_in_pass(name, pipeline, bind_group, workgroups, None);
+            return;
+        }
+        self.dispatches += 1;
         let inner = &mut self.inner;
         let pass = self.pass.get_or_insert_with(|| {
             inner
@@ -50,7 +61,6 @@ impl Encoder {
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
-        self.dispatches += 1;
     }
 
     /// The encoder for any other command, the open pass closed first.
@@ -98,6 +108,37 @@ impl Encoder {
     ) -> wgpu::ComputePass<'e> {
         self.dispatches += 1;
         self.raw().begin_compute_pass(desc)
+    }
+
+    /// Records a dispatch of `pipeline` (the kernel called `name`) in a compute pass of its
+    /// own, with `timestamp_writes` at the pass's ends if given; with kernel times on, between
+    /// two timestamps of the kernel's too.
+    pub fn dispatch_in_pass(
+        &mut self,
+        name: &str,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        workgroups: (u32, u32, u32),
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
+        self.dispatches += 1;
+        self.pass = None;
+        let query = self
+            .kernel_times
+            .as_ref()
+            .map(|times| times.begin(name, &mut self.inner));
+        {
+            let mut pass = self.inner.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(name),
+                timestamp_writes,
+            });
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bind_group, &[]);
+            pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+        }
+        if let (Some(times), Some(query)) = (&self.kernel_times, query) {
+            times.end(&mut self.inner, query);
+        }
     }
 
     pub fn finish(mut self) -> wgpu::CommandBuffer {

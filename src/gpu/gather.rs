@@ -461,35 +461,53 @@ impl GpuCore {
         k.rays
             .dispatch(&mut encoder, &bind, k.rays.grid_for(ctx, n));
         let hits = self.scratch("gather hits", n * std::mem::size_of::<GpuHit>() as u64)?;
+        // Each step traces a queue of rays: all of them at step 0, then the ones the step
+        // before sent on (`step_counts[step - 1]` of them, counted on the device).
+        let next_rays = self.scratch(
+            "gather rays sent on",
+            n * std::mem::size_of::<GpuRay>() as u64,
+        )?;
+        let queues = [&rays, &next_rays];
+        let steps = scene.film.max_depth as u64 + 1;
+        let step_counts = self.scratch("gather step counts", steps * 4)?;
+        encoder.clear_buffer(&step_counts, 0, Some(steps * 4));
         // The first step in one submission, the later ones in another (without VD patches:
         // with them, submitting the first step's shading on its own changed the image by a
         // relative MSE of 4e-4 on scenes/vd_patches.csc, unexplained, so it is left as it was).
         for step in 0..=scene.film.max_depth {
+            let (queue, next) = (queues[step as usize % 2], queues[(step as usize + 1) % 2]);
+            let live = (step > 0).then(|| (&step_counts, (step as u64 - 1) * 4));
             self.trace_rays(
                 &mut encoder,
                 traversal,
                 buffers,
                 FrameParams { ray_count, ..base },
-                &rays,
+                queue,
                 &hits,
-                None,
+                live,
                 vd,
                 &mut None,
                 "gather trace",
             )?;
             let p = uniform_buffer(ctx, "gather params", &gp(step));
+            if let Some((counts, offset)) = live {
+                let at = std::mem::offset_of!(GatherParams, ray_count) as u64;
+                encoder.copy_buffer_to_buffer(counts, offset, &p, at, 4);
+            }
             let bind = self.bind_with_scene(
                 &k.shade,
                 buffers,
                 &frame,
                 &[
                     ("gather_params", &p),
-                    ("rays", &rays),
+                    ("rays", queue),
                     ("hits", &hits),
                     ("paths", &paths),
                     ("queries", &queries),
                     ("query_weights", &weights),
                     ("query_flags", &flags),
+                    ("next_rays", next),
+                    ("step_counts", &step_counts),
                 ],
             )?;
             k.shade
@@ -564,10 +582,11 @@ impl GpuCore {
             ],
         )?;
         let mut encoder = Encoder::new(ctx);
+        // One workgroup per seed.
         k.reduce.dispatch(
             &mut encoder,
             &bind,
-            k.reduce.grid_for(ctx, chunk.seed_count as u64),
+            k.reduce.grid_for(ctx, chunk.seed_count as u64 * k.reduce.workgroup_size as u64),
         );
         ctx.submit([encoder.finish()]);
         Ok(())

@@ -199,7 +199,7 @@ impl Kernel {
         bind_group: &wgpu::BindGroup,
         workgroups: (u32, u32, u32),
     ) {
-        encoder.dispatch(&self.pipeline, bind_group, workgroups);
+        encoder.dispatch(&self.name, &self.pipeline, bind_group, workgroups);
     }
 
     /// Workgroup counts covering `n` invocations in one dimension, spilling into y when `n`

@@ -121,13 +121,13 @@ impl KnnDispatch<'_> {
         if self.query_count == 0 {
             return;
         }
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&self.kernel.name),
+        encoder.dispatch_in_pass(
+            &self.kernel.name,
+            &self.kernel.pipeline,
+            &self.bind,
+            self.grid,
             timestamp_writes,
-        });
-        pass.set_pipeline(&self.kernel.pipeline);
-        pass.set_bind_group(0, &self.bind, &[]);
-        pass.dispatch_workgroups(self.grid.0, self.grid.1, self.grid.2);
+        );
     }
 }
 

@@ -11,6 +11,7 @@ pub mod irradiance;
 pub mod irradiance_photons;
 pub mod kdtree;
 pub mod kernel;
+pub mod kernel_times;
 pub mod knn;
 pub mod maps;
 pub mod photons;

@@ -475,7 +475,7 @@ impl GpuCore {
                     },
                     &rays,
                     &hits,
-                    live.as_ref().map(|c| &c.buffer),
+                    live.as_ref().map(|c| (&c.buffer, 0)),
                     vd,
                     timer,
                     "photon trace",

@@ -529,15 +529,13 @@ impl VdBatch {
                 ("levels", levels.buffer),
             ],
         )?;
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(&self.build_trace.name),
-                timestamp_writes,
-            });
-            pass.set_pipeline(&self.build_trace.pipeline);
-            pass.set_bind_group(0, &bind, &[]);
-            pass.dispatch_workgroups(self.workgroups, 1, 1);
-        }
+        encoder.dispatch_in_pass(
+            &self.build_trace.name,
+            &self.build_trace.pipeline,
+            &bind,
+            (self.workgroups, 1, 1),
+            timestamp_writes,
+        );
         Ok(VdBatchOutput {
             hits,
             record_hits,

@@ -659,7 +659,7 @@ impl GpuCore {
             params,
             rays,
             &hits,
-            live,
+            live.map(|b| (b, 0)),
             vd,
             timer,
             "trace",
