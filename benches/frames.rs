@@ -287,10 +287,13 @@ fn main() {
         ),
         ("host (waits left out)", |t: &FrameTimes| &t.host_stages),
         ("device idle before", |t: &FrameTimes| &t.idle_stages),
-        ("device (CAUSTICA_KERNEL_TIMES: stage:kernel)", |t: &FrameTimes| {
-            &t.kernel_stages
+        (
+            "device (CAUSTICA_KERNEL_TIMES: stage:kernel)",
+            |t: &FrameTimes| &t.kernel_stages,
+        ),
+        ("dispatches (CAUSTICA_KERNEL_TIMES)", |t: &FrameTimes| {
+            &t.kernel_dispatches
         }),
-        ("dispatches (CAUSTICA_KERNEL_TIMES)", |t: &FrameTimes| &t.kernel_dispatches),
     ] {
         let stages: Vec<String> = of(&warm[0]).iter().map(|(s, _)| s.clone()).collect();
         if stages.is_empty() {

@@ -167,14 +167,7 @@ fn bench_gpu(
         let mut outputs: Vec<(usize, IrradianceOutput)> = Vec::new();
         for (first, buffer) in &buffers {
             let n = chunk.min(points.len() - first) as u32;
-            let (dispatch, output) = kernels.prepare(
-                ctx,
-                &sample_buffer,
-                &tree.words,
-                &position_buffer,
-                buffer,
-                n,
-            )?;
+            let (dispatch, output) = kernels.prepare(ctx, &sample_buffer, &tree, buffer, n)?;
             dispatches.push(dispatch);
             outputs.push((*first, output));
         }

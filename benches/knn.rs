@@ -19,7 +19,7 @@ use caustica::accel::knn::{knn, Neighbour};
 use caustica::accel::photon_estimate::{
     octahedral_encode, photon_flux_density, EstimateFilter, PhotonRecord,
 };
-use caustica::gpu::kdtree::KdTreeBuilder;
+use caustica::gpu::kdtree::{GpuKdTree, KdTreeBuilder};
 use caustica::gpu::kernel::{read_buffer, storage_buffer, Checks};
 use caustica::gpu::knn::{check_status, KnnQueries};
 use caustica::gpu::GpuBuffer;
@@ -145,8 +145,7 @@ fn rate(count: usize, seconds: f64) -> String {
 fn bench_gpu_knn(
     ctx: &GpuContext,
     knn_gpu: &KnnQueries,
-    words: &GpuBuffer,
-    points_buffer: &GpuBuffer,
+    tree: &GpuKdTree,
     query_buffer: &GpuBuffer,
     queries: &[Vec3],
     host_words: &[u32],
@@ -158,16 +157,8 @@ fn bench_gpu_knn(
     let mut outputs = Vec::new();
     for first in (0..queries.len()).step_by(chunk) {
         let n = chunk.min(queries.len() - first) as u32;
-        let (d, out) = knn_gpu.prepare_knn(
-            ctx,
-            words,
-            points_buffer,
-            query_buffer,
-            first as u32,
-            n,
-            o.k,
-            o.max_dist2,
-        )?;
+        let (d, out) =
+            knn_gpu.prepare_knn(ctx, tree, query_buffer, first as u32, n, o.k, o.max_dist2)?;
         dispatches.push(d);
         outputs.push((first, n, out));
     }
@@ -276,7 +267,7 @@ fn main() -> Result<(), GpuError> {
                 let tree = builder.build(ctx, &point_buffer, points.len() as u32)?;
                 let count = tree.counts(ctx)?.word_count as usize;
                 let words: Vec<u32> = read_buffer(ctx, &tree.words, count)?;
-                (words, Some((tree, point_buffer)))
+                (words, Some(tree))
             }
             _ => (build_point_kdtree(&points).words, None),
         };
@@ -290,8 +281,7 @@ fn main() -> Result<(), GpuError> {
                 "CPU builder"
             }
         );
-        if let (Some(ctx), Some((checked, unchecked, _)), Some((tree, point_buffer))) =
-            (&ctx, &kernels, &gpu_tree)
+        if let (Some(ctx), Some((checked, unchecked, _)), Some(tree)) = (&ctx, &kernels, &gpu_tree)
         {
             let q4: Vec<[f32; 4]> = queries.iter().map(|q| [q.x, q.y, q.z, 0.0]).collect();
             let query_buffer = storage_buffer(ctx, "queries", &q4)?;
@@ -299,8 +289,7 @@ fn main() -> Result<(), GpuError> {
                 let line = bench_gpu_knn(
                     ctx,
                     knn_gpu,
-                    &tree.words,
-                    point_buffer,
+                    tree,
                     &query_buffer,
                     &queries,
                     &host_words,
@@ -321,8 +310,7 @@ fn main() -> Result<(), GpuError> {
             for (variant, knn_gpu) in [("checked", checked), ("unchecked", unchecked)] {
                 let (dispatch, out) = knn_gpu.prepare_density(
                     ctx,
-                    &tree.words,
-                    point_buffer,
+                    tree,
                     &photon_buffer,
                     &pair_buffer,
                     0,

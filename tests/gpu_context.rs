@@ -115,7 +115,9 @@ fn a_binding_by_an_unknown_name_is_an_error_that_names_it() {
 
 #[test]
 fn kernel_times_count_every_dispatch_of_a_kernel_and_time_it() {
-    let Some(mut ctx) = test_context() else { return };
+    let Some(mut ctx) = test_context() else {
+        return;
+    };
     if !ctx.time_kernels() {
         // Lavapipe and the lent GPUs have timestamps inside encoders; an adapter without them
         // has no kernel times to test.
@@ -142,15 +144,24 @@ fn kernel_times_count_every_dispatch_of_a_kernel_and_time_it() {
     let mut encoder = caustica::gpu::encoder::Encoder::new(&ctx);
     kernel.dispatch(&mut encoder, &bind, kernel.grid_for(&ctx, 4096));
     ctx.submit([encoder.finish()]);
-    let mut times = ctx.read_kernel_times().unwrap().expect("kernel times are on");
+    let mut times = ctx
+        .read_kernel_times()
+        .unwrap()
+        .expect("kernel times are on");
     assert_eq!(times.len(), 2, "{times:?}");
     times.sort_by(|a, b| a.stage.cmp(&b.stage));
-    assert_eq!((times[1].stage.as_str(), times[1].dispatches), ("second", 1));
+    assert_eq!(
+        (times[1].stage.as_str(), times[1].dispatches),
+        ("second", 1)
+    );
     assert_eq!(times[0].kernel, kernel.name);
     assert_eq!(times[0].stage, "");
     assert_eq!(times[0].dispatches, 3);
     assert!(times[0].ms > 0.0, "{times:?}");
     // A reading starts the next afresh.
-    let again = ctx.read_kernel_times().unwrap().expect("kernel times are on");
+    let again = ctx
+        .read_kernel_times()
+        .unwrap()
+        .expect("kernel times are on");
     assert!(again.is_empty(), "{again:?}");
 }

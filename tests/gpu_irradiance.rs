@@ -19,6 +19,7 @@ use caustica::accel::knn::knn;
 use caustica::cpu::gather::IrradianceCache;
 use caustica::gpu::encoder::Encoder;
 use caustica::gpu::irradiance::{IrradianceKernels, IrradianceParams};
+use caustica::gpu::kdtree::GpuKdTree;
 use caustica::gpu::kernel::{storage_buffer, Checks};
 use caustica::gpu::upload::{GpuIrradianceSample, GpuShadingPoint};
 use caustica::gpu::{test_context, GpuContext};
@@ -507,19 +508,11 @@ fn broken_inputs_give_an_error_on_the_gpu() {
     let queries = [point(Vec3::ZERO, Vec3::Z)];
     let run = |words: &[u32], positions: &[[f32; 4]]| {
         let sample_buffer = storage_buffer(&ctx, "samples", &samples).unwrap();
-        let word_buffer = storage_buffer(&ctx, "words", words).unwrap();
-        let position_buffer = storage_buffer(&ctx, "positions", positions).unwrap();
+        let tree = GpuKdTree::upload(&ctx, words, positions).unwrap();
         let query_buffer = storage_buffer(&ctx, "queries", &queries).unwrap();
         let mut encoder = Encoder::new(&ctx);
-        let output = kernels.interpolate(
-            &ctx,
-            &mut encoder,
-            &sample_buffer,
-            &word_buffer,
-            &position_buffer,
-            &query_buffer,
-            1,
-        )?;
+        let output =
+            kernels.interpolate(&ctx, &mut encoder, &sample_buffer, &tree, &query_buffer, 1)?;
         ctx.submit([encoder.finish()]);
         output.check(&ctx)
     };
@@ -539,19 +532,10 @@ fn broken_inputs_give_an_error_on_the_gpu() {
     }
     // Queries past the end of the query buffer are refused before anything runs.
     let sample_buffer = storage_buffer(&ctx, "samples", &samples).unwrap();
-    let word_buffer = storage_buffer(&ctx, "words", &[KD_LEAF | 1, 0]).unwrap();
-    let position_buffer = storage_buffer(&ctx, "positions", &two[..1]).unwrap();
+    let tree = GpuKdTree::upload(&ctx, &[KD_LEAF | 1, 0], &two[..1]).unwrap();
     let query_buffer = storage_buffer(&ctx, "queries", &queries).unwrap();
     let mut encoder = Encoder::new(&ctx);
-    let refused = kernels.interpolate(
-        &ctx,
-        &mut encoder,
-        &sample_buffer,
-        &word_buffer,
-        &position_buffer,
-        &query_buffer,
-        2,
-    );
+    let refused = kernels.interpolate(&ctx, &mut encoder, &sample_buffer, &tree, &query_buffer, 2);
     assert!(refused.is_err());
 }
 
@@ -581,8 +565,7 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
         .collect();
     let points: Vec<GpuShadingPoint> = queries.iter().map(|&(x, n)| point(x, n)).collect();
     let sample_buffer = storage_buffer(&ctx, "samples", &to_gpu(&samples)).unwrap();
-    let word_buffer = storage_buffer(&ctx, "words", &words).unwrap();
-    let position_buffer = storage_buffer(&ctx, "positions", &positions).unwrap();
+    let tree = GpuKdTree::upload(&ctx, &words, &positions).unwrap();
     let query_buffer = storage_buffer(&ctx, "queries", &points).unwrap();
     let mut encoder = Encoder::new(&ctx);
     let output = kernels
@@ -590,8 +573,7 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
             &ctx,
             &mut encoder,
             &sample_buffer,
-            &word_buffer,
-            &position_buffer,
+            &tree,
             &query_buffer,
             queries.len() as u32,
         )

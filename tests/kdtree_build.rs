@@ -339,6 +339,46 @@ mod gpu {
         }
     }
 
+    /// Beside the words the build writes each leaf entry's point and index (what the searches
+    /// read), as `leaf_points_of` finds them from the words and the points.
+    #[test]
+    fn gpu_builds_write_each_leaf_entrys_point_and_index_beside_the_words() {
+        let Some(ctx) = test_context() else { return };
+        let builder = KdTreeBuilder::new(&ctx).expect("kernels build");
+        for (name, points) in point_sets(false) {
+            let buffer = caustica::gpu::kernel::storage_buffer(&ctx, "points", &points).unwrap();
+            let tree = builder
+                .build(&ctx, &buffer, points.len() as u32)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let count = tree.counts(&ctx).unwrap().word_count as usize;
+            let words: Vec<u32> =
+                caustica::gpu::kernel::read_buffer(&ctx, &tree.words, count).unwrap();
+            let got: Vec<[f32; 4]> =
+                caustica::gpu::kernel::read_buffer(&ctx, &tree.leaf_points, count).unwrap();
+            let (want, _, _) = caustica::gpu::kdtree::leaf_points_of(&words, &points);
+            // Compared as bits (the index lives in w's bits; NaN coordinates are kept).
+            let bits = |v: [f32; 4]| v.map(f32::to_bits);
+            let (mut w, mut entries) = (0usize, 0usize);
+            while w < count {
+                if words[w] >> 30 != 3 {
+                    w += 2;
+                    continue;
+                }
+                let n = (words[w] & KD_INDEX_MASK) as usize;
+                for e in w + 1..w + 1 + n {
+                    let i = words[e];
+                    let p = points[i as usize];
+                    let expected = bits([p[0], p[1], p[2], f32::from_bits(i)]);
+                    assert_eq!(bits(got[e]), expected, "{name}: GPU, word {e}");
+                    assert_eq!(bits(want[e]), expected, "{name}: CPU twin, word {e}");
+                    entries += 1;
+                }
+                w += 1 + n;
+            }
+            assert_eq!(entries, points.len(), "{name}: every point in one leaf");
+        }
+    }
+
     #[test]
     fn gpu_trees_are_valid_and_identical_to_the_cpu_twin_with_and_without_subgroups() {
         let Some(ctx) = test_context() else { return };

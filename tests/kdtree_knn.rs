@@ -16,7 +16,7 @@ use caustica::accel::photon_estimate::{
     EstimateFilter, PhotonRecord,
 };
 use caustica::gpu::encoder::Encoder;
-use caustica::gpu::kdtree::KdTreeBuilder;
+use caustica::gpu::kdtree::{GpuKdTree, KdTreeBuilder};
 use caustica::gpu::kernel::{read_buffer, run_deferred_checks, storage_buffer, Checks};
 use caustica::gpu::knn::{KnnParams, KnnQueries};
 use caustica::gpu::{test_context, GpuBuffer, GpuContext};
@@ -213,8 +213,7 @@ fn gpu_queries_equal_brute_force_on_every_point_set() {
     ];
     for (name, points) in point_sets() {
         let tree = build_point_kdtree(&points);
-        let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
-        let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+        let gpu_tree = GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
         let queries = queries_for(&points, 2_000, 12);
         let all: Vec<Vec<Neighbour>> = queries
             .iter()
@@ -230,14 +229,7 @@ fn gpu_queries_equal_brute_force_on_every_point_set() {
                     ("unchecked", &variants[1], queries.len() / 4),
                 ] {
                     let got = knn_gpu
-                        .knn_vec(
-                            &ctx,
-                            &words,
-                            &point_buffer,
-                            &queries[..n],
-                            k as u32,
-                            max_dist2,
-                        )
+                        .knn_vec(&ctx, &gpu_tree, &queries[..n], k as u32, max_dist2)
                         .unwrap_or_else(|e| panic!("{name}: {e}"));
                     if let Some(d) = first_difference(&got, &want[..n], &queries) {
                         panic!("GPU ({variant}), {name}, k = {k}, max_dist2 = {max_dist2}: {d}");
@@ -281,14 +273,7 @@ fn trees_from_the_gpu_builder_give_the_same_answers() {
                 panic!("CPU on the GPU-built tree, {name}, k = {k}: {d}");
             }
             let gpu = knn_gpu
-                .knn_vec(
-                    &ctx,
-                    &tree.words,
-                    &point_buffer,
-                    &queries,
-                    k as u32,
-                    max_dist2,
-                )
+                .knn_vec(&ctx, &tree, &queries, k as u32, max_dist2)
                 .unwrap();
             if let Some(d) = first_difference(&gpu, &want, &queries) {
                 panic!("GPU on the GPU-built tree, {name}, k = {k}: {d}");
@@ -303,18 +288,17 @@ fn gpu_refuses_k_of_zero_or_above_128() {
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
     let points = uniform_points(100, 3);
     let tree = build_point_kdtree(&points);
-    let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let gpu_tree = GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
     let q = [Vec3::ZERO];
     for k in [0, 129, 1000] {
         let err = knn_gpu
-            .knn_vec(&ctx, &words, &point_buffer, &q, k, f32::INFINITY)
+            .knn_vec(&ctx, &gpu_tree, &q, k, f32::INFINITY)
             .expect_err("k out of range");
         assert!(err.to_string().contains("k from 1 to 128"), "{err}");
     }
     assert_eq!(
         knn_gpu
-            .knn_vec(&ctx, &words, &point_buffer, &q, 128, f32::INFINITY)
+            .knn_vec(&ctx, &gpu_tree, &q, 128, f32::INFINITY)
             .unwrap()[0]
             .len(),
         100
@@ -340,10 +324,9 @@ fn a_tree_deeper_than_the_gpu_stack_is_refused_and_the_cpu_still_answers() {
     );
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
-    let word_buffer = storage_buffer(&ctx, "words", &words).unwrap();
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let gpu_tree = GpuKdTree::upload(&ctx, &words, &points).unwrap();
     let err = knn_gpu
-        .knn_vec(&ctx, &word_buffer, &point_buffer, &[q], 3, f32::INFINITY)
+        .knn_vec(&ctx, &gpu_tree, &[q], 3, f32::INFINITY)
         .expect_err("the stack overflows");
     assert!(
         err.to_string().contains("deeper than the GPU query stack"),
@@ -352,7 +335,7 @@ fn a_tree_deeper_than_the_gpu_stack_is_refused_and_the_cpu_still_answers() {
     // A query at the chain's start prunes every far leaf once it has its 3 neighbours.
     let near = Vec3::new(-1.0, 0.0, 0.0);
     let got = knn_gpu
-        .knn_vec(&ctx, &word_buffer, &point_buffer, &[near], 3, f32::INFINITY)
+        .knn_vec(&ctx, &gpu_tree, &[near], 3, f32::INFINITY)
         .unwrap();
     assert_eq!(got[0], knn_brute_force(&points, near, 3, f32::INFINITY));
 }
@@ -362,7 +345,6 @@ fn malformed_tree_words_give_an_error_on_the_gpu() {
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
     let points = uniform_points(4, 9);
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
     let bad_trees: [&[u32]; 3] = [
         // The right child points back at the root.
         &[0, 0.0f32.to_bits(), KD_LEAF | 1, 0],
@@ -372,16 +354,9 @@ fn malformed_tree_words_give_an_error_on_the_gpu() {
         &[KD_LEAF | 2, 0, 17],
     ];
     for words in bad_trees {
-        let word_buffer = storage_buffer(&ctx, "words", words).unwrap();
+        let tree = GpuKdTree::upload(&ctx, words, &points).unwrap();
         let err = knn_gpu
-            .knn_vec(
-                &ctx,
-                &word_buffer,
-                &point_buffer,
-                &[Vec3::ZERO],
-                4,
-                f32::INFINITY,
-            )
+            .knn_vec(&ctx, &tree, &[Vec3::ZERO], 4, f32::INFINITY)
             .expect_err("malformed");
         assert!(err.to_string().contains("malformed"), "{words:?}: {err}");
     }
@@ -393,17 +368,16 @@ fn malformed_tree_words_give_an_error_on_the_gpu() {
 fn a_deferred_status_check_reports_a_malformed_tree_at_the_frames_end() {
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
-    let (points, point_buffer, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 64, 5);
+    let (points, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 64, 5);
     let sound = build_point_kdtree(&points).words;
     // A leaf longer than the words.
     let malformed = vec![KD_LEAF | 9, 0, 1];
     for (words, fails) in [(sound, false), (malformed, true)] {
-        let word_buffer = storage_buffer(&ctx, "words", &words).unwrap();
+        let tree = GpuKdTree::upload(&ctx, &words, &points).unwrap();
         let (dispatch, out) = knn_gpu
             .prepare_density(
                 &ctx,
-                &word_buffer,
-                &point_buffer,
+                &tree,
                 &photon_buffer,
                 &query_buffer,
                 0,
@@ -438,11 +412,10 @@ fn searches_longer_than_a_drivers_loop_limit_fail_loudly_or_answer_correctly() {
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
     let points = uniform_points(200_000, 61);
     let tree = build_point_kdtree(&points);
-    let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let gpu_tree = GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
     let mut rng = LcgRng(62);
     let queries: Vec<Vec3> = (0..16).map(|_| 5.0 * rng.unit_vector()).collect();
-    match knn_gpu.knn_vec(&ctx, &words, &point_buffer, &queries, 128, f32::INFINITY) {
+    match knn_gpu.knn_vec(&ctx, &gpu_tree, &queries, 128, f32::INFINITY) {
         Ok(got) => {
             for (q, g) in queries.iter().zip(&got) {
                 assert_eq!(g, &knn_brute_force(&points, *q, 128, f32::INFINITY));
@@ -519,8 +492,7 @@ fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
     let (photons, queries) = random_photons(20_000, 21);
     let points = positions(&photons);
     let tree = build_point_kdtree(&points);
-    let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
-    let point_buffer = storage_buffer(&ctx, "points", &points).unwrap();
+    let gpu_tree = GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
     let photon_buffer = storage_buffer(&ctx, "photons", &photons).unwrap();
     for (filter, knn_gpu) in FILTERS
         .iter()
@@ -531,8 +503,7 @@ fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
             let gpu = knn_gpu
                 .flux_density_vec(
                     &ctx,
-                    &words,
-                    &point_buffer,
+                    &gpu_tree,
                     &photon_buffer,
                     &queries,
                     k as u32,
@@ -559,14 +530,14 @@ fn gpu_density_estimates_equal_the_cpu_twin_on_random_photons() {
     }
 }
 
-/// `n` random photons uploaded as a density search reads them: their positions, the
-/// positions' buffer, the records' buffer, the (position, normal) queries' buffer and the
-/// number of queries.
+/// `n` random photons uploaded as a density search reads them: their positions (the tree's
+/// points), the records' buffer, the (position, normal) queries' buffer and the number of
+/// queries.
 fn uploaded_photons(
     ctx: &GpuContext,
     n: usize,
     seed: u64,
-) -> (Vec<[f32; 4]>, GpuBuffer, GpuBuffer, GpuBuffer, u32) {
+) -> (Vec<[f32; 4]>, GpuBuffer, GpuBuffer, u32) {
     let (photons, queries) = random_photons(n, seed);
     let points = positions(&photons);
     let pairs: Vec<[f32; 4]> = queries
@@ -574,8 +545,7 @@ fn uploaded_photons(
         .flat_map(|(x, n)| [[x.x, x.y, x.z, 0.0], [n.x, n.y, n.z, 0.0]])
         .collect();
     (
-        points.clone(),
-        storage_buffer(ctx, "points", &points).unwrap(),
+        points,
         storage_buffer(ctx, "photons", &photons).unwrap(),
         storage_buffer(ctx, "queries", &pairs).unwrap(),
         queries.len() as u32,
@@ -590,9 +560,9 @@ fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
     let Some(ctx) = test_context() else { return };
     let knn_gpu = KnnQueries::new(&ctx).unwrap();
     let prims = caustica::gpu::prims::Primitives::new(&ctx).unwrap();
-    let (points, point_buffer, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 20_000, 23);
+    let (points, photon_buffer, query_buffer, n) = uploaded_photons(&ctx, 20_000, 23);
     let tree = build_point_kdtree(&points);
-    let words = storage_buffer(&ctx, "words", &tree.words).unwrap();
+    let gpu_tree = GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
     let mut encoder = Encoder::new(&ctx);
     let order = prims
         .morton_order(
@@ -609,8 +579,7 @@ fn density_estimates_taken_in_morton_order_equal_those_taken_in_order() {
         let (dispatch, out) = knn_gpu
             .prepare_density(
                 &ctx,
-                &words,
-                &point_buffer,
+                &gpu_tree,
                 &photon_buffer,
                 &query_buffer,
                 0,

@@ -562,8 +562,8 @@ fn gpu_knn_over_a_gpu_built_tree_equals_brute_force_on_the_example_scenes_photon
         assert!(points.len() > 4_000, "{file}: {} photons", points.len());
         let tree = builder.build_vec(&ctx, &points).unwrap();
         caustica::accel::kdtree::validate_point_kdtree(&tree.words, &points).unwrap();
-        let words = caustica::gpu::kernel::storage_buffer(&ctx, "words", &tree.words).unwrap();
-        let point_buffer = caustica::gpu::kernel::storage_buffer(&ctx, "points", &points).unwrap();
+        let gpu_tree =
+            caustica::gpu::kdtree::GpuKdTree::upload(&ctx, &tree.words, &points).unwrap();
         // Queries at photons (exact duplicates of a point: ties) and jittered beside them.
         let mut rng = support::LcgRng(7);
         let queries: Vec<Vec3> = points
@@ -576,7 +576,7 @@ fn gpu_knn_over_a_gpu_built_tree_equals_brute_force_on_the_example_scenes_photon
             .collect();
         for (k, max_dist2) in [(64u32, f32::INFINITY), (16, 0.01)] {
             let got = knn
-                .knn_vec(&ctx, &words, &point_buffer, &queries, k, max_dist2)
+                .knn_vec(&ctx, &gpu_tree, &queries, k, max_dist2)
                 .unwrap();
             for (q, found) in queries.iter().zip(&got) {
                 let want =

@@ -2,7 +2,9 @@
 // invocation per slot): a node at its offset (from its parent; the root at 0) writes its
 // cut-off chain (min sides: split, empty leaf, rest; max sides: split, rest, empty leaf), then
 // either its median split and its children's offsets, or its leaf (all-equal nodes), or moves
-// its small subtree from the scratch with the right-child indices made absolute.
+// its small subtree from the scratch with the right-child indices made absolute. At the word of
+// every leaf entry it also writes the point's position and index (w, as bits) into leaf_points
+// (gpu::kdtree::leaf_points_of is the CPU twin).
 //!include "kdtree/build_common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: KdParams;
@@ -11,6 +13,18 @@
 @group(0) @binding(3) var<storage, read> heap_boxes: array<f32>;
 @group(0) @binding(4) var<storage, read> scratch: array<u32>;
 @group(0) @binding(5) var<storage, read_write> words: array<u32>;
+@group(0) @binding(6) var<storage, read> points: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> leaf_points: array<vec4<f32>>;
+
+// Word w is a leaf entry naming point `index`.
+fn write_leaf_entry(w: u32, index: u32) {
+    words[w] = index;
+    var p = vec3<f32>(0.0);
+    if index < arrayLength(&points) {
+        p = points[index].xyz;
+    }
+    leaf_points[w] = vec4<f32>(p, bitcast<f32>(index));
+}
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -36,8 +50,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let word = scratch[base + i];
             if (word >> 30u) == 3u {
                 let leaf_end = i + 1u + (word & KD_INDEX_MASK);
+                words[o + i] = word;
+                i += 1u;
                 for (; i < leaf_end; i++) {
-                    words[o + i] = scratch[base + i];
+                    write_leaf_entry(o + i, scratch[base + i]);
                 }
             } else {
                 words[o + i] = (word & ~KD_INDEX_MASK) | (o + (word & KD_INDEX_MASK));
@@ -70,7 +86,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if kind == KIND_EQUAL {
         words[o] = KD_LEAF | count;
         for (var i = 0u; i < count; i++) {
-            words[o + 1u + i] = small_list[start + i];
+            write_leaf_entry(o + 1u + i, small_list[start + i]);
         }
         return;
     }

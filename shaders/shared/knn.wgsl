@@ -27,7 +27,11 @@
 // it early. Other drivers have no such limit.
 
 @group(0) @binding(50) var<storage, read> kd_words: array<u32>;
+// The points (their count bounds the indices; the search reads them in kd_leaf_points).
 @group(0) @binding(51) var<storage, read> kd_points: array<vec4<f32>>;
+// At the word of every leaf entry, the point's position and index (w, as bits):
+// gpu::kdtree::leaf_points_of. A leaf's points are read there one after the other.
+@group(0) @binding(59) var<storage, read> kd_leaf_points: array<vec4<f32>>;
 
 // accel::knn::KNN_MAX_K: the largest heap a kernel may declare.
 const KNN_MAX_K: u32 = 128u;
@@ -198,6 +202,8 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     knn_error = select(0u, KNN_ERROR_HEAP, k > KNN_HEAP_SIZE);
     let word_count = arrayLength(&kd_words);
     let point_count = arrayLength(&kd_points);
+    // A leaf-points array shorter than the words (a caller's mistake) reads as a bad tree.
+    let leaf_point_last = arrayLength(&kd_leaf_points) - 1u;
     var top = 0u;
     var node = 0u;
     // The query's offsets from the current node's box (the root's holds it).
@@ -279,16 +285,17 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
         if pending < pending_end {
             for (var u = 0u; u < KNN_LEAF_CHUNK; u++) {
                 if pending < pending_end {
-                    let i = kd_words[pending];
-                    if i < point_count {
+                    let entry = kd_leaf_points[min(pending, leaf_point_last)];
+                    let i = bitcast<u32>(entry.w);
+                    if i < point_count && pending <= leaf_point_last {
 //!if KNN_FILTER
                         // A kernel compiled with KNN_FILTER offers only the points its own
                         // knn_accept(index) takes (accel::knn::knn_filtered).
                         if knn_accept(i) {
-                            knn_offer(knn_distance2(q, kd_points[i].xyz), i);
+                            knn_offer(knn_distance2(q, entry.xyz), i);
                         }
 //!else
-                        knn_offer(knn_distance2(q, kd_points[i].xyz), i);
+                        knn_offer(knn_distance2(q, entry.xyz), i);
 //!endif
                     } else {
                         knn_error |= KNN_ERROR_TREE;

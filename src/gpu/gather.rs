@@ -304,8 +304,7 @@ impl GpuCore {
             .morton_order(ctx, &mut encoder, queries, 2, count, cube)?;
         let (dispatch, output) = kernels.knn.prepare_density(
             ctx,
-            &map.tree.words,
-            &map.map.positions,
+            &map.tree,
             &map.map.records,
             queries,
             0,
@@ -586,7 +585,10 @@ impl GpuCore {
         k.reduce.dispatch(
             &mut encoder,
             &bind,
-            k.reduce.grid_for(ctx, chunk.seed_count as u64 * k.reduce.workgroup_size as u64),
+            k.reduce.grid_for(
+                ctx,
+                chunk.seed_count as u64 * k.reduce.workgroup_size as u64,
+            ),
         );
         ctx.submit([encoder.finish()]);
         Ok(())
@@ -744,8 +746,7 @@ impl GpuCore {
             ctx,
             &mut encoder,
             &samples,
-            &irradiance_tree.words,
-            &sample_positions,
+            &irradiance_tree,
             &points.buffer,
             points.count,
         )?;

@@ -25,7 +25,7 @@ use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::encoder::Encoder;
-use super::kdtree::KdTreeBuilder;
+use super::kdtree::{GpuKdTree, KdTreeBuilder};
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
@@ -145,18 +145,17 @@ impl IrradianceKernels {
 
     /// Binds an interpolation at the first `n` shading points of `queries`
     /// (`array<ShadingPoint>`) from `samples` (`array<IrradianceSample>`), whose kd-tree is
-    /// `words` (layout in `accel::kdtree`) over `positions` (`array<vec4<f32>>`,
-    /// `positions[i] = samples[i].position`), with fresh outputs.
+    /// `tree` (its point i is `samples[i].position`), with fresh outputs.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare<'a>(
         &'a self,
         ctx: &GpuContext,
         samples: &GpuBuffer,
-        words: &GpuBuffer,
-        positions: &GpuBuffer,
+        tree: &GpuKdTree,
         queries: &GpuBuffer,
         n: u32,
     ) -> Result<(IrradianceDispatch<'a>, IrradianceOutput), GpuError> {
+        let (words, positions) = (&tree.words, &tree.points);
         let needed = n as u64 * POINT_BYTES;
         if n > 0 && queries.size() < needed {
             return Err(GpuError::Device(format!(
@@ -196,6 +195,7 @@ impl IrradianceKernels {
                 ("params", &params),
                 ("kd_words", words),
                 ("kd_points", positions),
+                ("kd_leaf_points", &tree.leaf_points),
                 ("irradiance_samples", samples),
                 ("queries", queries),
                 ("out_irradiance", &output.irradiance),
@@ -214,8 +214,8 @@ impl IrradianceKernels {
 
     /// Interpolated irradiance (`vec4`, w = 0) at each of the first `n` shading points of
     /// `queries` (`array<ShadingPoint>`), from `samples` (`array<IrradianceSample>`) whose
-    /// kd-tree is `words` over `positions` (`array<vec4<f32>>`,
-    /// `positions[i] = samples[i].position`), recorded into `encoder`. After submitting, call
+    /// kd-tree is `tree`, over the samples' positions (its point i is `samples[i].position`),
+    /// recorded into `encoder`. After submitting, call
     /// [`IrradianceOutput::check`] before trusting `irradiance`.
     #[allow(clippy::too_many_arguments)]
     pub fn interpolate(
@@ -223,12 +223,11 @@ impl IrradianceKernels {
         ctx: &GpuContext,
         encoder: &mut Encoder,
         samples: &GpuBuffer,
-        words: &GpuBuffer,
-        positions: &GpuBuffer,
+        tree: &GpuKdTree,
         queries: &GpuBuffer,
         n: u32,
     ) -> Result<IrradianceOutput, GpuError> {
-        let (dispatch, output) = self.prepare(ctx, samples, words, positions, queries, n)?;
+        let (dispatch, output) = self.prepare(ctx, samples, tree, queries, n)?;
         dispatch.record(encoder, None);
         Ok(output)
     }
@@ -278,8 +277,7 @@ impl IrradianceKernels {
                 ctx,
                 &mut encoder,
                 &sample_buffer,
-                &tree.words,
-                &position_buffer,
+                &tree,
                 &query_buffer,
                 part.len() as u32,
             )?;

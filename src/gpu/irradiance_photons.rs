@@ -51,8 +51,6 @@ pub struct GpuIrradiancePhotons {
     pub count: u32,
     /// The normals (one `vec4` each).
     normals: GpuBuffer,
-    /// Positions as kd-tree points.
-    points: GpuBuffer,
     /// The irradiance at each (xyz).
     irradiance: GpuBuffer,
     tree: GpuKdTree,
@@ -135,7 +133,8 @@ impl IrradiancePhotonKernels {
                 ("order", &order),
                 ("params", &params),
                 ("kd_words", &global.tree.words),
-                ("kd_points", &global.map.positions),
+                ("kd_points", &global.tree.points),
+                ("kd_leaf_points", &global.tree.leaf_points),
                 ("kd_photons", &global.map.records),
                 ("photon_normals", &normals),
                 ("photon_points", &points),
@@ -150,7 +149,6 @@ impl IrradiancePhotonKernels {
         Ok(Some(GpuIrradiancePhotons {
             count,
             normals,
-            points,
             irradiance,
             tree,
             max_dist2: settings.max_dist2,
@@ -201,7 +199,8 @@ impl IrradiancePhotonKernels {
                 ("order", &order),
                 ("params", &params),
                 ("kd_words", &photons.tree.words),
-                ("kd_points", &photons.points),
+                ("kd_points", &photons.tree.points),
+                ("kd_leaf_points", &photons.tree.leaf_points),
                 ("queries", queries),
                 ("photon_normals", &photons.normals),
                 ("photon_irradiance", &photons.irradiance),

@@ -38,12 +38,18 @@
 //! back; [`GpuKdTree::counts`] reads the size and shape when a caller wants them. With
 //! timestamps on, one read-back of the stage times.
 //!
+//! **Leaf points**: `build_write` also writes, at the word of every leaf entry, the point's
+//! position and index (`vec4`, the index's bits in w): the searches (`shared/knn.wgsl`) read a
+//! leaf's points one after the other there instead of following each index into the points.
+//! [`leaf_points_of`] is its CPU twin, for trees made on the CPU.
+//!
 //! **Memory**: about 134 bytes per point while a build runs (the points included; the sort's
-//! temporaries live until the first submit completes), and buffers of up to `16 · n` bytes (the
-//! points, and one list buffer that doubles as the small stage's scratch). A buffer above the
-//! adapter's storage-binding limit is refused with [`GpuError::BufferTooLarge`] before anything
-//! is recorded; the whole points buffer is bound, so it must fit one binding even when `n` is
-//! smaller than it holds. On lavapipe (128 MiB per binding) that caps a build at about 8M points.
+//! temporaries live until the first submit completes), and the tree's words (room for
+//! [`max_tree_words`], about `16 · n` bytes) and leaf points (four times the words). A buffer
+//! above the adapter's storage-binding limit is refused with [`GpuError::BufferTooLarge`]
+//! before anything is recorded; the whole points buffer is bound, so it must fit one binding
+//! even when `n` is smaller than it holds. On lavapipe (128 MiB per binding) the leaf points
+//! cap a build at about 2M points.
 //!
 //! **Known cost**: an all-equal large node becomes one leaf that a single invocation writes
 //! (a degenerate input such as a million copies of one point is built, but slowly).
@@ -59,7 +65,7 @@ use super::kernel::{
 };
 use super::pool::GpuBuffer;
 use super::prims::{Primitives, BLOCK_SIZE};
-use crate::accel::kdtree::{PointKdTree, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
+use crate::accel::kdtree::{PointKdTree, KD_INDEX_MASK, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
 
 /// Words per heap node (`NODE_WORDS` in `shaders/kdtree/build_common.wgsl`).
 const NODE_WORDS: u64 = 8;
@@ -143,6 +149,10 @@ pub struct KdBuildStats {
 /// shape stay on the device until [`GpuKdTree::counts`] reads them.
 pub struct GpuKdTree {
     pub words: GpuBuffer,
+    /// The points it was built over (`array<vec4<f32>>`).
+    pub points: GpuBuffer,
+    /// At the word of every leaf entry, the point's position and index (w, as bits).
+    pub leaf_points: GpuBuffer,
     pub point_count: u32,
     pub stats: KdBuildStats,
     /// `[words, nodes, leaves, max branch depth]`, written by the build.
@@ -162,6 +172,31 @@ pub struct KdTreeCounts {
 }
 
 impl GpuKdTree {
+    /// A tree made on the CPU (`words` in the layout of `accel::kdtree`, maybe malformed: the
+    /// searches report that) over `points`, uploaded with its leaf points. Its counts are the
+    /// words', and the nodes and leaves a scan finds; the branch depth is not computed (0).
+    pub fn upload(
+        ctx: &GpuContext,
+        words: &[u32],
+        points: &[[f32; 4]],
+    ) -> Result<GpuKdTree, GpuError> {
+        let point_count = checked_count(points.len())?;
+        let (leaf_points, nodes, leaves) = leaf_points_of(words, points);
+        let word_list: &[u32] = if words.is_empty() { &[KD_LEAF] } else { words };
+        Ok(GpuKdTree {
+            words: storage_buffer(ctx, "kd-tree words", word_list)?,
+            points: storage_buffer(ctx, "kd-tree points", &non_empty(points))?,
+            leaf_points: storage_buffer(ctx, "kd-tree leaf points", &non_empty(&leaf_points))?,
+            point_count,
+            stats: KdBuildStats::default(),
+            counts: storage_buffer(
+                ctx,
+                "kd-tree counts",
+                &[word_list.len() as u32, nodes, leaves, 0],
+            )?,
+        })
+    }
+
     /// The tree's size and shape (one read-back: waits for the build).
     pub fn counts(&self, ctx: &GpuContext) -> Result<KdTreeCounts, GpuError> {
         let c: Vec<u32> = read_buffer(ctx, &self.counts, 4)?;
@@ -178,6 +213,41 @@ impl GpuKdTree {
             leaves: c[2],
             max_branch_depth: c[3],
         })
+    }
+}
+
+/// At the word of every leaf entry of `words` (the layout of `accel::kdtree`, read in
+/// preorder), the point's position and index (w, as bits); zeros elsewhere and for an index
+/// past `points`. Also the nodes and leaves the scan passed. The CPU twin of what `build_write`
+/// writes beside the words; a malformed tree gets the entries its scan reaches.
+pub fn leaf_points_of(words: &[u32], points: &[[f32; 4]]) -> (Vec<[f32; 4]>, u32, u32) {
+    let mut out = vec![[0.0f32; 4]; words.len()];
+    let (mut nodes, mut leaves) = (0u32, 0u32);
+    let mut w = 0usize;
+    while w < words.len() {
+        nodes += 1;
+        if words[w] >> 30 == 3 {
+            leaves += 1;
+            let n = (words[w] & KD_INDEX_MASK) as usize;
+            let end = (w + 1).saturating_add(n).min(words.len());
+            for (slot, &index) in out[w + 1..end].iter_mut().zip(&words[w + 1..end]) {
+                let p = points.get(index as usize).copied().unwrap_or_default();
+                *slot = [p[0], p[1], p[2], f32::from_bits(index)];
+            }
+            w = end;
+        } else {
+            w += 2;
+        }
+    }
+    (out, nodes, leaves)
+}
+
+/// `items`, or one zeroed item for an empty list (a binding is never empty).
+fn non_empty<T: Pod>(items: &[T]) -> Vec<T> {
+    if items.is_empty() {
+        vec![T::zeroed()]
+    } else {
+        items.to_vec()
     }
 }
 
@@ -306,9 +376,12 @@ impl KdTreeBuilder {
         if n == 0 {
             let words = storage_buffer(ctx, "kd-tree words", &[KD_LEAF])?;
             let counts = storage_buffer(ctx, "kd-tree counts", &[1u32, 1, 1, 0])?;
+            let leaf_points = storage_buffer(ctx, "kd-tree leaf points", &[[0f32; 4]])?;
             stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
             return Ok(GpuKdTree {
                 words,
+                points: points.clone(),
+                leaf_points,
                 point_count: 0,
                 stats,
                 counts,
@@ -336,6 +409,7 @@ impl KdTreeBuilder {
         let block_offsets = scratch("kd-tree block offsets", num_blocks as u64)?;
         let stats_buffer = scratch("kd-tree stats", 4)?;
         let words = scratch("kd-tree words", max_tree_words(n))?;
+        let leaf_points = scratch("kd-tree leaf points", 4 * max_tree_words(n))?;
 
         let params = |level: u32| {
             uniform_buffer(
@@ -517,6 +591,8 @@ impl KdTreeBuilder {
                     ("heap_boxes", &heap_boxes),
                     ("scratch", &lists_b),
                     ("words", &words),
+                    ("points", points),
+                    ("leaf_points", &leaf_points),
                 ],
             )?;
             self.write
@@ -533,6 +609,8 @@ impl KdTreeBuilder {
         stats.host_ms = clock.elapsed().as_secs_f64() * 1e3;
         Ok(GpuKdTree {
             words,
+            points: points.clone(),
+            leaf_points,
             point_count: n,
             stats,
             counts: stats_buffer,

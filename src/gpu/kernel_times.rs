@@ -89,7 +89,11 @@ impl KernelTimes {
 
     /// Every dispatch timed since the last reading, summed per stage and kernel and sorted by
     /// time, the longest first. Waits for the device.
-    pub fn read(&self, device: &wgpu::Device, queue: &wgpu::Queue) -> Result<Vec<KernelTime>, String> {
+    pub fn read(
+        &self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+    ) -> Result<Vec<KernelTime>, String> {
         let mut profiler = self.profiler();
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("kernel times"),

@@ -13,6 +13,7 @@ use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
 use super::encoder::Encoder;
+use super::kdtree::GpuKdTree;
 use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
@@ -253,14 +254,13 @@ impl KnnQueries {
     }
 
     /// Binds a kNN search of `k` neighbours within `max_dist2` for the `query_count` queries
-    /// starting at `first_query` of `queries` (`array<vec4<f32>>`, xyz), over the tree `words`
-    /// (layout in `accel::kdtree`) and its `points` (`array<vec4<f32>>`), with fresh outputs.
+    /// starting at `first_query` of `queries` (`array<vec4<f32>>`, xyz), over `tree` (built on
+    /// the device, or made on the CPU and uploaded: `GpuKdTree::upload`), with fresh outputs.
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_knn<'a>(
         &'a self,
         ctx: &GpuContext,
-        words: &GpuBuffer,
-        points: &GpuBuffer,
+        tree: &GpuKdTree,
         queries: &GpuBuffer,
         first_query: u32,
         query_count: u32,
@@ -288,15 +288,16 @@ impl KnnQueries {
             },
         );
         let (mut p_holder, mut q_holder) = (None, None);
-        let points = at_least(ctx, points, 16, &mut p_holder)?;
+        let points = at_least(ctx, &tree.points, 16, &mut p_holder)?;
         let queries = at_least(ctx, queries, 16, &mut q_holder)?;
         let kernel = self.query.for_k(ctx, k)?;
         let bind = kernel.bind(
             ctx,
             &[
                 ("params", &params),
-                ("kd_words", words),
+                ("kd_words", &tree.words),
                 ("kd_points", points),
+                ("kd_leaf_points", &tree.leaf_points),
                 ("queries", queries),
                 ("out_index", &output.indices),
                 ("out_dist2", &output.dist2),
@@ -315,14 +316,13 @@ impl KnnQueries {
     }
 
     /// Binds photon density estimates for the `query_count` queries starting at `first_query`
-    /// of `queries` (two `vec4` per query: position, normal) over the photon tree (`words`,
-    /// `points`) and the `photons` (`array<PhotonRecord>`, `photons[i]` at `points[i]`).
+    /// of `queries` (two `vec4` per query: position, normal) over the photon tree `tree` and
+    /// the `photons` (`array<PhotonRecord>`, `photons[i]` at the tree's point i).
     #[allow(clippy::too_many_arguments)]
     pub fn prepare_density<'a>(
         &'a self,
         ctx: &GpuContext,
-        words: &GpuBuffer,
-        points: &GpuBuffer,
+        tree: &GpuKdTree,
         photons: &GpuBuffer,
         queries: &GpuBuffer,
         first_query: u32,
@@ -367,7 +367,7 @@ impl KnnQueries {
             Some(order) => order,
             None => at_least(ctx, &output.status, 8, &mut o_holder)?,
         };
-        let points = at_least(ctx, points, 16, &mut p_holder)?;
+        let points = at_least(ctx, &tree.points, 16, &mut p_holder)?;
         let photon_size = std::mem::size_of::<PhotonRecord>() as u64;
         let photons = at_least(ctx, photons, photon_size, &mut ph_holder)?;
         let queries = at_least(ctx, queries, 32, &mut q_holder)?;
@@ -376,8 +376,9 @@ impl KnnQueries {
             ctx,
             &[
                 ("params", &params),
-                ("kd_words", words),
+                ("kd_words", &tree.words),
                 ("kd_points", points),
+                ("kd_leaf_points", &tree.leaf_points),
                 ("kd_photons", photons),
                 ("queries", queries),
                 ("out_density", &output.density),
@@ -396,13 +397,12 @@ impl KnnQueries {
     }
 
     /// The `k` nearest points to each query within `max_dist2`, sorted by (dist2, index), as
-    /// `accel::knn::knn` finds them. `words` and `points` as in [`KnnQueries::prepare_knn`].
+    /// `accel::knn::knn` finds them, over `tree` as in [`KnnQueries::prepare_knn`].
     /// Queries go in chunks whose outputs fit one storage binding.
     pub fn knn_vec(
         &self,
         ctx: &GpuContext,
-        words: &GpuBuffer,
-        points: &GpuBuffer,
+        tree: &GpuKdTree,
         queries: &[Vec3],
         k: u32,
         max_dist2: f32,
@@ -414,8 +414,7 @@ impl KnnQueries {
             let data: Vec<[f32; 4]> = part.iter().map(|q| [q.x, q.y, q.z, 0.0]).collect();
             let buffer = storage_buffer(ctx, "kNN queries", &data)?;
             let n = part.len() as u32;
-            let (dispatch, output) =
-                self.prepare_knn(ctx, words, points, &buffer, 0, n, k, max_dist2)?;
+            let (dispatch, output) = self.prepare_knn(ctx, tree, &buffer, 0, n, k, max_dist2)?;
             let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
             ctx.submit([encoder.finish()]);
@@ -447,8 +446,7 @@ impl KnnQueries {
     pub fn flux_density_vec(
         &self,
         ctx: &GpuContext,
-        words: &GpuBuffer,
-        points: &GpuBuffer,
+        tree: &GpuKdTree,
         photons: &GpuBuffer,
         queries: &[(Vec3, Vec3)],
         k: u32,
@@ -461,7 +459,7 @@ impl KnnQueries {
             let buffer = storage_buffer(ctx, "density queries", &position_normal_queries(part))?;
             let count = part.len() as u32;
             let (dispatch, output) = self.prepare_density(
-                ctx, words, points, photons, &buffer, 0, count, k, max_dist2, filter, None,
+                ctx, tree, photons, &buffer, 0, count, k, max_dist2, filter, None,
             )?;
             let mut encoder = Encoder::new(ctx);
             dispatch.record(&mut encoder, None);
@@ -496,12 +494,14 @@ impl KnnQueries {
         let decoded = storage_buffer_sized(ctx, "decoded", code_list.len() as u64 * 32)?;
         let words = storage_buffer(ctx, "no tree", &[crate::accel::kdtree::KD_LEAF])?;
         let points = storage_buffer(ctx, "no points", &[[0f32; 4]])?;
+        let leaf_points = storage_buffer(ctx, "no leaf points", &[[0f32; 4]])?;
         let photons = storage_buffer(ctx, "no photons", &[PhotonRecord::zeroed()])?;
         let bind = self.octahedral.bind(
             ctx,
             &[
                 ("kd_words", &words),
                 ("kd_points", &points),
+                ("kd_leaf_points", &leaf_points),
                 ("kd_photons", &photons),
                 ("directions", &dir_buffer),
                 ("codes", &code_buffer),

@@ -741,8 +741,7 @@ impl GpuCore {
             let name = pass.name();
             let (dispatch, output) = kernels.knn.prepare_density(
                 ctx,
-                &tree.words,
-                &map.positions,
+                tree,
                 &map.records,
                 &dense_buffer,
                 0,
