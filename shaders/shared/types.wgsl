@@ -144,7 +144,7 @@ struct Hit {
 }
 
 // Twin of gpu::upload::GpuShadowRay: origin + t * dir for t in (0, t_max), in the slot
-// node * shadows_per_hit + k of its shade chunk; `contribution` is the irradiance it brings to its
+// k * chunk + node of its shade chunk (whitted/shade.wgsl's shadow_slot); `contribution` is the irradiance it brings to its
 // node when nothing blocks it (shadow.wgsl zeroes it when something does).
 struct ShadowRay {
     origin: vec3<f32>,

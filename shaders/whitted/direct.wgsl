@@ -20,12 +20,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     var irradiance = vec3<f32>(0.0);
-    let base = local * params.shadows_per_hit;
+    // shade.wgsl's shadow_slot(local, k): rows as long as the chunk.
+    let row = min(params.shadow_capacity / max(params.shadows_per_hit, 1u), params.ray_count - params.ray_offset);
     for (var k = 0u; k < params.shadows_per_hit; k++) {
-        if shadow_flags[base + k] == 0u {
+        let slot = k * row + local;
+        if shadow_flags[slot] == 0u {
             break;
         }
-        irradiance += shadow_rays[base + k].contribution;
+        irradiance += shadow_rays[slot].contribution;
     }
     nodes[i].own = irradiance * node.weight;
 }

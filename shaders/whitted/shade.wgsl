@@ -17,7 +17,9 @@
 // Two candidate child rays per ray of the level and their 0/1 flags (the NumBouncedRays scan input).
 @group(0) @binding(23) var<storage, read_write> child_candidates: array<Ray>;
 @group(0) @binding(24) var<storage, read_write> child_flags: array<u32>;
-// params.shadows_per_hit slots per ray of the chunk and their 0/1 flags (the DiffuseHits scan input).
+// params.shadows_per_hit slots per ray of the chunk and their 0/1 flags (the DiffuseHits scan input):
+// shadow ray k of the chunk's ray `local` at shadow_slot(local, k), so that the invocations of a
+// workgroup write their k-th rays side by side.
 @group(0) @binding(25) var<storage, read_write> shadow_rays: array<ShadowRay>;
 @group(0) @binding(26) var<storage, read_write> shadow_flags: array<u32>;
 @group(0) @binding(27) var<storage, read_write> first_hits: array<FirstHit>;
@@ -25,7 +27,7 @@
 // mapping's second half (shaders/gather/).
 @group(0) @binding(28) var<storage, read_write> diffuse_points: array<ShadingPoint>;
 
-// The first shadow slot of this invocation's ray and how many of its slots are used.
+// This invocation's ray in the chunk and how many of its shadow slots are used.
 var<private> shadow_base: u32;
 var<private> shadow_used: u32;
 var<private> node_index: u32;
@@ -33,11 +35,20 @@ var<private> node_index: u32;
 const PI: f32 = 3.14159265358979323846;
 const FRAC_1_PI: f32 = 0.318309886183790671538;
 
+// Shadow ray k of the chunk's ray `local`: the chunk's rays' k-th slots lie together, row k of
+// shadows_per_hit rows as long as the chunk (the rays from ray_offset, at most shadow_capacity /
+// shadows_per_hit of them), so the chunk's slots are the first chunk × shadows_per_hit. Twin of
+// direct.wgsl's.
+fn shadow_slot(local: u32, k: u32) -> u32 {
+    let row = min(params.shadow_capacity / max(params.shadows_per_hit, 1u), params.ray_count - params.ray_offset);
+    return k * row + local;
+}
+
 fn emit_shadow(origin: vec3<f32>, pixel: u32, dir: vec3<f32>, t_max: f32, contribution: vec3<f32>) {
     if shadow_used >= params.shadows_per_hit {
         return;
     }
-    let slot = shadow_base + shadow_used;
+    let slot = shadow_slot(shadow_base, shadow_used);
     shadow_used += 1u;
     shadow_rays[slot] = ShadowRay(origin, node_index, dir, t_max, contribution, 0u);
     shadow_flags[slot] = 1u;
@@ -150,10 +161,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     node_index = i;
-    shadow_base = local * params.shadows_per_hit;
+    shadow_base = local;
     shadow_used = 0u;
     for (var k = 0u; k < params.shadows_per_hit; k++) {
-        shadow_flags[shadow_base + k] = 0u;
+        shadow_flags[shadow_slot(local, k)] = 0u;
     }
     child_flags[2u * i] = 0u;
     child_flags[2u * i + 1u] = 0u;

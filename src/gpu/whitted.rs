@@ -11,7 +11,8 @@
 //!    Morton tiles;
 //! 2. `trace`: the fused two-level QBVH traversal with the compact stack (closest hit);
 //! 3. per chunk of the level (the chunks bound the shadow slots to one storage binding):
-//!    `shade` writes each ray's node, its shadow rays into its own `shadows_per_hit` slots and
+//!    `shade` writes each ray's node, its shadow rays into its own `shadows_per_hit` slots (the
+//!    chunk's k-th shadow rays side by side, row k of the slots) and
 //!    its child rays as candidates `2i` (reflected) and `2i + 1` (refracted), each with a 0/1
 //!    flag; the compaction of the data-parallel primitives (`Primitives::compact`) lists the used
 //!    shadow slots in order; `shadow` traces them and zeroes the blocked ones; `direct` sums each
