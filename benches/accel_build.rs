@@ -73,7 +73,7 @@ fn main() {
         median(builds),
         rayon::current_num_threads()
     );
-    for (name, value) in prepared.stats() {
+    for (name, value) in prepared.stats().to_vec() {
         if name.contains("nodes") || name.contains("depth") || name.contains("memory") {
             println!("  {name:32} {value}");
         }

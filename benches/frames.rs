@@ -35,6 +35,7 @@ use glam::Vec3;
 
 use caustica::render::compare::compare;
 use caustica::render::progressive::pass_scene;
+use caustica::render::stats::KernelFigure;
 use caustica::render::{Backend, Frame, RenderOptions};
 use caustica::scene::Integrator;
 use caustica::{Device, Overrides};
@@ -44,22 +45,20 @@ fn stat(frame: &Frame, name: &str) -> f64 {
     frame.metadata.stat(name).unwrap_or(0.0)
 }
 
-/// The frame's `<prefix><stage>_ms` statistics as (stage, ms), in the frame's order.
-fn per_stage(frame: &Frame, prefix: &str) -> Vec<(String, f64)> {
-    per_stage_suffix(frame, prefix, "_ms")
+/// The GPU frame's figures (none on the CPU).
+fn gpu_stats(frame: &Frame) -> Option<&caustica::render::stats::GpuFrameStats> {
+    frame.metadata.stats.gpu.as_ref()
 }
 
-/// The frame's `<prefix><stage><suffix>` statistics as (stage, value), in the frame's order.
-fn per_stage_suffix(frame: &Frame, prefix: &str, suffix: &str) -> Vec<(String, f64)> {
-    frame
-        .metadata
-        .stats
-        .iter()
-        .filter_map(|(k, v)| {
-            let stage = k.strip_prefix(prefix)?.strip_suffix(suffix)?;
-            Some((stage.to_string(), *v))
-        })
-        .collect()
+/// With `CAUSTICA_KERNEL_TIMES`, a figure of each stage's kernels, named `stage:kernel`, the
+/// longest first.
+fn kernels(frame: &Frame, figure: fn(&KernelFigure) -> f64) -> Vec<(String, f64)> {
+    gpu_stats(frame).map_or(Vec::new(), |g| {
+        g.kernels
+            .iter()
+            .map(|k| (format!("{}:{}", k.stage, k.kernel), figure(k)))
+            .collect()
+    })
 }
 
 /// One rendered frame's times in milliseconds.
@@ -222,11 +221,11 @@ fn main() {
             passes: stat(&frame, "frame/passes"),
             upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
             alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
-            device_stages: per_stage(&frame, "device/"),
-            host_stages: per_stage(&frame, "host/busy/"),
-            idle_stages: per_stage(&frame, "device_idle/"),
-            kernel_stages: per_stage(&frame, "kernel/"),
-            kernel_dispatches: per_stage_suffix(&frame, "kernel/", "_dispatches"),
+            device_stages: gpu_stats(&frame).map_or(Vec::new(), |g| g.device_busy.0.clone()),
+            host_stages: gpu_stats(&frame).map_or(Vec::new(), |g| g.host_busy.0.clone()),
+            idle_stages: gpu_stats(&frame).map_or(Vec::new(), |g| g.device_idle.0.clone()),
+            kernel_stages: kernels(&frame, |k| k.ms),
+            kernel_dispatches: kernels(&frame, |k| k.dispatches as f64),
             host: HOST_COUNTERS
                 .iter()
                 .map(|(label, count, ms)| (*label, stat(&frame, count), stat(&frame, ms)))

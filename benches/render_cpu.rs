@@ -59,23 +59,9 @@ fn bench_scene(label: &str, path: &Path, spp: u32, runs: usize) {
             .render_frame(&scene, &prepared, &RenderOptions::default())
             .expect("the CPU backend renders");
         renders.push(frame.metadata.render_seconds * 1e3);
-        let stat = |name: &str| {
-            frame
-                .metadata
-                .stats
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(0.0, |(_, v)| *v)
-        };
-        rates.push(stat("rays/mrays_per_s"));
-        let count = |name: &str| {
-            prepared
-                .stats()
-                .iter()
-                .find(|(n, _)| n == name)
-                .map_or(0.0, |(_, v)| *v)
-        };
-        faces = count("bvh/triangles") + count("bvh/quads");
+        rates.push(frame.metadata.stats.whitted.mrays_per_s());
+        let bvh = prepared.stats();
+        faces = (bvh.triangles + bvh.quads) as f64;
     }
     let (b, bmin, bmax) = median_min_max(builds);
     let (r, rmin, rmax) = median_min_max(renders);

@@ -297,8 +297,8 @@ pub struct FrameReport {
     pub preview: Option<PathBuf>,
     pub build_seconds: f64,
     pub render_seconds: f64,
-    /// Hierarchy counters followed by render counters.
-    pub stats: Vec<(String, f64)>,
+    /// The frame's statistics, its hierarchy's included.
+    pub stats: render::FrameStats,
 }
 
 /// Renders every frame of a job and writes its outputs. Each file is written whole or not at
@@ -360,9 +360,8 @@ fn render_one(
         )?
     };
     frame.metadata.build_seconds = build_seconds;
-    let mut stats = prepared.stats();
-    stats.append(&mut frame.metadata.stats.clone());
-    frame.metadata.stats = stats.clone();
+    frame.metadata.stats.bvh = Some(prepared.stats());
+    let stats = frame.metadata.stats.clone();
     let exr = scene.output.path_for_frame(scene.frame);
     io::write_frame(&exr, &frame)?;
     let preview = match &job.preview {

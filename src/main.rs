@@ -218,7 +218,7 @@ fn run(command: Command) -> Result<(), Error> {
                 }
                 if stats {
                     println!("  {:<28} {}", "device", report.device);
-                    for (name, value) in &report.stats {
+                    for (name, value) in &report.stats.entries() {
                         println!("  {name:<28} {}", format_value(*value));
                     }
                 }

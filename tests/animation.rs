@@ -415,11 +415,17 @@ fn a_gpu_frames_device_time_is_the_sum_of_its_stages() {
     let frame = backend
         .render_frame(&scene, &prepared, &Default::default())
         .unwrap();
-    let stages: Vec<(&str, f64)> = frame
+    let gpu = frame
         .metadata
         .stats
+        .gpu
+        .as_ref()
+        .expect("a GPU frame's figures");
+    let stages: Vec<(&str, f64)> = gpu
+        .device_busy
+        .0
         .iter()
-        .filter_map(|(k, v)| Some((k.strip_prefix("device/")?.strip_suffix("_ms")?, *v)))
+        .map(|(stage, ms)| (stage.as_str(), *ms))
         .collect();
     let total = stat(&frame, "gpu/device_ms");
     let sum: f64 = stages.iter().map(|(_, v)| v).sum();

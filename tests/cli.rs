@@ -211,14 +211,13 @@ fn render_cornell_point_writes_a_lit_64x64_exr_with_layers_metadata_and_png_prev
     assert_eq!(meta.camera_look_at, Vec3::new(0.0, 1.0, 0.0));
     assert_eq!(meta.camera_fov_deg, 39.0);
     assert!(!meta.stats.is_empty());
-    let primary = meta
-        .stats
-        .iter()
-        .find(|(name, _)| name == "rays/primary")
-        .map(|(_, v)| *v);
+    let primary = meta.stat("rays/primary");
     assert_eq!(primary, Some(64.0 * 64.0), "stats: {:?}", meta.stats);
     assert!(
-        meta.stats.iter().any(|(name, _)| name.starts_with("bvh/")),
+        meta.stats
+            .entries()
+            .iter()
+            .any(|(name, _)| name.starts_with("bvh/")),
         "the hierarchy counters are missing: {:?}",
         meta.stats
     );

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use caustica::io::{encode_srgb8, read_frame, write_frame, write_preview_png};
-use caustica::render::{Frame, FrameMetadata, Layer};
+use caustica::render::stats::{GatherStats, WhittedStats};
+use caustica::render::{Frame, FrameMetadata, FrameStats, Layer};
 use glam::Vec3;
 
 /// A 5x3 frame with colour, albedo, normal and depth (one pixel missed: infinite depth).
@@ -39,10 +40,14 @@ fn test_frame() -> Frame {
             camera_up: Vec3::Y,
             camera_fov_deg: 38.5,
             device: "cpu".into(),
-            stats: vec![
-                ("rays/primary".into(), 240.0),
-                ("bvh/nodes".into(), 1e9 + 0.5),
-            ],
+            // Figures read back from a header are known by name only.
+            stats: FrameStats {
+                named: vec![
+                    ("rays/primary".into(), 240.0),
+                    ("bvh/nodes".into(), 1e9 + 0.5),
+                ],
+                ..Default::default()
+            },
         },
     }
 }
@@ -66,12 +71,44 @@ fn a_frame_round_trips_exactly_through_exr() {
 }
 
 #[test]
+fn a_frames_typed_statistics_come_back_from_the_header_by_name_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typed.exr");
+    let mut frame = test_frame();
+    frame.metadata.stats = FrameStats {
+        whitted: WhittedStats {
+            primary_rays: 240,
+            shadow_rays: 3,
+            specular_rays: 1,
+            ms: 2.5,
+        },
+        gather: Some(GatherStats {
+            seeds: Some(64),
+            seeding_ms: Some(0.75),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    write_frame(&path, &frame).unwrap();
+    let back = read_frame(&path).unwrap();
+    assert_eq!(
+        back.metadata.stats.entries(),
+        frame.metadata.stats.entries()
+    );
+    assert_eq!(back.metadata.stat("gather/seeds"), Some(64.0));
+    assert_eq!(
+        back.metadata.stat("rays/mrays_per_s"),
+        Some(244.0 / 2.5e-3 / 1e6)
+    );
+}
+
+#[test]
 fn a_frame_without_aovs_or_stats_round_trips_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("plain.exr");
     let mut frame = test_frame();
     frame.aovs.clear();
-    frame.metadata.stats.clear();
+    frame.metadata.stats = FrameStats::default();
     frame.metadata.device = "GeForce™ RTX".into(); // not Latin-1: stored with a placeholder
     write_frame(&path, &frame).unwrap();
     let back = read_frame(&path).unwrap();

@@ -59,7 +59,8 @@ fn a_closed_diffuse_sphere_comes_out_within_three_percent_of_its_analytic_radian
     let seeds = frame.aov("seeds").unwrap();
     let placed: f32 = seeds.pixels.iter().sum();
     assert_eq!(placed, 128.0);
-    let stats: std::collections::HashMap<_, _> = frame.metadata.stats.iter().cloned().collect();
+    let stats: std::collections::HashMap<_, _> =
+        frame.metadata.stats.entries().into_iter().collect();
     assert_eq!(stats["gather/seeds"], 128.0);
     // 128 rays a seed are 11 × 11 strata (`render::gather::gather_strata`).
     assert_eq!(stats["gather/rays"], 128.0 * 121.0);
@@ -193,15 +194,8 @@ fn a_final_gather_cut_into_chunks_of_seeds_renders_the_same_frame_on_the_gpu() {
     // Each chunk reads back its query count (its density search's status is checked with the
     // frame's other deferred checks): ten more read-backs for the ten more chunks show the cut
     // was made.
-    let readbacks = |f: &Frame| {
-        f.metadata
-            .stats
-            .iter()
-            .find(|(k, _)| k == "gpu/readbacks")
-            .unwrap()
-            .1
-    };
-    assert_eq!(readbacks(&chunked), readbacks(&whole) + 10.0);
+    let readbacks = |f: &Frame| f.metadata.stats.gpu.as_ref().unwrap().traffic.readbacks;
+    assert_eq!(readbacks(&chunked), readbacks(&whole) + 10);
     assert_eq!(whole.color, chunked.color);
     for name in ["direct", "indirect", "caustic", "seeds"] {
         assert_eq!(

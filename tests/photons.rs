@@ -486,7 +486,7 @@ fn the_caustic_layer_shows_the_focused_spot_where_the_cpu_twin_does() {
     );
     let mean = cpu_view.iter().sum::<f32>() / cpu_view.len() as f32;
     assert!(peak > 20.0 * mean, "peak {peak}, mean {mean}");
-    let stats: std::collections::HashMap<_, _> = cpu.metadata.stats.iter().cloned().collect();
+    let stats: std::collections::HashMap<_, _> = cpu.metadata.stats.entries().into_iter().collect();
     assert!(stats["photons/caustic_stored"] > 30_000.0);
     assert!(stats["knn/caustic_queries"] > 0.0);
     let Some(ctx) = test_context() else { return };

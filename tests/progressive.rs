@@ -173,14 +173,8 @@ fn progressive_passes_average_through_the_library_as_their_mean() {
         assert!((*c - mean).abs().max_element() <= 1e-5 * (1.0 + mean.max_element()));
     }
     assert_eq!(frame.metadata.spp, 3 * scene.film.spp);
-    let passes_stat = frame
-        .metadata
-        .stats
-        .iter()
-        .find(|(k, _)| k == "progressive/passes")
-        .unwrap()
-        .1;
-    assert_eq!(passes_stat, 3.0);
+    assert_eq!(frame.metadata.stats.progressive_passes, Some(3));
+    assert_eq!(frame.metadata.stat("progressive/passes"), Some(3.0));
 }
 
 /// The error against the reference after 1, 4 and 16 passes, and the bias after 16. The

@@ -23,7 +23,7 @@ pub mod vd_patch;
 use glam::{Vec2, Vec3};
 
 pub use aabb::Aabb;
-pub use prepared::{InstanceRecord, MeshBuildCache, MeshRecord, Prepared};
+pub use prepared::{BvhStats, InstanceRecord, MeshBuildCache, MeshRecord, Prepared};
 pub use qbvh::QbvhNode;
 pub use vd_frame::VdFrame;
 pub use vd_patch::VdPatchRecord;

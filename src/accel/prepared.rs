@@ -1036,41 +1036,88 @@ impl Prepared {
         ]
     }
 
-    /// Named counters: node and primitive counts, memory per array, build times.
-    pub fn stats(&self) -> Vec<(String, f64)> {
-        let memory = self.memory_by_array();
-        let total: usize = memory.iter().map(|(_, b)| b).sum();
-        let mut stats: Vec<(String, f64)> = vec![
-            ("bvh/instances".into(), self.instances.len() as f64),
-            ("bvh/meshes".into(), self.meshes.len() as f64),
-            ("bvh/triangles".into(), self.triangles.len() as f64),
-            ("bvh/quads".into(), self.quads.len() as f64),
-            ("bvh/vd_patches".into(), self.vd_patches.len() as f64),
-            ("bvh/vd_max_level".into(), self.vd_max_level as f64),
-            ("bvh/top_nodes".into(), self.top_nodes.len() as f64),
-            ("bvh/middle_nodes".into(), self.mesh_nodes.len() as f64),
-            (
-                "bvh/nodes".into(),
-                (self.top_nodes.len() + self.mesh_nodes.len()) as f64,
-            ),
-            ("bvh/top_depth".into(), self.top_depth as f64),
-            (
-                "bvh/middle_depth_max".into(),
-                self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as f64,
-            ),
-            ("bvh/build_ms".into(), self.total_build_ms),
-            ("bvh/middle_build_ms".into(), self.middle_build_ms),
-            ("bvh/meshes_reused".into(), self.meshes_reused as f64),
-            ("bvh/vd_levels_ms".into(), self.vd_levels_ms),
-            ("bvh/top_build_ms".into(), self.top_build_ms),
-            ("bvh/memory_bytes".into(), total as f64),
+    /// Node and primitive counts, memory per array, build times.
+    pub fn stats(&self) -> BvhStats {
+        BvhStats {
+            instances: self.instances.len() as u64,
+            meshes: self.meshes.len() as u64,
+            triangles: self.triangles.len() as u64,
+            quads: self.quads.len() as u64,
+            vd_patches: self.vd_patches.len() as u64,
+            vd_max_level: self.vd_max_level as u64,
+            top_nodes: self.top_nodes.len() as u64,
+            middle_nodes: self.mesh_nodes.len() as u64,
+            top_depth: self.top_depth as u64,
+            middle_depth_max: self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as u64,
+            build_ms: self.total_build_ms,
+            middle_build_ms: self.middle_build_ms,
+            meshes_reused: self.meshes_reused as u64,
+            vd_levels_ms: self.vd_levels_ms,
+            top_build_ms: self.top_build_ms,
+            memory: self.memory_by_array(),
+        }
+    }
+}
+
+/// The hierarchy of a frame: its node and primitive counts, build times and memory per array
+/// ([`Prepared::stats`]; part of the frame's statistics, `render::stats::FrameStats`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BvhStats {
+    pub instances: u64,
+    pub meshes: u64,
+    pub triangles: u64,
+    pub quads: u64,
+    pub vd_patches: u64,
+    pub vd_max_level: u64,
+    pub top_nodes: u64,
+    pub middle_nodes: u64,
+    pub top_depth: u64,
+    pub middle_depth_max: u64,
+    pub build_ms: f64,
+    pub middle_build_ms: f64,
+    pub meshes_reused: u64,
+    pub vd_levels_ms: f64,
+    pub top_build_ms: f64,
+    /// Bytes of each flat array, by name.
+    pub memory: Vec<(&'static str, usize)>,
+}
+
+impl BvhStats {
+    /// The named figures (`bvh/...`), the nodes and the memory in all included.
+    pub fn entries(&self, out: &mut Vec<(String, f64)>) {
+        let total: usize = self.memory.iter().map(|(_, b)| b).sum();
+        let figures: [(&str, f64); 17] = [
+            ("instances", self.instances as f64),
+            ("meshes", self.meshes as f64),
+            ("triangles", self.triangles as f64),
+            ("quads", self.quads as f64),
+            ("vd_patches", self.vd_patches as f64),
+            ("vd_max_level", self.vd_max_level as f64),
+            ("top_nodes", self.top_nodes as f64),
+            ("middle_nodes", self.middle_nodes as f64),
+            ("nodes", (self.top_nodes + self.middle_nodes) as f64),
+            ("top_depth", self.top_depth as f64),
+            ("middle_depth_max", self.middle_depth_max as f64),
+            ("build_ms", self.build_ms),
+            ("middle_build_ms", self.middle_build_ms),
+            ("meshes_reused", self.meshes_reused as f64),
+            ("vd_levels_ms", self.vd_levels_ms),
+            ("top_build_ms", self.top_build_ms),
+            ("memory_bytes", total as f64),
         ];
-        stats.extend(
-            memory
-                .into_iter()
-                .map(|(name, bytes)| (format!("bvh/memory/{name}_bytes"), bytes as f64)),
+        out.extend(figures.iter().map(|(n, v)| (format!("bvh/{n}"), *v)));
+        out.extend(
+            self.memory
+                .iter()
+                .map(|(name, bytes)| (format!("bvh/memory/{name}_bytes"), *bytes as f64)),
         );
-        stats
+    }
+
+    /// The named figures as a list.
+    pub fn to_vec(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        self.entries(&mut out);
+        out
     }
 }
 

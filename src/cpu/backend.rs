@@ -11,7 +11,7 @@ use crate::cpu::compose::{compose, photon_views};
 use crate::cpu::photons::trace_frame_trees;
 use crate::cpu::whitted::{TileOutput, Tracer};
 use crate::render::plan::FramePlan;
-use crate::render::stats::merge_counters;
+use crate::render::stats::{FrameStats, VdStats, WhittedStats};
 use crate::render::{
     aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
 };
@@ -66,7 +66,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         None
     };
     // The frame's photon maps, traced once for every pass and layer.
-    let (trees, mut photon_stats) = trace_frame_trees(scene, prepared, &tracer.vd, &plan);
+    let (trees, photon_map_stats) = trace_frame_trees(scene, prepared, &tracer.vd, &plan);
+    let mut stats = FrameStats {
+        photon_maps: photon_map_stats,
+        ..Default::default()
+    };
     let n = (width * height) as usize;
     let mut color = vec![Vec3::ZERO; n];
     let mut direct = vec![Vec3::ZERO; n];
@@ -110,7 +114,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             }
         }
         if scene.film.integrator == Integrator::PhotonMap {
-            photon_stats.extend(compose(
+            let pass_stats = compose(
                 scene,
                 prepared,
                 &tracer.vd,
@@ -118,7 +122,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 &points,
                 &mut color,
                 &mut composed,
-            ));
+            );
+            match &mut stats.gather {
+                Some(g) => g.join(&pass_stats, 1),
+                None => stats.gather = Some(pass_stats),
+            }
         }
     }
     if let Some(bar) = bar {
@@ -129,7 +137,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         *n = n.try_normalize().unwrap_or(Vec3::ZERO);
     }
     let (mut photon_views, view_stats) = photon_views(scene, prepared, &tracer, &trees);
-    photon_stats.extend(view_stats);
+    for (pass, queries, per_s) in view_stats {
+        let map = stats.photon_map(pass);
+        map.view_queries = Some(queries);
+        map.view_queries_per_s = Some(per_s);
+    }
     photon_views.add(&composed);
     photon_views.direct_part = direct;
     let aovs = aov_layers(
@@ -143,47 +155,28 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     );
     let c = &tracer.counters;
     let seconds = start.elapsed().as_secs_f64();
-    let mut vd_stats = Vec::new();
     if !tracer.vd.levels.is_empty() {
         let (trees, bytes) = tracer.vd.built();
         let levels = &tracer.vd.levels;
-        vd_stats = vec![
-            ("vd/trees_built".to_string(), trees as f64),
-            ("vd/tree_bytes".to_string(), bytes as f64),
-            (
-                "vd/max_level".to_string(),
-                levels.iter().copied().max().unwrap_or(0) as f64,
-            ),
-            (
-                "vd/mean_level".to_string(),
-                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len() as f64,
-            ),
-        ];
+        stats.vd = Some(VdStats {
+            trees_built: Some(trees as u64),
+            tree_bytes: Some(bytes as u64),
+            max_level: levels.iter().copied().max().unwrap_or(0),
+            mean_level: levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len() as f64,
+            ..Default::default()
+        });
     }
-    let rays = (c.primary.get() + c.shadow.get() + c.specular.get()) as f64;
+    stats.whitted = WhittedStats {
+        primary_rays: c.primary.get(),
+        shadow_rays: c.shadow.get(),
+        specular_rays: c.specular.get(),
+        ms: seconds * 1e3,
+    };
     Frame {
         width,
         height,
         color,
         aovs,
-        metadata: FrameMetadata::of(
-            scene,
-            "cpu".to_string(),
-            seconds,
-            vec![
-                ("rays/primary".to_string(), c.primary.get() as f64),
-                ("rays/shadow".to_string(), c.shadow.get() as f64),
-                ("rays/specular".to_string(), c.specular.get() as f64),
-                (
-                    "rays/mrays_per_s".to_string(),
-                    rays / seconds.max(1e-9) / 1e6,
-                ),
-                ("time/whitted_ms".to_string(), seconds * 1e3),
-            ]
-            .into_iter()
-            .chain(vd_stats)
-            .chain(merge_counters(photon_stats))
-            .collect(),
-        ),
+        metadata: FrameMetadata::of(scene, "cpu".to_string(), seconds, stats),
     }
 }

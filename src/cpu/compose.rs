@@ -14,18 +14,20 @@ use crate::cpu::photons::{albedo_at, FrameTrees};
 use crate::cpu::whitted::Tracer;
 use crate::render::gather::{gather_ray_count, ShadingPoint};
 use crate::render::photons::{scene_sphere, EstimateSettings, PhotonPass};
+use crate::render::stats::{GatherStats, ViewSearches};
 use crate::render::PhotonViews;
 use crate::scene::{Aov, MaterialKind, Scene};
 
 /// The photon maps' debug views (`photons_global`, `photons_caustic`): for each camera sample,
 /// the first surface it sees, when diffuse, reflects albedo/π times the map's flux density
-/// there; a pixel averages its samples. Returns the views and the statistics of the queries.
+/// there; a pixel averages its samples. Returns the views and, per map, its density searches
+/// and their rate per second.
 pub fn photon_views(
     scene: &Scene,
     prepared: &Prepared,
     tracer: &Tracer,
     trees: &FrameTrees,
-) -> (PhotonViews, Vec<(String, f64)>) {
+) -> (PhotonViews, Vec<ViewSearches>) {
     let mut views = PhotonViews::default();
     let mut stats = Vec::new();
     let settings = EstimateSettings::of(scene, prepared);
@@ -45,7 +47,6 @@ pub fn photon_views(
         let Some(tree) = tree else {
             continue;
         };
-        let name = pass.name();
         let start = std::time::Instant::now();
         let queries = std::sync::atomic::AtomicU64::new(0);
         let pixels: Vec<Vec3> = (0..width * height)
@@ -73,12 +74,8 @@ pub fn photon_views(
             })
             .collect();
         let seconds = start.elapsed().as_secs_f64();
-        let queries = queries.into_inner() as f64;
-        stats.push((format!("knn/{name}_queries"), queries));
-        stats.push((
-            format!("knn/{name}_queries_per_s"),
-            queries / seconds.max(1e-9),
-        ));
+        let queries = queries.into_inner();
+        stats.push((pass, queries, queries as f64 / seconds.max(1e-9)));
         match pass {
             PhotonPass::Global => views.global = pixels,
             PhotonPass::Caustic => views.caustic = pixels,
@@ -101,8 +98,8 @@ pub fn compose(
     points: &[ShadingPoint],
     color: &mut [Vec3],
     layers: &mut PhotonViews,
-) -> Vec<(String, f64)> {
-    let mut stats = Vec::new();
+) -> GatherStats {
+    let mut stats = GatherStats::default();
     let settings = EstimateSettings::of(scene, prepared);
     let epsilon = prepared.ray_epsilon();
     let (_, radius) = scene_sphere(prepared);
@@ -115,27 +112,15 @@ pub fn compose(
         IrradiancePhotons::precompute(global, scene.gather.precomputed_irradiance, &settings)
     });
     if let Some(p) = &photons {
-        stats.push((
-            "gather/irradiance_photons".to_string(),
-            p.points.len() as f64,
-        ));
-        stats.push((
-            "gather/precompute_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.irradiance_photons = Some(p.points.len() as u64);
+        stats.precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     }
     let lookup = GatherLookup::of(global, &settings, photons.as_ref());
     let start = std::time::Instant::now();
     let (seeds, cache) = irradiance_cache(scene, prepared, vd, &lookup, epsilon, radius, points);
-    stats.push(("gather/seeds".to_string(), seeds.len() as f64));
-    stats.push((
-        "gather/rays".to_string(),
-        seeds.len() as f64 * gather_ray_count(scene) as f64,
-    ));
-    stats.push((
-        "gather/seed_and_gather_ms".to_string(),
-        start.elapsed().as_secs_f64() * 1e3,
-    ));
+    stats.seeds = Some(seeds.len() as u64);
+    stats.rays = Some(seeds.len() as u64 * gather_ray_count(scene) as u64);
+    stats.seed_and_gather_ms = Some(start.elapsed().as_secs_f64() * 1e3);
     let start = std::time::Instant::now();
     let parts: Vec<(Vec3, Vec3)> = points
         .par_iter()
@@ -151,11 +136,8 @@ pub fn compose(
             )
         })
         .collect();
-    stats.push((
-        "gather/interpolate_ms".to_string(),
-        start.elapsed().as_secs_f64() * 1e3,
-    ));
-    stats.push(("gather/shading_points".to_string(), points.len() as f64));
+    stats.interpolate_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+    stats.shading_points = Some(points.len() as u64);
     // This pass's parts and seeds, added to the frame's layers and colour.
     let n = color.len();
     let mut pass = PhotonViews {

@@ -18,13 +18,14 @@ use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     conductor_fresnel, dielectric_split, face_forward, offset_origin, reflect,
 };
+use crate::render::photons::EstimateSettings;
 use crate::render::photons::{
     caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
     PhotonPassStats, PHOTON_CHUNK, PHOTON_SPECULAR_PATH,
 };
-use crate::render::photons::{push_pass_stats, EstimateSettings};
 use crate::render::plan::FramePlan;
 use crate::render::sampling::SampleStream;
+use crate::render::stats::PhotonMapStats;
 use crate::scene::{FresnelMode, MaterialKind, Scene};
 
 /// A photon map as traced: the stored photons in order and the pass's counts.
@@ -394,14 +395,15 @@ pub fn trace_frame_trees(
     prepared: &Prepared,
     vd: &VdFrame,
     plan: &FramePlan,
-) -> (FrameTrees, Vec<(String, f64)>) {
+) -> (FrameTrees, Vec<PhotonMapStats>) {
     let mut trees = FrameTrees::default();
     let mut stats = Vec::new();
     for (pass, count) in plan.photon_passes(scene) {
         let map = trace_photons(scene, prepared, vd, pass, count);
-        push_pass_stats(&mut stats, pass.name(), &map.stats);
+        let mut map_stats = PhotonMapStats::of(pass, map.stats);
         let tree = PhotonTree::build(map);
-        stats.push((format!("kdtree/{}_build_ms", pass.name()), tree.build_ms));
+        map_stats.tree_build_ms = Some(tree.build_ms);
+        stats.push(map_stats);
         match pass {
             PhotonPass::Global => trees.global = Some(tree),
             PhotonPass::Caustic => trees.caustic = Some(tree),

@@ -28,7 +28,10 @@ use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
-use crate::render::stats::merge_counters;
+use crate::render::stats::{
+    FrameStats, GatherStats, GpuFrameStats, KernelFigure, PhotonMapStats, StageTimes, VdStats,
+    ViewSearches,
+};
 use crate::render::{
     aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
 };
@@ -292,7 +295,7 @@ impl GpuBackend {
         let mut timer = self.frame_timer(1024);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
-        frame.host("host/upload_ms", upload_ms);
+        frame.host("upload", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
         let mut vd = self.vd_frame(&vd_kernels, prepared, largest)?;
@@ -338,7 +341,7 @@ impl GpuBackend {
         if scene.film.integrator != Integrator::PhotonMap {
             photon_views.direct_part = color.clone();
         }
-        frame.host("host/read_films_ms", clock.elapsed().as_secs_f64() * 1e3);
+        frame.host("read_films", clock.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("read_layers");
         // The first-hit layers, summed on the device over the passes (only where one of them is
         // asked for: otherwise empty, which spares touching 28 bytes a pixel of fresh memory).
@@ -374,39 +377,35 @@ impl GpuBackend {
             &ids,
             &photon_views,
         );
-        let mut vd_stats = Vec::new();
+        let mut vd_stats = None;
         if let Some(v) = &vd {
             let s = &v.stats;
             let levels = v.levels(ctx)?;
-            let mean_level =
-                levels.iter().map(|&l| l as f64).sum::<f64>() / levels.len().max(1) as f64;
-            vd_stats.extend([
-                ("vd/batches".to_string(), s.batches as f64),
-                ("vd/records".to_string(), s.records as f64),
-                ("vd/jobs".to_string(), s.jobs as f64),
-                ("vd/retraces".to_string(), s.retraces as f64),
-                ("vd/sort_ms".to_string(), s.sort_ms),
-                ("vd/build_trace_ms".to_string(), s.build_trace_ms),
-                (
-                    "vd/max_level".to_string(),
-                    levels.iter().copied().max().unwrap_or(0) as f64,
-                ),
-                ("vd/mean_level".to_string(), mean_level),
-                (
-                    "vd/record_queue_bytes".to_string(),
-                    s.record_queue_bytes() as f64,
-                ),
-                ("vd/scratch_bytes".to_string(), s.scratch_bytes as f64),
-                ("vd/scene_bytes".to_string(), s.scene_bytes as f64),
-            ]);
+            vd_stats = Some(VdStats {
+                batches: Some(s.batches),
+                records: Some(s.records),
+                jobs: Some(s.jobs),
+                retraces: Some(s.retraces),
+                sort_ms: Some(s.sort_ms),
+                build_trace_ms: Some(s.build_trace_ms),
+                max_level: levels.iter().copied().max().unwrap_or(0),
+                mean_level: levels.iter().map(|&l| l as f64).sum::<f64>()
+                    / levels.len().max(1) as f64,
+                record_queue_bytes: Some(s.record_queue_bytes()),
+                scratch_bytes: Some(s.scratch_bytes),
+                scene_bytes: Some(s.scene_bytes),
+                ..Default::default()
+            });
         }
         let (scene_bytes, scene_uploaded) = (buffers.bytes, buffers.uploaded);
         // The frame's buffers go back to the pool (those the next frames do not take are
         // dropped after a while).
         let FrameState {
             stats,
-            photon_stats,
-            host_stats,
+            photon_maps,
+            view_stats,
+            gather,
+            host_steps,
             ..
         } = frame;
         ctx.set_stage("end_frame");
@@ -414,60 +413,56 @@ impl GpuBackend {
         self.keep_timer(timer);
         ctx.end_frame()?;
         let seconds = start.elapsed().as_secs_f64();
-        let mut frame_stats = stats.to_vec(seconds, ctx);
-        frame_stats.push(("gpu/scene_bytes".to_string(), scene_bytes as f64));
-        frame_stats.push((
-            "gpu/scene_uploaded_bytes".to_string(),
-            scene_uploaded as f64,
-        ));
-        frame_stats.push(("frame/passes".to_string(), passes_run as f64));
+        let mut frame_stats = FrameStats {
+            photon_maps,
+            gather,
+            vd: vd_stats,
+            ..Default::default()
+        };
+        for (pass, queries, per_s) in view_stats {
+            let map = frame_stats.photon_map(pass);
+            map.view_queries = Some(map.view_queries.unwrap_or(0) + queries);
+            map.view_queries_per_s = Some(per_s);
+        }
+        let mut gpu = GpuFrameStats {
+            host_steps,
+            ..Default::default()
+        };
+        stats.fill(seconds, ctx, &mut frame_stats.whitted, &mut gpu);
+        gpu.counters.scene_bytes = scene_bytes;
+        gpu.counters.scene_uploaded_bytes = scene_uploaded;
+        gpu.counters.passes = passes_run;
         // The frame's traffic with the device, the scene's upload included.
-        frame_stats.extend(ctx.traffic.since(traffic));
-        frame_stats.extend(
-            ctx.read_host_clock()
-                .into_iter()
-                .map(|(stage, ms)| (format!("host/busy/{stage}_ms"), ms)),
-        );
+        gpu.traffic = ctx.traffic.since(traffic);
+        for (stage, ms) in ctx.read_host_clock() {
+            gpu.host_busy.add(stage, ms);
+        }
         if let Some(clock) = ctx.read_device_clock()? {
-            frame_stats.extend(
-                clock
-                    .by_stage
-                    .iter()
-                    .map(|(stage, ms)| (format!("device/{stage}_ms"), *ms)),
-            );
-            frame_stats.extend(
-                clock
-                    .idle_by_stage
-                    .iter()
-                    .map(|(stage, ms)| (format!("device_idle/{stage}_ms"), *ms)),
-            );
-            frame_stats.extend([
-                ("gpu/device_ms".to_string(), clock.device_ms),
-                (
-                    "gpu/timed_submissions".to_string(),
-                    clock.submissions as f64,
-                ),
-                ("gpu/untimed_submissions".to_string(), clock.untimed as f64),
-            ]);
+            for (stage, ms) in &clock.by_stage {
+                gpu.device_busy.add(stage, *ms);
+            }
+            for (stage, ms) in &clock.idle_by_stage {
+                gpu.device_idle.add(stage, *ms);
+            }
+            gpu.counters.device_ms = Some(clock.device_ms);
+            gpu.counters.timed_submissions = Some(clock.submissions);
+            gpu.counters.untimed_submissions = Some(clock.untimed);
         }
         if let Some(kernels) = ctx.read_kernel_times()? {
-            for k in kernels {
-                let name = format!("kernel/{}:{}", k.stage, k.kernel);
-                frame_stats.push((format!("{name}_ms"), k.ms));
-                frame_stats.push((format!("{name}_dispatches"), k.dispatches as f64));
-            }
+            gpu.kernels = kernels
+                .into_iter()
+                .map(|k| KernelFigure {
+                    stage: k.stage,
+                    kernel: k.kernel,
+                    dispatches: k.dispatches,
+                    ms: k.ms,
+                })
+                .collect();
         }
         let pool = ctx.pool.counters();
-        frame_stats.extend([
-            (
-                "gpu/pool_reused".to_string(),
-                (pool.reused - pool_before.reused) as f64,
-            ),
-            ("gpu/pool_held_bytes".to_string(), pool.held_bytes as f64),
-        ]);
-        frame_stats.extend(merge_counters(photon_stats));
-        frame_stats.extend(merge_counters(host_stats));
-        frame_stats.extend(vd_stats);
+        gpu.counters.pool_reused = pool.reused - pool_before.reused;
+        gpu.counters.pool_held_bytes = pool.held_bytes;
+        frame_stats.gpu = Some(gpu);
         Ok(Frame {
             width,
             height,
@@ -520,7 +515,7 @@ impl GpuBackend {
             v.chosen = true;
         }
         pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
-        frame.lap("host/camera_rays_ms", &mut clock);
+        frame.lap("camera_rays", &mut clock);
         if frame.maps.is_none() && (plan.global_map || plan.caustic_map) {
             let (maps, map_stats) = self.trace_frame_maps(
                 self.photon_kernels()?.as_ref(),
@@ -531,9 +526,9 @@ impl GpuBackend {
                 vd,
                 plan,
             )?;
-            frame.photon_stats.extend(map_stats);
+            frame.photon_maps.extend(map_stats);
             frame.maps = Some(maps);
-            frame.lap("host/photon_maps_ms", &mut clock);
+            frame.lap("photon_maps", &mut clock);
         }
         // The photon maps' debug views, from the camera rays' first hits.
         ctx.set_stage("photon_views");
@@ -550,7 +545,7 @@ impl GpuBackend {
             )?,
             None => (PhotonViews::default(), Vec::new()),
         };
-        frame.lap("host/photon_views_ms", &mut clock);
+        frame.lap("photon_views", &mut clock);
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
         ctx.set_stage("shade_trees");
@@ -564,7 +559,7 @@ impl GpuBackend {
             timer,
             &mut pass_stats,
         )?;
-        frame.lap("host/shade_trees_ms", &mut clock);
+        frame.lap("shade_trees", &mut clock);
 
         // Photon mapping's layers: copies of the trees holding the direct light (before the
         // composition) or one component alone, accumulated like the colour.
@@ -601,7 +596,7 @@ impl GpuBackend {
             )?),
             _ => None,
         };
-        frame.lap("host/compose_ms", &mut clock);
+        frame.lap("compose", &mut clock);
         ctx.set_stage("layers");
         let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
@@ -624,7 +619,7 @@ impl GpuBackend {
                 layer_levels.push((aov, copies));
             }
         }
-        frame.lap("host/layers_ms", &mut clock);
+        frame.lap("layers", &mut clock);
         // Everything that can fail has run: the pass goes into the film.
         ctx.set_stage("film");
         let level_nodes: Vec<(GpuBuffer, u64)> =
@@ -653,16 +648,19 @@ impl GpuBackend {
                 (albedo_depth, normal_sum),
             )?;
         }
-        frame.lap("host/accumulate_ms", &mut clock);
+        frame.lap("accumulate", &mut clock);
         frame.views.add(&pass_views);
         if let Some(out) = composed {
             frame.views.add(&PhotonViews {
                 seeds: out.seeds_per_pixel,
                 ..Default::default()
             });
-            frame.photon_stats.extend(out.stats);
+            match &mut frame.gather {
+                Some(g) => g.join(&out.stats, 1),
+                None => frame.gather = Some(out.stats),
+            }
         }
-        frame.photon_stats.extend(view_stats);
+        frame.view_stats.extend(view_stats);
         let shadow_counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
         for count in CountBuffer::read_all(ctx, &shadow_counts)? {
             pass_stats.shadow_rays += count as u64;
@@ -700,10 +698,13 @@ struct FrameState {
     first_hit_layers: Option<(GpuBuffer, GpuBuffer)>,
     views: PhotonViews,
     maps: Option<FrameMaps>,
-    photon_stats: Vec<(String, f64)>,
-    /// The wall time of each stage on the host (`host/…_ms`), submission and any waits
+    photon_maps: Vec<PhotonMapStats>,
+    /// Each pass's photon-map debug views: the map, its searches and their rate.
+    view_stats: Vec<ViewSearches>,
+    gather: Option<GatherStats>,
+    /// The wall time of each step on the host (`host/…_ms`), submission and any waits
     /// included, summed over the passes.
-    host_stats: Vec<(String, f64)>,
+    host_steps: StageTimes,
     stats: StageStats,
     /// The most gather rays the final gather traces at once (`GpuCore::max_gather_rays`).
     max_gather_rays: u64,
@@ -729,8 +730,10 @@ impl FrameState {
                 .transpose()?,
             views: PhotonViews::default(),
             maps: None,
-            photon_stats: Vec::new(),
-            host_stats: Vec::new(),
+            photon_maps: Vec::new(),
+            view_stats: Vec::new(),
+            gather: None,
+            host_steps: StageTimes::default(),
             stats: StageStats::default(),
             max_gather_rays: u64::MAX,
         })
@@ -738,7 +741,7 @@ impl FrameState {
 
     /// Records `ms` of host wall time under `name`.
     fn host(&mut self, name: &str, ms: f64) {
-        self.host_stats.push((name.to_string(), ms));
+        self.host_steps.add(name, ms);
     }
 
     /// Records the time since `clock` under `name` and restarts it.

@@ -5,6 +5,7 @@ use std::fmt;
 use super::clock::{ClockReading, DeviceClock, HostClock};
 use super::kernel_times::{KernelTime, KernelTimes};
 use super::pool::{BufferPool, GpuBuffer};
+use crate::render::stats::TrafficStats;
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -189,7 +190,7 @@ impl Traffic {
         counter.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Every counter so far, in the order of [`Traffic::since`]'s names.
+    /// Every counter so far, in the order of [`TrafficStats`]' fields ([`Traffic::since`]).
     pub fn snapshot(&self) -> [u64; TRAFFIC_COUNTERS] {
         use std::sync::atomic::Ordering::Relaxed;
         [
@@ -209,30 +210,30 @@ impl Traffic {
         ]
     }
 
-    /// The named counters of the traffic since `before` (a [`Traffic::snapshot`]): counts, then
-    /// the host's times in milliseconds.
-    pub fn since(&self, before: [u64; TRAFFIC_COUNTERS]) -> Vec<(String, f64)> {
-        const NAMES: [(&str, f64); TRAFFIC_COUNTERS] = [
-            ("gpu/allocated_bytes", 1.0),
-            ("gpu/uploaded_bytes", 1.0),
-            ("gpu/readbacks", 1.0),
-            ("gpu/readback_bytes", 1.0),
-            ("host/waits", 1.0),
-            ("gpu/dispatches", 1.0),
-            ("gpu/bind_groups", 1.0),
-            ("gpu/bind_groups_reused", 1.0),
-            ("gpu/submissions", 1.0),
-            ("host/wait_ms", 1e-6),
-            ("host/readback_copy_ms", 1e-6),
-            ("host/bind_ms", 1e-6),
-            ("host/submit_ms", 1e-6),
-        ];
+    /// The traffic since `before` (a [`Traffic::snapshot`]).
+    pub fn since(&self, before: [u64; TRAFFIC_COUNTERS]) -> TrafficStats {
         let now = self.snapshot();
-        NAMES
+        let d: Vec<u64> = now
             .iter()
-            .zip(now.iter().zip(before))
-            .map(|((name, scale), (n, b))| (name.to_string(), n.saturating_sub(b) as f64 * scale))
-            .collect()
+            .zip(before)
+            .map(|(n, b)| n.saturating_sub(b))
+            .collect();
+        let ms = |ns: u64| ns as f64 * 1e-6;
+        TrafficStats {
+            allocated_bytes: d[0],
+            uploaded_bytes: d[1],
+            readbacks: d[2],
+            readback_bytes: d[3],
+            waits: d[4],
+            dispatches: d[5],
+            bind_groups: d[6],
+            bind_groups_reused: d[7],
+            submissions: d[8],
+            wait_ms: ms(d[9]),
+            readback_copy_ms: ms(d[10]),
+            bind_ms: ms(d[11]),
+            submit_ms: ms(d[12]),
+        }
     }
 }
 

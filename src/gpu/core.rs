@@ -13,6 +13,7 @@ use super::prims::Primitives;
 use super::upload::{FrameParams, GpuRay, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use crate::accel::Prepared;
+use crate::render::stats::{AdapterStats, GpuFrameStats, GpuWhittedTimes, WhittedStats};
 
 /// The kernels of one traversal variant.
 pub(super) struct TraversalKernels {
@@ -64,74 +65,44 @@ impl StageStats {
         self.pass_splits += o.pass_splits;
     }
 
-    /// The named counters of `--stats` for a frame that took `seconds`.
-    pub(super) fn to_vec(&self, seconds: f64, ctx: &GpuContext) -> Vec<(String, f64)> {
-        let rays = (self.primary_rays + self.specular_rays + self.shadow_rays) as f64;
-        let mut out = vec![
-            ("rays/primary".to_string(), self.primary_rays as f64),
-            ("rays/shadow".to_string(), self.shadow_rays as f64),
-            ("rays/specular".to_string(), self.specular_rays as f64),
-            (
-                "rays/mrays_per_s".to_string(),
-                rays / seconds.max(1e-9) / 1e6,
-            ),
-            ("time/whitted_ms".to_string(), seconds * 1e3),
-            ("shade_tree/nodes".to_string(), self.shade_tree_nodes as f64),
-            ("frame/pass_splits".to_string(), self.pass_splits as f64),
-        ];
+    /// Fills the frame's Whitted figures and its GPU counters, times (with timestamps) and
+    /// adapter facts, for a frame that took `seconds`.
+    pub(super) fn fill(
+        &self,
+        seconds: f64,
+        ctx: &GpuContext,
+        whitted: &mut WhittedStats,
+        gpu: &mut GpuFrameStats,
+    ) {
+        *whitted = WhittedStats {
+            primary_rays: self.primary_rays,
+            shadow_rays: self.shadow_rays,
+            specular_rays: self.specular_rays,
+            ms: seconds * 1e3,
+        };
+        gpu.counters.shade_tree_nodes = self.shade_tree_nodes;
+        gpu.counters.pass_splits = self.pass_splits;
         if ctx.info.features.timestamps {
-            out.extend([
-                ("gpu/primary_ms".to_string(), self.primary_ms),
-                ("gpu/trace_ms".to_string(), self.trace_ms),
-                ("gpu/primary_trace_ms".to_string(), self.primary_trace_ms),
-                ("gpu/shade_ms".to_string(), self.shade_ms),
-                ("gpu/shadow_ms".to_string(), self.shadow_ms),
-                ("gpu/spawn_ms".to_string(), self.spawn_ms),
-                ("gpu/accumulate_ms".to_string(), self.accumulate_ms),
-                (
-                    "gpu/primary_mrays_per_s".to_string(),
-                    self.primary_rays as f64
-                        / (self.primary_ms + self.primary_trace_ms).max(1e-9)
-                        / 1e3,
-                ),
-                (
-                    "gpu/specular_mrays_per_s".to_string(),
-                    self.specular_rays as f64
-                        / (self.trace_ms - self.primary_trace_ms).max(1e-9)
-                        / 1e3,
-                ),
-                (
-                    "gpu/shadow_mrays_per_s".to_string(),
-                    self.shadow_rays as f64 / self.shadow_ms.max(1e-9) / 1e3,
-                ),
-            ]);
+            gpu.whitted_times = Some(GpuWhittedTimes {
+                primary_ms: self.primary_ms,
+                trace_ms: self.trace_ms,
+                primary_trace_ms: self.primary_trace_ms,
+                shade_ms: self.shade_ms,
+                shadow_ms: self.shadow_ms,
+                spawn_ms: self.spawn_ms,
+                accumulate_ms: self.accumulate_ms,
+            });
         }
         // What the adapter is and which optional features the pipeline found.
         let f = &ctx.info.features;
-        out.extend([
-            (
-                "gpu/feature/subgroups".to_string(),
-                f.subgroups as u32 as f64,
-            ),
-            ("gpu/feature/int64".to_string(), f.int64 as u32 as f64),
-            (
-                "gpu/feature/int64_atomic_min_max".to_string(),
-                f.int64_atomic_min_max as u32 as f64,
-            ),
-            (
-                "gpu/feature/timestamps".to_string(),
-                f.timestamps as u32 as f64,
-            ),
-            (
-                "gpu/subgroup_size".to_string(),
-                ctx.info.subgroup_max_size as f64,
-            ),
-            (
-                "gpu/max_storage_binding_mib".to_string(),
-                (ctx.info.max_storage_buffer_binding_size >> 20) as f64,
-            ),
-        ]);
-        out
+        gpu.adapter = AdapterStats {
+            subgroups: f.subgroups as u32,
+            int64: f.int64 as u32,
+            int64_atomic_min_max: f.int64_atomic_min_max as u32,
+            timestamps: f.timestamps as u32,
+            subgroup_size: ctx.info.subgroup_max_size,
+            max_storage_binding_mib: ctx.info.max_storage_buffer_binding_size >> 20,
+        };
     }
 }
 

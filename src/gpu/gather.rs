@@ -30,6 +30,7 @@ use crate::render::gather::{
     gather_ray_count, gather_strata, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
 };
 use crate::render::photons::{scene_sphere, EstimateSettings};
+use crate::render::stats::GatherStats;
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
 
@@ -127,7 +128,7 @@ pub(super) struct ShadingPoints {
 /// What the GPU's composition reports: the statistics of its stages, the seeds per pixel, and
 /// the per-point components (for the `caustic` and `indirect` layers).
 pub(super) struct ComposeOutput {
-    pub(super) stats: Vec<(String, f64)>,
+    pub(super) stats: GatherStats,
     pub(super) seeds_per_pixel: Vec<f32>,
     pub(super) parts: ComposeParts,
 }
@@ -617,7 +618,7 @@ impl GpuCore {
         let base = frame_params(scene, prepared);
         let (_, radius) = scene_sphere(prepared);
         let settings = EstimateSettings::of(scene, prepared);
-        let mut stats = Vec::new();
+        let mut stats = GatherStats::default();
         let (Some(global), Some(caustic)) = (&maps.global, &maps.caustic) else {
             return Err(GpuError::Device(
                 "photon mapping needs the frame's global and caustic maps".to_string(),
@@ -642,14 +643,8 @@ impl GpuCore {
                 &settings,
                 scene_cube(prepared),
             )?;
-            stats.push((
-                "gather/irradiance_photons".to_string(),
-                made.as_ref().map_or(0, |p| p.count) as f64,
-            ));
-            stats.push((
-                "gather/precompute_ms".to_string(),
-                start.elapsed().as_secs_f64() * 1e3,
-            ));
+            stats.irradiance_photons = Some(made.as_ref().map_or(0, |p| p.count) as u64);
+            stats.precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             made
         } else {
             None
@@ -658,8 +653,8 @@ impl GpuCore {
         let clock = Instant::now();
         let points = self.finish_collect(kernels, levels, base, pending_points)?;
         collect_ms += clock.elapsed().as_secs_f64() * 1e3;
-        stats.push(("gather/shading_points".to_string(), points.count as f64));
-        stats.push(("gather/collect_points_ms".to_string(), collect_ms));
+        stats.shading_points = Some(points.count as u64);
+        stats.collect_points_ms = Some(collect_ms);
         if points.count == 0 {
             // Nothing diffuse in view (the camera sees only the background, lights or
             // mirrors of nothing): no seeds, no gather, no light to add.
@@ -669,7 +664,7 @@ impl GpuCore {
                 caustic: zeros()?,
                 indirect: zeros()?,
             };
-            stats.push(("gather/seeds".to_string(), 0.0));
+            stats.seeds = Some(0);
             let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
             return Ok(ComposeOutput {
                 stats,
@@ -701,13 +696,10 @@ impl GpuCore {
             },
         )?;
         if caustic_density.is_some() {
-            stats.push(("gather/caustics_ms".to_string(), caustics_ms));
+            stats.caustics_ms = Some(caustics_ms);
         }
-        stats.push(("gather/seeds".to_string(), seed_count as f64));
-        stats.push((
-            "gather/seeding_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.seeds = Some(seed_count as u64);
+        stats.seeding_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("gather/final_gather");
         let start = Instant::now();
         let (samples, sample_positions) = self.final_gather(
@@ -724,21 +716,12 @@ impl GpuCore {
             photons.as_ref(),
             max_gather_rays,
         )?;
-        stats.push((
-            "gather/rays".to_string(),
-            seed_count as f64 * gather_ray_count(scene) as f64,
-        ));
-        stats.push((
-            "gather/final_gather_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.rays = Some(seed_count as u64 * gather_ray_count(scene) as u64);
+        stats.final_gather_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("gather/irradiance_tree");
         let start = Instant::now();
         let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;
-        stats.push((
-            "gather/irradiance_tree_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.irradiance_tree_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("gather/interpolate");
         let start = Instant::now();
         let mut encoder = Encoder::new(ctx);
@@ -754,10 +737,7 @@ impl GpuCore {
         // A failed search (a malformed tree, a driver-cut loop) is an error, never NaN pixels:
         // checked with the frame's deferred checks, before the film is read.
         indirect.defer_check(ctx);
-        stats.push((
-            "gather/interpolate_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.interpolate_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         let caustic_density = match caustic_density {
             Some(density) => density,
             None => {
@@ -765,10 +745,7 @@ impl GpuCore {
                 let start = Instant::now();
                 let density =
                     self.estimate_caustics(kernels, caustic, &points, &settings, prepared)?;
-                stats.push((
-                    "gather/caustics_ms".to_string(),
-                    start.elapsed().as_secs_f64() * 1e3,
-                ));
+                stats.caustics_ms = Some(start.elapsed().as_secs_f64() * 1e3);
                 density
             }
         };
@@ -782,14 +759,8 @@ impl GpuCore {
         };
         let nodes: Vec<&GpuBuffer> = levels.iter().map(|l| &l.nodes).collect();
         self.apply_components(kernels, &nodes, &parts, COMPOSE_ADD, base)?;
-        stats.push((
-            "gather/compose_ms".to_string(),
-            start.elapsed().as_secs_f64() * 1e3,
-        ));
-        stats.push((
-            "time/photon_map_ms".to_string(),
-            clock.elapsed().as_secs_f64() * 1e3,
-        ));
+        stats.compose_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        stats.photon_map_ms = Some(clock.elapsed().as_secs_f64() * 1e3);
         // Seeds per pixel.
         let pixels = (scene.film.width.max(1) * scene.film.height.max(1)) as usize;
         let mut seeds_per_pixel = vec![0.0f32; pixels];

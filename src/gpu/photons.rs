@@ -41,10 +41,10 @@ use super::vd_pipeline::VdFrameGpu;
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{
-    caustic_targets, photon_emitters, push_pass_stats, EstimateSettings, PhotonPass,
-    PhotonPassStats, PHOTON_CHUNK,
+    caustic_targets, photon_emitters, EstimateSettings, PhotonPass, PhotonPassStats, PHOTON_CHUNK,
 };
 use crate::render::plan::FramePlan;
+use crate::render::stats::{PhotonMapStats, ViewSearches};
 use crate::render::PhotonViews;
 use crate::scene::{Aov, Scene};
 
@@ -614,7 +614,7 @@ impl GpuCore {
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
         plan: &FramePlan,
-    ) -> Result<(FrameMaps, Vec<(String, f64)>), GpuError> {
+    ) -> Result<(FrameMaps, Vec<PhotonMapStats>), GpuError> {
         let ctx = &self.ctx;
         let mut maps = FrameMaps::default();
         let mut stats = Vec::new();
@@ -636,14 +636,12 @@ impl GpuCore {
             let (trace_stage, tree_stage) = stages(pass);
             ctx.set_stage(trace_stage);
             let map = self.finish_photon_pass(kernels, buffers, traversal, vd, pending)?;
-            push_pass_stats(&mut stats, pass.name(), &map.stats);
+            let mut map_stats = PhotonMapStats::of(pass, map.stats);
             ctx.set_stage(tree_stage);
             let start = Instant::now();
             let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
-            stats.push((
-                format!("kdtree/{}_build_ms", pass.name()),
-                start.elapsed().as_secs_f64() * 1e3,
-            ));
+            map_stats.tree_build_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+            stats.push(map_stats);
             let slot = MapTree { map, tree };
             match pass {
                 PhotonPass::Global => maps.global = Some(slot),
@@ -656,7 +654,7 @@ impl GpuCore {
     /// The photon maps' debug views on the GPU (twin of `cpu::compose::photon_views`) for one
     /// pass: the flux density of the frame's `maps` at the first diffuse surface of each camera
     /// ray (`rays`, `hits`: `ray_count` camera slots), over the frame's spp. Returns the views
-    /// and the statistics of the density queries.
+    /// and, per map, its density searches and their rate per second.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn photon_views(
         &self,
@@ -668,7 +666,7 @@ impl GpuCore {
         rays: &GpuBuffer,
         hits: &GpuBuffer,
         ray_count: u64,
-    ) -> Result<(PhotonViews, Vec<(String, f64)>), GpuError> {
+    ) -> Result<(PhotonViews, Vec<ViewSearches>), GpuError> {
         let ctx = &self.ctx;
         let mut views = PhotonViews::default();
         let mut stats = Vec::new();
@@ -764,9 +762,9 @@ impl GpuCore {
                     status[0]
                 )));
             }
-            stats.push((format!("knn/{name}_queries"), owners.len() as f64));
             stats.push((
-                format!("knn/{name}_queries_per_s"),
+                pass,
+                owners.len() as u64,
                 owners.len() as f64 / seconds.max(1e-9),
             ));
             let mut view = vec![Vec3::ZERO; pixels];

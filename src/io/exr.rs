@@ -217,17 +217,18 @@ fn metadata_attributes(meta: &FrameMetadata) -> HashMap<Text, AttributeValue> {
     put(ATTR_CAMERA_UP, vec3_attribute(meta.camera_up));
     put(ATTR_CAMERA_FOV, AttributeValue::F32(meta.camera_fov_deg));
     put(ATTR_DEVICE, AttributeValue::Text(latin1(&meta.device)));
-    for (name, value) in &meta.stats {
+    let stats = meta.stats.entries();
+    for (name, value) in &stats {
         put(
             &format!("{ATTR_STATS_PREFIX}{name}"),
             AttributeValue::F64(*value),
         );
     }
     // OpenEXR forbids empty string vectors.
-    if !meta.stats.is_empty() {
+    if !stats.is_empty() {
         put(
             ATTR_STATS_ORDER,
-            AttributeValue::TextVector(meta.stats.iter().map(|(n, _)| latin1(n)).collect()),
+            AttributeValue::TextVector(stats.iter().map(|(n, _)| latin1(n)).collect()),
         );
     }
     attrs
@@ -369,13 +370,15 @@ fn read_metadata(attributes: &HashMap<&Text, &AttributeValue>) -> FrameMetadata 
             Some(AttributeValue::Text(text)) => text.to_string(),
             _ => String::new(),
         },
-        stats: Vec::new(),
+        stats: Default::default(),
     };
+    // The figures come back by name (`FrameStats::named`).
+    let named = &mut meta.stats.named;
     if let Some(AttributeValue::TextVector(names)) = attribute(ATTR_STATS_ORDER) {
         for name in names {
             let name = name.to_string();
             if let Some(value) = f64_of(&format!("{ATTR_STATS_PREFIX}{name}")) {
-                meta.stats.push((name, value));
+                named.push((name, value));
             }
         }
     }
@@ -387,10 +390,10 @@ fn read_metadata(attributes: &HashMap<&Text, &AttributeValue>) -> FrameMetadata 
                 .strip_prefix(ATTR_STATS_PREFIX)
                 .map(str::to_string)
         })
-        .filter(|name| !meta.stats.iter().any(|(listed, _)| listed == name))
+        .filter(|name| !named.iter().any(|(listed, _)| listed == name))
         .filter_map(|name| f64_of(&format!("{ATTR_STATS_PREFIX}{name}")).map(|value| (name, value)))
         .collect();
     unlisted.sort_by(|a, b| a.0.cmp(&b.0));
-    meta.stats.extend(unlisted);
+    named.extend(unlisted);
     meta
 }

@@ -2,6 +2,7 @@
 
 use glam::Vec3;
 
+use super::stats::FrameStats;
 use crate::scene::Aov;
 
 /// One image layer: `channels.len()` interleaved floats per pixel, rows from the top.
@@ -62,8 +63,8 @@ pub struct FrameMetadata {
     pub camera_fov_deg: f32,
     /// "cpu" or the GPU adapter's name.
     pub device: String,
-    /// Named counters (`"bvh/nodes"`, `"rays/primary"`, ...).
-    pub stats: Vec<(String, f64)>,
+    /// The frame's statistics (`render::stats`), named by `FrameStats::entries`.
+    pub stats: FrameStats,
 }
 
 impl FrameMetadata {
@@ -73,7 +74,7 @@ impl FrameMetadata {
         scene: &crate::scene::Scene,
         device: String,
         render_seconds: f64,
-        stats: Vec<(String, f64)>,
+        stats: FrameStats,
     ) -> FrameMetadata {
         FrameMetadata {
             frame: scene.frame,
@@ -90,9 +91,9 @@ impl FrameMetadata {
         }
     }
 
-    /// The counter called `name`, if the frame has it.
+    /// The figure called `name`, if the frame has it.
     pub fn stat(&self, name: &str) -> Option<f64> {
-        self.stats.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+        self.stats.get(name)
     }
 }
 

@@ -14,7 +14,7 @@ pub mod stats;
 
 pub use camera::CameraModel;
 pub use frame::{aov_layers, Frame, FrameMetadata, Layer, PhotonViews};
-pub use stats::Stats;
+pub use stats::FrameStats;
 
 use crate::accel::Prepared;
 use crate::scene::Scene;

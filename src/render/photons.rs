@@ -616,11 +616,3 @@ impl EstimateSettings {
         }
     }
 }
-
-/// The named counters of one photon pass.
-pub fn push_pass_stats(stats: &mut Vec<(String, f64)>, name: &str, s: &PhotonPassStats) {
-    stats.push((format!("photons/{name}_emitted"), s.emitted as f64));
-    stats.push((format!("photons/{name}_stored"), s.stored as f64));
-    stats.push((format!("photons/{name}_mean_path"), s.mean_path_length()));
-    stats.push((format!("photons/{name}_trace_ms"), s.trace_ms));
-}

@@ -103,7 +103,7 @@ pub fn render_progressive(
 ) -> Result<Frame, RenderError> {
     let start = Instant::now();
     let mut sum: Option<Frame> = None;
-    let mut stats = Vec::new();
+    let mut stats = super::stats::FrameStats::default();
     let mut passes = 0u32;
     while passes < progression.passes {
         let elapsed = start.elapsed().as_secs_f64();
@@ -111,7 +111,11 @@ pub fn render_progressive(
             break;
         }
         let frame = backend.render_frame(&pass_scene(scene, passes), prepared, options)?;
-        stats.extend(frame.metadata.stats.iter().cloned());
+        if passes == 0 {
+            stats = frame.metadata.stats.clone();
+        } else {
+            stats.join(&frame.metadata.stats, passes);
+        }
         match &mut sum {
             None => sum = Some(frame),
             Some(total) => add_pass(total, &frame),
@@ -131,12 +135,9 @@ pub fn render_progressive(
                 layer.pixels.iter_mut().for_each(|v| *v *= inv);
             }
         }
-        frame.metadata.stats = super::stats::merge_counters(stats);
+        frame.metadata.stats = stats;
     }
-    frame
-        .metadata
-        .stats
-        .push(("progressive/passes".to_string(), passes as f64));
+    frame.metadata.stats.progressive_passes = Some(passes);
     frame.metadata.spp = scene.film.spp.max(1) * passes;
     frame.metadata.render_seconds = start.elapsed().as_secs_f64();
     Ok(frame)

@@ -79,11 +79,8 @@ pub fn seeds_on(frame: &Frame, pixels: &[bool]) -> u32 {
 pub fn stat(frame: &Frame, name: &str) -> f64 {
     frame
         .metadata
-        .stats
-        .iter()
-        .find(|(k, _)| k == name)
+        .stat(name)
         .unwrap_or_else(|| panic!("no statistic {name}"))
-        .1
 }
 
 /// The seeds the minimum density guarantees to the ceiling, from the seeding's rule
