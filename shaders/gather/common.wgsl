@@ -1,19 +1,10 @@
 // Final gather on the GPU, shared by the kernels of shaders/gather/: twins of
-// cpu::gather::final_gather and gather_radiance. Gather ray j of the chunk's seed s is ray
-// gather_ray_index(s, j); its random stream is (seed, s, GATHER_STREAM_TAG + j): 2 numbers for
-// the direction, 1 per step.
+// cpu::gather::final_gather and gather_radiance. Gather ray j of seed s is ray s * rays + j; its
+// random stream is (seed, s, GATHER_STREAM_TAG + j): 2 numbers for the direction, 1 per step.
 //!include "photons/common.wgsl"
 //!include "shared/gather_types.wgsl"
 
 const GATHER_STREAM_TAG: u32 = 0x80000011u;
-
-// The index of gather ray j (its stratum) of seed s of a chunk of seed_count seeds: stratum
-// major, so that a workgroup's rays leave neighbouring seeds in one stratum's direction about
-// their normals and traverse the scene together (a seed's own rays fan out over the
-// hemisphere).
-fn gather_ray_index(s: u32, j: u32, seed_count: u32) -> u32 {
-    return j * seed_count + s;
-}
 const TAU: f32 = 6.28318530717959;
 
 // render::gather::gather_direction: ray j's stratum (row j / columns, column j % columns) of

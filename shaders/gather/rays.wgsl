@@ -18,9 +18,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     // The seed's index in the frame (this chunk starts at seed_offset): its streams and the
     // rays' `pixel`.
-    // Ray i is gather_ray_index(s - seed_offset, j).
-    let s = gather_params.seed_offset + i % gather_params.seed_count;
-    let j = i / gather_params.seed_count;
+    let s = gather_params.seed_offset + i / gather_params.rays_per_seed;
+    let j = i % gather_params.rays_per_seed;
     let p = points[seeds[s]];
     var stream = sample_stream(params.seed_lo, params.seed_hi, s, GATHER_STREAM_TAG + j);
     let jx = next_f32(&stream);

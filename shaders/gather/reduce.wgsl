@@ -39,33 +39,28 @@ fn inverse_nearer(a: f32, b: f32) -> f32 {
     return 1.0 / max(min(a, b), gather_params.radius_min);
 }
 
-// Ray j of the chunk's seed s.
-fn ray_of(s: u32, j: u32) -> u32 {
-    return gather_ray_index(s, j, gather_params.seed_count);
-}
-
-// Ray j's (of the chunk's seed s) share of render::gather::translational_gradient: the gradient
-// is a sum over the strata of terms linear in each stratum's differences with the stratum below
-// it (across θ) and the one before it (across φ), so each ray adds its own.
-fn gradient_term(t: vec3<f32>, b: vec3<f32>, s: u32, j: u32) -> array<vec3<f32>, 3> {
+// Ray j's (of the seed whose rays start at first) share of render::gather::translational_gradient:
+// the gradient is a sum over the strata of terms linear in each stratum's differences with the
+// stratum below it (across θ) and the one before it (across φ), so each ray adds its own.
+fn gradient_term(t: vec3<f32>, b: vec3<f32>, first: u32, j: u32) -> array<vec3<f32>, 3> {
     let rows = gather_params.rows;
     let columns = gather_params.rays_per_seed / rows;
     let row = j / columns;
     let k = j % columns;
-    let here = ray_of(s, j);
+    let here = first + j;
     let lower_edge = f32(row) / f32(rows);
     let l = ray_radiance(here);
     let r = ray_distance(here);
     var across_theta = vec3<f32>(0.0);
     var across_phi = vec3<f32>(0.0);
     if row > 0u {
-        let below = ray_of(s, j - columns);
+        let below = here - columns;
         let w = sqrt(lower_edge) * (1.0 - lower_edge) * inverse_nearer(r, ray_distance(below));
         across_theta = (l - ray_radiance(below)) * w;
     }
     if columns > 1u {
         let km = (k + columns - 1u) % columns;
-        let before = ray_of(s, row * columns + km);
+        let before = first + row * columns + km;
         let upper_edge = f32(row + 1u) / f32(rows);
         let w = (sqrt(upper_edge) - sqrt(lower_edge)) * inverse_nearer(r, ray_distance(before));
         across_phi = (l - ray_radiance(before)) * w;
@@ -107,13 +102,13 @@ fn main(
     var g = array<vec3<f32>, 3>(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0));
     if live {
         for (var j = lane; j < n; j += REDUCE_GROUP) {
-            let i = ray_of(s, j);
+            let i = s * n + j;
             sum += vec4<f32>(ray_radiance(i), 0.0);
             let d = ray_distance(i);
             if is_finite_f32(d) {
                 sum.w += 1.0 / d;
             }
-            let term = gradient_term(t, b, s, j);
+            let term = gradient_term(t, b, s * n, j);
             for (var c = 0u; c < 3u; c++) {
                 g[c] += term[c];
             }

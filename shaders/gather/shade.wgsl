@@ -29,7 +29,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if ray.pixel == NONE {
         return;
     }
-    let i = gather_ray_index(ray.pixel - gather_params.seed_offset, ray.sample - GATHER_STREAM_TAG, gather_params.seed_count);
+    let i = (ray.pixel - gather_params.seed_offset) * gather_params.rays_per_seed + (ray.sample - GATHER_STREAM_TAG);
     var path = paths[i];
     let hit = hits[e];
     // The ray ends here unless a specular surface sends it on.
