@@ -165,3 +165,59 @@ fn kernel_times_count_every_dispatch_of_a_kernel_and_time_it() {
         .expect("kernel times are on");
     assert!(again.is_empty(), "{again:?}");
 }
+
+#[test]
+fn compiled_kernels_are_kept_on_disk_and_a_later_context_reads_them_back() {
+    let Some(mut ctx) = test_context() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    if !ctx.use_pipeline_cache(Some(dir.path())) {
+        // Vulkan adapters (lavapipe, the lent GPUs) keep pipeline caches; others have none.
+        assert_ne!(
+            ctx.info.backend, "Vulkan",
+            "a Vulkan adapter without a pipeline cache"
+        );
+        eprintln!(
+            "skipping: the {} backend keeps no pipeline cache",
+            ctx.info.backend
+        );
+        return;
+    }
+    let path = ctx.pipeline_cache.as_ref().unwrap().path().to_path_buf();
+    assert!(!path.exists(), "nothing is written before a kernel is made");
+    let kernel = Kernel::new(&ctx, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
+    assert!(ctx.save_pipeline_cache(), "a new kernel is written");
+    assert!(!ctx.save_pipeline_cache(), "nothing new, nothing written");
+    let written = std::fs::metadata(&path).unwrap().len();
+    assert!(written > 0);
+    // A later context starts from the file.
+    let Some(mut later) = test_context() else {
+        return;
+    };
+    assert!(later.use_pipeline_cache(Some(dir.path())));
+    assert!(later.pipeline_cache.as_ref().unwrap().data_len() > 0);
+    drop(kernel);
+    // A damaged file gives an empty cache, and kernels are made as without one.
+    std::fs::write(&path, b"not a pipeline cache").unwrap();
+    let Some(mut damaged) = test_context() else {
+        return;
+    };
+    assert!(damaged.use_pipeline_cache(Some(dir.path())));
+    let kernel = Kernel::new(&damaged, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
+    let params = uniform_buffer(&damaged, "params", &[1u32, 2, 64, 1, 2, 0, 4, 0]);
+    let numbers = storage_buffer_sized(&damaged, "numbers", 64 * 4 * 4).unwrap();
+    let bind = kernel
+        .bind(&damaged, &[("numbers", &numbers), ("params", &params)])
+        .unwrap();
+    let mut encoder = caustica::gpu::encoder::Encoder::new(&damaged);
+    kernel.dispatch(&mut encoder, &bind, kernel.grid_for(&damaged, 64));
+    damaged.submit([encoder.finish()]);
+    let got: Vec<f32> = read_buffer(&damaged, &numbers, 256).unwrap();
+    assert!(got.iter().all(|x| (0.0..1.0).contains(x)), "the kernel ran");
+    assert!(damaged.save_pipeline_cache());
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > 20,
+        "rewritten whole"
+    );
+}

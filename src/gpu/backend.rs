@@ -413,6 +413,8 @@ impl GpuBackend {
         self.keep_timer(timer);
         ctx.end_frame()?;
         let seconds = start.elapsed().as_secs_f64();
+        // Kernels this frame compiled go to the disk cache (after the frame's time is taken).
+        ctx.save_pipeline_cache();
         let mut frame_stats = FrameStats {
             photon_maps,
             gather,

@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::clock::{ClockReading, DeviceClock, HostClock};
 use super::kernel_times::{KernelTime, KernelTimes};
+use super::pipeline_cache::{default_cache_dir, PipelineCacheFile};
 use super::pool::{BufferPool, GpuBuffer};
 use crate::render::stats::TrafficStats;
 
@@ -136,6 +137,9 @@ pub struct GpuContext {
     bind_groups: std::sync::Mutex<BindGroupCache>,
     /// The device's time per kernel, when asked for (`gpu::kernel_times`).
     pub kernel_times: Option<std::sync::Arc<KernelTimes>>,
+    /// The compiled kernels kept on disk between runs (`gpu::pipeline_cache`), where the
+    /// adapter keeps a pipeline cache.
+    pub pipeline_cache: Option<PipelineCacheFile>,
 }
 
 /// The entries of a bind group: (binding, buffer, bound size), by binding.
@@ -280,7 +284,8 @@ impl GpuContext {
             | wgpu::Features::SHADER_INT64_ATOMIC_MIN_MAX
             | wgpu::Features::TIMESTAMP_QUERY
             | wgpu::Features::TIMESTAMP_QUERY_INSIDE_PASSES
-            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS;
+            | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS
+            | wgpu::Features::PIPELINE_CACHE;
         let required_features = available & wanted;
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
@@ -338,6 +343,9 @@ impl GpuContext {
             bind_groups: std::sync::Mutex::new(BindGroupCache::default()),
             kernel_times: KernelTimes::from_env(&device, features.timestamps_inside_encoders)
                 .map(std::sync::Arc::new),
+            pipeline_cache: default_cache_dir()
+                .filter(|_| required_features.contains(wgpu::Features::PIPELINE_CACHE))
+                .and_then(|dir| PipelineCacheFile::open(&device, &adapter_info, &dir)),
             device,
             queue,
         })
@@ -496,6 +504,34 @@ impl GpuContext {
                 .read(&self.device, &self.queue)
                 .map(Some)
                 .map_err(|e| GpuError::Device(format!("cannot read the device clock: {e}"))),
+        }
+    }
+
+    /// Keeps the compiled kernels in `dir` instead of the default directory (none: no cache),
+    /// for the kernels made from now on; says whether there is a cache (the adapter must keep
+    /// pipeline caches).
+    pub fn use_pipeline_cache(&mut self, dir: Option<&std::path::Path>) -> bool {
+        let info = self.adapter.get_info();
+        self.pipeline_cache = dir
+            .filter(|_| {
+                self.device
+                    .features()
+                    .contains(wgpu::Features::PIPELINE_CACHE)
+            })
+            .and_then(|dir| PipelineCacheFile::open(&self.device, &info, dir));
+        self.pipeline_cache.is_some()
+    }
+
+    /// Writes the pipeline cache to its file if kernels were compiled since it was last written
+    /// (a failure is logged: the render does not depend on it). Says whether it wrote.
+    pub fn save_pipeline_cache(&self) -> bool {
+        match self.pipeline_cache.as_ref().map(PipelineCacheFile::save) {
+            Some(Ok(wrote)) => wrote,
+            Some(Err(e)) => {
+                log::warn!("the pipeline cache was not saved: {e}");
+                false
+            }
+            None => false,
         }
     }
 

@@ -129,7 +129,7 @@ impl Kernel {
                 module: &module,
                 entry_point: Some(&entry_name),
                 compilation_options: Default::default(),
-                cache: None,
+                cache: ctx.pipeline_cache.as_ref().map(|c| c.for_new_pipeline()),
             });
         Ok(Kernel {
             name: path.to_string(),

@@ -15,6 +15,7 @@ pub mod kernel_times;
 pub mod knn;
 pub mod maps;
 pub mod photons;
+pub mod pipeline_cache;
 pub mod pool;
 pub mod prims;
 pub mod raybench;
