@@ -113,6 +113,27 @@ fn a_binding_by_an_unknown_name_is_an_error_that_names_it() {
     assert!(err.to_string().contains("numbrs"), "{err}");
 }
 
+/// The random-stream kernel bound to write `pixels` × 4 numbers (one sample, four dimensions)
+/// into a buffer of their own, and a dispatch grid over them.
+fn bound_stream_kernel(
+    ctx: &caustica::gpu::GpuContext,
+    pixels: u32,
+) -> (
+    Kernel,
+    wgpu::BindGroup,
+    caustica::gpu::GpuBuffer,
+    (u32, u32, u32),
+) {
+    let kernel = Kernel::new(ctx, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
+    let params = uniform_buffer(ctx, "params", &[1u32, 2, pixels, 1, 2, 0, 4, 0]);
+    let numbers = storage_buffer_sized(ctx, "numbers", pixels as u64 * 4 * 4).unwrap();
+    let bind = kernel
+        .bind(ctx, &[("numbers", &numbers), ("params", &params)])
+        .unwrap();
+    let grid = kernel.grid_for(ctx, pixels as u64);
+    (kernel, bind, numbers, grid)
+}
+
 #[test]
 fn kernel_times_count_every_dispatch_of_a_kernel_and_time_it() {
     let Some(mut ctx) = test_context() else {
@@ -128,21 +149,16 @@ fn kernel_times_count_every_dispatch_of_a_kernel_and_time_it() {
         eprintln!("skipping: the adapter has no timestamps inside encoders");
         return;
     }
-    let kernel = Kernel::new(&ctx, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
-    let params = uniform_buffer(&ctx, "params", &[1u32, 2, 4096, 1, 2, 0, 4, 0]);
-    let numbers = storage_buffer_sized(&ctx, "numbers", 4096 * 4 * 4).unwrap();
-    let bind = kernel
-        .bind(&ctx, &[("numbers", &numbers), ("params", &params)])
-        .unwrap();
+    let (kernel, bind, _, grid) = bound_stream_kernel(&ctx, 4096);
     let mut encoder = caustica::gpu::encoder::Encoder::new(&ctx);
     for _ in 0..3 {
-        kernel.dispatch(&mut encoder, &bind, kernel.grid_for(&ctx, 4096));
+        kernel.dispatch(&mut encoder, &bind, grid);
     }
     ctx.submit([encoder.finish()]);
     // Dispatches recorded after a stage is named count under it.
     ctx.set_stage("second");
     let mut encoder = caustica::gpu::encoder::Encoder::new(&ctx);
-    kernel.dispatch(&mut encoder, &bind, kernel.grid_for(&ctx, 4096));
+    kernel.dispatch(&mut encoder, &bind, grid);
     ctx.submit([encoder.finish()]);
     let mut times = ctx
         .read_kernel_times()
@@ -204,14 +220,9 @@ fn compiled_kernels_are_kept_on_disk_and_a_later_context_reads_them_back() {
         return;
     };
     assert!(damaged.use_pipeline_cache(Some(dir.path())));
-    let kernel = Kernel::new(&damaged, "check/rng_streams.wgsl", &[], Checks::Checked).unwrap();
-    let params = uniform_buffer(&damaged, "params", &[1u32, 2, 64, 1, 2, 0, 4, 0]);
-    let numbers = storage_buffer_sized(&damaged, "numbers", 64 * 4 * 4).unwrap();
-    let bind = kernel
-        .bind(&damaged, &[("numbers", &numbers), ("params", &params)])
-        .unwrap();
+    let (kernel, bind, numbers, grid) = bound_stream_kernel(&damaged, 64);
     let mut encoder = caustica::gpu::encoder::Encoder::new(&damaged);
-    kernel.dispatch(&mut encoder, &bind, kernel.grid_for(&damaged, 64));
+    kernel.dispatch(&mut encoder, &bind, grid);
     damaged.submit([encoder.finish()]);
     let got: Vec<f32> = read_buffer(&damaged, &numbers, 256).unwrap();
     assert!(got.iter().all(|x| (0.0..1.0).contains(x)), "the kernel ran");
