@@ -79,7 +79,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let mut depth = vec![f32::INFINITY; n];
     let mut ids = vec![[-1.0f32; 2]; n];
     let mut composed = PhotonViews::default();
-    for pass in &plan.passes {
+    for (index, pass) in plan.passes.iter().enumerate() {
         let outputs: Vec<TileOutput> = tiles
             .par_iter()
             .map(|&(x0, y0)| {
@@ -123,10 +123,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 &mut color,
                 &mut composed,
             );
-            match &mut stats.gather {
-                Some(g) => g.join(&pass_stats, 1),
-                None => stats.gather = Some(pass_stats),
-            }
+            stats.join_gather(pass_stats, index as u32);
         }
     }
     if let Some(bar) = bar {
@@ -137,11 +134,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         *n = n.try_normalize().unwrap_or(Vec3::ZERO);
     }
     let (mut photon_views, view_stats) = photon_views(scene, prepared, &tracer, &trees);
-    for (pass, queries, per_s) in view_stats {
-        let map = stats.photon_map(pass);
-        map.view_queries = Some(queries);
-        map.view_queries_per_s = Some(per_s);
-    }
+    stats.add_view_searches(&view_stats);
     photon_views.add(&composed);
     photon_views.direct_part = direct;
     let aovs = aov_layers(

@@ -408,6 +408,7 @@ impl GpuBackend {
             host_steps,
             ..
         } = frame;
+        let gather = gather.map(|(g, _)| g);
         ctx.set_stage("end_frame");
         drop((vd, buffers));
         self.keep_timer(timer);
@@ -421,11 +422,7 @@ impl GpuBackend {
             vd: vd_stats,
             ..Default::default()
         };
-        for (pass, queries, per_s) in view_stats {
-            let map = frame_stats.photon_map(pass);
-            map.view_queries = Some(map.view_queries.unwrap_or(0) + queries);
-            map.view_queries_per_s = Some(per_s);
-        }
+        frame_stats.add_view_searches(&view_stats);
         let mut gpu = GpuFrameStats {
             host_steps,
             ..Default::default()
@@ -657,10 +654,14 @@ impl GpuBackend {
                 seeds: out.seeds_per_pixel,
                 ..Default::default()
             });
-            match &mut frame.gather {
-                Some(g) => g.join(&out.stats, 1),
-                None => frame.gather = Some(out.stats),
-            }
+            // Each pass composes: its figures join the frame's.
+            frame.gather = Some(match frame.gather.take() {
+                Some((mut g, passes)) => {
+                    g.join(&out.stats, passes);
+                    (g, passes + 1)
+                }
+                None => (out.stats, 1),
+            });
         }
         frame.view_stats.extend(view_stats);
         let shadow_counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
@@ -703,7 +704,8 @@ struct FrameState {
     photon_maps: Vec<PhotonMapStats>,
     /// Each pass's photon-map debug views: the map, its searches and their rate.
     view_stats: Vec<ViewSearches>,
-    gather: Option<GatherStats>,
+    /// The gather figures of the passes so far, and how many passes composed.
+    gather: Option<(GatherStats, u32)>,
     /// The wall time of each step on the host (`host/…_ms`), submission and any waits
     /// included, summed over the passes.
     host_steps: StageTimes,

@@ -493,9 +493,27 @@ impl FrameStats {
         }
     }
 
-    /// The gather section, made empty if the frame has none yet.
-    pub fn gather_mut(&mut self) -> &mut GatherStats {
-        self.gather.get_or_insert_with(GatherStats::default)
+    /// Joins one more pass's gather figures (`before`: the passes joined already).
+    pub fn join_gather(&mut self, pass: GatherStats, before: u32) {
+        match &mut self.gather {
+            Some(g) => g.join(&pass, before),
+            None => self.gather = Some(pass),
+        }
+    }
+
+    /// The photon maps' debug layers' searches over the frame's passes: per map, the searches
+    /// add up and their rates average.
+    pub fn add_view_searches(&mut self, searches: &[ViewSearches]) {
+        for pass in [PhotonPass::Global, PhotonPass::Caustic] {
+            let of_map: Vec<&ViewSearches> = searches.iter().filter(|s| s.0 == pass).collect();
+            if of_map.is_empty() {
+                continue;
+            }
+            let map = self.photon_map(pass);
+            map.view_queries = Some(of_map.iter().map(|s| s.1).sum());
+            map.view_queries_per_s =
+                Some(of_map.iter().map(|s| s.2).sum::<f64>() / of_map.len() as f64);
+        }
     }
 
     /// Joins the statistics of one more pass of the frame (`before`: the passes in `self`).
@@ -586,6 +604,19 @@ mod tests {
         // A third pass weighs as much as each of the first two.
         frame.join(&pass, 2);
         assert!((frame.get("vd/mean_level").unwrap() - 10.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_debug_layers_searches_add_up_per_map_and_their_rates_average() {
+        let mut frame = FrameStats::default();
+        frame.add_view_searches(&[
+            (PhotonPass::Global, 10, 2.0),
+            (PhotonPass::Caustic, 5, 1.0),
+            (PhotonPass::Global, 30, 4.0),
+        ]);
+        assert_eq!(frame.get("knn/global_queries"), Some(40.0));
+        assert_eq!(frame.get("knn/global_queries_per_s"), Some(3.0));
+        assert_eq!(frame.get("knn/caustic_queries"), Some(5.0));
     }
 
     #[test]
