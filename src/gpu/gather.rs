@@ -338,7 +338,8 @@ impl GpuCore {
     }
 
     /// Final gather (paper 003 section 6.2.4) at `seed_count` seeds (indices into `points`):
-    /// the irradiance samples, one per seed, as `array<IrradianceSample>`. Twin of
+    /// the irradiance samples, one per seed, as `array<IrradianceSample>`, and the number of
+    /// chunks. Twin of
     /// `cpu::gather::final_gather`. The seeds are gathered in chunks of at most `max_rays`
     /// rays ([`GpuCore::max_gather_rays`]), each seed with its own random streams whatever the
     /// chunk, so the samples do not depend on the cut. The rays, paths, hits and queries live in
@@ -359,7 +360,7 @@ impl GpuCore {
         global: &MapTree,
         photons: Option<&GpuIrradiancePhotons>,
         max_rays: u64,
-    ) -> Result<(GpuBuffer, GpuBuffer), GpuError> {
+    ) -> Result<(GpuBuffer, GpuBuffer, u64), GpuError> {
         let ctx = &self.ctx;
         let (rows, columns) = gather_strata(scene.gather.rays);
         let per_seed = rows * columns;
@@ -383,6 +384,7 @@ impl GpuCore {
             photons,
         };
         let mut first = 0u32;
+        let mut chunks = 0u64;
         while first < seed_count {
             let count = chunk.min(seed_count - first);
             let chunk_params = GatherParams {
@@ -394,8 +396,9 @@ impl GpuCore {
             };
             self.gather_chunk(&inputs, vd, chunk_params, (&samples, &positions))?;
             first += count;
+            chunks += 1;
         }
-        Ok((samples, positions))
+        Ok((samples, positions, chunks))
     }
 
     /// One chunk of [`GpuCore::final_gather`]: the seeds `seed_offset..seed_offset +
@@ -454,6 +457,7 @@ impl GpuCore {
                 ("seeds", seeds),
                 ("rays", &rays),
                 ("paths", &paths),
+                ("queries", &queries),
             ],
         )?;
         let mut encoder = Encoder::new(ctx);
@@ -518,51 +522,57 @@ impl GpuCore {
                 ctx.submit([std::mem::replace(&mut encoder, Encoder::new(ctx)).finish()]);
             }
         }
-        // The diffuse hits' density estimates from the global map, densely.
-        let slots = self.scratch("gather query slots", n * 4)?;
-        self.prims
-            .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
-        ctx.submit([encoder.finish()]);
-        // The last slot plus the last flag (none without rays).
-        let query_count = match (ray_count as u64).checked_sub(1) {
-            Some(last) => {
-                let words = read_words(ctx, &[(&slots, last), (&flags, last)])?;
-                words[0] + words[1]
-            }
-            None => 0,
-        };
-        let dense = self.scratch("gather dense queries", query_count.max(1) as u64 * 32)?;
-        let bind = self.bind_with_scene(
-            &k.queries,
-            buffers,
-            &frame,
-            &[
-                ("gather_params", &p0),
-                ("queries", &queries),
-                ("query_flags", &flags),
-                ("query_slots", &slots),
-                ("dense_queries", &dense),
-            ],
-        )?;
-        let mut encoder = Encoder::new(ctx);
-        k.queries
-            .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
-        ctx.submit([encoder.finish()]);
-        let densities = if scene.gather.precomputed_irradiance > 0 {
-            // Christensen: the nearest precomputed irradiance photon's.
-            kernels.irradiance_photons.lookup(
+        let (densities, slots) = if scene.gather.precomputed_irradiance > 0 {
+            // Christensen: the nearest precomputed irradiance photon's, looked up for every
+            // ray in place (rays.wgsl wrote each ray's seed as its query, a diffuse hit wrote
+            // its own; the reduction reads only the diffuse hits'), with no count to wait for.
+            ctx.submit([encoder.finish()]);
+            let densities = kernels.irradiance_photons.lookup(
                 ctx,
                 &self.prims,
                 photons,
-                &dense,
-                query_count,
+                &queries,
+                ray_count,
                 scene_cube(prepared),
-            )?
-        } else if query_count > 0 {
-            // The full estimate at every gather hit.
-            self.map_density(kernels, global, (&dense, query_count), &settings, prepared)?
+            )?;
+            (densities, self.iota(n)?)
         } else {
-            storage_buffer_sized(ctx, "no densities", 16)?
+            // The full estimate at every gather hit, over the hits packed densely.
+            let slots = self.scratch("gather query slots", n * 4)?;
+            self.prims
+                .exclusive_scan(ctx, &mut encoder, &flags, &slots, ray_count)?;
+            ctx.submit([encoder.finish()]);
+            // The last slot plus the last flag (none without rays).
+            let query_count = match (ray_count as u64).checked_sub(1) {
+                Some(last) => {
+                    let words = read_words(ctx, &[(&slots, last), (&flags, last)])?;
+                    words[0] + words[1]
+                }
+                None => 0,
+            };
+            let dense = self.scratch("gather dense queries", query_count.max(1) as u64 * 32)?;
+            let bind = self.bind_with_scene(
+                &k.queries,
+                buffers,
+                &frame,
+                &[
+                    ("gather_params", &p0),
+                    ("queries", &queries),
+                    ("query_flags", &flags),
+                    ("query_slots", &slots),
+                    ("dense_queries", &dense),
+                ],
+            )?;
+            let mut encoder = Encoder::new(ctx);
+            k.queries
+                .dispatch(&mut encoder, &bind, k.queries.grid_for(ctx, n));
+            ctx.submit([encoder.finish()]);
+            let densities = if query_count > 0 {
+                self.map_density(kernels, global, (&dense, query_count), &settings, prepared)?
+            } else {
+                storage_buffer_sized(ctx, "no densities", 16)?
+            };
+            (densities, slots)
         };
         let bind = self.bind_with_scene(
             &k.reduce,
@@ -702,7 +712,7 @@ impl GpuCore {
         stats.seeding_ms = Some(start.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("gather/final_gather");
         let start = Instant::now();
-        let (samples, sample_positions) = self.final_gather(
+        let (samples, sample_positions, chunks) = self.final_gather(
             kernels,
             scene,
             prepared,
@@ -718,6 +728,7 @@ impl GpuCore {
         )?;
         stats.rays = Some(seed_count as u64 * gather_ray_count(scene) as u64);
         stats.final_gather_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        stats.final_gather_chunks = Some(chunks);
         ctx.set_stage("gather/irradiance_tree");
         let start = Instant::now();
         let irradiance_tree = kernels.builder.build(ctx, &sample_positions, seed_count)?;

@@ -387,6 +387,8 @@ section! {
         seeding_ms: Option<f64> = "gather/seeding_ms", Add;
         caustics_ms: Option<f64> = "gather/caustics_ms", Add;
         final_gather_ms: Option<f64> = "gather/final_gather_ms", Add;
+        /// The chunks of seeds the final gather was cut into (GPU: its rays fit a binding).
+        final_gather_chunks: Option<u64> = "gather/final_gather_chunks", Add;
         irradiance_tree_ms: Option<f64> = "gather/irradiance_tree_ms", Add;
         interpolate_ms: Option<f64> = "gather/interpolate_ms", Add;
         compose_ms: Option<f64> = "gather/compose_ms", Add;
