@@ -51,6 +51,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let x = queries[2u * q].xyz;
     lookup_normal = queries[2u * q + 1u].xyz;
+    if dot(lookup_normal, lookup_normal) == 0.0 {
+        // No normal, no photon agrees with it (as on the CPU): a gather ray that met no
+        // diffuse surface, whose query the reduction does not read, costs no search.
+        out_density[q] = vec4<f32>(0.0);
+        return;
+    }
     let found = knn_search(x, 1u, params.max_dist2);
     if knn_error != 0u {
         atomicOr(&status[0], knn_error);

@@ -9,8 +9,9 @@
 @group(0) @binding(22) var<storage, read> seeds: array<u32>;
 @group(0) @binding(23) var<storage, read_write> rays: array<Ray>;
 @group(0) @binding(24) var<storage, read_write> paths: array<GatherPath>;
-// Two vec4 per ray (position, normal): the seed's, until a diffuse hit writes its own
-// (gather/shade.wgsl), so that every ray's query is written before the lookups read it.
+// Two vec4 per ray (position, normal): the seed's position and no normal (a query that finds
+// nothing, at once) until a diffuse hit writes its own (gather/shade.wgsl), so that every ray's
+// query is written before the lookups read it.
 @group(0) @binding(25) var<storage, read_write> queries: array<vec4<f32>>;
 
 @compute @workgroup_size(64)
@@ -31,5 +32,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     rays[i] = Ray(offset_origin(p.position, p.normal, params.epsilon), s, dir, GATHER_STREAM_TAG + j, stream.dimension, 0u, 0u, 0u);
     paths[i] = GatherPath(vec4<f32>(1.0, 1.0, 1.0, 1.0), vec3<f32>(0.0), f32_infinity());
     queries[2u * i] = vec4<f32>(p.position, 1.0);
-    queries[2u * i + 1u] = vec4<f32>(p.normal, 0.0);
+    queries[2u * i + 1u] = vec4<f32>(0.0);
 }
