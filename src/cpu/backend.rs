@@ -7,11 +7,11 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::accel::Prepared;
-use crate::cpu::compose::{compose, photon_views};
+use crate::cpu::compose::{compose, photon_views, precompute_irradiance};
 use crate::cpu::photons::trace_frame_trees;
 use crate::cpu::whitted::{TileOutput, Tracer};
 use crate::render::plan::FramePlan;
-use crate::render::stats::{FrameStats, VdStats, WhittedStats};
+use crate::render::stats::{FrameStats, GatherStats, VdStats, WhittedStats};
 use crate::render::{
     aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
 };
@@ -71,6 +71,12 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         photon_maps: photon_map_stats,
         ..Default::default()
     };
+    let irradiance_photons = precompute_irradiance(scene, prepared, &trees);
+    if let Some((photons, ms)) = &irradiance_photons {
+        let gather = stats.gather.get_or_insert_with(GatherStats::default);
+        gather.irradiance_photons = Some(photons.points.len() as u64);
+        gather.precompute_ms = Some(*ms);
+    }
     let n = (width * height) as usize;
     let mut color = vec![Vec3::ZERO; n];
     let mut direct = vec![Vec3::ZERO; n];
@@ -119,6 +125,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 prepared,
                 &tracer.vd,
                 &trees,
+                irradiance_photons.as_ref().map(|(p, _)| p),
                 &points,
                 &mut color,
                 &mut composed,

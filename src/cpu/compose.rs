@@ -16,7 +16,7 @@ use crate::render::gather::{gather_ray_count, ShadingPoint};
 use crate::render::photons::{scene_sphere, EstimateSettings, PhotonPass};
 use crate::render::stats::{GatherStats, ViewSearches};
 use crate::render::PhotonViews;
-use crate::scene::{Aov, MaterialKind, Scene};
+use crate::scene::{Aov, Integrator, MaterialKind, Scene};
 
 /// The photon maps' debug views (`photons_global`, `photons_caustic`): for each camera sample,
 /// the first surface it sees, when diffuse, reflects albedo/π times the map's flux density
@@ -84,6 +84,25 @@ pub fn photon_views(
     (views, stats)
 }
 
+/// Christensen's precomputed irradiance over the frame's global map, once per frame for a
+/// photon-mapped frame (`gather { precomputed_irradiance }` above 0), with the milliseconds it
+/// took. Twin of the GPU's, made with its maps (`gpu::maps::FrameMaps::irradiance_photons`).
+pub fn precompute_irradiance(
+    scene: &Scene,
+    prepared: &Prepared,
+    trees: &FrameTrees,
+) -> Option<(IrradiancePhotons, f64)> {
+    let stride = scene.gather.precomputed_irradiance;
+    let global = trees.global.as_ref()?;
+    if scene.film.integrator != Integrator::PhotonMap || stride == 0 {
+        return None;
+    }
+    let start = std::time::Instant::now();
+    let photons =
+        IrradiancePhotons::precompute(global, stride, &EstimateSettings::of(scene, prepared));
+    Some((photons, start.elapsed().as_secs_f64() * 1e3))
+}
+
 /// Photon mapping's composition (paper 003 section 6.2.5) on the CPU: traces both maps,
 /// places and gathers the irradiance samples over the frame's diffuse `points`, and adds to
 /// each point's pixel its weight times the caustic map's flux density and the interpolated
@@ -95,6 +114,7 @@ pub fn compose(
     prepared: &Prepared,
     vd: &VdFrame,
     trees: &FrameTrees,
+    photons: Option<&IrradiancePhotons>,
     points: &[ShadingPoint],
     color: &mut [Vec3],
     layers: &mut PhotonViews,
@@ -107,15 +127,7 @@ pub fn compose(
         // The plan of a photon-mapped frame always asks for both maps.
         return stats;
     };
-    let start = std::time::Instant::now();
-    let photons = (scene.gather.precomputed_irradiance > 0).then(|| {
-        IrradiancePhotons::precompute(global, scene.gather.precomputed_irradiance, &settings)
-    });
-    if let Some(p) = &photons {
-        stats.irradiance_photons = Some(p.points.len() as u64);
-        stats.precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-    }
-    let lookup = GatherLookup::of(global, &settings, photons.as_ref());
+    let lookup = GatherLookup::of(global, &settings, photons);
     let start = std::time::Instant::now();
     let (seeds, cache) = irradiance_cache(scene, prepared, vd, &lookup, epsilon, radius, points);
     stats.seeds = Some(seeds.len() as u64);

@@ -606,8 +606,9 @@ impl GpuCore {
     }
 
     /// Photon mapping's composition on the GPU (twin of `cpu::compose::compose`): collects the
-    /// shade levels' diffuse shading points, traces both photon maps and builds their trees,
-    /// seeds and gathers the irradiance samples, builds their tree, interpolates the indirect
+    /// shade levels' diffuse shading points and, with the frame's photon maps (their trees and
+    /// the global map's precomputed irradiance photons, made with them), seeds and gathers the
+    /// irradiance samples, builds their tree, interpolates the indirect
     /// irradiance and estimates the caustic map's density at every point, and adds
     /// albedo/π × both to each diffuse node's own light before the trees are accumulated.
     /// Returns the statistics and the seeds per pixel.
@@ -634,31 +635,13 @@ impl GpuCore {
                 "photon mapping needs the frame's global and caustic maps".to_string(),
             ));
         };
-        // The shading points' counts are staged, then the irradiance photons (which need only
-        // the global map) submitted before the counts are read: the device computes them while
-        // the host lists the points and records the seeding.
+        // The shading points' counts are staged and read back. (The irradiance photons, which
+        // need only the global map, were precomputed with the frame's maps.)
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let pending_points = self.begin_collect(kernels, levels, base)?;
         let mut collect_ms = clock.elapsed().as_secs_f64() * 1e3;
-        ctx.set_stage("gather/precompute");
-        let start = Instant::now();
-        let photons = if scene.gather.precomputed_irradiance > 0 {
-            let made = kernels.irradiance_photons.precompute(
-                ctx,
-                &self.prims,
-                kernels.builder,
-                global,
-                scene.gather.precomputed_irradiance,
-                &settings,
-                scene_cube(prepared),
-            )?;
-            stats.irradiance_photons = Some(made.as_ref().map_or(0, |p| p.count) as u64);
-            stats.precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-            made
-        } else {
-            None
-        };
+        let photons = maps.irradiance_photons.as_ref();
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.finish_collect(kernels, levels, base, pending_points)?;
@@ -723,7 +706,7 @@ impl GpuCore {
             &seeds,
             seed_count,
             global,
-            photons.as_ref(),
+            photons,
             max_gather_rays,
         )?;
         stats.rays = Some(seed_count as u64 * gather_ray_count(scene) as u64);
@@ -865,7 +848,7 @@ impl GpuCore {
 
 /// The cube around the scene's bounding sphere (low corner, side): the frame of the Morton
 /// orders that queries are answered in.
-fn scene_cube(prepared: &Prepared) -> (glam::Vec3, f32) {
+pub(super) fn scene_cube(prepared: &Prepared) -> (glam::Vec3, f32) {
     let (centre, radius) = scene_sphere(prepared);
     (centre - glam::Vec3::splat(radius), 2.0 * radius)
 }

@@ -2,6 +2,7 @@
 //! traced once per frame (`gpu::photons`) and read by the final gather, the composition and the
 //! debug views.
 
+use super::irradiance_photons::GpuIrradiancePhotons;
 use super::kdtree::GpuKdTree;
 use super::pool::GpuBuffer;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
@@ -25,6 +26,11 @@ pub(super) struct MapTree {
 pub(super) struct FrameMaps {
     pub(super) global: Option<MapTree>,
     pub(super) caustic: Option<MapTree>,
+    /// Christensen's precomputed irradiance over the global map, made once with it when the
+    /// frame is photon-mapped (`gather { precomputed_irradiance }` above 0).
+    pub(super) irradiance_photons: Option<GpuIrradiancePhotons>,
+    /// The irradiance photons made and the host's milliseconds (for the statistics).
+    pub(super) precompute: Option<(u64, f64)>,
 }
 
 impl FrameMaps {
