@@ -140,7 +140,7 @@ fn a_frame_cut_into_passes_is_the_frame_in_one_pass_on_both_backends() {
 }
 
 #[test]
-fn a_photon_mapped_frame_in_passes_traces_its_maps_once_and_matches_the_cpu_in_the_same_passes() {
+fn a_photon_mapped_frame_in_passes_traces_its_maps_and_their_irradiance_photons_once_and_matches_the_cpu() {
     let (mut scene, prepared) = scene(
         "cornell_spheres.csc",
         Overrides {
@@ -164,9 +164,15 @@ fn a_photon_mapped_frame_in_passes_traces_its_maps_once_and_matches_the_cpu_in_t
     // Two samples of the image a pass: two passes, each with its own seeds and gather.
     let cut = Some(2 * 36 * 64);
     let cpu = render_whitted(&scene, &prepared, &options(cut));
-    // The photon maps are traced once for the frame, whatever the passes and layers.
+    // The photon maps are traced once for the frame, whatever the passes and layers, and the
+    // global map's irradiance photons (every 4th of its photons) are precomputed once.
     assert_eq!(stat(&cpu, "photons/global_emitted"), 50_000.0);
     assert_eq!(stat(&cpu, "photons/caustic_emitted"), 50_000.0);
+    assert_eq!(
+        stat(&cpu, "gather/irradiance_photons"),
+        (stat(&cpu, "photons/global_stored") / 4.0).ceil(),
+        "once for the frame's two passes"
+    );
     assert_photon_layers_sum_to_the_colour(&cpu);
     let Some(ctx) = test_context() else {
         return;
@@ -176,6 +182,11 @@ fn a_photon_mapped_frame_in_passes_traces_its_maps_once_and_matches_the_cpu_in_t
     assert_eq!(stat(&frame, "frame/passes"), 2.0);
     assert_eq!(stat(&frame, "photons/global_emitted"), 50_000.0);
     assert_eq!(stat(&frame, "photons/caustic_emitted"), 50_000.0);
+    assert_eq!(
+        stat(&frame, "gather/irradiance_photons"),
+        (stat(&frame, "photons/global_stored") / 4.0).ceil(),
+        "once for the frame's two passes"
+    );
     assert_photon_layers_sum_to_the_colour(&frame);
     // The bound of photon_render.rs's single-pass agreement test: the GPU traces the same
     // photons, picks the same seeds per pass and gathers along the same rays as the CPU.

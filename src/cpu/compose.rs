@@ -109,6 +109,7 @@ pub fn precompute_irradiance(
 /// indirect irradiance. `color` holds the Whitted image (direct light and the shade trees) and
 /// becomes the composed one; `layers` receives the components and the seed counts. Returns
 /// the statistics of the stages.
+#[allow(clippy::too_many_arguments)]
 pub fn compose(
     scene: &Scene,
     prepared: &Prepared,

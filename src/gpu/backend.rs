@@ -405,16 +405,10 @@ impl GpuBackend {
             photon_maps,
             view_stats,
             gather,
-            precompute,
             host_steps,
             ..
         } = frame;
-        let mut gather = gather.map(|(g, _)| g);
-        if let Some((count, ms)) = precompute {
-            let g = gather.get_or_insert_with(GatherStats::default);
-            g.irradiance_photons = Some(count);
-            g.precompute_ms = Some(ms);
-        }
+        let gather = gather.map(|(g, _)| g);
         ctx.set_stage("end_frame");
         drop((vd, buffers));
         self.keep_timer(timer);
@@ -532,7 +526,6 @@ impl GpuBackend {
                 plan,
             )?;
             frame.photon_maps.extend(map_stats);
-            frame.precompute = maps.precompute;
             frame.maps = Some(maps);
             frame.lap("photon_maps", &mut clock);
         }
@@ -713,8 +706,6 @@ struct FrameState {
     view_stats: Vec<ViewSearches>,
     /// The gather figures of the passes so far, and how many passes composed.
     gather: Option<(GatherStats, u32)>,
-    /// The irradiance photons precomputed with the maps and the host's milliseconds.
-    precompute: Option<(u64, f64)>,
     /// The wall time of each step on the host (`host/…_ms`), submission and any waits
     /// included, summed over the passes.
     host_steps: StageTimes,
@@ -746,7 +737,6 @@ impl FrameState {
             photon_maps: Vec::new(),
             view_stats: Vec::new(),
             gather: None,
-            precompute: None,
             host_steps: StageTimes::default(),
             stats: StageStats::default(),
             max_gather_rays: u64::MAX,

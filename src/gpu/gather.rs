@@ -607,7 +607,8 @@ impl GpuCore {
 
     /// Photon mapping's composition on the GPU (twin of `cpu::compose::compose`): collects the
     /// shade levels' diffuse shading points and, with the frame's photon maps (their trees and
-    /// the global map's precomputed irradiance photons, made with them), seeds and gathers the
+    /// the global map's precomputed irradiance photons, made by the frame's first composition),
+    /// seeds and gathers the
     /// irradiance samples, builds their tree, interpolates the indirect
     /// irradiance and estimates the caustic map's density at every point, and adds
     /// albedo/π × both to each diffuse node's own light before the trees are accumulated.
@@ -635,13 +636,39 @@ impl GpuCore {
                 "photon mapping needs the frame's global and caustic maps".to_string(),
             ));
         };
-        // The shading points' counts are staged and read back. (The irradiance photons, which
-        // need only the global map, were precomputed with the frame's maps.)
+        // The shading points' counts are staged, then the irradiance photons (which need only
+        // the global map; once per frame, by its first composition) submitted before the counts
+        // are read: the device computes them while the host lists the points and records the
+        // seeding.
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let pending_points = self.begin_collect(kernels, levels, base)?;
         let mut collect_ms = clock.elapsed().as_secs_f64() * 1e3;
-        let photons = maps.irradiance_photons.as_ref();
+        if maps.irradiance_photons.get().is_none() {
+            ctx.set_stage("gather/precompute");
+            let start = Instant::now();
+            let made = if scene.gather.precomputed_irradiance > 0 {
+                kernels.irradiance_photons.precompute(
+                    ctx,
+                    &self.prims,
+                    kernels.builder,
+                    global,
+                    scene.gather.precomputed_irradiance,
+                    &settings,
+                    scene_cube(prepared),
+                )?
+            } else {
+                None
+            };
+            let ms = start.elapsed().as_secs_f64() * 1e3;
+            if scene.gather.precomputed_irradiance > 0 {
+                stats.irradiance_photons = Some(made.as_ref().map_or(0, |p| p.count) as u64);
+                stats.precompute_ms = Some(ms);
+            }
+            // Only this frame's compositions set it, one after another.
+            let _ = maps.irradiance_photons.set((made, ms));
+        }
+        let photons = maps.irradiance_photons.get().and_then(|(p, _)| p.as_ref());
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.finish_collect(kernels, levels, base, pending_points)?;
@@ -848,7 +875,7 @@ impl GpuCore {
 
 /// The cube around the scene's bounding sphere (low corner, side): the frame of the Morton
 /// orders that queries are answered in.
-pub(super) fn scene_cube(prepared: &Prepared) -> (glam::Vec3, f32) {
+fn scene_cube(prepared: &Prepared) -> (glam::Vec3, f32) {
     let (centre, radius) = scene_sphere(prepared);
     (centre - glam::Vec3::splat(radius), 2.0 * radius)
 }

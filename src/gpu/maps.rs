@@ -26,11 +26,10 @@ pub(super) struct MapTree {
 pub(super) struct FrameMaps {
     pub(super) global: Option<MapTree>,
     pub(super) caustic: Option<MapTree>,
-    /// Christensen's precomputed irradiance over the global map, made once with it when the
-    /// frame is photon-mapped (`gather { precomputed_irradiance }` above 0).
-    pub(super) irradiance_photons: Option<GpuIrradiancePhotons>,
-    /// The irradiance photons made and the host's milliseconds (for the statistics).
-    pub(super) precompute: Option<(u64, f64)>,
+    /// Christensen's precomputed irradiance over the global map, made by the frame's first
+    /// composition and kept for the passes after it (none without `gather {
+    /// precomputed_irradiance }`), with the host's milliseconds.
+    pub(super) irradiance_photons: std::cell::OnceCell<(Option<GpuIrradiancePhotons>, f64)>,
 }
 
 impl FrameMaps {

@@ -27,7 +27,6 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, TraversalKernels};
 use super::encoder::Encoder;
-use super::gather::scene_cube;
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
     read_buffer, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
@@ -47,7 +46,7 @@ use crate::render::photons::{
 use crate::render::plan::FramePlan;
 use crate::render::stats::{PhotonMapStats, ViewSearches};
 use crate::render::PhotonViews;
-use crate::scene::{Aov, Integrator, Scene};
+use crate::scene::{Aov, Scene};
 
 /// The state of one photon dispatch. Twin of `PhotonParams` in `shaders/photons/common.wgsl`.
 #[repr(C)]
@@ -603,8 +602,7 @@ impl GpuCore {
         Ok((staged, index))
     }
 
-    /// Traces the photon maps `plan` asks for and builds their kd-trees, and for a
-    /// photon-mapped frame precomputes the global map's irradiance photons: once per frame,
+    /// Traces the photon maps `plan` asks for and builds their kd-trees: once per frame,
     /// after the camera rays have chosen the VD levels. Returns the maps and their statistics.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn trace_frame_maps(
@@ -648,32 +646,6 @@ impl GpuCore {
             match pass {
                 PhotonPass::Global => maps.global = Some(slot),
                 PhotonPass::Caustic => maps.caustic = Some(slot),
-            }
-            // The global map's irradiance photons, once per frame, as soon as its tree is
-            // recorded: the device computes them while the host finishes the caustic map.
-            if pass == PhotonPass::Global
-                && scene.film.integrator == Integrator::PhotonMap
-                && scene.gather.precomputed_irradiance > 0
-            {
-                if let Some(global) = &maps.global {
-                    ctx.set_stage("gather/precompute");
-                    let start = Instant::now();
-                    maps.irradiance_photons = kernels.irradiance_photons.precompute(
-                        ctx,
-                        &self.prims,
-                        &kernels.builder,
-                        global,
-                        scene.gather.precomputed_irradiance,
-                        &EstimateSettings::of(scene, prepared),
-                        scene_cube(prepared),
-                    )?;
-                    maps.precompute = Some((
-                        maps.irradiance_photons
-                            .as_ref()
-                            .map_or(0, |p| p.count as u64),
-                        start.elapsed().as_secs_f64() * 1e3,
-                    ));
-                }
             }
         }
         Ok((maps, stats))
