@@ -140,7 +140,8 @@ fn a_frame_cut_into_passes_is_the_frame_in_one_pass_on_both_backends() {
 }
 
 #[test]
-fn a_photon_mapped_frame_in_passes_traces_its_maps_and_their_irradiance_photons_once_and_matches_the_cpu() {
+fn a_photon_mapped_frame_in_passes_traces_its_maps_and_their_irradiance_photons_once_and_matches_the_cpu(
+) {
     let (mut scene, prepared) = scene(
         "cornell_spheres.csc",
         Overrides {

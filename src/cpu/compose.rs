@@ -86,7 +86,7 @@ pub fn photon_views(
 
 /// Christensen's precomputed irradiance over the frame's global map, once per frame for a
 /// photon-mapped frame (`gather { precomputed_irradiance }` above 0), with the milliseconds it
-/// took. Twin of the GPU's, made with its maps (`gpu::maps::FrameMaps::irradiance_photons`).
+/// took. Twin of the GPU's, made by its first composition (`gpu::gather::PrecomputedIrradiance`).
 pub fn precompute_irradiance(
     scene: &Scene,
     prepared: &Prepared,

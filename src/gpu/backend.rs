@@ -14,6 +14,7 @@ use glam::Vec3;
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
+use super::gather::PrecomputedIrradiance;
 use super::kernel::{
     read_buffer, read_buffer_map, run_deferred_checks, storage_buffer_sized, Checks, Kernel,
 };
@@ -590,6 +591,7 @@ impl GpuBackend {
                 kernels,
                 vd,
                 maps,
+                &frame.precomputed,
                 &levels,
                 frame.max_gather_rays,
             )?),
@@ -701,6 +703,8 @@ struct FrameState {
     first_hit_layers: Option<(GpuBuffer, GpuBuffer)>,
     views: PhotonViews,
     maps: Option<FrameMaps>,
+    /// The global map's irradiance photons, made by the frame's first composition.
+    precomputed: PrecomputedIrradiance,
     photon_maps: Vec<PhotonMapStats>,
     /// Each pass's photon-map debug views: the map, its searches and their rate.
     view_stats: Vec<ViewSearches>,
@@ -734,6 +738,7 @@ impl FrameState {
                 .transpose()?,
             views: PhotonViews::default(),
             maps: None,
+            precomputed: PrecomputedIrradiance::new(),
             photon_maps: Vec::new(),
             view_stats: Vec::new(),
             gather: None,

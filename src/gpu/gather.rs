@@ -125,6 +125,11 @@ pub(super) struct ShadingPoints {
     pub(super) levels: Vec<(u32, u32)>,
 }
 
+/// Christensen's precomputed irradiance over a frame's global map, made by its first
+/// composition and kept for the passes after it (none without `gather {
+/// precomputed_irradiance }`), with the host's milliseconds.
+pub(super) type PrecomputedIrradiance = std::cell::OnceCell<(Option<GpuIrradiancePhotons>, f64)>;
+
 /// What the GPU's composition reports: the statistics of its stages, the seeds per pixel, and
 /// the per-point components (for the `caustic` and `indirect` layers).
 pub(super) struct ComposeOutput {
@@ -607,7 +612,7 @@ impl GpuCore {
 
     /// Photon mapping's composition on the GPU (twin of `cpu::compose::compose`): collects the
     /// shade levels' diffuse shading points and, with the frame's photon maps (their trees and
-    /// the global map's precomputed irradiance photons, made by the frame's first composition),
+    /// `precomputed`, the global map's irradiance photons, made by the frame's first composition),
     /// seeds and gathers the
     /// irradiance samples, builds their tree, interpolates the indirect
     /// irradiance and estimates the caustic map's density at every point, and adds
@@ -623,6 +628,7 @@ impl GpuCore {
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
         maps: &FrameMaps,
+        precomputed: &PrecomputedIrradiance,
         levels: &[ShadeLevel],
         max_gather_rays: u64,
     ) -> Result<ComposeOutput, GpuError> {
@@ -644,7 +650,7 @@ impl GpuCore {
         let clock = Instant::now();
         let pending_points = self.begin_collect(kernels, levels, base)?;
         let mut collect_ms = clock.elapsed().as_secs_f64() * 1e3;
-        if maps.irradiance_photons.get().is_none() {
+        if precomputed.get().is_none() {
             ctx.set_stage("gather/precompute");
             let start = Instant::now();
             let made = if scene.gather.precomputed_irradiance > 0 {
@@ -666,9 +672,9 @@ impl GpuCore {
                 stats.precompute_ms = Some(ms);
             }
             // Only this frame's compositions set it, one after another.
-            let _ = maps.irradiance_photons.set((made, ms));
+            let _ = precomputed.set((made, ms));
         }
-        let photons = maps.irradiance_photons.get().and_then(|(p, _)| p.as_ref());
+        let photons = precomputed.get().and_then(|(p, _)| p.as_ref());
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.finish_collect(kernels, levels, base, pending_points)?;

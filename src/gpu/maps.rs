@@ -2,7 +2,6 @@
 //! traced once per frame (`gpu::photons`) and read by the final gather, the composition and the
 //! debug views.
 
-use super::irradiance_photons::GpuIrradiancePhotons;
 use super::kdtree::GpuKdTree;
 use super::pool::GpuBuffer;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
@@ -26,10 +25,6 @@ pub(super) struct MapTree {
 pub(super) struct FrameMaps {
     pub(super) global: Option<MapTree>,
     pub(super) caustic: Option<MapTree>,
-    /// Christensen's precomputed irradiance over the global map, made by the frame's first
-    /// composition and kept for the passes after it (none without `gather {
-    /// precomputed_irradiance }`), with the host's milliseconds.
-    pub(super) irradiance_photons: std::cell::OnceCell<(Option<GpuIrradiancePhotons>, f64)>,
 }
 
 impl FrameMaps {
