@@ -1,33 +1,60 @@
 // Direct light of the diffuse nodes of one shade chunk: each node adds the contributions left in
 // its own shadow slots (zero where shadow.wgsl found the ray blocked), in slot order, and scales
-// the sum by its albedo/pi. No atomics: a slot belongs to one node, so the sum is deterministic.
+// the sum by its albedo/pi. No atomics in the sums: a slot belongs to one node, so the sum is
+// deterministic. The used slots are also counted into shadow_total[0] (the statistics' shadow
+// rays): per workgroup, then one atomic add.
 //!include "shared/types.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(22) var<storage, read_write> nodes: array<ShadeNode>;
 @group(0) @binding(25) var<storage, read> shadow_rays: array<ShadowRay>;
 @group(0) @binding(26) var<storage, read> shadow_flags: array<u32>;
+@group(0) @binding(27) var<storage, read_write> shadow_total: array<atomic<u32>>;
+
+var<workgroup> group_shadows: atomic<u32>;
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+) {
     let local = gid.x + gid.y * groups.x * 64u;
     let i = params.ray_offset + local;
+    let used = node_direct_light(local, i);
+    if used > 0u {
+        atomicAdd(&group_shadows, used);
+    }
+    workgroupBarrier();
+    if lane == 0u {
+        let total = atomicLoad(&group_shadows);
+        if total > 0u {
+            atomicAdd(&shadow_total[0], total);
+        }
+    }
+}
+
+// Node i (the chunk's ray `local`) takes its direct light; returns its used shadow slots.
+fn node_direct_light(local: u32, i: u32) -> u32 {
     if i >= params.ray_count {
-        return;
+        return 0u;
     }
     let node = nodes[i];
     if (node.link >> NODE_STATE_SHIFT) != NODE_DIFFUSE {
-        return;
+        return 0u;
     }
     var irradiance = vec3<f32>(0.0);
     // shade.wgsl's shadow_slot(local, k): rows as long as the chunk.
     let row = min(params.shadow_capacity / max(params.shadows_per_hit, 1u), params.ray_count - params.ray_offset);
+    var used = 0u;
     for (var k = 0u; k < params.shadows_per_hit; k++) {
         let slot = k * row + local;
         if shadow_flags[slot] == 0u {
             break;
         }
         irradiance += shadow_rays[slot].contribution;
+        used += 1u;
     }
     nodes[i].own = irradiance * node.weight;
+    return used;
 }

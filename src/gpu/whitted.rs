@@ -43,7 +43,7 @@ use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::kernel::{
-    read_buffer, stage_words, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    read_buffer, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::pool::GpuBuffer;
 use super::prims::CountBuffer;
@@ -427,6 +427,8 @@ impl GpuCore {
                     ("diffuse_points", &diffuse_points),
                 ],
             )?;
+            // The level's shadow rays, counted by `direct` over its chunks (the statistics).
+            let shadow_total = CountBuffer::new(ctx, "shadow rays of the level");
             let direct_bind = w.direct.bind(
                 ctx,
                 &[
@@ -434,6 +436,7 @@ impl GpuCore {
                     ("nodes", &nodes),
                     ("shadow_rays", &shadow_rays),
                     ("shadow_flags", &shadow_flags),
+                    ("shadow_total", &shadow_total.buffer),
                 ],
             )?;
             let mut offset = 0u64;
@@ -456,20 +459,33 @@ impl GpuCore {
                     v.clear(&mut encoder);
                 }
                 self.dispatch_timed(&mut encoder, &kernels.shade, &shade_bind, n, timer, "shade");
-                // DiffuseHits: the used shadow slots, densely and in node order.
-                let shadow_count = self.prims.compact(
-                    ctx,
-                    &mut encoder,
-                    &slot_indices,
-                    &shadow_flags,
-                    &shadow_slots,
-                    (n * per_hit) as u32,
-                )?;
+                // With VD patches (whose batches take the traced rays densely), DiffuseHits: the
+                // used shadow slots, densely and in node order. Without, every slot of the chunk,
+                // the unused ones returning at once in `shadow` (the chunk's k-th rays lie
+                // side by side, so a workgroup's slots are mostly all used or all not).
+                let (traced, shadow_count) = if vd.is_some() {
+                    let count = self.prims.compact(
+                        ctx,
+                        &mut encoder,
+                        &slot_indices,
+                        &shadow_flags,
+                        &shadow_slots,
+                        (n * per_hit) as u32,
+                    )?;
+                    (&shadow_slots, count.buffer)
+                } else {
+                    let all = [(n * per_hit) as u32, 0, 0, 0];
+                    (
+                        &slot_indices,
+                        storage_buffer(ctx, "shadow slots of the chunk", &all)?,
+                    )
+                };
                 let shadow_bind = |vd: Option<&VdFrameGpu>| {
                     let mut own: Vec<(&str, &GpuBuffer)> = vec![
                         ("shadow_rays", &shadow_rays),
-                        ("shadow_slots", &shadow_slots),
-                        ("shadow_count", &shadow_count.buffer),
+                        ("shadow_flags", &shadow_flags),
+                        ("shadow_slots", traced),
+                        ("shadow_count", &shadow_count),
                     ];
                     if let Some(v) = vd {
                         own.extend(v.record_bindings());
@@ -521,7 +537,7 @@ impl GpuCore {
                                 &[
                                     ("shadow_rays", &shadow_rays),
                                     ("shadow_slots", &shadow_slots),
-                                    ("shadow_count", &shadow_count.buffer),
+                                    ("shadow_count", &shadow_count),
                                     ("vd_hits", &out.hits),
                                 ],
                             )?;
@@ -539,9 +555,9 @@ impl GpuCore {
                 // No wait: the next chunk's parameters are written after this submission on
                 // the queue, and the shadow counts are read once, after every chunk.
                 ctx.submit([encoder.finish()]);
-                shadow_counts.push(shadow_count);
                 offset += n;
             }
+            shadow_counts.push(shadow_total);
             // NumBouncedRays / TwoBouncedRaysFlags: the scan of the child flags places the
             // children of the level, in their parents' order.
             let mut spawned = 0u64;
