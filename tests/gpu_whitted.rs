@@ -190,15 +190,7 @@ fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
             "{name}: depth agrees on {depth_agree}"
         );
         assert!(ids_agree >= 0.999, "{name}: ids agree on {ids_agree}");
-        let value = |f: &Frame, stat: &str| {
-            f.metadata
-                .stats
-                .entries()
-                .iter()
-                .find(|(n, _)| n == stat)
-                .unwrap()
-                .1
-        };
+        let value = |f: &Frame, stat: &str| f.metadata.stat(stat).unwrap();
         assert_eq!(
             value(&gpu, "rays/primary"),
             value(&cpu, "rays/primary"),

@@ -30,8 +30,7 @@ use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
 use crate::render::stats::{
-    FrameStats, GatherStats, GpuFrameStats, KernelFigure, PhotonMapStats, StageTimes, VdStats,
-    ViewSearches,
+    FrameStats, GatherStats, GpuFrameStats, PhotonMapStats, StageTimes, VdStats, ViewSearches,
 };
 use crate::render::{
     aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
@@ -409,7 +408,6 @@ impl GpuBackend {
             host_steps,
             ..
         } = frame;
-        let gather = gather.map(|(g, _)| g);
         ctx.set_stage("end_frame");
         drop((vd, buffers));
         self.keep_timer(timer);
@@ -434,30 +432,16 @@ impl GpuBackend {
         gpu.counters.passes = passes_run;
         // The frame's traffic with the device, the scene's upload included.
         gpu.traffic = ctx.traffic.since(traffic);
-        for (stage, ms) in ctx.read_host_clock() {
-            gpu.host_busy.add(stage, ms);
-        }
+        gpu.host_busy = ctx.read_host_clock();
         if let Some(clock) = ctx.read_device_clock()? {
-            for (stage, ms) in &clock.by_stage {
-                gpu.device_busy.add(stage, *ms);
-            }
-            for (stage, ms) in &clock.idle_by_stage {
-                gpu.device_idle.add(stage, *ms);
-            }
+            gpu.device_busy = clock.by_stage;
+            gpu.device_idle = clock.idle_by_stage;
             gpu.counters.device_ms = Some(clock.device_ms);
             gpu.counters.timed_submissions = Some(clock.submissions);
             gpu.counters.untimed_submissions = Some(clock.untimed);
         }
         if let Some(kernels) = ctx.read_kernel_times()? {
-            gpu.kernels = kernels
-                .into_iter()
-                .map(|k| KernelFigure {
-                    stage: k.stage,
-                    kernel: k.kernel,
-                    dispatches: k.dispatches,
-                    ms: k.ms,
-                })
-                .collect();
+            gpu.kernels = kernels;
         }
         let pool = ctx.pool.counters();
         gpu.counters.pool_reused = pool.reused - pool_before.reused;
@@ -657,13 +641,8 @@ impl GpuBackend {
                 ..Default::default()
             });
             // Each pass composes: its figures join the frame's.
-            frame.gather = Some(match frame.gather.take() {
-                Some((mut g, passes)) => {
-                    g.join(&out.stats, passes);
-                    (g, passes + 1)
-                }
-                None => (out.stats, 1),
-            });
+            GatherStats::join_pass(&mut frame.gather, out.stats, frame.composed);
+            frame.composed += 1;
         }
         frame.view_stats.extend(view_stats);
         let shadow_counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
@@ -709,7 +688,8 @@ struct FrameState {
     /// Each pass's photon-map debug views: the map, its searches and their rate.
     view_stats: Vec<ViewSearches>,
     /// The gather figures of the passes so far, and how many passes composed.
-    gather: Option<(GatherStats, u32)>,
+    gather: Option<GatherStats>,
+    composed: u32,
     /// The wall time of each step on the host (`host/…_ms`), submission and any waits
     /// included, summed over the passes.
     host_steps: StageTimes,
@@ -742,6 +722,7 @@ impl FrameState {
             photon_maps: Vec::new(),
             view_stats: Vec::new(),
             gather: None,
+            composed: 0,
             host_steps: StageTimes::default(),
             stats: StageStats::default(),
             max_gather_rays: u64::MAX,

@@ -14,6 +14,8 @@
 
 use std::sync::Mutex;
 
+use crate::render::stats::StageTimes;
+
 /// Submissions one reading can time.
 const CAPACITY: u32 = 2048;
 
@@ -22,11 +24,11 @@ const CAPACITY: u32 = 2048;
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ClockReading {
     pub device_ms: f64,
-    pub by_stage: Vec<(&'static str, f64)>,
+    pub by_stage: StageTimes,
     /// The device's idle time before each stage's submissions: from the end of the submission
     /// before to the start of the stage's, summed per stage. It says which stage the device
     /// waited for the host to record.
-    pub idle_by_stage: Vec<(&'static str, f64)>,
+    pub idle_by_stage: StageTimes,
     pub submissions: u32,
     pub untimed: u32,
 }
@@ -150,16 +152,16 @@ impl DeviceClock {
         };
         self.staging.unmap();
         let ms = |ticks: u64| ticks as f64 * self.period_ns / 1e6;
-        let mut by_stage: Vec<(&'static str, f64)> = Vec::new();
-        let mut idle_by_stage: Vec<(&'static str, f64)> = Vec::new();
+        let mut by_stage = StageTimes::default();
+        let mut idle_by_stage = StageTimes::default();
         let mut busy = 0u64;
         let mut previous_end: Option<u64> = None;
         for (pair, stage) in ticks.chunks_exact(2).zip(stages) {
             let span = pair[1].saturating_sub(pair[0]);
             busy += span;
-            add_to_stage(&mut by_stage, stage, ms(span));
+            by_stage.add(stage, ms(span));
             if let Some(end) = previous_end {
-                add_to_stage(&mut idle_by_stage, stage, ms(pair[0].saturating_sub(end)));
+                idle_by_stage.add(stage, ms(pair[0].saturating_sub(end)));
             }
             previous_end = Some(pair[1]);
         }
@@ -170,14 +172,6 @@ impl DeviceClock {
             submissions: used,
             untimed,
         })
-    }
-}
-
-/// Adds `ms` to `stage`'s total, a new entry after the others when the stage is new.
-fn add_to_stage(by_stage: &mut Vec<(&'static str, f64)>, stage: &'static str, ms: f64) {
-    match by_stage.iter_mut().find(|(s, _)| *s == stage) {
-        Some((_, total)) => *total += ms,
-        None => by_stage.push((stage, ms)),
     }
 }
 
@@ -193,7 +187,7 @@ struct HostClockState {
     stage: &'static str,
     since: std::time::Instant,
     waited: std::time::Duration,
-    by_stage: Vec<(&'static str, f64)>,
+    by_stage: StageTimes,
 }
 
 impl Default for HostClockState {
@@ -202,7 +196,7 @@ impl Default for HostClockState {
             stage: "other",
             since: std::time::Instant::now(),
             waited: std::time::Duration::ZERO,
-            by_stage: Vec::new(),
+            by_stage: StageTimes::default(),
         }
     }
 }
@@ -216,7 +210,7 @@ impl HostClockState {
             .saturating_sub(self.waited)
             .as_secs_f64()
             * 1e3;
-        add_to_stage(&mut self.by_stage, self.stage, ms);
+        self.by_stage.add(self.stage, ms);
         self.since = now;
         self.waited = std::time::Duration::ZERO;
     }
@@ -246,7 +240,7 @@ impl HostClock {
 
     /// The host's milliseconds per stage since the last reading (in the order the stages were
     /// first named), the current stage's so far included; starts afresh.
-    pub fn read(&self) -> Vec<(&'static str, f64)> {
+    pub fn read(&self) -> StageTimes {
         let mut s = self.state();
         s.close();
         std::mem::take(&mut s.by_stage)

@@ -3,10 +3,10 @@
 use std::fmt;
 
 use super::clock::{ClockReading, DeviceClock, HostClock};
-use super::kernel_times::{KernelTime, KernelTimes};
+use super::kernel_times::KernelTimes;
 use super::pipeline_cache::{default_cache_dir, PipelineCacheFile};
 use super::pool::{BufferPool, GpuBuffer};
-use crate::render::stats::TrafficStats;
+use crate::render::stats::{KernelFigure, StageTimes, TrafficStats};
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -406,7 +406,7 @@ impl GpuContext {
     }
 
     /// The host's milliseconds per stage, its waits left out, since the last reading.
-    pub fn read_host_clock(&self) -> Vec<(&'static str, f64)> {
+    pub fn read_host_clock(&self) -> StageTimes {
         self.host_clock.read()
     }
 
@@ -546,7 +546,7 @@ impl GpuContext {
 
     /// The device's time per kernel since the last reading (waits for the device); `None`
     /// unless kernel times are on.
-    pub fn read_kernel_times(&self) -> Result<Option<Vec<KernelTime>>, GpuError> {
+    pub fn read_kernel_times(&self) -> Result<Option<Vec<KernelFigure>>, GpuError> {
         match &self.kernel_times {
             None => Ok(None),
             Some(times) => times

@@ -127,8 +127,8 @@ pub(super) struct ShadingPoints {
 
 /// Christensen's precomputed irradiance over a frame's global map, made by its first
 /// composition and kept for the passes after it (none without `gather {
-/// precomputed_irradiance }`), with the host's milliseconds.
-pub(super) type PrecomputedIrradiance = std::cell::OnceCell<(Option<GpuIrradiancePhotons>, f64)>;
+/// precomputed_irradiance }`).
+pub(super) type PrecomputedIrradiance = std::cell::OnceCell<Option<GpuIrradiancePhotons>>;
 
 /// What the GPU's composition reports: the statistics of its stages, the seeds per pixel, and
 /// the per-point components (for the `caustic` and `indirect` layers).
@@ -650,31 +650,28 @@ impl GpuCore {
         let clock = Instant::now();
         let pending_points = self.begin_collect(kernels, levels, base)?;
         let mut collect_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let stride = scene.gather.precomputed_irradiance;
         if precomputed.get().is_none() {
-            ctx.set_stage("gather/precompute");
-            let start = Instant::now();
-            let made = if scene.gather.precomputed_irradiance > 0 {
-                kernels.irradiance_photons.precompute(
+            let mut made = None;
+            if stride > 0 {
+                ctx.set_stage("gather/precompute");
+                let start = Instant::now();
+                made = kernels.irradiance_photons.precompute(
                     ctx,
                     &self.prims,
                     kernels.builder,
                     global,
-                    scene.gather.precomputed_irradiance,
+                    stride,
                     &settings,
                     scene_cube(prepared),
-                )?
-            } else {
-                None
-            };
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            if scene.gather.precomputed_irradiance > 0 {
+                )?;
                 stats.irradiance_photons = Some(made.as_ref().map_or(0, |p| p.count) as u64);
-                stats.precompute_ms = Some(ms);
+                stats.precompute_ms = Some(start.elapsed().as_secs_f64() * 1e3);
             }
             // Only this frame's compositions set it, one after another.
-            let _ = precomputed.set((made, ms));
+            let _ = precomputed.set(made);
         }
-        let photons = precomputed.get().and_then(|(p, _)| p.as_ref());
+        let photons = precomputed.get().and_then(Option::as_ref);
         ctx.set_stage("gather/collect");
         let clock = Instant::now();
         let points = self.finish_collect(kernels, levels, base, pending_points)?;

@@ -11,23 +11,13 @@ use std::sync::Mutex;
 
 use wgpu_profiler::{GpuProfiler, GpuProfilerQuery, GpuProfilerSettings};
 
+use crate::render::stats::KernelFigure;
+
 /// The environment variable that turns kernel times on.
 pub const KERNEL_TIMES_VAR: &str = "CAUSTICA_KERNEL_TIMES";
 
 /// Between the stage and the kernel in a query's label.
 const LABEL_SEPARATOR: char = '|';
-
-/// One kernel's dispatches in one stage over a frame.
-#[derive(Clone, Debug, PartialEq)]
-pub struct KernelTime {
-    /// The stage the frame driver named when the dispatches were recorded
-    /// (`GpuContext::set_stage`; empty before any).
-    pub stage: String,
-    /// The kernel's name (its shader's path).
-    pub kernel: String,
-    pub dispatches: u32,
-    pub ms: f64,
-}
 
 pub struct KernelTimes {
     profiler: Mutex<GpuProfiler>,
@@ -93,7 +83,7 @@ impl KernelTimes {
         &self,
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-    ) -> Result<Vec<KernelTime>, String> {
+    ) -> Result<Vec<KernelFigure>, String> {
         let mut profiler = self.profiler();
         let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
             label: Some("kernel times"),
@@ -116,11 +106,11 @@ impl KernelTimes {
             entry.0 += 1;
             entry.1 += (time.end - time.start) * 1e3;
         }
-        let mut out: Vec<KernelTime> = per_kernel
+        let mut out: Vec<KernelFigure> = per_kernel
             .into_iter()
             .map(|(label, (dispatches, ms))| {
                 let (stage, kernel) = label.split_once(LABEL_SEPARATOR).unwrap_or(("", &label));
-                KernelTime {
+                KernelFigure {
                     stage: stage.to_string(),
                     kernel: kernel.to_string(),
                     dispatches,

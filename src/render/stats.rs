@@ -197,7 +197,7 @@ section! {
 pub struct StageTimes(pub Vec<(String, f64)>);
 
 impl StageTimes {
-    /// Adds `ms` to `stage`'s time.
+    /// Adds `ms` to `stage`'s time (a new entry after the others when the stage is new).
     pub fn add(&mut self, stage: &str, ms: f64) {
         match self.0.iter_mut().find(|(s, _)| s == stage) {
             Some((_, total)) => *total += ms,
@@ -220,10 +220,14 @@ impl StageTimes {
     }
 }
 
-/// One kernel's dispatches in one stage of a frame (`CAUSTICA_KERNEL_TIMES`).
+/// One kernel's dispatches in one stage of a frame (`CAUSTICA_KERNEL_TIMES`,
+/// `gpu::kernel_times`).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct KernelFigure {
+    /// The stage the frame driver named when the dispatches were recorded
+    /// (`GpuContext::set_stage`; empty before any).
     pub stage: String,
+    /// The kernel's name (its shader's path).
     pub kernel: String,
     pub dispatches: u32,
     pub ms: f64,
@@ -397,6 +401,16 @@ section! {
     }
 }
 
+impl GatherStats {
+    /// Joins one more pass's figures into `frame`'s (`before`: the passes joined already).
+    pub fn join_pass(frame: &mut Option<GatherStats>, pass: GatherStats, before: u32) {
+        match frame {
+            Some(g) => g.join(&pass, before),
+            None => *frame = Some(pass),
+        }
+    }
+}
+
 section! {
     /// The VD patches' bottom level in a frame.
     pub struct VdStats {
@@ -497,10 +511,7 @@ impl FrameStats {
 
     /// Joins one more pass's gather figures (`before`: the passes joined already).
     pub fn join_gather(&mut self, pass: GatherStats, before: u32) {
-        match &mut self.gather {
-            Some(g) => g.join(&pass, before),
-            None => self.gather = Some(pass),
-        }
+        GatherStats::join_pass(&mut self.gather, pass, before);
     }
 
     /// The photon maps' debug layers' searches over the frame's passes: per map, the searches
