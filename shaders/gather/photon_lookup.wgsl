@@ -11,6 +11,9 @@ const LOOKUP_MIN_COS: f32 = 0.9;
 // The search's heap (shared/knn.wgsl): the one nearest photon.
 const KNN_HEAP_SIZE: u32 = 1u;
 const KNN_HEAP_DEPTH: u32 = 0u;
+// Four points of a leaf per iteration, offered at once (shared/knn.wgsl, knn_enqueue).
+const KNN_LEAF_CHUNK: u32 = 4u;
+const KNN_FLUSH_EVERY: u32 = 1u;
 
 const WG_SIZE: u32 = 64u;
 

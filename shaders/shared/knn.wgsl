@@ -22,7 +22,7 @@
 // (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently. So the heap's sifts are loops of a constant
 // KNN_HEAP_DEPTH steps, which the compiler unrolls (no back edges), and the traversal is a single
 // loop (no nested loop for a leaf's points, whose iterations the group would run lane after
-// lane) that offers KNN_LEAF_CHUNK points per iteration; every loop that ends by its condition
+// lane) that takes KNN_LEAF_CHUNK points per iteration; every loop that ends by its condition
 // checks afterwards that the condition is false, setting KNN_ERROR_LOOP_CUT if a driver stopped
 // it early. Other drivers have no such limit.
 
@@ -45,8 +45,10 @@ const KNN_ERROR_STACK: u32 = 1u;
 const KNN_ERROR_TREE: u32 = 2u;
 const KNN_ERROR_LOOP_CUT: u32 = 4u;
 const KNN_ERROR_HEAP: u32 = 8u;
-// Points of a leaf offered per iteration of its loop.
-const KNN_LEAF_CHUNK: u32 = 4u;
+// The points a leaf offers per iteration of the loop, KNN_LEAF_CHUNK, and the iterations
+// between two flushes of the queue, KNN_FLUSH_EVERY, are the includer's (with the heap's size):
+// see knn_enqueue.
+const KNN_QUEUE: u32 = KNN_LEAF_CHUNK * KNN_FLUSH_EVERY;
 
 // The heap, as two arrays (one array of (distance, index) pairs measured slower on the lent
 // H100, docs/performance.md). Read through knn_heap_dist(j) and knn_heap_index(j).
@@ -182,6 +184,49 @@ fn knn_sort_heap(count: u32) {
     }
 }
 
+// The queue. A point that may enter the heap (within max_dist2 while the heap fills, else not
+// beyond the bound) waits in a queue of KNN_QUEUE entries, which is offered to the heap, in the
+// points' order, every KNN_FLUSH_EVERY iterations of the search's loop and at its end. The
+// invocations of a subgroup run the loop's iterations together, and each step of a sift runs for
+// the subgroup when any invocation needs it; offering the points at once, nearly every point
+// then cost the subgroup a full sift, most of whose invocations had nothing to insert. Flushed
+// together, the queues keep more invocations of a sift busy (docs/performance.md, "kNN queues").
+// The answers do not change: between flushes the bound is one the CPU had earlier, at least as
+// large as its own, so the GPU visits every node the CPU visits, in the same order, and maybe
+// more whose points the heap then turns away; the heap takes the same points in the same order.
+// The queue's entries are written and read only at constant indices (unrolled loops), so that
+// it stays in registers.
+var<private> knn_queue_d: array<f32, KNN_QUEUE>;
+var<private> knn_queue_i: array<u32, KNN_QUEUE>;
+var<private> knn_queue_len: u32;
+
+fn knn_enqueue(d: f32, i: u32) {
+    // Flushed every iteration, the queue would only copy: the point is offered at once.
+    if KNN_FLUSH_EVERY == 1u {
+        knn_offer(d, i);
+        return;
+    }
+    let full = knn_count >= knn_k;
+    if (!full && d <= knn_max_dist2) || (full && d <= knn_bound()) {
+        for (var s = 0u; s < KNN_QUEUE; s++) {
+            if s == knn_queue_len {
+                knn_queue_d[s] = d;
+                knn_queue_i[s] = i;
+            }
+        }
+        knn_queue_len += 1u;
+    }
+}
+
+fn knn_flush() {
+    for (var s = 0u; s < KNN_QUEUE; s++) {
+        if s < knn_queue_len {
+            knn_offer(knn_queue_d[s], knn_queue_i[s]);
+        }
+    }
+    knn_queue_len = 0u;
+}
+
 fn knn_is_empty_leaf(node: u32) -> bool {
     return kd_words[node] == KNN_LEAF;
 }
@@ -192,7 +237,7 @@ fn knn_is_empty_leaf(node: u32) -> bool {
 // bound. Empty leaves are never pushed, so the stack needs at most the tree's
 // branch depth. Each iteration of the one loop pops a far child if there is no node to visit,
 // visits a node (an internal node picks the child to go on with; a leaf marks its points as
-// pending) and offers up to KNN_LEAF_CHUNK pending points, in the CPU's order. Every move into
+// pending) and queues up to KNN_LEAF_CHUNK pending points, in the CPU's order (knn_enqueue). Every move into
 // the tree goes to a larger word index (checked), so a malformed tree cannot make it loop forever.
 fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     knn_count = 0u;
@@ -214,6 +259,8 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     var pending = 0u;
     var pending_end = 0u;
     var searching = knn_k > 0u && word_count > 0u;
+    knn_queue_len = 0u;
+    var iteration = 0u;
     while searching {
         if pending == pending_end {
             if !have_node {
@@ -292,10 +339,10 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                         // A kernel compiled with KNN_FILTER offers only the points its own
                         // knn_accept(index) takes (accel::knn::knn_filtered).
                         if knn_accept(i) {
-                            knn_offer(knn_distance2(q, entry.xyz), i);
+                            knn_enqueue(knn_distance2(q, entry.xyz), i);
                         }
 //!else
-                        knn_offer(knn_distance2(q, entry.xyz), i);
+                        knn_enqueue(knn_distance2(q, entry.xyz), i);
 //!endif
                     } else {
                         knn_error |= KNN_ERROR_TREE;
@@ -304,6 +351,13 @@ fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
                 }
             }
         }
+        iteration += 1u;
+        if KNN_FLUSH_EVERY > 1u && iteration % KNN_FLUSH_EVERY == 0u {
+            knn_flush();
+        }
+    }
+    if KNN_FLUSH_EVERY > 1u {
+        knn_flush();
     }
     if searching {
         knn_error |= KNN_ERROR_LOOP_CUT;

@@ -41,6 +41,8 @@ pub struct DeviceInfo {
     pub max_compute_invocations_per_workgroup: u32,
     pub max_compute_workgroups_per_dimension: u32,
     pub max_storage_buffers_per_shader_stage: u32,
+    /// The bytes of workgroup memory one workgroup may declare.
+    pub max_compute_workgroup_storage_size: u32,
     pub timestamp_period_ns: f32,
 }
 
@@ -90,8 +92,11 @@ impl fmt::Display for DeviceInfo {
         )?;
         write!(
             f,
-            "compute          {} invocations per workgroup, {} workgroups per dimension, {} storage buffers per stage",
-            self.max_compute_invocations_per_workgroup, self.max_compute_workgroups_per_dimension, self.max_storage_buffers_per_shader_stage
+            "compute          {} invocations per workgroup, {} workgroups per dimension, {} storage buffers per stage, {} KiB of workgroup memory",
+            self.max_compute_invocations_per_workgroup,
+            self.max_compute_workgroups_per_dimension,
+            self.max_storage_buffers_per_shader_stage,
+            self.max_compute_workgroup_storage_size >> 10
         )
     }
 }
@@ -327,6 +332,7 @@ impl GpuContext {
             max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
             max_compute_workgroups_per_dimension: limits.max_compute_workgroups_per_dimension,
             max_storage_buffers_per_shader_stage: limits.max_storage_buffers_per_shader_stage,
+            max_compute_workgroup_storage_size: limits.max_compute_workgroup_storage_size,
             timestamp_period_ns: queue.get_timestamp_period(),
         };
         Ok(GpuContext {
