@@ -19,7 +19,7 @@ use super::kernel::{
     read_buffer, read_buffer_map, run_deferred_checks, storage_buffer_sized, Checks, Kernel,
 };
 use super::maps::FrameMaps;
-use super::photons::PhotonKernels;
+use super::photons::{MapSteps, PhotonKernels};
 use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
@@ -500,16 +500,30 @@ impl GpuBackend {
         }
         pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
         frame.lap("camera_rays", &mut clock);
-        if frame.maps.is_none() && (plan.global_map || plan.caustic_map) {
-            let (maps, map_stats) = self.trace_frame_maps(
-                self.photon_kernels()?.as_ref(),
-                scene,
-                prepared,
-                buffers,
-                kernels,
-                vd,
-                plan,
-            )?;
+        let maps_needed = frame.maps.is_none() && (plan.global_map || plan.caustic_map);
+        let views_wanted = [Aov::PhotonsGlobal, Aov::PhotonsCaustic]
+            .iter()
+            .any(|a| scene.output.layers.contains(a));
+        // Without VD patches (whose photon passes wait for their batches) and without the maps'
+        // debug views (which read the camera rays before the shade trees take them), the maps
+        // are traced a step at a time while the host waits for the shade trees' levels: the
+        // device traces photons and builds trees instead of standing idle at every level.
+        let mut map_steps =
+            (maps_needed && vd.is_none() && !views_wanted).then(|| MapSteps::new(plan, scene));
+        if let Some(steps) = &map_steps {
+            // The passes' identity indices are made before the shade trees take theirs, as
+            // when the maps were traced first: the scratch would otherwise grow mid-frame, and
+            // the next frame's first levels bind the grown buffer (new bind groups).
+            self.iota(steps.largest_chunk())?;
+        }
+        let photon_kernels = if maps_needed {
+            Some(self.photon_kernels()?)
+        } else {
+            None
+        };
+        if let (true, None, Some(photon_kernels)) = (maps_needed, &map_steps, &photon_kernels) {
+            let (maps, map_stats) =
+                self.trace_frame_maps(photon_kernels, scene, prepared, buffers, kernels, vd, plan)?;
             frame.photon_maps.extend(map_stats);
             frame.maps = Some(maps);
             frame.lap("photon_maps", &mut clock);
@@ -533,6 +547,20 @@ impl GpuBackend {
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
         ctx.set_stage("shade_trees");
+        let mut take_map_step = || -> Result<(), GpuError> {
+            if let (Some(steps), Some(photon_kernels)) = (map_steps.as_mut(), &photon_kernels) {
+                self.map_step(
+                    steps,
+                    photon_kernels,
+                    scene,
+                    prepared,
+                    buffers,
+                    kernels,
+                    &mut None,
+                )?;
+            }
+            Ok(())
+        };
         let (levels, first_hits, shadow_counts) = self.shade_trees(
             &self.whitted,
             kernels,
@@ -542,7 +570,23 @@ impl GpuBackend {
             vd,
             timer,
             &mut pass_stats,
+            &mut take_map_step,
         )?;
+        // The maps' steps the levels left.
+        if let (Some(mut steps), Some(photon_kernels)) = (map_steps, &photon_kernels) {
+            while self.map_step(
+                &mut steps,
+                photon_kernels,
+                scene,
+                prepared,
+                buffers,
+                kernels,
+                &mut None,
+            )? {}
+            let (maps, map_stats) = steps.finish();
+            frame.photon_maps.extend(map_stats);
+            frame.maps = Some(maps);
+        }
         frame.lap("shade_trees", &mut clock);
 
         // Photon mapping's layers: copies of the trees holding the direct light (before the

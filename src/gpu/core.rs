@@ -226,7 +226,9 @@ impl GpuCore {
     /// contents are whatever that use left. Only for buffers that one stage uses at a time (the
     /// level loop waits for the GPU before the next level takes them again) and whose every
     /// element a kernel reads is written first in the same use. A larger request replaces the
-    /// buffer (by at least a quarter, so that growing frames do not reallocate every time).
+    /// buffer (by at least a quarter, so that growing frames do not reallocate every time); the
+    /// replaced one leaves the pool ([`GpuBuffer::leave_pool`]), so that the next frame's
+    /// requests get the buffers this frame's had.
     pub(super) fn scratch(&self, role: &'static str, size: u64) -> Result<GpuBuffer, GpuError> {
         self.ctx.check_binding_size(role, size)?;
         // Only poisoned if a thread panicked while holding it; the block below cannot.
@@ -237,7 +239,9 @@ impl GpuCore {
         let limit = self.ctx.info.binding_limit();
         let grown = cache.get(role).map_or(0, |b| b.size() + b.size() / 4);
         let buffer = storage_buffer_sized(&self.ctx, role, size.max(grown.min(limit)))?;
-        cache.insert(role, buffer.clone());
+        if let Some(replaced) = cache.insert(role, buffer.clone()) {
+            replaced.leave_pool();
+        }
         Ok(buffer)
     }
 
@@ -255,7 +259,9 @@ impl GpuCore {
         })?;
         let indices: Vec<u32> = (0..n.max(1)).collect();
         let buffer = storage_buffer(&self.ctx, ROLE, &indices)?;
-        cache.insert(ROLE, buffer.clone());
+        if let Some(replaced) = cache.insert(ROLE, buffer.clone()) {
+            replaced.leave_pool();
+        }
         Ok(buffer)
     }
 

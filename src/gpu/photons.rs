@@ -207,6 +207,58 @@ struct PassInputs {
     max_hits: u32,
 }
 
+/// The frame's photon maps, traced a step at a time by [`GpuCore::map_step`]: every pass begun
+/// (recorded and submitted), then each finished (its size read, the map copied out) with its
+/// kd-tree built. A step waits for the device only to finish a pass, whose work was submitted
+/// a step or more earlier, so a driver may take the steps while it waits for other work: the
+/// device then traces photons where it would have stood idle (`gpu::backend` runs them
+/// between the shade trees' levels).
+pub(super) struct MapSteps {
+    passes: Vec<(PhotonPass, u32)>,
+    begun: std::collections::VecDeque<PendingPhotonPass>,
+    taken: usize,
+    maps: FrameMaps,
+    stats: Vec<PhotonMapStats>,
+}
+
+impl MapSteps {
+    /// The steps of the maps `plan` asks for, none taken.
+    pub(super) fn new(plan: &FramePlan, scene: &Scene) -> MapSteps {
+        MapSteps {
+            passes: plan.photon_passes(scene),
+            begun: Default::default(),
+            taken: 0,
+            maps: FrameMaps::default(),
+            stats: Vec::new(),
+        }
+    }
+
+    /// The most photons one chunk of the passes traces (their identity indices).
+    pub(super) fn largest_chunk(&self) -> u64 {
+        let most = self
+            .passes
+            .iter()
+            .map(|&(_, count)| count)
+            .max()
+            .unwrap_or(0);
+        most.min(PHOTON_CHUNK) as u64
+    }
+
+    /// The maps and their statistics, once every step has been taken.
+    pub(super) fn finish(self) -> (FrameMaps, Vec<PhotonMapStats>) {
+        debug_assert_eq!(self.taken, 2 * self.passes.len());
+        (self.maps, self.stats)
+    }
+}
+
+/// The stages of a pass's tracing and of its tree.
+fn map_stages(pass: PhotonPass) -> (&'static str, &'static str) {
+    match pass {
+        PhotonPass::Global => ("photons/global", "kdtree/global"),
+        PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
+    }
+}
+
 impl GpuCore {
     /// Traces `count` photons of `pass` into a map on the GPU. The scene is uploaded in
     /// `buffers`; VD patches meet the photons at the frame's levels in `vd` (chosen by the
@@ -615,25 +667,39 @@ impl GpuCore {
         vd: &mut Option<VdFrameGpu>,
         plan: &FramePlan,
     ) -> Result<(FrameMaps, Vec<PhotonMapStats>), GpuError> {
+        let mut steps = MapSteps::new(plan, scene);
+        while self.map_step(&mut steps, kernels, scene, prepared, buffers, traversal, vd)? {}
+        Ok(steps.finish())
+    }
+
+    /// Takes the next step of `steps` (see [`MapSteps`]): submits it, under its own stage, and
+    /// returns whether there was one. The stage the caller was in is set again afterwards.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn map_step(
+        &self,
+        steps: &mut MapSteps,
+        kernels: &PhotonKernels,
+        scene: &Scene,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        traversal: &TraversalKernels,
+        vd: &mut Option<VdFrameGpu>,
+    ) -> Result<bool, GpuError> {
         let ctx = &self.ctx;
-        let mut maps = FrameMaps::default();
-        let mut stats = Vec::new();
-        let stages = |pass| match pass {
-            PhotonPass::Global => ("photons/global", "kdtree/global"),
-            PhotonPass::Caustic => ("photons/caustic", "kdtree/caustic"),
-        };
-        // Every pass is submitted before the first is waited for: the device traces the next
-        // map while the host builds the last one's tree. (With VD patches a pass's batches are
-        // read back while it is recorded; only its map's size is left to read.)
-        let mut begun = Vec::new();
-        for (pass, count) in plan.photon_passes(scene) {
-            ctx.set_stage(stages(pass).0);
-            begun.push(self.begin_photon_pass(
+        let passes = steps.passes.len();
+        let caller_stage = ctx.stage();
+        if steps.taken < passes {
+            // Every pass is submitted before the first is finished: the device traces the next
+            // map while the host builds the last one's tree. (With VD patches a pass's batches
+            // are read back while it is recorded; only its map's size is left to read.)
+            let (pass, count) = steps.passes[steps.taken];
+            ctx.set_stage(map_stages(pass).0);
+            steps.begun.push_back(self.begin_photon_pass(
                 kernels, scene, prepared, buffers, traversal, vd, pass, count,
             )?);
-        }
-        for ((pass, _), pending) in plan.photon_passes(scene).into_iter().zip(begun) {
-            let (trace_stage, tree_stage) = stages(pass);
+        } else if let Some(pending) = steps.begun.pop_front() {
+            let (pass, _) = steps.passes[steps.taken - passes];
+            let (trace_stage, tree_stage) = map_stages(pass);
             ctx.set_stage(trace_stage);
             let map = self.finish_photon_pass(kernels, buffers, traversal, vd, pending)?;
             let mut map_stats = PhotonMapStats::of(pass, map.stats);
@@ -641,14 +707,18 @@ impl GpuCore {
             let start = Instant::now();
             let tree = kernels.builder.build(ctx, &map.positions, map.count)?;
             map_stats.tree_build_ms = Some(start.elapsed().as_secs_f64() * 1e3);
-            stats.push(map_stats);
+            steps.stats.push(map_stats);
             let slot = MapTree { map, tree };
             match pass {
-                PhotonPass::Global => maps.global = Some(slot),
-                PhotonPass::Caustic => maps.caustic = Some(slot),
+                PhotonPass::Global => steps.maps.global = Some(slot),
+                PhotonPass::Caustic => steps.maps.caustic = Some(slot),
             }
+        } else {
+            return Ok(false);
         }
-        Ok((maps, stats))
+        steps.taken += 1;
+        ctx.set_stage(caller_stage);
+        Ok(true)
     }
 
     /// The photon maps' debug views on the GPU (twin of `cpu::compose::photon_views`) for one

@@ -101,14 +101,23 @@ struct Lease {
     size: u64,
     pending_clear: Arc<AtomicBool>,
     home: Option<(Key, Arc<Mutex<Shelves>>)>,
+    /// Set by [`GpuBuffer::leave_pool`]: the buffer is freed, not shelved, when the last lease
+    /// drops.
+    leaving: AtomicBool,
 }
 
 impl Drop for Lease {
     fn drop(&mut self) {
         if let Some((key, shelves)) = &self.home {
-            lock(shelves)
-                .retired
-                .push((*key, self.serial, self.buffer.clone()));
+            let mut shelves = lock(shelves);
+            if self.leaving.load(Ordering::Acquire) {
+                shelves.counters.dropped_bytes += key.1;
+                shelves.counters.held_bytes -= key.1;
+            } else {
+                shelves
+                    .retired
+                    .push((*key, self.serial, self.buffer.clone()));
+            }
         }
     }
 }
@@ -139,7 +148,16 @@ impl GpuBuffer {
             buffer,
             pending_clear: Arc::new(AtomicBool::new(false)),
             home: None,
+            leaving: AtomicBool::new(false),
         }))
+    }
+
+    /// Frees the buffer when its last lease drops instead of giving it back to the pool: for a
+    /// buffer kept from frame to frame (a scratch role's) that a larger one replaces. Back on a
+    /// shelf, it would serve some later request of its class in the next frame, instead of the
+    /// buffer that request had, and every bind group made for that one would be made again.
+    pub fn leave_pool(&self) {
+        self.0.leaving.store(true, Ordering::Release);
     }
 
     /// The logical size: the bytes asked for (the device buffer may be larger).
@@ -229,6 +247,7 @@ impl BufferPool {
             size,
             pending_clear,
             home: Some((key, self.shelves.clone())),
+            leaving: AtomicBool::new(false),
         };
         (GpuBuffer(Arc::new(lease)), created)
     }

@@ -344,7 +344,8 @@ impl GpuCore {
     /// children placed by a scan and `spawn`, traced as the next level, until no ray is left or
     /// `max_depth`. Returns the levels, camera level first, the camera rays' first hits, and
     /// the shadow rays' counts (for the statistics: read at the pass's end, so that the trees
-    /// do not wait for them).
+    /// do not wait for them). Before each wait for a level's children, `meanwhile` may submit
+    /// work of its own, which the device runs while the host waits and records the next level.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn shade_trees(
         &self,
@@ -356,6 +357,7 @@ impl GpuCore {
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
         pass_stats: &mut StageStats,
+        meanwhile: &mut dyn FnMut() -> Result<(), GpuError>,
     ) -> Result<(Vec<ShadeLevel>, GpuBuffer, Vec<CountBuffer>), GpuError> {
         let ctx = &self.ctx;
         let (mut rays, mut hits, mut ray_count) = camera;
@@ -617,6 +619,7 @@ impl GpuCore {
                         self.trace_level(kernels, buffers, base, &next_rays, live, vd, timer)?,
                     );
                 }
+                meanwhile()?;
                 spawned = staged.read(ctx, spawn_index)?[0] as u64;
                 rays = next_rays;
             }
