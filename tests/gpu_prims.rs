@@ -193,6 +193,57 @@ fn the_compaction_count_stays_on_the_gpu_as_indirect_dispatch_arguments() {
     );
 }
 
+/// The indirect-dispatch arguments the device writes from a count it holds equal the CPU
+/// twin's, for counts at and around a workgroup's edges, above the cap, and past the adapter's
+/// per-dimension limit.
+#[test]
+fn dispatch_args_written_on_the_gpu_equal_the_cpu_twin() {
+    let Some(ctx) = test_context() else { return };
+    let prims = Primitives::new(&ctx).unwrap();
+    let kernel = caustica::gpu::kernel::Kernel::new(
+        &ctx,
+        "prims/run_heads.wgsl",
+        &[],
+        caustica::gpu::kernel::Checks::Checked,
+    )
+    .unwrap();
+    let size = kernel.workgroup_size;
+    let most = ctx.info.max_compute_workgroups_per_dimension;
+    let beyond = (most as u64 * size as u64 + 1).min(u32::MAX as u64) as u32;
+    let counts = vec![0, 1, size - 1, size, size + 1, 1_000_000, beyond, u32::MAX];
+    let cap = u32::MAX as u64;
+    let counts_buffer = storage_buffer(&ctx, "counts", &counts).unwrap();
+    let mut encoder = Encoder::new(&ctx);
+    let mut all = Vec::new();
+    for (word, _) in counts.iter().enumerate() {
+        let args = prims
+            .dispatch_args(
+                &ctx,
+                &mut encoder,
+                &kernel,
+                (&counts_buffer, word as u32),
+                cap,
+            )
+            .unwrap();
+        all.push(args);
+    }
+    // One count capped below itself.
+    let capped = prims
+        .dispatch_args(&ctx, &mut encoder, &kernel, (&counts_buffer, 5), 1000)
+        .unwrap();
+    ctx.submit([encoder.finish()]);
+    for (args, &count) in all.iter().zip(&counts) {
+        let gpu: Vec<u32> = read_buffer(&ctx, args, 3).unwrap();
+        let cpu = caustica::gpu::prims::dispatch_args_of(count, u32::MAX, size, most);
+        assert_eq!(gpu, cpu.to_vec(), "count {count}");
+    }
+    let gpu: Vec<u32> = read_buffer(&ctx, &capped, 3).unwrap();
+    assert_eq!(
+        gpu,
+        caustica::gpu::prims::dispatch_args_of(1_000_000, 1000, size, most).to_vec()
+    );
+}
+
 #[test]
 fn segmented_scans_and_reductions_equal_the_cpu_twin_at_awkward_sizes() {
     let Some(ctx) = test_context() else { return };

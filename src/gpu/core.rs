@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::context::{GpuContext, GpuError};
-use super::encoder::Encoder;
+use super::encoder::{Encoder, Grid};
 use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Kernel};
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
@@ -189,7 +189,20 @@ impl GpuCore {
             if let Some(v) = vd.as_ref() {
                 v.clear(encoder);
             }
-            self.dispatch_timed(encoder, &kernels.trace, &bind, n, timer, stage);
+            match (live_count, vd.is_none()) {
+                // Without VD patches (whose batches size themselves by the slots), workgroups
+                // for the live rays only: a trace over the whole room, most of it returning at
+                // once, cost about 0.3 ms for 2M slots on the lent H100 (docs/performance.md).
+                (Some((count, offset)), true) => {
+                    let words = (count, u32::try_from(offset / 4).unwrap_or(u32::MAX));
+                    let args = self
+                        .prims
+                        .dispatch_args(ctx, encoder, &kernels.trace, words, n)?;
+                    let grid = Grid::Indirect(&args, 0);
+                    self.dispatch_timed_grid(encoder, &kernels.trace, &bind, grid, timer, stage);
+                }
+                _ => self.dispatch_timed(encoder, &kernels.trace, &bind, n, timer, stage),
+            }
             let Some(v) = vd.as_mut() else {
                 return Ok(());
             };
@@ -288,7 +301,20 @@ impl GpuCore {
         timer: &mut Option<Timer>,
         stage: &'static str,
     ) {
-        let grid = kernel.grid_for(&self.ctx, n);
+        let grid = Grid::Direct(kernel.grid_for(&self.ctx, n));
+        self.dispatch_timed_grid(encoder, kernel, bind, grid, timer, stage);
+    }
+
+    /// [`GpuCore::dispatch_timed`] over any [`Grid`], an indirect one too.
+    pub(super) fn dispatch_timed_grid(
+        &self,
+        encoder: &mut Encoder,
+        kernel: &Kernel,
+        bind: &wgpu::BindGroup,
+        grid: Grid<'_>,
+        timer: &mut Option<Timer>,
+        stage: &'static str,
+    ) {
         let slot = match timer {
             Some(t) if (t.used.len() as u32) < t.capacity => {
                 let slot = t.used.len() as u32;
@@ -304,7 +330,7 @@ impl GpuCore {
                 beginning_of_pass_write_index: Some(s * 2),
                 end_of_pass_write_index: Some(s * 2 + 1),
             });
-        encoder.dispatch_in_pass(&kernel.name, &kernel.pipeline, bind, grid, timestamp_writes);
+        encoder.dispatch_grid_in_pass(&kernel.name, &kernel.pipeline, bind, grid, timestamp_writes);
     }
 
     /// A frame's timer with room for `capacity` timed dispatches: the one the last frame

@@ -11,6 +11,24 @@ use std::sync::Arc;
 use super::context::{GpuContext, Traffic};
 use super::kernel_times::KernelTimes;
 
+/// The workgroups of a dispatch: counts known when it is recorded, or arguments the device
+/// writes before it runs (an indirect dispatch: three `u32` at a byte offset of a buffer made
+/// with `INDIRECT` usage, such as `gpu::prims::Primitives::dispatch_args` writes).
+#[derive(Clone, Copy)]
+pub enum Grid<'a> {
+    Direct((u32, u32, u32)),
+    Indirect(&'a wgpu::Buffer, u64),
+}
+
+impl Grid<'_> {
+    fn record(self, pass: &mut wgpu::ComputePass<'_>) {
+        match self {
+            Grid::Direct((x, y, z)) => pass.dispatch_workgroups(x, y, z),
+            Grid::Indirect(buffer, offset) => pass.dispatch_workgroups_indirect(buffer, offset),
+        }
+    }
+}
+
 pub struct Encoder {
     inner: wgpu::CommandEncoder,
     /// The compute pass the last dispatches went into, while no other command came between.
@@ -44,8 +62,19 @@ impl Encoder {
         bind_group: &wgpu::BindGroup,
         workgroups: (u32, u32, u32),
     ) {
+        self.dispatch_grid(name, pipeline, bind_group, Grid::Direct(workgroups));
+    }
+
+    /// [`Encoder::dispatch`] over any [`Grid`], an indirect one too.
+    pub fn dispatch_grid(
+        &mut self,
+        name: &str,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        grid: Grid<'_>,
+    ) {
         if self.kernel_times.is_some() {
-            self.dispatch_in_pass(name, pipeline, bind_group, workgroups, None);
+            self.dispatch_grid_in_pass(name, pipeline, bind_group, grid, None);
             return;
         }
         self.dispatches += 1;
@@ -60,7 +89,7 @@ impl Encoder {
         });
         pass.set_pipeline(pipeline);
         pass.set_bind_group(0, bind_group, &[]);
-        pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+        grid.record(pass);
     }
 
     /// The encoder for any other command, the open pass closed first.
@@ -121,6 +150,19 @@ impl Encoder {
         workgroups: (u32, u32, u32),
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
     ) {
+        let grid = Grid::Direct(workgroups);
+        self.dispatch_grid_in_pass(name, pipeline, bind_group, grid, timestamp_writes);
+    }
+
+    /// [`Encoder::dispatch_in_pass`] over any [`Grid`], an indirect one too.
+    pub fn dispatch_grid_in_pass(
+        &mut self,
+        name: &str,
+        pipeline: &wgpu::ComputePipeline,
+        bind_group: &wgpu::BindGroup,
+        grid: Grid<'_>,
+        timestamp_writes: Option<wgpu::ComputePassTimestampWrites<'_>>,
+    ) {
         self.dispatches += 1;
         self.pass = None;
         let query = self
@@ -134,7 +176,7 @@ impl Encoder {
             });
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, bind_group, &[]);
-            pass.dispatch_workgroups(workgroups.0, workgroups.1, workgroups.2);
+            grid.record(&mut pass);
         }
         if let (Some(times), Some(query)) = (&self.kernel_times, query) {
             times.end(&mut self.inner, query);

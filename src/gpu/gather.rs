@@ -6,7 +6,7 @@ use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, TraversalKernels};
-use super::encoder::Encoder;
+use super::encoder::{Encoder, Grid};
 use super::irradiance::IrradianceKernels;
 use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
@@ -519,8 +519,20 @@ impl GpuCore {
                     ("step_counts", &step_counts),
                 ],
             )?;
-            k.shade
-                .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n));
+            match live {
+                // Workgroups for the rays sent on only (as the trace above).
+                Some((counts, offset)) if vd.is_none() => {
+                    let words = (counts, (offset / 4) as u32);
+                    let args = self
+                        .prims
+                        .dispatch_args(ctx, &mut encoder, &k.shade, words, n)?;
+                    k.shade
+                        .dispatch_grid(&mut encoder, &bind, Grid::Indirect(&args, 0));
+                }
+                _ => k
+                    .shade
+                    .dispatch(&mut encoder, &bind, k.shade.grid_for(ctx, n)),
+            }
             if step == 0 && vd.is_none() {
                 // The first step goes to the device at once: it traces every gather ray while
                 // the host records the later steps.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use bytemuck::Pod;
 
 use super::context::{GpuContext, GpuError, Traffic};
-use super::encoder::Encoder;
+use super::encoder::{Encoder, Grid};
 use super::pool::GpuBuffer;
 use super::shader;
 
@@ -200,6 +200,16 @@ impl Kernel {
         workgroups: (u32, u32, u32),
     ) {
         encoder.dispatch(&self.name, &self.pipeline, bind_group, workgroups);
+    }
+
+    /// [`Kernel::dispatch`] over any [`Grid`], an indirect one too.
+    pub fn dispatch_grid(
+        &self,
+        encoder: &mut Encoder,
+        bind_group: &wgpu::BindGroup,
+        grid: Grid<'_>,
+    ) {
+        encoder.dispatch_grid(&self.name, &self.pipeline, bind_group, grid);
     }
 
     /// Workgroup counts covering `n` invocations in one dimension, spilling into y when `n`

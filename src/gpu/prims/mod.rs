@@ -107,6 +107,7 @@ pub struct Primitives {
     pub(crate) radix_histogram: Kernel,
     pub(crate) radix_scatter: Kernel,
     pub(crate) morton_codes: Kernel,
+    pub(crate) dispatch_args: Kernel,
 }
 
 impl Primitives {
@@ -138,7 +139,66 @@ impl Primitives {
             radix_histogram: kernel("radix_histogram.wgsl")?,
             radix_scatter: kernel("radix_scatter.wgsl")?,
             morton_codes: kernel("morton_codes.wgsl")?,
+            dispatch_args: kernel("dispatch_args.wgsl")?,
         })
+    }
+}
+
+/// The parameters of `prims/dispatch_args.wgsl` (layout checked by a test).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Pod, Zeroable)]
+pub struct DispatchArgsParams {
+    pub count_word: u32,
+    pub cap: u32,
+    pub workgroup_size: u32,
+    pub max_per_dim: u32,
+}
+
+/// The workgroups (x, y, z) of an indirect dispatch of a kernel of `workgroup_size` over `count`
+/// items, at most `cap`: the CPU twin of `prims/dispatch_args.wgsl`, and the same grid as
+/// [`Kernel::grid_for`] gives for a count known on the host (but none for a count of zero).
+pub fn dispatch_args_of(count: u32, cap: u32, workgroup_size: u32, max_per_dim: u32) -> [u32; 3] {
+    let groups = count.min(cap).div_ceil(workgroup_size.max(1));
+    let most = max_per_dim.max(1);
+    if groups > most {
+        [most, groups.div_ceil(most), 1]
+    } else {
+        [groups, 1, 1]
+    }
+}
+
+impl Primitives {
+    /// Records, into a fresh buffer made for indirect dispatch, the arguments of a dispatch of
+    /// `kernel` over the count at word `count_word` of `counts`, at most `cap` items
+    /// (`prims/dispatch_args.wgsl`): the kernel then starts workgroups for the items the device
+    /// counted, not for the room it has. Returns the buffer, for
+    /// [`Grid::Indirect`](crate::gpu::encoder::Grid::Indirect) at offset 0.
+    pub fn dispatch_args(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut Encoder,
+        kernel: &Kernel,
+        (counts, count_word): (&GpuBuffer, u32),
+        cap: u64,
+    ) -> Result<GpuBuffer, GpuError> {
+        let params = uniform_buffer(
+            ctx,
+            "dispatch args params",
+            &DispatchArgsParams {
+                count_word,
+                cap: u32::try_from(cap).unwrap_or(u32::MAX),
+                workgroup_size: kernel.workgroup_size,
+                max_per_dim: ctx.info.max_compute_workgroups_per_dimension,
+            },
+        );
+        let usage = wgpu::BufferUsages::INDIRECT.union(crate::gpu::kernel::STORAGE_USAGE);
+        let args = crate::gpu::kernel::pooled_buffer(ctx, "dispatch args", 12, usage, false);
+        let bind = self.dispatch_args.bind(
+            ctx,
+            &[("params", &params), ("counts", counts), ("args", &args)],
+        )?;
+        self.dispatch_args.dispatch(encoder, &bind, (1, 1, 1));
+        Ok(args)
     }
 }
 
@@ -242,6 +302,62 @@ mod tests {
                 shader::validate(path, &source).unwrap_or_else(|e| panic!("{e}"));
             }
         }
+    }
+
+    /// The host `DispatchArgsParams` has the size and field offsets naga reflects for its
+    /// WGSL twin.
+    #[test]
+    fn dispatch_args_params_match_their_wgsl_twin() {
+        let path = "prims/dispatch_args.wgsl";
+        let source = shader::assemble(path, &[]).unwrap();
+        let module = shader::validate(path, &source).unwrap();
+        let (_, ty) = module
+            .types
+            .iter()
+            .find(|(_, t)| t.name.as_deref() == Some("DispatchArgsParams"))
+            .expect("dispatch_args.wgsl declares DispatchArgsParams");
+        let naga::TypeInner::Struct { members, span } = &ty.inner else {
+            panic!("DispatchArgsParams is a struct");
+        };
+        assert_eq!(*span as usize, std::mem::size_of::<DispatchArgsParams>());
+        let offsets: Vec<(String, u32)> = members
+            .iter()
+            .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+            .collect();
+        let field = |name: &str, offset: usize| (name.to_string(), offset as u32);
+        assert_eq!(
+            offsets,
+            vec![
+                field(
+                    "count_word",
+                    std::mem::offset_of!(DispatchArgsParams, count_word)
+                ),
+                field("cap", std::mem::offset_of!(DispatchArgsParams, cap)),
+                field(
+                    "workgroup_size",
+                    std::mem::offset_of!(DispatchArgsParams, workgroup_size)
+                ),
+                field(
+                    "max_per_dim",
+                    std::mem::offset_of!(DispatchArgsParams, max_per_dim)
+                ),
+            ]
+        );
+    }
+
+    /// The CPU twin gives `Kernel::grid_for`'s grid for a count the host knows, and none for
+    /// a count of zero.
+    #[test]
+    fn dispatch_args_cover_the_count_in_whole_workgroups_and_spill_into_y() {
+        assert_eq!(dispatch_args_of(0, 100, 64, 65535), [0, 1, 1]);
+        assert_eq!(dispatch_args_of(1, 100, 64, 65535), [1, 1, 1]);
+        assert_eq!(dispatch_args_of(64, 100, 64, 65535), [1, 1, 1]);
+        assert_eq!(dispatch_args_of(65, 100, 64, 65535), [2, 1, 1]);
+        // The cap bounds the count (a kernel never covers more than its buffers hold).
+        assert_eq!(dispatch_args_of(1000, 100, 64, 65535), [2, 1, 1]);
+        // Past the per-dimension limit, x stays at the limit and y covers the rest.
+        assert_eq!(dispatch_args_of(10_000, 10_000, 1, 4096), [4096, 3, 1]);
+        assert_eq!(dispatch_args_of(8192, 8192, 1, 4096), [4096, 2, 1]);
     }
 
     /// The host `PrimParams` has the size and field offsets naga reflects for its WGSL twin.
