@@ -215,21 +215,16 @@ fn dispatch_args_written_on_the_gpu_equal_the_cpu_twin() {
     let counts_buffer = storage_buffer(&ctx, "counts", &counts).unwrap();
     let mut encoder = Encoder::new(&ctx);
     let mut all = Vec::new();
-    for (word, _) in counts.iter().enumerate() {
+    for word in 0..counts.len() as u64 {
+        let live = (&counts_buffer, word * 4);
         let args = prims
-            .dispatch_args(
-                &ctx,
-                &mut encoder,
-                &kernel,
-                (&counts_buffer, word as u32),
-                cap,
-            )
+            .dispatch_args(&ctx, &mut encoder, &kernel, live, cap)
             .unwrap();
         all.push(args);
     }
     // One count capped below itself.
     let capped = prims
-        .dispatch_args(&ctx, &mut encoder, &kernel, (&counts_buffer, 5), 1000)
+        .dispatch_args(&ctx, &mut encoder, &kernel, (&counts_buffer, 5 * 4), 1000)
         .unwrap();
     ctx.submit([encoder.finish()]);
     for (args, &count) in all.iter().zip(&counts) {

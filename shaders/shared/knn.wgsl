@@ -234,10 +234,10 @@ fn knn_is_empty_leaf(node: u32) -> bool {
 // accel::knn::knn_search (see its comment for why the pruning is exact): depth first, nearer
 // child first; a far child is pushed, and later visited, only while its box's squared distance
 // (the query's offsets from the planes bounding it, carried down the path) is not above the
-// bound. Empty leaves are never pushed, so the stack needs at most the tree's
-// branch depth. Each iteration of the one loop pops a far child if there is no node to visit,
-// visits a node (an internal node picks the child to go on with; a leaf marks its points as
-// pending) and queues up to KNN_LEAF_CHUNK pending points, in the CPU's order (knn_enqueue). Every move into
+// bound. Empty leaves are never pushed, so the stack needs at most the tree's branch depth.
+// Each iteration of the one loop pops a far child if there is no node to visit, visits a node
+// (an internal node picks the child to go on with; a leaf marks its points as pending) and
+// queues up to KNN_LEAF_CHUNK pending points, in the CPU's order (knn_enqueue). Every move into
 // the tree goes to a larger word index (checked), so a malformed tree cannot make it loop forever.
 fn knn_search(q: vec3<f32>, k: u32, max_dist2: f32) -> u32 {
     knn_count = 0u;

@@ -521,7 +521,7 @@ impl GpuBackend {
         } else {
             None
         };
-        if let (true, None, Some(photon_kernels)) = (maps_needed, &map_steps, &photon_kernels) {
+        if let (None, Some(photon_kernels)) = (&map_steps, &photon_kernels) {
             let (maps, map_stats) =
                 self.trace_frame_maps(photon_kernels, scene, prepared, buffers, kernels, vd, plan)?;
             frame.photon_maps.extend(map_stats);
@@ -547,19 +547,10 @@ impl GpuBackend {
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
         ctx.set_stage("shade_trees");
-        let mut take_map_step = || -> Result<(), GpuError> {
-            if let (Some(steps), Some(photon_kernels)) = (map_steps.as_mut(), &photon_kernels) {
-                self.map_step(
-                    steps,
-                    photon_kernels,
-                    scene,
-                    prepared,
-                    buffers,
-                    kernels,
-                    &mut None,
-                )?;
-            }
-            Ok(())
+        // The next step of the maps (without VD patches), and whether there was one.
+        let step_maps = |steps: &mut MapSteps| match &photon_kernels {
+            Some(k) => self.map_step(steps, k, scene, prepared, buffers, kernels, &mut None),
+            None => Ok(false),
         };
         let (levels, first_hits, shadow_counts) = self.shade_trees(
             &self.whitted,
@@ -570,19 +561,14 @@ impl GpuBackend {
             vd,
             timer,
             &mut pass_stats,
-            &mut take_map_step,
+            &mut || match map_steps.as_mut() {
+                Some(steps) => step_maps(steps).map(|_| ()),
+                None => Ok(()),
+            },
         )?;
         // The maps' steps the levels left.
-        if let (Some(mut steps), Some(photon_kernels)) = (map_steps, &photon_kernels) {
-            while self.map_step(
-                &mut steps,
-                photon_kernels,
-                scene,
-                prepared,
-                buffers,
-                kernels,
-                &mut None,
-            )? {}
+        if let Some(mut steps) = map_steps {
+            while step_maps(&mut steps)? {}
             let (maps, map_stats) = steps.finish();
             frame.photon_maps.extend(map_stats);
             frame.maps = Some(maps);

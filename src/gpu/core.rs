@@ -193,11 +193,10 @@ impl GpuCore {
                 // Without VD patches (whose batches size themselves by the slots), workgroups
                 // for the live rays only: a trace over the whole room, most of it returning at
                 // once, cost about 0.3 ms for 2M slots on the lent H100 (docs/performance.md).
-                (Some((count, offset)), true) => {
-                    let words = (count, u32::try_from(offset / 4).unwrap_or(u32::MAX));
+                (Some(live), true) => {
                     let args = self
                         .prims
-                        .dispatch_args(ctx, encoder, &kernels.trace, words, n)?;
+                        .dispatch_args(ctx, encoder, &kernels.trace, live, n)?;
                     let grid = Grid::Indirect(&args, 0);
                     self.dispatch_timed_grid(encoder, &kernels.trace, &bind, grid, timer, stage);
                 }

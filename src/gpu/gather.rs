@@ -521,11 +521,10 @@ impl GpuCore {
             )?;
             match live {
                 // Workgroups for the rays sent on only (as the trace above).
-                Some((counts, offset)) if vd.is_none() => {
-                    let words = (counts, (offset / 4) as u32);
+                Some(live) if vd.is_none() => {
                     let args = self
                         .prims
-                        .dispatch_args(ctx, &mut encoder, &k.shade, words, n)?;
+                        .dispatch_args(ctx, &mut encoder, &k.shade, live, n)?;
                     k.shade
                         .dispatch_grid(&mut encoder, &bind, Grid::Indirect(&args, 0));
                 }

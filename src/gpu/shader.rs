@@ -138,6 +138,27 @@ pub fn validate(file: &str, source: &str) -> Result<naga::Module, ShaderError> {
     Ok(module)
 }
 
+/// The size and the (member, offset) list naga reflects for the WGSL struct `name` of the
+/// shader file `path`, for the tests that hold a Rust twin to it.
+#[cfg(test)]
+pub(crate) fn struct_layout(path: &str, name: &str) -> (u32, Vec<(String, u32)>) {
+    let source = assemble(path, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let module = validate(path, &source).unwrap_or_else(|e| panic!("{e}"));
+    let (_, ty) = module
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{path} declares no struct {name}"));
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct");
+    };
+    let offsets = members
+        .iter()
+        .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
+        .collect();
+    (*span, offsets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

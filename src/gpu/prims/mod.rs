@@ -169,7 +169,8 @@ pub fn dispatch_args_of(count: u32, cap: u32, workgroup_size: u32, max_per_dim: 
 
 impl Primitives {
     /// Records, into a fresh buffer made for indirect dispatch, the arguments of a dispatch of
-    /// `kernel` over the count at word `count_word` of `counts`, at most `cap` items
+    /// `kernel` over the count at byte `offset` of `counts` (a live count, as the traces take
+    /// it), at most `cap` items
     /// (`prims/dispatch_args.wgsl`): the kernel then starts workgroups for the items the device
     /// counted, not for the room it has. Returns the buffer, for
     /// [`Grid::Indirect`](crate::gpu::encoder::Grid::Indirect) at offset 0.
@@ -178,9 +179,10 @@ impl Primitives {
         ctx: &GpuContext,
         encoder: &mut Encoder,
         kernel: &Kernel,
-        (counts, count_word): (&GpuBuffer, u32),
+        (counts, offset): (&GpuBuffer, u64),
         cap: u64,
     ) -> Result<GpuBuffer, GpuError> {
+        let count_word = u32::try_from(offset / 4).unwrap_or(u32::MAX);
         let params = uniform_buffer(
             ctx,
             "dispatch args params",
@@ -308,22 +310,9 @@ mod tests {
     /// WGSL twin.
     #[test]
     fn dispatch_args_params_match_their_wgsl_twin() {
-        let path = "prims/dispatch_args.wgsl";
-        let source = shader::assemble(path, &[]).unwrap();
-        let module = shader::validate(path, &source).unwrap();
-        let (_, ty) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some("DispatchArgsParams"))
-            .expect("dispatch_args.wgsl declares DispatchArgsParams");
-        let naga::TypeInner::Struct { members, span } = &ty.inner else {
-            panic!("DispatchArgsParams is a struct");
-        };
-        assert_eq!(*span as usize, std::mem::size_of::<DispatchArgsParams>());
-        let offsets: Vec<(String, u32)> = members
-            .iter()
-            .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-            .collect();
+        let (span, offsets) =
+            shader::struct_layout("prims/dispatch_args.wgsl", "DispatchArgsParams");
+        assert_eq!(span as usize, std::mem::size_of::<DispatchArgsParams>());
         let field = |name: &str, offset: usize| (name.to_string(), offset as u32);
         assert_eq!(
             offsets,
@@ -363,21 +352,8 @@ mod tests {
     /// The host `PrimParams` has the size and field offsets naga reflects for its WGSL twin.
     #[test]
     fn prim_params_matches_its_wgsl_twin() {
-        let source = shader::assemble("prims/common.wgsl", &[]).unwrap();
-        let module = shader::validate("prims/common.wgsl", &source).unwrap();
-        let (_, ty) = module
-            .types
-            .iter()
-            .find(|(_, t)| t.name.as_deref() == Some("PrimParams"))
-            .expect("common.wgsl declares PrimParams");
-        let naga::TypeInner::Struct { members, span } = &ty.inner else {
-            panic!("PrimParams is a struct");
-        };
-        assert_eq!(*span as usize, std::mem::size_of::<PrimParams>());
-        let offsets: Vec<(String, u32)> = members
-            .iter()
-            .map(|m| (m.name.clone().unwrap_or_default(), m.offset))
-            .collect();
+        let (span, offsets) = shader::struct_layout("prims/common.wgsl", "PrimParams");
+        assert_eq!(span as usize, std::mem::size_of::<PrimParams>());
         assert_eq!(
             offsets,
             vec![
