@@ -510,12 +510,6 @@ impl GpuBackend {
         // device traces photons and builds trees instead of standing idle at every level.
         let mut map_steps =
             (maps_needed && vd.is_none() && !views_wanted).then(|| MapSteps::new(plan, scene));
-        if let Some(steps) = &map_steps {
-            // The passes' identity indices are made before the shade trees take theirs, as
-            // when the maps were traced first: the scratch would otherwise grow mid-frame, and
-            // the next frame's first levels bind the grown buffer (new bind groups).
-            self.iota(steps.largest_chunk())?;
-        }
         let photon_kernels = if maps_needed {
             Some(self.photon_kernels()?)
         } else {

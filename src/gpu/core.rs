@@ -135,8 +135,10 @@ pub struct GpuCore {
     pub ctx: Arc<GpuContext>,
     /// The scans and the compaction that place rays, and the sorts.
     pub prims: Primitives,
-    /// Buffers kept by role ([`GpuCore::scratch`]), and the identity indices.
+    /// Buffers kept by role ([`GpuCore::scratch`]).
     scratch: Mutex<HashMap<&'static str, GpuBuffer>>,
+    /// The identity indices ([`GpuCore::iota`]), one buffer per power-of-two size.
+    iotas: Mutex<HashMap<u64, GpuBuffer>>,
     /// The frames' timer (its query set made once), between frames.
     timer: Mutex<Option<Timer>>,
 }
@@ -147,6 +149,7 @@ impl GpuCore {
             ctx,
             prims,
             scratch: Mutex::new(HashMap::new()),
+            iotas: Mutex::new(HashMap::new()),
             timer: Mutex::new(None),
         }
     }
@@ -257,23 +260,27 @@ impl GpuCore {
         Ok(buffer)
     }
 
-    /// The indices `0..n` (at least) in a storage buffer, kept between uses.
+    /// The indices `0..n` (at least) in a storage buffer, kept between uses: one buffer for
+    /// every power-of-two size asked for, made once and never replaced, so that every caller
+    /// binds the same buffer frame after frame whatever order the stages ask in (a buffer
+    /// grown mid-frame would give the next frame's earlier callers another one, and new bind
+    /// groups).
     pub(super) fn iota(&self, n: u64) -> Result<GpuBuffer, GpuError> {
         const ROLE: &str = "identity indices";
-        let mut cache = self.scratch.lock().unwrap();
-        if let Some(b) = cache.get(ROLE).filter(|b| b.size() >= n * 4) {
+        let class = n.max(1).next_power_of_two();
+        // Only poisoned if a thread panicked while holding it; the block below cannot.
+        let mut cache = self.iotas.lock().unwrap();
+        if let Some(b) = cache.get(&class) {
             return Ok(b.clone());
         }
-        let n = u32::try_from(n).map_err(|_| GpuError::BufferTooLarge {
+        let class_u32 = u32::try_from(class).map_err(|_| GpuError::BufferTooLarge {
             what: ROLE.to_string(),
             size: n * 4,
             limit: u32::MAX as u64,
         })?;
-        let indices: Vec<u32> = (0..n.max(1)).collect();
+        let indices: Vec<u32> = (0..class_u32).collect();
         let buffer = storage_buffer(&self.ctx, ROLE, &indices)?;
-        if let Some(replaced) = cache.insert(ROLE, buffer.clone()) {
-            replaced.leave_pool();
-        }
+        cache.insert(class, buffer.clone());
         Ok(buffer)
     }
 

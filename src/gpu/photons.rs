@@ -233,17 +233,6 @@ impl MapSteps {
         }
     }
 
-    /// The most photons one chunk of the passes traces (their identity indices).
-    pub(super) fn largest_chunk(&self) -> u64 {
-        let most = self
-            .passes
-            .iter()
-            .map(|&(_, count)| count)
-            .max()
-            .unwrap_or(0);
-        most.min(PHOTON_CHUNK) as u64
-    }
-
     /// The maps and their statistics, once every step has been taken.
     pub(super) fn finish(self) -> (FrameMaps, Vec<PhotonMapStats>) {
         debug_assert_eq!(self.taken, 2 * self.passes.len());
