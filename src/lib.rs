@@ -98,6 +98,76 @@ pub fn describe_device() -> Result<String, Error> {
     Ok(ctx.info.to_string())
 }
 
+/// The backends a job renders on: one per device of `devices` (each with its own resident
+/// pipeline), opened side by side.
+///
+/// - `Device::Cpu`: the CPU backend alone (`devices` does not apply).
+/// - `DeviceList::Auto`: every discrete GPU on the backend of the first one; with none, the
+///   one backend [`select_backend`] picks (which may be the CPU under `Device::Auto`).
+/// - `All` or a list: those adapters (`caustica info --gpu` numbers them), software ones
+///   included; a list may name one adapter twice for two logical devices on it.
+pub fn select_backends(
+    device: Device,
+    devices: &scene::DeviceList,
+) -> Result<Vec<Box<dyn Backend>>, Error> {
+    if device == Device::Cpu {
+        return Ok(vec![Box::new(cpu::CpuBackend)]);
+    }
+    let adapters = gpu::context::list_adapters(device == Device::Gpu || gpu_required());
+    let indices = gpu::context::resolve_devices(devices, &adapters)
+        .map_err(|e| Error::Usage(format!("--devices {devices}: {e}")))?;
+    let Some(indices) = indices else {
+        return Ok(vec![select_backend(device)?]);
+    };
+    if indices.len() == 1 && *devices == scene::DeviceList::Auto {
+        return Ok(vec![select_backend(device)?]);
+    }
+    let require = device == Device::Gpu || gpu_required() || *devices != scene::DeviceList::Auto;
+    // Each device compiles its kernels on its own thread.
+    let opened: Vec<Result<gpu::GpuBackend, gpu::GpuError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = indices
+            .iter()
+            .map(|&i| s.spawn(move || gpu::GpuBackend::open_index(require, i)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+    for (index, backend) in indices.iter().zip(opened) {
+        let backend = backend.map_err(|e| {
+            render::RenderError::DeviceUnavailable(format!("GPU adapter {index}: {e}"))
+        })?;
+        backends.push(Box::new(backend));
+    }
+    Ok(backends)
+}
+
+/// The GPU adapters a render can use, one line each with the index that `--devices` takes.
+pub fn describe_adapters() -> String {
+    let adapters = gpu::context::list_adapters(gpu_required());
+    if adapters.is_empty() {
+        return "no GPU adapter found".to_string();
+    }
+    let auto = gpu::context::resolve_devices(&scene::DeviceList::Auto, &adapters)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    adapters
+        .iter()
+        .map(|a| {
+            let mark = if auto.contains(&a.index) {
+                "  [auto]"
+            } else {
+                ""
+            };
+            format!("{a}{mark}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// Command-line overrides of what a scene file says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Overrides {
@@ -279,6 +349,8 @@ pub struct RenderJob {
     pub frames: Option<(i64, i64)>,
     pub overrides: Overrides,
     pub device: Device,
+    /// The GPUs to render on, instead of the scene's `film { devices }` (`--devices`).
+    pub devices: Option<scene::DeviceList>,
     /// Also write a tone-mapped PNG here (`####` becomes the frame number).
     pub preview: Option<String>,
     pub progress: bool,
@@ -302,11 +374,40 @@ pub struct FrameReport {
 }
 
 /// Renders every frame of a job and writes its outputs. Each file is written whole or not at
-/// all; the scene is checked for every frame before anything is rendered.
+/// all; the scene is checked for every frame before anything is rendered. The frames go to the
+/// job's devices ([`select_backends`]) as in [`render_animation_on`].
 pub fn render_animation(
     job: &RenderJob,
-    mut on_frame: impl FnMut(&FrameReport),
+    on_frame: impl FnMut(&FrameReport),
 ) -> Result<Vec<FrameReport>, Error> {
+    let scenes = evaluate_job(job)?;
+    // Every frame's `film { devices }` is the first's: a job opens its devices once.
+    let devices = job
+        .devices
+        .clone()
+        .unwrap_or_else(|| scenes[0].film.devices.clone());
+    let backends = select_backends(job.device, &devices)?;
+    let devices: Vec<&dyn Backend> = backends.iter().map(|b| b.as_ref()).collect();
+    render_scenes(&scenes, &devices, job, on_frame)
+}
+
+/// [`render_animation`] on the given backends (`job.device` and `job.devices` are not
+/// consulted). With several, each takes the next frame when it finishes one, or, for a job of
+/// one progressive frame, the next pass. A backend that fails leaves the render and its frame
+/// or pass goes to another (the failure is logged once); the frames are the ones one backend
+/// renders. `on_frame` is called in frame order.
+pub fn render_animation_on(
+    job: &RenderJob,
+    devices: &[&dyn Backend],
+    on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
+    let scenes = evaluate_job(job)?;
+    render_scenes(&scenes, devices, job, on_frame)
+}
+
+/// Evaluates every frame of a job, up front, so that an error in frame 40 stops the run before
+/// frame 1 is written; files are loaded once through the cache and shared by the frames.
+fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
     let file = load_scene(&job.scene_path)?;
     let (first, last) = match job.frames {
         Some(range) => range,
@@ -315,49 +416,120 @@ pub fn render_animation(
             (range.first, range.last)
         }
     };
-    let backend = select_backend(job.device)?;
     let assets = io::AssetCache::default();
-    // Evaluate every frame once, up front, so that an error in frame 40 stops the run before
-    // frame 1 is written; files are loaded once through the cache and shared by the frames.
-    let scenes = (first..=last)
+    (first..=last)
         .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
-        .collect::<Result<Vec<Scene>, Error>>()?;
-    let mut reports = Vec::new();
+        .collect()
+}
+
+/// Logs a device that failed and left the render.
+fn report_failure(failure: &render::schedule::DeviceFailure) {
+    log::warn!(
+        "{} failed and leaves the render ({}); its work (item {}) goes to another device",
+        failure.device,
+        failure.error,
+        failure.item
+    );
+}
+
+/// Renders and writes evaluated frames on `devices` (see [`render_animation_on`]).
+fn render_scenes(
+    scenes: &[Scene],
+    devices: &[&dyn Backend],
+    job: &RenderJob,
+    mut on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
     let meshes = accel::MeshBuildCache::default();
-    for scene in scenes {
-        let report = render_one(&scene, &meshes, backend.as_ref(), job)?;
+    // A progress bar per frame only where one device renders one frame at a time.
+    let options = RenderOptions {
+        progress: job.progress && devices.len() == 1,
+        ..Default::default()
+    };
+    if let [scene] = scenes {
+        // One frame: its passes go to the devices.
+        let report = render_one(scene, &meshes, devices, &options, job)?;
         on_frame(&report);
-        reports.push(report);
+        return Ok(vec![report]);
     }
+    let work = |device: &dyn Backend, i: usize| {
+        render_one(&scenes[i], &meshes, &[device], &options, job).map_err(|e| match e {
+            Error::Render(e) => render::schedule::WorkError::Device(e),
+            other => render::schedule::WorkError::Fatal(other),
+        })
+    };
+    let mut reports: Vec<FrameReport> = Vec::new();
+    // Frames that finished before an earlier one wait for their turn to be reported.
+    let mut waiting: std::collections::BTreeMap<usize, FrameReport> = Default::default();
+    render::schedule::hand_out(
+        devices,
+        scenes.len(),
+        &|_| true,
+        &work,
+        &mut report_failure,
+        &mut |i, report: FrameReport| -> Result<(), Error> {
+            waiting.insert(i, report);
+            while let Some(report) = waiting.remove(&reports.len()) {
+                on_frame(&report);
+                reports.push(report);
+            }
+            Ok(())
+        },
+    )?;
     Ok(reports)
 }
 
-/// Builds, renders and writes one evaluated frame.
+/// Builds, renders and writes one evaluated frame; its progressive passes, if it has any, go to
+/// `devices`. A failing device is an [`Error::Render`]; anything else (the hierarchy, the
+/// output files) is another error.
 fn render_one(
     scene: &Scene,
     meshes: &accel::MeshBuildCache,
-    backend: &dyn Backend,
+    devices: &[&dyn Backend],
+    options: &RenderOptions,
     job: &RenderJob,
 ) -> Result<FrameReport, Error> {
     let build_start = Instant::now();
     let prepared = prepare_cached(scene, meshes)?;
     let build_seconds = build_start.elapsed().as_secs_f64();
-    let options = RenderOptions {
-        progress: job.progress,
-        ..Default::default()
-    };
     let progression = render::progressive::Progression::of(scene, job.time_limit);
-    let mut frame: Frame = if progression.passes == 1 {
-        backend.render_frame(scene, &prepared, &options)?
-    } else {
-        render::progressive::render_progressive(
-            backend,
+    // With one device its failure is the caller's to report; with several, a failing one
+    // leaves and is reported here.
+    let on_failure = |failure: &render::schedule::DeviceFailure| {
+        if devices.len() > 1 {
+            report_failure(failure)
+        }
+    };
+    let mut frame: Frame = match (devices, progression.passes) {
+        ([device], 1) => device.render_frame(scene, &prepared, options)?,
+        (_, 1) => {
+            // One frame of one pass: the first device free renders it.
+            let mut frame = None;
+            render::schedule::hand_out(
+                devices,
+                1,
+                &|_| true,
+                &|device: &dyn Backend, _| {
+                    device
+                        .render_frame(scene, &prepared, options)
+                        .map_err(render::schedule::WorkError::Device)
+                },
+                &mut |f: &render::schedule::DeviceFailure| on_failure(f),
+                &mut |_, f: Frame| -> Result<(), render::RenderError> {
+                    frame = Some(f);
+                    Ok(())
+                },
+            )?;
+            frame.ok_or(render::RenderError::Cancelled)?
+        }
+        _ => render::progressive::render_progressive(
+            devices,
             scene,
             &prepared,
-            &options,
+            options,
             progression,
             |pass, seconds| log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame),
-        )?
+            on_failure,
+        )?,
     };
     frame.metadata.build_seconds = build_seconds;
     frame.metadata.stats.bvh = Some(prepared.stats());

@@ -69,6 +69,12 @@ enum Command {
         /// Which backend renders.
         #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
         device: DeviceArg,
+        /// The GPUs that render: auto (every discrete GPU), all, or indices and name fragments
+        /// from `caustica info --gpu`, comma-separated. Each device takes the next frame (or,
+        /// for one progressive still, the next pass) when it finishes one
+        /// [default: the scene's film devices, else auto].
+        #[arg(long, value_name = "LIST", value_parser = parse_devices)]
+        devices: Option<caustica::scene::DeviceList>,
         /// Also write a tone-mapped PNG (`####` becomes the frame number).
         #[arg(long, value_name = "PNG")]
         preview: Option<String>,
@@ -99,6 +105,9 @@ enum Command {
         /// Describe the GPU adapter: name, backend, optional features and limits.
         #[arg(long)]
         device: bool,
+        /// List the GPU adapters with the indices `--devices` takes.
+        #[arg(long)]
+        gpu: bool,
     },
 }
 
@@ -125,6 +134,10 @@ fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
         return Err(format!("resolution {w}x{h} is out of range (1..65536)"));
     }
     Ok((w, h))
+}
+
+fn parse_devices(text: &str) -> Result<caustica::scene::DeviceList, String> {
+    caustica::scene::DeviceList::parse(text)
 }
 
 fn main() -> ExitCode {
@@ -166,6 +179,7 @@ fn run(command: Command) -> Result<(), Error> {
             passes,
             time,
             device,
+            devices,
             preview,
             stats,
             quiet,
@@ -199,11 +213,13 @@ fn run(command: Command) -> Result<(), Error> {
                     DeviceArg::Cpu => Device::Cpu,
                     DeviceArg::Gpu => Device::Gpu,
                 },
+                devices,
                 preview,
                 time_limit: time,
                 progress: !quiet,
             };
-            caustica::render_animation(&job, |report| {
+            let start = std::time::Instant::now();
+            let reports = caustica::render_animation(&job, |report| {
                 if !quiet {
                     println!(
                         "frame {}: {} (build {:.3} s, render {:.3} s)",
@@ -223,6 +239,17 @@ fn run(command: Command) -> Result<(), Error> {
                     }
                 }
             })?;
+            if !quiet && reports.len() > 1 {
+                let mut devices: Vec<&str> = reports.iter().map(|r| r.device.as_str()).collect();
+                devices.sort();
+                devices.dedup();
+                println!(
+                    "{} frames in {:.2} s on {}",
+                    reports.len(),
+                    start.elapsed().as_secs_f64(),
+                    devices.join(", ")
+                );
+            }
             Ok(())
         }
         Command::Compare {
@@ -279,7 +306,11 @@ fn run(command: Command) -> Result<(), Error> {
             scene,
             frame,
             device,
+            gpu,
         } => {
+            if gpu {
+                println!("{}", caustica::describe_adapters());
+            }
             if device {
                 println!("{}", caustica::describe_device()?);
             }

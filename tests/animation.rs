@@ -40,6 +40,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
             ..Default::default()
         },
         device: Device::Cpu,
+        devices: None,
         preview: None,
         progress: false,
         time_limit: None,
@@ -181,6 +182,7 @@ frames 5..6 fps 10
             ..Default::default()
         },
         device: Device::Cpu,
+        devices: None,
         preview: None,
         progress: false,
         time_limit: None,

@@ -569,6 +569,7 @@ fn malformed_command_line_values_are_rejected_by_the_argument_parser() {
         ["--resolution", "64"],
         ["--device", "tpu"],
         ["--spp", "-1"],
+        ["--devices", "0,,1"],
     ] {
         let mut full = vec!["render", s.to_str().unwrap()];
         full.extend(args);
@@ -730,4 +731,50 @@ fn render_layers_option_replaces_the_scenes_layers_and_rejects_unknown_names() {
         stderr(&out)
     );
     assert!(!dir.path().join("x.exr").exists());
+}
+
+#[test]
+fn info_gpu_lists_the_adapters_with_the_indices_devices_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(dir.path(), &["info", "--gpu"]);
+    assert_success(&out);
+    let text = stdout(&out);
+    if caustica::gpu_required() {
+        // CI: lavapipe, a software adapter, listed first on Vulkan.
+        assert!(text.starts_with("0  "), "{text}");
+        assert!(text.contains("(Vulkan, Cpu"), "{text}");
+    } else {
+        assert!(
+            text.starts_with("0  ") || text.contains("no GPU adapter found"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn render_on_a_device_that_does_not_exist_is_a_usage_error_listing_the_adapters() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("cornell_point.csc").to_str().unwrap(),
+            "--devices",
+            "0,99",
+            "-o",
+            "d_####.exr",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    // Adapter 0 is there in CI (lavapipe); on a machine with none, 0 is the one missing.
+    assert!(
+        err.contains("--devices 0,99: there is no GPU adapter "),
+        "{err}"
+    );
+    assert!(
+        err.contains("the adapters found:\n  0  ") || err.contains("no adapter was found"),
+        "{err}"
+    );
+    assert!(files_under(dir.path()).is_empty());
 }

@@ -393,3 +393,11 @@ fn conductor_parameters_are_checked_at_their_place() {
         "scene.csc:1:36: error: unused parameter \"ior\": a conductor material does not use it",
     );
 }
+
+#[test]
+fn a_malformed_film_device_list_is_reported_at_its_text() {
+    assert_error(
+        "film { devices \"0,,1\" }",
+        "scene.csc:1:16: error: \"devices\": bad device list \"0,,1\": expected auto, all, or indices and names separated by commas (see caustica info --gpu)\n",
+    );
+}

@@ -151,12 +151,13 @@ fn progressive_passes_average_through_the_library_as_their_mean() {
     let progression = Progression::of(&scene, None);
     let mut seen = Vec::new();
     let frame = render_progressive(
-        &CpuBackend,
+        &[&CpuBackend],
         &scene,
         &prepared,
         &RenderOptions::default(),
         progression,
         |pass, _| seen.push(pass),
+        |failure| panic!("the CPU backend failed: {failure:?}"),
     )
     .unwrap();
     assert_eq!(seen, vec![1, 2, 3]);

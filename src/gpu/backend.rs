@@ -154,6 +154,12 @@ impl GpuBackend {
         GpuBackend::new(Arc::new(GpuContext::open(require_gpu)?))
     }
 
+    /// Opens a device on the adapter with `index` in `gpu::context::list_adapters`' order and
+    /// compiles the kernels: one backend of a render on several devices.
+    pub fn open_index(require_gpu: bool, index: usize) -> Result<GpuBackend, GpuError> {
+        GpuBackend::new(Arc::new(GpuContext::open_index(require_gpu, index)?))
+    }
+
     /// The photon kernels, compiled on first use.
     pub(super) fn photon_kernels(&self) -> Result<Arc<PhotonKernels>, GpuError> {
         // Only poisoned if a thread panicked while compiling, which Kernel::new reports instead.

@@ -7,6 +7,7 @@ use super::kernel_times::KernelTimes;
 use super::pipeline_cache::{default_cache_dir, PipelineCacheFile};
 use super::pool::{BufferPool, GpuBuffer};
 use crate::render::stats::{KernelFigure, StageTimes, TrafficStats};
+use crate::scene::{DeviceChoice, DeviceList};
 
 /// Optional adapter features the pipeline uses when present; each has a correct fallback.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -268,13 +269,134 @@ pub fn backends_to_search(require_gpu: bool) -> wgpu::Backends {
     }
 }
 
+fn new_instance(backends: wgpu::Backends) -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    desc.backends = backends;
+    wgpu::Instance::new(desc)
+}
+
+/// An adapter as `caustica info --gpu` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdapterSummary {
+    /// Its place in the list: what `--devices` indices name.
+    pub index: usize,
+    pub name: String,
+    pub backend: String,
+    /// `DiscreteGpu`, `IntegratedGpu`, `Cpu` (a software renderer such as lavapipe), …
+    pub device_type: String,
+    pub driver: String,
+}
+
+impl AdapterSummary {
+    pub fn is_discrete(&self) -> bool {
+        self.device_type == format!("{:?}", wgpu::DeviceType::DiscreteGpu)
+    }
+}
+
+impl fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}  {} ({}, {}{}{})",
+            self.index,
+            self.name,
+            self.backend,
+            self.device_type,
+            if self.driver.is_empty() { "" } else { ", " },
+            self.driver
+        )
+    }
+}
+
+/// Every adapter on the backends a render would search (`backends_to_search`), in the
+/// driver's order, which is the order `--devices` indices count in.
+pub fn list_adapters(require_gpu: bool) -> Vec<AdapterSummary> {
+    let backends = backends_to_search(require_gpu);
+    let instance = new_instance(backends);
+    pollster::block_on(instance.enumerate_adapters(backends))
+        .iter()
+        .enumerate()
+        .map(|(index, adapter)| {
+            let info = adapter.get_info();
+            AdapterSummary {
+                index,
+                name: info.name.clone(),
+                backend: format!("{:?}", info.backend),
+                device_type: format!("{:?}", info.device_type),
+                driver: format!("{} {}", info.driver, info.driver_info)
+                    .trim()
+                    .to_string(),
+            }
+        })
+        .collect()
+}
+
+/// The adapters `list` names among `adapters`, as indices in the order they are named (an
+/// index named twice appears twice). `Ok(None)` for [`DeviceList::Auto`] with no discrete GPU:
+/// the caller then opens the one adapter it would open alone. An index out of range or a name
+/// that matches nothing is an error that lists the adapters.
+pub fn resolve_devices(
+    list: &DeviceList,
+    adapters: &[AdapterSummary],
+) -> Result<Option<Vec<usize>>, String> {
+    let listing = || {
+        let lines: Vec<String> = adapters.iter().map(|a| format!("  {a}")).collect();
+        if lines.is_empty() {
+            "no adapter was found".to_string()
+        } else {
+            format!("the adapters found:\n{}", lines.join("\n"))
+        }
+    };
+    match list {
+        DeviceList::Auto => {
+            let Some(first) = adapters.iter().find(|a| a.is_discrete()) else {
+                return Ok(None);
+            };
+            Ok(Some(
+                adapters
+                    .iter()
+                    .filter(|a| a.is_discrete() && a.backend == first.backend)
+                    .map(|a| a.index)
+                    .collect(),
+            ))
+        }
+        DeviceList::All if adapters.is_empty() => Err(format!("--devices all: {}", listing())),
+        DeviceList::All => Ok(Some(adapters.iter().map(|a| a.index).collect())),
+        DeviceList::List(entries) => {
+            let mut chosen = Vec::new();
+            for entry in entries {
+                match entry {
+                    DeviceChoice::Index(i) if *i < adapters.len() => chosen.push(*i),
+                    DeviceChoice::Index(i) => {
+                        return Err(format!("there is no GPU adapter {i}; {}", listing()))
+                    }
+                    DeviceChoice::Name(name) => {
+                        let lower = name.to_lowercase();
+                        let matching: Vec<usize> = adapters
+                            .iter()
+                            .filter(|a| a.name.to_lowercase().contains(&lower))
+                            .map(|a| a.index)
+                            .collect();
+                        if matching.is_empty() {
+                            return Err(format!(
+                                "no GPU adapter's name contains \"{name}\"; {}",
+                                listing()
+                            ));
+                        }
+                        chosen.extend(matching);
+                    }
+                }
+            }
+            Ok(Some(chosen))
+        }
+    }
+}
+
 impl GpuContext {
     /// Opens the best adapter on `backends` with its full limits and the optional features it
     /// has. `Err(NoAdapter)` when there is none.
     pub fn new(backends: wgpu::Backends) -> Result<GpuContext, GpuError> {
-        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
-        desc.backends = backends;
-        let instance = wgpu::Instance::new(desc);
+        let instance = new_instance(backends);
         let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             force_fallback_adapter: false,
@@ -282,6 +404,30 @@ impl GpuContext {
             ..Default::default()
         }))
         .map_err(|e| GpuError::NoAdapter(format!(" on {backends:?}: {e}")))?;
+        GpuContext::on_adapter(instance, adapter)
+    }
+
+    /// Opens a device on the adapter with `index` in [`list_adapters`]' order (on an instance
+    /// of its own, so that the same index opened twice gives two independent logical devices).
+    pub fn open_index(require_gpu: bool, index: usize) -> Result<GpuContext, GpuError> {
+        let backends = backends_to_search(require_gpu);
+        let instance = new_instance(backends);
+        let mut adapters = pollster::block_on(instance.enumerate_adapters(backends));
+        if index >= adapters.len() {
+            return Err(GpuError::NoAdapter(format!(
+                " with index {index} on {backends:?} ({} found; see caustica info --gpu)",
+                adapters.len()
+            )));
+        }
+        let adapter = adapters.swap_remove(index);
+        GpuContext::on_adapter(instance, adapter)
+    }
+
+    /// A device on `adapter` with its full limits and the optional features it has.
+    fn on_adapter(
+        instance: wgpu::Instance,
+        adapter: wgpu::Adapter,
+    ) -> Result<GpuContext, GpuError> {
         let adapter_info = adapter.get_info();
         let available = adapter.features();
         let wanted = wgpu::Features::SUBGROUP
@@ -326,7 +472,7 @@ impl GpuContext {
             features,
             subgroup_min_size: adapter_info.subgroup_min_size,
             subgroup_max_size: adapter_info.subgroup_max_size,
-            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: limits.max_storage_buffer_binding_size,
             max_buffer_size: limits.max_buffer_size,
             max_compute_workgroup_size_x: limits.max_compute_workgroup_size_x,
             max_compute_invocations_per_workgroup: limits.max_compute_invocations_per_workgroup,
@@ -620,5 +766,84 @@ pub fn test_context() -> Option<GpuContext> {
             eprintln!("skipping GPU test: {e} (set CAUSTICA_REQUIRE_GPU=1 to make this a failure)");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapter(
+        index: usize,
+        name: &str,
+        backend: &str,
+        device_type: wgpu::DeviceType,
+    ) -> AdapterSummary {
+        AdapterSummary {
+            index,
+            name: name.into(),
+            backend: backend.into(),
+            device_type: format!("{device_type:?}"),
+            driver: String::new(),
+        }
+    }
+
+    fn machine() -> Vec<AdapterSummary> {
+        vec![
+            adapter(0, "NVIDIA H200", "Vulkan", wgpu::DeviceType::DiscreteGpu),
+            adapter(
+                1,
+                "llvmpipe (LLVM 15.0.6, 256 bits)",
+                "Vulkan",
+                wgpu::DeviceType::Cpu,
+            ),
+            adapter(2, "NVIDIA H200", "Vulkan", wgpu::DeviceType::DiscreteGpu),
+            adapter(3, "NVIDIA H200", "Gl", wgpu::DeviceType::DiscreteGpu),
+        ]
+    }
+
+    #[test]
+    fn auto_devices_are_the_discrete_gpus_of_the_first_ones_backend() {
+        let list = resolve_devices(&DeviceList::Auto, &machine()).unwrap();
+        assert_eq!(list, Some(vec![0, 2]));
+        let software_only = vec![adapter(0, "llvmpipe", "Vulkan", wgpu::DeviceType::Cpu)];
+        assert_eq!(
+            resolve_devices(&DeviceList::Auto, &software_only).unwrap(),
+            None,
+            "without a discrete GPU, auto opens the one adapter --device picks"
+        );
+    }
+
+    #[test]
+    fn listed_devices_are_indices_or_name_fragments_in_the_order_given() {
+        let parse = |t: &str| DeviceList::parse(t).unwrap();
+        assert_eq!(
+            resolve_devices(&parse("2,0"), &machine()).unwrap(),
+            Some(vec![2, 0])
+        );
+        assert_eq!(
+            resolve_devices(&parse("llvm"), &machine()).unwrap(),
+            Some(vec![1])
+        );
+        assert_eq!(
+            resolve_devices(&parse("1,1"), &machine()).unwrap(),
+            Some(vec![1, 1]),
+            "an index named twice opens two logical devices"
+        );
+        assert_eq!(
+            resolve_devices(&DeviceList::All, &machine()).unwrap(),
+            Some(vec![0, 1, 2, 3])
+        );
+    }
+
+    #[test]
+    fn unknown_devices_are_errors_that_list_the_adapters() {
+        let e = resolve_devices(&DeviceList::parse("7").unwrap(), &machine()).unwrap_err();
+        assert!(e.contains("no GPU adapter 7"), "{e}");
+        assert!(e.contains("2  NVIDIA H200 (Vulkan, DiscreteGpu)"), "{e}");
+        let e = resolve_devices(&DeviceList::parse("A100").unwrap(), &machine()).unwrap_err();
+        assert!(e.contains("contains \"A100\""), "{e}");
+        let e = resolve_devices(&DeviceList::All, &[]).unwrap_err();
+        assert!(e.contains("no adapter was found"), "{e}");
     }
 }

@@ -301,6 +301,7 @@ const FILM: &[ParamSpec] = &[
     numbers("vd_max_level"),
     names("integrator"),
     names("quality"),
+    names("devices"),
 ];
 const MATERIAL: &[ParamSpec] = &[
     numbers("diffuse"),
@@ -633,6 +634,16 @@ impl Builder<'_, '_> {
                     *span,
                     format!("unknown quality \"{w}\"{hint}: expected quick, default or reference"),
                 );
+            }
+        }
+        // `devices all`, `devices auto`, or a list in quotes: `devices "0,1"`, `devices "H200"`.
+        if let Some(word) = p.word(ctx, "devices") {
+            let (text, span) = match word {
+                Word::Name(w, span) | Word::Str(w, span) => (w, span),
+            };
+            match scene::DeviceList::parse(&text) {
+                Ok(list) => film.devices = list,
+                Err(message) => ctx.error(span, format!("\"devices\": {message}")),
             }
         }
         p.finish(ctx, "film");

@@ -10,6 +10,7 @@ pub mod photons;
 pub mod plan;
 pub mod progressive;
 pub mod sampling;
+pub mod schedule;
 pub mod stats;
 
 pub use camera::CameraModel;

@@ -27,10 +27,13 @@
 //!
 //! The passes run through [`Backend::render_frame`] unchanged, so both backends render the same
 //! passes and the GPU's frame twin is the CPU's. A frame of one pass does not come here: it is
-//! the frame as it always was.
+//! the frame as it always was. On several devices each takes the next pass when it is free
+//! (`render::schedule`), and the passes are added up in their order on the host.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::schedule::{hand_out, DeviceFailure, WorkError};
 use super::{Backend, Frame, RenderError, RenderOptions};
 use crate::accel::Prepared;
 use crate::scene::Scene;
@@ -91,38 +94,66 @@ impl Progression {
     }
 }
 
-/// Renders `scene` progressively on `backend` and returns the average of its passes. `on_pass`
-/// is told each pass as it ends (its number from 1, and the seconds so far).
+/// Renders `scene` progressively on `devices` and returns the average of its passes. Each
+/// device takes the next pass when it finishes one (`render::schedule`); the passes are added
+/// up in their order, whichever device made them, so the frame is the one a single device
+/// makes. `on_pass` is told each pass as it is added (its number from 1, and the seconds so
+/// far); `on_failure` of each device that fails and leaves (its pass goes to another).
 pub fn render_progressive(
-    backend: &dyn Backend,
+    devices: &[&dyn Backend],
     scene: &Scene,
     prepared: &Prepared,
     options: &RenderOptions,
     progression: Progression,
     mut on_pass: impl FnMut(u32, f64),
+    mut on_failure: impl FnMut(&DeviceFailure),
 ) -> Result<Frame, RenderError> {
     let start = Instant::now();
     let mut sum: Option<Frame> = None;
     let mut stats = super::stats::FrameStats::default();
     let mut passes = 0u32;
-    while passes < progression.passes {
-        let elapsed = start.elapsed().as_secs_f64();
-        if passes > 0 && progression.seconds.is_some_and(|limit| elapsed >= limit) {
-            break;
-        }
-        let frame = backend.render_frame(&pass_scene(scene, passes), prepared, options)?;
-        if passes == 0 {
-            stats = frame.metadata.stats.clone();
-        } else {
-            stats.join(&frame.metadata.stats, passes);
-        }
-        match &mut sum {
-            None => sum = Some(frame),
-            Some(total) => add_pass(total, &frame),
-        }
-        passes += 1;
-        on_pass(passes, start.elapsed().as_secs_f64());
-    }
+    // Passes that finished before an earlier one, waiting for their turn to be added.
+    let mut waiting: BTreeMap<u32, Frame> = BTreeMap::new();
+    let mut names: Vec<String> = Vec::new();
+    // The first pass ignores the time limit, so at least one runs.
+    let may_start = |pass: usize| {
+        pass == 0
+            || progression
+                .seconds
+                .is_none_or(|limit| start.elapsed().as_secs_f64() < limit)
+    };
+    let work = |device: &dyn Backend, pass: usize| {
+        device
+            .render_frame(&pass_scene(scene, pass as u32), prepared, options)
+            .map_err(WorkError::Device)
+    };
+    hand_out(
+        devices,
+        progression.passes as usize,
+        &may_start,
+        &work,
+        &mut on_failure,
+        &mut |pass, frame: Frame| -> Result<(), RenderError> {
+            waiting.insert(pass as u32, frame);
+            while let Some(frame) = waiting.remove(&passes) {
+                if !names.contains(&frame.metadata.device) {
+                    names.push(frame.metadata.device.clone());
+                }
+                if passes == 0 {
+                    stats = frame.metadata.stats.clone();
+                } else {
+                    stats.join(&frame.metadata.stats, passes);
+                }
+                match &mut sum {
+                    None => sum = Some(frame),
+                    Some(total) => add_pass(total, &frame),
+                }
+                passes += 1;
+                on_pass(passes, start.elapsed().as_secs_f64());
+            }
+            Ok(())
+        },
+    )?;
     // At least one pass ran: `progression.passes` is at least 1 and the first pass ignores time.
     let mut frame = sum.ok_or(RenderError::Cancelled)?;
     if passes > 1 {
@@ -137,6 +168,7 @@ pub fn render_progressive(
         }
         frame.metadata.stats = stats;
     }
+    frame.metadata.device = names.join(" + ");
     frame.metadata.stats.progressive_passes = Some(passes);
     frame.metadata.spp = scene.film.spp.max(1) * passes;
     frame.metadata.render_seconds = start.elapsed().as_secs_f64();

@@ -4,6 +4,7 @@
 //! backends render it. Every user-visible entity keeps the [`Span`] of the text that declared it,
 //! so later stages can still point at `file:line:col` when they reject something.
 
+pub mod devices;
 pub mod mesh;
 pub mod shapes;
 pub mod span;
@@ -14,6 +15,7 @@ use std::sync::Arc;
 
 use glam::{Affine3A, Vec2, Vec3};
 
+pub use devices::{DeviceChoice, DeviceList};
 pub use mesh::MeshData;
 pub use span::Span;
 pub use vdmap::{VdImage, VdMap, VdSpace};
@@ -85,6 +87,8 @@ pub struct Film {
     pub integrator: Integrator,
     /// Scales the photon and gather counts ([`Scene::apply_quality`]).
     pub quality: Quality,
+    /// The GPUs that render (`film { devices … }`); `--devices` wins over it.
+    pub devices: DeviceList,
     pub span: Span,
 }
 
@@ -140,6 +144,7 @@ impl Default for Film {
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
             integrator: Integrator::Whitted,
             quality: Quality::Default,
+            devices: DeviceList::Auto,
             span: Span::NONE,
         }
     }
