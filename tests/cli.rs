@@ -778,3 +778,34 @@ fn render_on_a_device_that_does_not_exist_is_a_usage_error_listing_the_adapters(
     );
     assert!(files_under(dir.path()).is_empty());
 }
+
+#[test]
+fn a_frame_that_cannot_be_written_stops_an_animation_with_no_partial_file() {
+    // Frames are written on threads of their own while later frames render: a write that fails
+    // must still stop the render with the path named, and leave only whole files.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("f_0002.exr")).unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("animated.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "1..4",
+            "--resolution",
+            "8x6",
+            "-o",
+            "f_####.exr",
+        ],
+    );
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    assert!(err.contains("cannot write \"f_0002.exr\""), "{err}");
+    assert_no_temporaries(dir.path());
+    for file in files_under(dir.path()) {
+        caustica::io::read_frame(&dir.path().join(&file))
+            .unwrap_or_else(|e| panic!("{} is not a whole EXR: {e}", file.display()));
+    }
+}

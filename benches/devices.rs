@@ -1,0 +1,242 @@
+//! A render spread over several devices (`render::schedule`): an animation's frames and a
+//! progressive still's passes handed out to the devices of `--devices`, each taking the next
+//! frame or pass when it finishes one, against the same work on the list's first device alone.
+//! Each configuration opens fresh devices (frame 1 on each compiles its kernels, from the disk
+//! cache once it is warm, as in `caustica render`), and is timed from the moment they are open,
+//! as the `frames` bench times an animation. Nothing is written to disk.
+//!
+//! `cargo bench --bench devices -- --devices 0,1 [--scene scenes/animated.csc] [--resolution
+//!  1920x1080] [--still scenes/cornell_spheres.csc] [--still-resolution 1024x1024] [--passes 16]
+//!  [--still-quality reference] [--runs 2] [--only animation|still] [--one-first]`
+//!
+//! `--still-quality reference` renders the still as `film { quality reference }` does (its own
+//! passes, four times the photons, twice the seeds and gather rays) unless `--passes` is given.
+//!
+//! Prints, per run and configuration: the seconds including opening the devices, the seconds
+//! after opening, the items each device took, and the warm rate (items finished per second
+//! once every device has finished its first, whose kernels compile); then the medians of each
+//! on one device against all, and their ratios. The runs alternate (all devices first unless
+//! `--one-first`).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use caustica::render::progressive::{render_progressive, Progression};
+use caustica::render::schedule::{hand_out, WorkError};
+use caustica::render::{Backend, RenderError, RenderOptions};
+use caustica::scene::{DeviceList, Integrator, Quality};
+use caustica::{Device, Overrides};
+use support::{arg, median};
+
+fn open(list: &DeviceList) -> (Vec<Box<dyn Backend>>, f64) {
+    let start = Instant::now();
+    let backends = caustica::select_backends(Device::Gpu, list).expect("the devices open");
+    (backends, start.elapsed().as_secs_f64())
+}
+
+fn overrides(resolution: (u32, u32)) -> Overrides {
+    Overrides {
+        resolution: Some(resolution),
+        integrator: Some(Integrator::PhotonMap),
+        layers: Some(Vec::new()),
+        ..Default::default()
+    }
+}
+
+fn resolution(text: &str) -> (u32, u32) {
+    let (w, h) = text.split_once('x').expect("WxH");
+    (w.parse().expect("width"), h.parse().expect("height"))
+}
+
+/// What one configuration did: seconds from the devices' opening to the end, the items
+/// each device took, and the steady rate: items per second finished after every device has
+/// finished its first (whose kernels compile), NaN with too few items.
+struct Run {
+    seconds: f64,
+    taken: Vec<usize>,
+    warm_rate: f64,
+}
+
+/// The steady rate of items finishing at `done` (seconds since the start, with the device of
+/// each) once every one of `devices` devices has finished one.
+fn warm_rate(done: &[(f64, usize)], devices: usize) -> f64 {
+    let mut first = vec![f64::NAN; devices];
+    for &(t, d) in done {
+        if first[d].is_nan() {
+            first[d] = t;
+        }
+    }
+    let from = first.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let after: Vec<f64> = done.iter().map(|d| d.0).filter(|&t| t > from).collect();
+    match after.iter().copied().reduce(f64::max) {
+        Some(last) if after.len() >= 2 && last > from => after.len() as f64 / (last - from),
+        _ => f64::NAN,
+    }
+}
+
+/// The scene's whole frame range on `devices`.
+fn animation(scene: &Path, res: (u32, u32), devices: &[&dyn Backend], opened: Instant) -> Run {
+    let file = caustica::load_scene(scene).expect("the scene loads");
+    let range = file.frame_range().expect("frames");
+    let assets = caustica::io::AssetCache::default();
+    let overrides = overrides(res);
+    let scenes: Vec<_> = (range.first..=range.last)
+        .map(|f| caustica::evaluate_frame(&file, f, &assets, &overrides).expect("evaluates"))
+        .collect();
+    let meshes = caustica::accel::MeshBuildCache::default();
+    let done = std::sync::Mutex::new(Vec::new());
+    let work = |device: &dyn Backend, i: usize| -> Result<(), WorkError<RenderError>> {
+        let prepared = caustica::prepare_cached(&scenes[i], &meshes).expect("builds");
+        device
+            .render_frame(&scenes[i], &prepared, &RenderOptions::default())
+            .map_err(WorkError::Device)?;
+        let d = devices
+            .iter()
+            .position(|x| std::ptr::addr_eq(*x, device))
+            .expect("one of the devices");
+        done.lock()
+            .unwrap()
+            .push((opened.elapsed().as_secs_f64(), d));
+        Ok(())
+    };
+    hand_out(
+        devices,
+        scenes.len(),
+        &|_| true,
+        &work,
+        &mut |f| panic!("{f:?}"),
+        &mut |_, ()| Ok(()),
+    )
+    .expect("the frames render");
+    let done = done.into_inner().unwrap();
+    Run {
+        seconds: opened.elapsed().as_secs_f64(),
+        taken: (0..devices.len())
+            .map(|d| done.iter().filter(|x| x.1 == d).count())
+            .collect(),
+        warm_rate: warm_rate(&done, devices.len()),
+    }
+}
+
+/// The progressive passes of the scene's first frame on `devices` (`passes`, or with a
+/// quality preset its own).
+fn still(
+    scene: &Path,
+    res: (u32, u32),
+    passes: Option<u32>,
+    quality: Option<Quality>,
+    devices: &[&dyn Backend],
+    opened: Instant,
+) -> Run {
+    let file = caustica::load_scene(scene).expect("the scene loads");
+    let first = file.frame_range().expect("frames").first;
+    let assets = caustica::io::AssetCache::default();
+    let overrides = Overrides {
+        passes,
+        quality,
+        ..overrides(res)
+    };
+    let s = caustica::evaluate_frame(&file, first, &assets, &overrides).expect("evaluates");
+    let prepared = caustica::prepare(&s).expect("builds");
+    let progression = Progression::of(&s, None);
+    let mut done = Vec::new();
+    let frame = render_progressive(
+        devices,
+        &s,
+        &prepared,
+        &RenderOptions::default(),
+        progression,
+        |_, _| done.push((opened.elapsed().as_secs_f64(), 0)),
+        |f| panic!("{f:?}"),
+    )
+    .expect("the still renders");
+    assert_eq!(
+        frame.metadata.stats.progressive_passes,
+        Some(progression.passes)
+    );
+    Run {
+        seconds: opened.elapsed().as_secs_f64(),
+        taken: vec![progression.passes as usize],
+        // Passes are added in order, so their times say when the next in line was ready.
+        warm_rate: warm_rate(&done, 1),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let list = DeviceList::parse(&arg(&args, "--devices").unwrap_or_else(|| "all".into()))
+        .expect("--devices LIST");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let scene = arg(&args, "--scene").map_or(repo.join("scenes/animated.csc"), PathBuf::from);
+    let res = resolution(&arg(&args, "--resolution").unwrap_or_else(|| "1920x1080".into()));
+    let still_scene =
+        arg(&args, "--still").map_or(repo.join("scenes/cornell_spheres.csc"), PathBuf::from);
+    let still_res =
+        resolution(&arg(&args, "--still-resolution").unwrap_or_else(|| "1024x1024".into()));
+    let passes: Option<u32> = arg(&args, "--passes").map(|p| p.parse().expect("--passes N"));
+    let quality = match arg(&args, "--still-quality").as_deref() {
+        None | Some("default") => None,
+        Some("reference") => Some(Quality::Reference),
+        Some(other) => panic!("--still-quality {other}: expected default or reference"),
+    };
+    let runs: usize = arg(&args, "--runs").map_or(2, |r| r.parse().expect("--runs N"));
+    let only = arg(&args, "--only");
+    let one_first = args.iter().any(|a| a == "--one-first");
+    let (probe, _) = open(&list);
+    let names: Vec<String> = probe.iter().map(|b| b.name()).collect();
+    drop(probe);
+    let k = names.len();
+    println!("devices: {}", names.join(" | "));
+    let first_only = match &list {
+        DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
+        _ => DeviceList::parse("0").unwrap(),
+    };
+    let mut order = vec![(list.clone(), k), (first_only, 1)];
+    if one_first {
+        order.reverse();
+    }
+    for what in ["animation", "still"] {
+        if only.as_deref().is_some_and(|o| o != what) {
+            continue;
+        }
+        // [all devices, the first alone]: (seconds with opening, from opening, warm rate)
+        let mut figures: [Vec<(f64, f64, f64)>; 2] = [Vec::new(), Vec::new()];
+        for run in 0..runs {
+            for (config, count) in &order {
+                let start = Instant::now();
+                let (backends, open_s) = open(config);
+                let opened = Instant::now();
+                let devices: Vec<&dyn Backend> = backends.iter().map(|b| b.as_ref()).collect();
+                let r = if what == "animation" {
+                    animation(&scene, res, &devices, opened)
+                } else {
+                    still(&still_scene, still_res, passes, quality, &devices, opened)
+                };
+                let with_open = start.elapsed().as_secs_f64();
+                let unit = if what == "animation" {
+                    "frames"
+                } else {
+                    "passes"
+                };
+                println!(
+                    "{what} run {run}: {count} device(s): {with_open:.3} s with opening ({open_s:.2} s), {:.3} s after; {unit} per device {:?}; warm {:.1} {unit}/s",
+                    r.seconds, r.taken, r.warm_rate
+                );
+                figures[usize::from(*count == 1)].push((with_open, r.seconds, r.warm_rate));
+            }
+        }
+        let med =
+            |c: usize, f: fn(&(f64, f64, f64)) -> f64| median(figures[c].iter().map(f).collect());
+        let (one_w, all_w) = (med(1, |f| f.0), med(0, |f| f.0));
+        let (one_a, all_a) = (med(1, |f| f.1), med(0, |f| f.1));
+        let (one_r, all_r) = (med(1, |f| f.2), med(0, |f| f.2));
+        println!(
+            "{what}, medians, 1 device against {k}: with opening {one_w:.3} / {all_w:.3} s ({:.2}x); after opening {one_a:.3} / {all_a:.3} s ({:.2}x); warm rate {one_r:.1} / {all_r:.1} per s ({:.2}x)",
+            one_w / all_w,
+            one_a / all_a,
+            all_r / one_r
+        );
+    }
+}

@@ -1,0 +1,285 @@
+//! A render job, the whole of `caustica render`: every frame evaluated first, then the frames
+//! handed out to the job's devices (or, for one progressive still, its passes), and the files
+//! written on threads of their own while the devices go on rendering.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{mpsc, Mutex};
+use std::time::Instant;
+
+use crate::render::schedule::WorkError;
+use crate::render::{self, Backend, Frame, RenderOptions};
+use crate::scene::{self, Scene};
+use crate::{
+    accel, evaluate_frame, io, load_scene, prepare_cached, select_backends, Device, Error,
+    Overrides,
+};
+
+/// What to render and how: the whole of `caustica render`.
+#[derive(Clone, Debug)]
+pub struct RenderJob {
+    pub scene_path: PathBuf,
+    /// Frames to render; the scene's `frames` range when `None`.
+    pub frames: Option<(i64, i64)>,
+    pub overrides: Overrides,
+    pub device: Device,
+    /// The GPUs to render on, instead of the scene's `film { devices }` (`--devices`).
+    pub devices: Option<scene::DeviceList>,
+    /// Also write a tone-mapped PNG here (`####` becomes the frame number).
+    pub preview: Option<String>,
+    pub progress: bool,
+    /// Progressive rendering stops starting passes after this many seconds per frame
+    /// (`--time`); with no passes set it runs as many as fit.
+    pub time_limit: Option<f64>,
+}
+
+/// What happened to one frame.
+#[derive(Clone, Debug)]
+pub struct FrameReport {
+    pub frame: i64,
+    /// "cpu", or the GPU adapter and its backend.
+    pub device: String,
+    pub exr: PathBuf,
+    pub preview: Option<PathBuf>,
+    pub build_seconds: f64,
+    pub render_seconds: f64,
+    /// The frame's statistics, its hierarchy's included.
+    pub stats: render::FrameStats,
+}
+
+/// Renders every frame of a job and writes its outputs. Each file is written whole or not at
+/// all; the scene is checked for every frame before anything is rendered. The frames go to the
+/// job's devices ([`select_backends`]) as in [`render_animation_on`].
+pub fn render_animation(
+    job: &RenderJob,
+    on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
+    let scenes = evaluate_job(job)?;
+    // Every frame's `film { devices }` is the first's: a job opens its devices once.
+    let devices = job
+        .devices
+        .clone()
+        .unwrap_or_else(|| scenes[0].film.devices.clone());
+    let backends = select_backends(job.device, &devices)?;
+    let devices: Vec<&dyn Backend> = backends.iter().map(|b| b.as_ref()).collect();
+    render_scenes(&scenes, &devices, job, on_frame)
+}
+
+/// [`render_animation`] on the given backends (`job.device` and `job.devices` are not
+/// consulted). With several, each takes the next frame when it finishes one, or, for a job of
+/// one progressive frame, the next pass. A backend that fails leaves the render and its frame
+/// or pass goes to another (the failure is logged once); the frames are the ones one backend
+/// renders. `on_frame` is called in frame order.
+pub fn render_animation_on(
+    job: &RenderJob,
+    devices: &[&dyn Backend],
+    on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
+    let scenes = evaluate_job(job)?;
+    render_scenes(&scenes, devices, job, on_frame)
+}
+
+/// Evaluates every frame of a job, up front, so that an error in frame 40 stops the run before
+/// frame 1 is written; files are loaded once through the cache and shared by the frames.
+fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
+    let file = load_scene(&job.scene_path)?;
+    let (first, last) = match job.frames {
+        Some(range) => range,
+        None => {
+            let range = file.frame_range()?;
+            (range.first, range.last)
+        }
+    };
+    let assets = io::AssetCache::default();
+    (first..=last)
+        .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
+        .collect()
+}
+
+/// Logs a device that failed and left the render.
+fn report_failure(failure: &render::schedule::DeviceFailure) {
+    log::warn!(
+        "{} failed and leaves the render ({}); its work (item {}) goes to another device",
+        failure.device,
+        failure.error,
+        failure.item
+    );
+}
+
+/// How many threads write a job's files beside `devices` devices: writing a frame takes about
+/// as long as rendering it (a 1080p EXR of seven channels, mostly the file itself), so the
+/// files are written while the devices go on rendering.
+fn writer_threads(devices: usize) -> usize {
+    devices + 2
+}
+
+/// Renders and writes evaluated frames on `devices` (see [`render_animation_on`]). Each device
+/// hands its rendered frame to the writers and takes the next; at most one frame per device
+/// waits for a writer, so a slow disk holds the devices back instead of filling memory.
+fn render_scenes(
+    scenes: &[Scene],
+    devices: &[&dyn Backend],
+    job: &RenderJob,
+    mut on_frame: impl FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
+    let meshes = accel::MeshBuildCache::default();
+    // A progress bar per frame only where one device renders one frame at a time.
+    let options = RenderOptions {
+        progress: job.progress && devices.len() == 1,
+        ..Default::default()
+    };
+    if let [scene] = scenes {
+        // One frame: its passes go to the devices.
+        let frame = render_scene(scene, &meshes, devices, &options, job)?;
+        let report = write_outputs(scene, frame, job)?;
+        on_frame(&report);
+        return Ok(vec![report]);
+    }
+    let mut reports: Vec<FrameReport> = Vec::new();
+    // Frames written before an earlier one wait for their turn to be reported.
+    let mut waiting: BTreeMap<usize, FrameReport> = BTreeMap::new();
+    let mut deliver = |(i, written): (usize, Result<FrameReport, Error>)| -> Result<(), Error> {
+        waiting.insert(i, written?);
+        while let Some(report) = waiting.remove(&reports.len()) {
+            on_frame(&report);
+            reports.push(report);
+        }
+        Ok(())
+    };
+    let (to_write, queue) = mpsc::sync_channel::<(usize, Frame)>(devices.len());
+    let queue = Mutex::new(queue);
+    let (written_sender, written) = mpsc::channel::<(usize, Result<FrameReport, Error>)>();
+    let outcome = std::thread::scope(|s| -> Result<(), Error> {
+        for _ in 0..writer_threads(devices.len()) {
+            let (queue, written_sender) = (&queue, written_sender.clone());
+            s.spawn(move || loop {
+                // Only poisoned if a writer panicked while waiting, which recv does not.
+                let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                let Ok((i, frame)) = next else { break };
+                let report = write_outputs(&scenes[i], frame, job);
+                if written_sender.send((i, report)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(written_sender);
+        let work = |device: &dyn Backend, i: usize| {
+            let frame = render_scene(&scenes[i], &meshes, &[device], &options, job).map_err(
+                |e| match e {
+                    Error::Render(e) => WorkError::Device(e),
+                    other => WorkError::Fatal(other),
+                },
+            )?;
+            // The writers stop only once this sender is dropped, after the last frame.
+            to_write
+                .send((i, frame))
+                .map_err(|_| WorkError::Fatal(render::RenderError::Cancelled.into()))
+        };
+        let rendered = render::schedule::hand_out(
+            devices,
+            scenes.len(),
+            &|_| true,
+            &work,
+            &mut report_failure,
+            &mut |_, ()| -> Result<(), Error> {
+                // Report what was written meanwhile; a file that failed stops the render.
+                while let Ok(written) = written.try_recv() {
+                    deliver(written)?;
+                }
+                Ok(())
+            },
+        );
+        // No more frames: the writers finish the queue and stop.
+        drop(to_write);
+        let mut outcome = rendered;
+        for w in written {
+            if outcome.is_ok() {
+                outcome = deliver(w);
+            }
+        }
+        outcome
+    });
+    outcome.map(|()| reports)
+}
+
+/// Builds and renders one evaluated frame; its progressive passes, if it has any, go to
+/// `devices`. A failing device is an [`Error::Render`]; anything else (the hierarchy) is another
+/// error.
+fn render_scene(
+    scene: &Scene,
+    meshes: &accel::MeshBuildCache,
+    devices: &[&dyn Backend],
+    options: &RenderOptions,
+    job: &RenderJob,
+) -> Result<Frame, Error> {
+    let build_start = Instant::now();
+    let prepared = prepare_cached(scene, meshes)?;
+    let build_seconds = build_start.elapsed().as_secs_f64();
+    let progression = render::progressive::Progression::of(scene, job.time_limit);
+    // With one device its failure is the caller's to report; with several, a failing one
+    // leaves and is reported here.
+    let on_failure = |failure: &render::schedule::DeviceFailure| {
+        if devices.len() > 1 {
+            report_failure(failure)
+        }
+    };
+    let mut frame: Frame = match (devices, progression.passes) {
+        ([device], 1) => device.render_frame(scene, &prepared, options)?,
+        (_, 1) => {
+            // One frame of one pass: the first device free renders it.
+            let mut frame = None;
+            render::schedule::hand_out(
+                devices,
+                1,
+                &|_| true,
+                &|device: &dyn Backend, _| {
+                    device
+                        .render_frame(scene, &prepared, options)
+                        .map_err(WorkError::Device)
+                },
+                &mut |f: &render::schedule::DeviceFailure| on_failure(f),
+                &mut |_, f: Frame| -> Result<(), render::RenderError> {
+                    frame = Some(f);
+                    Ok(())
+                },
+            )?;
+            frame.ok_or(render::RenderError::Cancelled)?
+        }
+        _ => render::progressive::render_progressive(
+            devices,
+            scene,
+            &prepared,
+            options,
+            progression,
+            |pass, seconds| log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame),
+            on_failure,
+        )?,
+    };
+    frame.metadata.build_seconds = build_seconds;
+    frame.metadata.stats.bvh = Some(prepared.stats());
+    Ok(frame)
+}
+
+/// Writes a rendered frame's EXR (and preview) and reports it.
+fn write_outputs(scene: &Scene, frame: Frame, job: &RenderJob) -> Result<FrameReport, Error> {
+    let stats = frame.metadata.stats.clone();
+    let exr = scene.output.path_for_frame(scene.frame);
+    io::write_frame(&exr, &frame)?;
+    let preview = match &job.preview {
+        Some(pattern) => {
+            let path = scene::expand_frame_pattern(pattern, scene.frame);
+            io::write_preview_png(&path, &frame, 0.0)?;
+            Some(path)
+        }
+        None => None,
+    };
+    Ok(FrameReport {
+        frame: scene.frame,
+        device: frame.metadata.device.clone(),
+        exr,
+        preview,
+        build_seconds: frame.metadata.build_seconds,
+        render_seconds: frame.metadata.render_seconds,
+        stats,
+    })
+}
