@@ -31,6 +31,39 @@ pub struct RenderJob {
     /// Progressive rendering stops starting passes after this many seconds per frame
     /// (`--time`); with no passes set it runs as many as fit.
     pub time_limit: Option<f64>,
+    /// Only this shard's frames (`--shard I/N`): independent jobs, one per shard, render every
+    /// frame of the range exactly once between them.
+    pub shard: Option<Shard>,
+}
+
+/// One of `count` independent jobs that share a frame range (`--shard I/N`): it renders the
+/// range's frames number `index`, `index + count`, `index + 2·count`, … (counting from 0), so
+/// that a Slurm job array or a Kubernetes indexed job can pass its index straight through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// Parses `I/N` with `0 <= I < N`.
+    pub fn parse(text: &str) -> Result<Shard, String> {
+        let bad = || format!("bad shard \"{text}\": expected I/N with 0 <= I < N, e.g. 0/4");
+        let (i, n) = text.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// This shard's frames of `first..=last`.
+    pub fn frames(self, first: i64, last: i64) -> impl Iterator<Item = i64> {
+        (first..=last)
+            .skip(self.index.try_into().unwrap_or(usize::MAX))
+            .step_by(self.count.try_into().unwrap_or(usize::MAX))
+    }
 }
 
 /// What happened to one frame.
@@ -55,11 +88,15 @@ pub fn render_animation(
     on_frame: impl FnMut(&FrameReport),
 ) -> Result<Vec<FrameReport>, Error> {
     let scenes = evaluate_job(job)?;
+    // A shard of a range shorter than the shards has nothing to render.
+    let Some(first) = scenes.first() else {
+        return Ok(Vec::new());
+    };
     // Every frame's `film { devices }` is the first's: a job opens its devices once.
     let devices = job
         .devices
         .clone()
-        .unwrap_or_else(|| scenes[0].film.devices.clone());
+        .unwrap_or_else(|| first.film.devices.clone());
     let backends = select_backends(job.device, &devices)?;
     let devices: Vec<&dyn Backend> = backends.iter().map(|b| b.as_ref()).collect();
     render_scenes(&scenes, &devices, job, on_frame)
@@ -91,7 +128,10 @@ fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
         }
     };
     let assets = io::AssetCache::default();
-    (first..=last)
+    let whole = Shard { index: 0, count: 1 };
+    job.shard
+        .unwrap_or(whole)
+        .frames(first, last)
         .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
         .collect()
 }
@@ -282,4 +322,38 @@ fn write_outputs(scene: &Scene, frame: Frame, job: &RenderJob) -> Result<FrameRe
         render_seconds: frame.metadata.render_seconds,
         stats,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_shards_render_every_frame_of_the_range_exactly_once() {
+        let shards: Vec<Vec<i64>> = (0..3)
+            .map(|i| Shard { index: i, count: 3 }.frames(1, 10).collect())
+            .collect();
+        assert_eq!(shards[0], [1, 4, 7, 10]);
+        assert_eq!(shards[1], [2, 5, 8]);
+        assert_eq!(shards[2], [3, 6, 9]);
+        let mut union: Vec<i64> = shards.concat();
+        union.sort();
+        assert_eq!(union, (1..=10).collect::<Vec<_>>());
+        assert_eq!(Shard { index: 4, count: 5 }.frames(1, 3).count(), 0);
+    }
+
+    #[test]
+    fn shards_are_parsed_as_index_over_count_from_zero() {
+        assert_eq!(Shard::parse("0/4").unwrap(), Shard { index: 0, count: 4 });
+        assert_eq!(
+            Shard::parse(" 3 / 4 ").unwrap(),
+            Shard { index: 3, count: 4 }
+        );
+        for bad in ["4/4", "1/0", "-1/4", "1", "a/b", "1/2/3"] {
+            assert!(
+                Shard::parse(bad).unwrap_err().contains("0 <= I < N"),
+                "{bad}"
+            );
+        }
+    }
 }

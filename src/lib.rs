@@ -22,7 +22,7 @@ pub mod scene;
 
 use std::path::Path;
 
-pub use jobs::{render_animation, render_animation_on, FrameReport, RenderJob};
+pub use jobs::{render_animation, render_animation_on, FrameReport, RenderJob, Shard};
 pub use lang::{Diagnostics, SceneFile};
 
 use accel::{PrepareOptions, Prepared};

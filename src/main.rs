@@ -75,6 +75,11 @@ enum Command {
         /// [default: the scene's film devices, else auto].
         #[arg(long, value_name = "LIST", value_parser = parse_devices)]
         devices: Option<caustica::scene::DeviceList>,
+        /// Render only shard I of N (0 <= I < N): frames number I, I+N, I+2N, … of the range,
+        /// counted from 0, so that N independent jobs (a Slurm array, a Kubernetes indexed
+        /// job) render every frame exactly once.
+        #[arg(long, value_name = "I/N", value_parser = caustica::Shard::parse)]
+        shard: Option<caustica::Shard>,
         /// Also write a tone-mapped PNG (`####` becomes the frame number).
         #[arg(long, value_name = "PNG")]
         preview: Option<String>,
@@ -180,6 +185,7 @@ fn run(command: Command) -> Result<(), Error> {
             time,
             device,
             devices,
+            shard,
             preview,
             stats,
             quiet,
@@ -216,6 +222,7 @@ fn run(command: Command) -> Result<(), Error> {
                 devices,
                 preview,
                 time_limit: time,
+                shard,
                 progress: !quiet,
             };
             let start = std::time::Instant::now();
@@ -239,6 +246,9 @@ fn run(command: Command) -> Result<(), Error> {
                     }
                 }
             })?;
+            if !quiet && reports.is_empty() {
+                println!("nothing to render: this shard has no frame of the range");
+            }
             if !quiet && reports.len() > 1 {
                 let mut devices: Vec<&str> = reports.iter().map(|r| r.device.as_str()).collect();
                 devices.sort();

@@ -44,6 +44,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
         preview: None,
         progress: false,
         time_limit: None,
+        shard: None,
     };
     let mut seen = Vec::new();
     let reports = caustica::render_animation(&job, |report| seen.push(report.frame)).unwrap();
@@ -186,6 +187,7 @@ frames 5..6 fps 10
         preview: None,
         progress: false,
         time_limit: None,
+        shard: None,
     };
     let reports = caustica::render_animation(&job, |_| {}).unwrap();
     assert_eq!(reports.iter().map(|r| r.frame).collect::<Vec<_>>(), [5, 6]);

@@ -809,3 +809,67 @@ fn a_frame_that_cannot_be_written_stops_an_animation_with_no_partial_file() {
             .unwrap_or_else(|e| panic!("{} is not a whole EXR: {e}", file.display()));
     }
 }
+
+#[test]
+fn three_shards_render_the_range_exactly_once_between_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rendered: Vec<String> = Vec::new();
+    for shard in ["0/3", "1/3", "2/3"] {
+        let out = caustica(
+            dir.path(),
+            &[
+                "render",
+                scene("animated.csc").to_str().unwrap(),
+                "--device",
+                "cpu",
+                "--frames",
+                "1..7",
+                "--resolution",
+                "8x6",
+                "--shard",
+                shard,
+                "-o",
+                "s_####.exr",
+            ],
+        );
+        assert_success(&out);
+        rendered.extend(
+            stdout(&out)
+                .lines()
+                .filter_map(|l| l.strip_prefix("frame "))
+                .map(|l| l.split(':').next().unwrap().to_string()),
+        );
+    }
+    rendered.sort_by_key(|f| f.parse::<i64>().unwrap());
+    assert_eq!(
+        rendered,
+        ["1", "2", "3", "4", "5", "6", "7"],
+        "each frame once"
+    );
+    let expected: Vec<PathBuf> = (1..=7)
+        .map(|f| PathBuf::from(format!("s_{f:04}.exr")))
+        .collect();
+    assert_eq!(files_under(dir.path()), expected);
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("animated.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "1..2",
+            "--shard",
+            "5/8",
+        ],
+    );
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains("nothing to render"),
+        "{}",
+        stdout(&out)
+    );
+    let bad = caustica(dir.path(), &["render", "x.csc", "--shard", "3/3"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("0 <= I < N"), "{}", stderr(&bad));
+}

@@ -117,6 +117,7 @@ fn job(dir: &Path, frames: (i64, i64), passes: Option<u32>) -> RenderJob {
         preview: None,
         progress: false,
         time_limit: None,
+        shard: None,
     }
 }
 
