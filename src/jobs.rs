@@ -136,13 +136,12 @@ fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
         .collect()
 }
 
-/// Logs a device that failed and left the render.
-fn report_failure(failure: &render::schedule::DeviceFailure) {
+/// Logs a device that failed and left the render, and what goes to another device.
+fn report_failure(failure: &render::schedule::DeviceFailure, work: &str) {
     log::warn!(
-        "{} failed and leaves the render ({}); its work (item {}) goes to another device",
+        "{} failed and leaves the render ({}); {work} goes to another device",
         failure.device,
         failure.error,
-        failure.item
     );
 }
 
@@ -220,7 +219,7 @@ fn render_scenes(
             scenes.len(),
             &|_| true,
             &work,
-            &mut report_failure,
+            &mut |f| report_failure(f, &format!("frame {}", scenes[f.item].frame)),
             &mut |_, ()| -> Result<(), Error> {
                 // Report what was written meanwhile; a file that failed stops the render.
                 while let Ok(written) = written.try_recv() {
@@ -260,7 +259,10 @@ fn render_scene(
     // leaves and is reported here.
     let on_failure = |failure: &render::schedule::DeviceFailure| {
         if devices.len() > 1 {
-            report_failure(failure)
+            report_failure(
+                failure,
+                &format!("frame {} (pass {})", scene.frame, failure.item + 1),
+            )
         }
     };
     let mut frame: Frame = match (devices, progression.passes) {

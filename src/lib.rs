@@ -114,7 +114,9 @@ pub fn select_backends(
     if device == Device::Cpu {
         return Ok(vec![Box::new(cpu::CpuBackend)]);
     }
-    let adapters = gpu::context::list_adapters(device == Device::Gpu || gpu_required());
+    // The indices are counted on the backends the devices are then opened on.
+    let require = device == Device::Gpu || gpu_required();
+    let adapters = gpu::context::list_adapters(require);
     let indices = gpu::context::resolve_devices(devices, &adapters)
         .map_err(|e| Error::Usage(format!("--devices {devices}: {e}")))?;
     let Some(indices) = indices else {
@@ -123,7 +125,6 @@ pub fn select_backends(
     if indices.len() == 1 && *devices == scene::DeviceList::Auto {
         return Ok(vec![select_backend(device)?]);
     }
-    let require = device == Device::Gpu || gpu_required() || *devices != scene::DeviceList::Auto;
     // Each device compiles its kernels on its own thread.
     let opened: Vec<Result<gpu::GpuBackend, gpu::GpuError>> = std::thread::scope(|s| {
         let handles: Vec<_> = indices
