@@ -100,6 +100,14 @@ impl Backend for Watched<'_> {
     }
 }
 
+/// The two devices, counted.
+fn watched(devices: &[Devices]) -> (Watched<'_>, Watched<'_>) {
+    (
+        Watched::new(devices[0].as_ref()),
+        Watched::new(devices[1].as_ref()),
+    )
+}
+
 fn job(dir: &Path, frames: (i64, i64), passes: Option<u32>) -> RenderJob {
     std::fs::create_dir_all(dir).unwrap();
     let scene_path = dir.join("moving_ball.csc");
@@ -171,10 +179,7 @@ fn multi_device_animation_gives_each_frame_to_one_device_and_matches_a_single_de
     let Some((_turn, devices)) = two_devices() else {
         return;
     };
-    let (a, b) = (
-        Watched::new(devices[0].as_ref()),
-        Watched::new(devices[1].as_ref()),
-    );
+    let (a, b) = watched(devices);
     let (_keep, dir) = temp_dir();
     let (heard, frames) = render(&job(&dir.join("two"), (1, 4), None), &[&a, &b]);
     assert_eq!(
@@ -198,10 +203,7 @@ fn multi_device_progressive_passes_are_summed_in_order_into_the_single_device_st
     let Some((_turn, devices)) = two_devices() else {
         return;
     };
-    let (a, b) = (
-        Watched::new(devices[0].as_ref()),
-        Watched::new(devices[1].as_ref()),
-    );
+    let (a, b) = watched(devices);
     let (_keep, dir) = temp_dir();
     let (heard, still) = render(&job(&dir.join("two"), (2, 2), Some(5)), &[&a, &b]);
     assert_eq!(heard, [2]);

@@ -288,6 +288,18 @@ pub struct AdapterSummary {
 }
 
 impl AdapterSummary {
+    fn of(index: usize, info: &wgpu::AdapterInfo) -> AdapterSummary {
+        AdapterSummary {
+            index,
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_string(),
+        }
+    }
+
     pub fn is_discrete(&self) -> bool {
         self.device_type == format!("{:?}", wgpu::DeviceType::DiscreteGpu)
     }
@@ -316,18 +328,7 @@ pub fn list_adapters(require_gpu: bool) -> Vec<AdapterSummary> {
     pollster::block_on(instance.enumerate_adapters(backends))
         .iter()
         .enumerate()
-        .map(|(index, adapter)| {
-            let info = adapter.get_info();
-            AdapterSummary {
-                index,
-                name: info.name.clone(),
-                backend: format!("{:?}", info.backend),
-                device_type: format!("{:?}", info.device_type),
-                driver: format!("{} {}", info.driver, info.driver_info)
-                    .trim()
-                    .to_string(),
-            }
-        })
+        .map(|(index, adapter)| AdapterSummary::of(index, &adapter.get_info()))
         .collect()
 }
 
@@ -462,13 +463,12 @@ impl GpuContext {
                 wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::TIMESTAMP_QUERY_INSIDE_ENCODERS,
             ),
         };
+        let summary = AdapterSummary::of(0, &adapter_info);
         let info = DeviceInfo {
-            name: adapter_info.name.clone(),
-            backend: format!("{:?}", adapter_info.backend),
-            device_type: format!("{:?}", adapter_info.device_type),
-            driver: format!("{} {}", adapter_info.driver, adapter_info.driver_info)
-                .trim()
-                .to_string(),
+            name: summary.name,
+            backend: summary.backend,
+            device_type: summary.device_type,
+            driver: summary.driver,
             features,
             subgroup_min_size: adapter_info.subgroup_min_size,
             subgroup_max_size: adapter_info.subgroup_max_size,
