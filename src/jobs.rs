@@ -7,13 +7,13 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
+use crate::api::{
+    evaluate_frame, load_scene, prepare_cached, select_backends, Device, Error, Overrides,
+};
 use crate::render::schedule::WorkError;
 use crate::render::{self, Backend, Frame, RenderOptions};
 use crate::scene::{self, Scene};
-use crate::{
-    accel, evaluate_frame, io, load_scene, prepare_cached, select_backends, Device, Error,
-    Overrides,
-};
+use crate::{accel, io};
 
 /// What to render and how: the whole of `caustica render`.
 #[derive(Clone, Debug)]

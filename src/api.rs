@@ -1,0 +1,430 @@
+//! The library's steps, each a function the command line, the tests and the benchmarks call:
+//! parse a scene, evaluate a frame, build its hierarchy, pick the backends, compare images,
+//! describe a scene or the GPUs; and the one error type that carries every failure to the user.
+//! `jobs` chains them into a whole render; `lib.rs` re-exports both.
+
+use std::path::Path;
+
+pub use crate::lang::{Diagnostics, SceneFile};
+
+use crate::accel::{self, PrepareOptions, Prepared};
+use crate::render::{self, Backend};
+use crate::scene::{self, Scene};
+use crate::{cpu, gpu, io};
+/// Everything that can stop a render, each with a message fit for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The scene text or a file it names is wrong; the diagnostics carry `file:line:col`.
+    #[error("{0}")]
+    Scene(#[from] Diagnostics),
+    #[error("building the hierarchy failed: {0}")]
+    Accel(#[from] accel::AccelError),
+    #[error("{0}")]
+    Render(#[from] render::RenderError),
+    #[error("{0}")]
+    Io(#[from] io::IoError),
+    #[error("{0}")]
+    Usage(String),
+}
+
+/// Which backend renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Device {
+    /// The GPU when there is one, otherwise the CPU with a warning.
+    Auto,
+    Cpu,
+    Gpu,
+}
+
+pub use gpu::context::gpu_required;
+
+/// Picks the backend for `device`.
+///
+/// - `cpu`: the CPU reference backend.
+/// - `gpu`: the wgpu pipeline on a Vulkan adapter (or the backend named by `WGPU_BACKEND`); an
+///   error when there is none.
+/// - `auto`: the GPU when there is a hardware one; otherwise the CPU, with a one-line warning.
+///   A software adapter (lavapipe) is slower than the CPU backend, so `auto` takes it only under
+///   `CAUSTICA_REQUIRE_GPU=1`, which also makes a missing adapter an error.
+pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
+    let open_gpu = || -> Result<gpu::GpuBackend, Error> {
+        // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
+        gpu::GpuBackend::open(true)
+            .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
+    };
+    match device {
+        Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
+        Device::Gpu => Ok(Box::new(open_gpu()?)),
+        Device::Auto => match open_gpu() {
+            Ok(backend) if gpu_required() || !backend.is_software() => Ok(Box::new(backend)),
+            Ok(backend) => {
+                log::warn!(
+                    "only a software GPU adapter ({}) was found; rendering on the CPU backend",
+                    backend.name()
+                );
+                Ok(Box::new(cpu::CpuBackend))
+            }
+            Err(e) if gpu_required() => Err(e),
+            Err(e) => {
+                log::warn!("no GPU available ({e}); rendering on the CPU backend");
+                Ok(Box::new(cpu::CpuBackend))
+            }
+        },
+    }
+}
+
+/// A description of the GPU adapter that `--device gpu` would use: name, backend, the optional
+/// features found and the limits. Pinned to Vulkan under `CAUSTICA_REQUIRE_GPU`.
+pub fn describe_device() -> Result<String, Error> {
+    let ctx = gpu::GpuContext::open(gpu_required())
+        .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()))?;
+    Ok(ctx.info.to_string())
+}
+
+/// The backends a job renders on: one per device of `devices` (each with its own resident
+/// pipeline), opened side by side.
+///
+/// - `Device::Cpu`: the CPU backend alone (`devices` does not apply).
+/// - `DeviceList::Auto`: every discrete GPU on the backend of the first one; with none, the
+///   one backend [`select_backend`] picks (which may be the CPU under `Device::Auto`).
+/// - `All` or a list: those adapters (`caustica info --gpu` numbers them), software ones
+///   included; a list may name one adapter twice for two logical devices on it.
+pub fn select_backends(
+    device: Device,
+    devices: &scene::DeviceList,
+) -> Result<Vec<Box<dyn Backend>>, Error> {
+    if device == Device::Cpu {
+        return Ok(vec![Box::new(cpu::CpuBackend)]);
+    }
+    // The indices are counted on the backends the devices are then opened on.
+    let require = device == Device::Gpu || gpu_required();
+    let adapters = gpu::context::list_adapters(require);
+    let indices = gpu::context::resolve_devices(devices, &adapters)
+        .map_err(|e| Error::Usage(format!("--devices {devices}: {e}")))?;
+    let Some(indices) = indices else {
+        return Ok(vec![select_backend(device)?]);
+    };
+    if indices.len() == 1 && *devices == scene::DeviceList::Auto {
+        return Ok(vec![select_backend(device)?]);
+    }
+    // Each device compiles its kernels on its own thread.
+    let opened: Vec<Result<gpu::GpuBackend, gpu::GpuError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = indices
+            .iter()
+            .map(|&i| s.spawn(move || gpu::GpuBackend::open_index(require, i)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let mut backends: Vec<Box<dyn Backend>> = Vec::new();
+    for (index, backend) in indices.iter().zip(opened) {
+        let backend = backend.map_err(|e| {
+            render::RenderError::DeviceUnavailable(format!("GPU adapter {index}: {e}"))
+        })?;
+        backends.push(Box::new(backend));
+    }
+    Ok(backends)
+}
+
+/// The GPU adapters a render can use, one line each with the index that `--devices` takes.
+pub fn describe_adapters() -> String {
+    let adapters = gpu::context::list_adapters(gpu_required());
+    if adapters.is_empty() {
+        return "no GPU adapter found".to_string();
+    }
+    let auto = gpu::context::resolve_devices(&scene::DeviceList::Auto, &adapters)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    adapters
+        .iter()
+        .map(|a| {
+            let mark = if auto.contains(&a.index) {
+                "  [auto]"
+            } else {
+                ""
+            };
+            format!("{a}{mark}")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Command-line overrides of what a scene file says.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Overrides {
+    pub resolution: Option<(u32, u32)>,
+    pub spp: Option<u32>,
+    pub seed: Option<u64>,
+    /// Output path pattern (`####` becomes the frame number).
+    pub output: Option<String>,
+    /// The EXR layers besides the colour, instead of the scene's.
+    pub layers: Option<Vec<scene::Aov>>,
+    /// The integrator, instead of the scene's.
+    pub integrator: Option<scene::Integrator>,
+    /// The quality preset, instead of the scene's (`--quick`).
+    pub quality: Option<scene::Quality>,
+    /// Progressive passes, instead of the scene's `film { passes }` (`--passes`).
+    pub passes: Option<u32>,
+}
+
+impl Overrides {
+    pub fn apply(&self, scene: &mut Scene) {
+        if let Some((w, h)) = self.resolution {
+            scene.film.width = w;
+            scene.film.height = h;
+        }
+        if let Some(spp) = self.spp {
+            scene.film.spp = spp;
+        }
+        if let Some(seed) = self.seed {
+            scene.film.seed = seed;
+        }
+        if let Some(output) = &self.output {
+            scene.output.path = output.clone();
+        }
+        if let Some(layers) = &self.layers {
+            scene.output.layers = layers.clone();
+        }
+        if let Some(integrator) = self.integrator {
+            scene.film.integrator = integrator;
+        }
+        if let Some(quality) = self.quality {
+            scene.film.quality = quality;
+        }
+        if let Some(passes) = self.passes {
+            scene.film.passes = passes.max(1);
+        }
+    }
+}
+
+/// A pixel rectangle `x0,y0,x1,y1` of `--exclude`.
+pub fn parse_rect(text: &str) -> Result<render::compare::Rect, Error> {
+    let v: Vec<u32> = text
+        .split(',')
+        .map(|t| t.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| Error::Usage(format!("--exclude {text}: expected x0,y0,x1,y1")))?;
+    match v.as_slice() {
+        &[x0, y0, x1, y1] if x0 < x1 && y0 < y1 => Ok(render::compare::Rect { x0, y0, x1, y1 }),
+        _ => Err(Error::Usage(format!(
+            "--exclude {text}: expected x0,y0,x1,y1 with x0 < x1 and y0 < y1"
+        ))),
+    }
+}
+
+/// Compares the colour of two EXR files (a render and a reference, e.g. from
+/// `tools/mitsuba_reference.py`) outside `excluded`.
+pub fn compare_files(
+    image: &Path,
+    reference: &Path,
+    excluded: &[render::compare::Rect],
+) -> Result<render::compare::Comparison, Error> {
+    let a = io::read_frame(image)?;
+    let b = io::read_frame(reference)?;
+    if (a.width, a.height) != (b.width, b.height) {
+        return Err(Error::Usage(format!(
+            "{} is {}x{} but {} is {}x{}",
+            image.display(),
+            a.width,
+            a.height,
+            reference.display(),
+            b.width,
+            b.height
+        )));
+    }
+    render::compare::compare(&a.color, &b.color, a.width, excluded).map_err(Error::Usage)
+}
+
+/// The layers of `--layers` (`color` is accepted and ignored, as in the scene language);
+/// an unknown name is a usage error that lists the known ones.
+pub fn parse_layers(names: &[String]) -> Result<Vec<scene::Aov>, Error> {
+    let mut layers = Vec::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        if name == "color" {
+            continue;
+        }
+        let aov = scene::Aov::from_name(name).ok_or_else(|| {
+            let known: Vec<&str> = scene::Aov::ALL.iter().map(|a| a.name()).collect();
+            Error::Usage(format!(
+                "--layers: unknown layer \"{name}\": expected color, {}",
+                known.join(", ")
+            ))
+        })?;
+        if !layers.contains(&aov) {
+            layers.push(aov);
+        }
+    }
+    Ok(layers)
+}
+
+/// Parses a scene file and everything it includes.
+pub fn load_scene(path: &Path) -> Result<SceneFile, Error> {
+    Ok(SceneFile::load(path)?)
+}
+
+/// Evaluates a parsed scene for `frame`, loading the files it names through `assets`, and
+/// applies `overrides`.
+pub fn evaluate_frame(
+    file: &SceneFile,
+    frame: i64,
+    assets: &io::AssetCache,
+    overrides: &Overrides,
+) -> Result<Scene, Error> {
+    let mut scene = file.eval(frame, assets).map_err(|mut e| {
+        // The same text can evaluate differently per frame: say which one failed.
+        for d in &mut e.items {
+            d.notes.push(format!("while evaluating frame {frame}"));
+        }
+        e
+    })?;
+    overrides.apply(&mut scene);
+    scene.apply_quality();
+    Ok(scene)
+}
+
+/// Builds the hierarchy of a scene with default options.
+pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
+    Ok(Prepared::build(scene, &PrepareOptions::default())?)
+}
+
+/// [`prepare`] for one frame of several: meshes unchanged since the frame `cache` last saw
+/// reuse their middle level.
+pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Prepared, Error> {
+    Ok(Prepared::build_cached(
+        scene,
+        &PrepareOptions::default(),
+        cache,
+    )?)
+}
+
+/// Parses `A..B` (inclusive) or a single frame number `A`.
+pub fn parse_frame_range(text: &str) -> Result<(i64, i64), Error> {
+    let bad = || {
+        Error::Usage(format!(
+            "bad frame range \"{text}\": expected A..B or a frame number"
+        ))
+    };
+    let (a, b) = match text.split_once("..") {
+        Some((a, b)) => (
+            a.trim().parse().map_err(|_| bad())?,
+            b.trim().parse().map_err(|_| bad())?,
+        ),
+        None => {
+            let a = text.trim().parse().map_err(|_| bad())?;
+            (a, a)
+        }
+    };
+    if b < a {
+        return Err(Error::Usage(format!(
+            "bad frame range \"{text}\": the last frame comes before the first"
+        )));
+    }
+    Ok((a, b))
+}
+
+/// Counts and bounds of what a scene holds, for `caustica info`.
+pub fn describe_scene(scene: &Scene) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let mut lo = glam::Vec3::splat(f32::INFINITY);
+    let mut hi = glam::Vec3::splat(f32::NEG_INFINITY);
+    let (mut tris, mut quads, mut patches) = (0usize, 0usize, 0usize);
+    for inst in &scene.instances {
+        let mesh = &scene.meshes[inst.mesh as usize];
+        tris += mesh.data.triangles.len();
+        if mesh.displacement.is_some() {
+            patches += mesh.data.quads.len();
+        } else {
+            quads += mesh.data.quads.len();
+        }
+        if let Some((a, b)) = mesh.data.bounds() {
+            for i in 0..8 {
+                let corner = glam::Vec3::new(
+                    if i & 1 == 0 { a.x } else { b.x },
+                    if i & 2 == 0 { a.y } else { b.y },
+                    if i & 4 == 0 { a.z } else { b.z },
+                );
+                let w = inst.transform.transform_point3(corner);
+                lo = lo.min(w);
+                hi = hi.max(w);
+            }
+        }
+    }
+    let _ = writeln!(
+        s,
+        "frame        {} (time {:.3} s), frames {}..{} at {} fps",
+        scene.frame, scene.time, scene.frames.first, scene.frames.last, scene.frames.fps
+    );
+    let _ = writeln!(
+        s,
+        "film         {}x{}, {} spp, max depth {}, seed {}",
+        scene.film.width, scene.film.height, scene.film.spp, scene.film.max_depth, scene.film.seed
+    );
+    let _ = writeln!(
+        s,
+        "camera       at {} looking at {}, fov {}°",
+        scene.camera.position, scene.camera.look_at, scene.camera.fov_deg
+    );
+    let _ = writeln!(s, "materials    {}", scene.materials.len());
+    let _ = writeln!(s, "textures     {}", scene.textures.len());
+    let _ = writeln!(s, "vdmaps       {}", scene.vdmaps.len());
+    let _ = writeln!(s, "meshes       {}", scene.meshes.len());
+    for m in &scene.meshes {
+        let disp = m
+            .displacement
+            .map(|d| format!(", displaced by {}", scene.vdmaps[d as usize].name))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  {:<12} {} vertices, {} triangles, {} quads{}",
+            m.name,
+            m.data.positions.len(),
+            m.data.triangles.len(),
+            m.data.quads.len(),
+            disp
+        );
+    }
+    let _ = writeln!(
+        s,
+        "instances    {} ({} triangles, {} quads, {} VD patches in the world)",
+        scene.instances.len(),
+        tris,
+        quads,
+        patches
+    );
+    let _ = writeln!(s, "lights       {}", scene.lights.len());
+    if lo.x <= hi.x {
+        let _ = writeln!(s, "bounds       {} .. {}", lo, hi);
+    } else {
+        let _ = writeln!(s, "bounds       empty");
+    }
+    let layers: Vec<&str> = scene.output.layers.iter().map(|l| l.name()).collect();
+    let _ = writeln!(
+        s,
+        "output       {} (color{}{})",
+        scene.output.path,
+        if layers.is_empty() { "" } else { ", " },
+        layers.join(", ")
+    );
+    let _ = writeln!(
+        s,
+        "photons      global {}, caustic {}, max bounces {}, knn {}, max radius {}",
+        scene.photons.global,
+        scene.photons.caustic,
+        scene.photons.max_bounces,
+        scene.photons.knn,
+        scene.photons.max_radius
+    );
+    let _ = write!(
+        s,
+        "gather       seeds {}, rays {}, quadtree levels {}, min density {}",
+        scene.gather.seeds,
+        scene.gather.rays,
+        scene.gather.quadtree_levels,
+        scene.gather.min_density
+    );
+    s
+}
