@@ -7,7 +7,8 @@
 //!
 //! `cargo bench --bench devices -- --devices 0,1 [--scene scenes/animated.csc] [--resolution
 //!  1920x1080] [--still scenes/cornell_spheres.csc] [--still-resolution 1024x1024] [--passes 16]
-//!  [--still-quality reference] [--runs 2] [--only animation|still] [--one-first]`
+//!  [--still-quality reference] [--runs 2] [--only animation|still] [--one-first]
+//!  [--pass-detail P [--max-gather-rays N]]`
 //!
 //! `--still-quality reference` renders the still as `film { quality reference }` does (its own
 //! passes, four times the photons, twice the seeds and gather rays) unless `--passes` is given.
@@ -23,7 +24,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use caustica::render::progressive::{render_progressive, Progression};
+use caustica::render::progressive::{pass_scene, render_progressive, Progression};
 use caustica::render::schedule::{hand_out, WorkError};
 use caustica::render::{Backend, RenderError, RenderOptions};
 use caustica::scene::{DeviceList, Integrator, Quality};
@@ -164,6 +165,50 @@ fn still(
     }
 }
 
+/// `--pass-detail P`: the first `P` progressive passes of the still one after the other on the
+/// list's first device, each with its wall and device milliseconds, the host's waits, the bytes
+/// it allocated and the bind groups it made (what the first pass pays that the next do not).
+fn pass_detail(
+    scene: &Path,
+    res: (u32, u32),
+    quality: Option<Quality>,
+    passes: u32,
+    list: &DeviceList,
+    options: &RenderOptions,
+) {
+    let file = caustica::load_scene(scene).expect("the scene loads");
+    let first = file.frame_range().expect("frames").first;
+    let assets = caustica::io::AssetCache::default();
+    let overrides = Overrides {
+        quality,
+        ..overrides(res)
+    };
+    let s = caustica::evaluate_frame(&file, first, &assets, &overrides).expect("evaluates");
+    let prepared = caustica::prepare(&s).expect("builds");
+    let start = Instant::now();
+    let (backends, _) = open(list);
+    println!(
+        "pass detail: opened in {:.3} s",
+        start.elapsed().as_secs_f64()
+    );
+    for pass in 0..passes {
+        let t = Instant::now();
+        let frame = backends[0]
+            .render_frame(&pass_scene(&s, pass), &prepared, options)
+            .expect("the pass renders");
+        let stat = |n: &str| frame.metadata.stat(n).unwrap_or(f64::NAN);
+        println!(
+            "pass {pass}: {:.1} ms wall, {:.1} ms device, {:.1} ms waits ({} waits), {:.0} MB allocated, {} bind groups made",
+            t.elapsed().as_secs_f64() * 1e3,
+            stat("gpu/device_ms"),
+            stat("host/wait_ms"),
+            stat("host/waits"),
+            stat("gpu/allocated_bytes") / 1e6,
+            stat("gpu/bind_groups"),
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let list = DeviceList::parse(&arg(&args, "--devices").unwrap_or_else(|| "all".into()))
@@ -184,6 +229,20 @@ fn main() {
     let runs: usize = arg(&args, "--runs").map_or(2, |r| r.parse().expect("--runs N"));
     let only = arg(&args, "--only");
     let one_first = args.iter().any(|a| a == "--one-first");
+    if let Some(p) = arg(&args, "--pass-detail") {
+        let first_only = match &list {
+            DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
+            _ => DeviceList::parse("0").unwrap(),
+        };
+        let p: u32 = p.parse().expect("--pass-detail P");
+        // `--max-gather-rays N`: the final gather's chunks (RenderOptions::max_gather_rays).
+        let options = RenderOptions {
+            max_gather_rays: arg(&args, "--max-gather-rays").map(|n| n.parse().expect("N")),
+            ..Default::default()
+        };
+        pass_detail(&still_scene, still_res, quality, p, &first_only, &options);
+        return;
+    }
     let (probe, _) = open(&list);
     let names: Vec<String> = probe.iter().map(|b| b.name()).collect();
     drop(probe);
