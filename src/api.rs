@@ -300,29 +300,59 @@ pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Pr
     )?)
 }
 
-/// Parses `A..B` (inclusive) or a single frame number `A`.
-pub fn parse_frame_range(text: &str) -> Result<(i64, i64), Error> {
-    let bad = || {
-        Error::Usage(format!(
-            "bad frame range \"{text}\": expected A..B or a frame number"
-        ))
-    };
-    let (a, b) = match text.split_once("..") {
-        Some((a, b)) => (
-            a.trim().parse().map_err(|_| bad())?,
-            b.trim().parse().map_err(|_| bad())?,
-        ),
-        None => {
-            let a = text.trim().parse().map_err(|_| bad())?;
-            (a, a)
+/// The most frames one `--frames` list may name (its frames are evaluated up front).
+pub const MAX_LISTED_FRAMES: u64 = 1_000_000;
+
+/// Parses a `--frames` list: items separated by commas, each a frame `A`, a range `A..B`
+/// (inclusive) or a range with a step `A..B:S`, e.g. `1,5,10..20` or `1..48:2`. The frames come
+/// out in increasing order, each once.
+pub fn parse_frames(text: &str) -> Result<Vec<i64>, Error> {
+    let mut frames = std::collections::BTreeSet::new();
+    for item in text.split(',') {
+        let item = item.trim();
+        let bad = || {
+            Error::Usage(format!(
+                "bad frame range \"{item}\": expected a frame number, A..B or A..B:STEP \
+                 (items separated by commas)"
+            ))
+        };
+        let (range, step) = match item.split_once(':') {
+            Some((range, step)) => {
+                let step: i64 = step.trim().parse().map_err(|_| bad())?;
+                if step < 1 {
+                    return Err(Error::Usage(format!(
+                        "bad frame range \"{item}\": the step must be at least 1"
+                    )));
+                }
+                (range, step)
+            }
+            None => (item, 1),
+        };
+        let (a, b): (i64, i64) = match range.split_once("..") {
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
+            None if step == 1 => {
+                let a = range.trim().parse().map_err(|_| bad())?;
+                (a, a)
+            }
+            None => return Err(bad()),
+        };
+        if b < a {
+            return Err(Error::Usage(format!(
+                "bad frame range \"{item}\": the last frame comes before the first"
+            )));
         }
-    };
-    if b < a {
-        return Err(Error::Usage(format!(
-            "bad frame range \"{text}\": the last frame comes before the first"
-        )));
+        let count = (b as i128 - a as i128) / step as i128 + 1;
+        if count + frames.len() as i128 > MAX_LISTED_FRAMES as i128 {
+            return Err(Error::Usage(format!(
+                "--frames {text}: more than {MAX_LISTED_FRAMES} frames"
+            )));
+        }
+        frames.extend((a..=b).step_by(step as usize));
     }
-    Ok((a, b))
+    Ok(frames.into_iter().collect())
 }
 
 /// Counts and bounds of what a scene holds, for `caustica info`.
@@ -427,4 +457,37 @@ pub fn describe_scene(scene: &Scene) -> String {
         scene.gather.min_density
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frame_lists_take_frames_ranges_and_steps_in_order_each_once() {
+        assert_eq!(parse_frames("7").unwrap(), [7]);
+        assert_eq!(parse_frames("1..4").unwrap(), [1, 2, 3, 4]);
+        assert_eq!(parse_frames("1..10:3").unwrap(), [1, 4, 7, 10]);
+        assert_eq!(parse_frames("1..48:24").unwrap(), [1, 25]);
+        assert_eq!(parse_frames("10..12, 1,5,11").unwrap(), [1, 5, 10, 11, 12]);
+        assert_eq!(parse_frames("-2..0").unwrap(), [-2, -1, 0]);
+    }
+
+    #[test]
+    fn malformed_and_enormous_frame_lists_are_usage_errors() {
+        for (text, needle) in [
+            ("3..1", "before the first"),
+            ("1..9:0", "at least 1"),
+            ("1,,2", "expected a frame number"),
+            ("5:2", "expected a frame number"),
+            ("a..b", "expected a frame number"),
+            ("1..100000000", "more than 1000000 frames"),
+            ("-9223372036854775808..9223372036854775807", "more than"),
+        ] {
+            match parse_frames(text) {
+                Err(Error::Usage(m)) => assert!(m.contains(needle), "{text}: {m}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
 }

@@ -19,8 +19,8 @@ use crate::{accel, io};
 #[derive(Clone, Debug)]
 pub struct RenderJob {
     pub scene_path: PathBuf,
-    /// Frames to render; the scene's `frames` range when `None`.
-    pub frames: Option<(i64, i64)>,
+    /// Frames to render, each within the scene's `frames` range; the whole range when `None`.
+    pub frames: Option<Vec<i64>>,
     pub overrides: Overrides,
     pub device: Device,
     /// The GPUs to render on, instead of the scene's `film { devices }` (`--devices`).
@@ -58,9 +58,9 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
-    /// This shard's frames of `first..=last`.
-    pub fn frames(self, first: i64, last: i64) -> impl Iterator<Item = i64> {
-        (first..=last)
+    /// This shard's share of `frames`: the `index`-th, then every `count`-th after it.
+    pub fn of(self, frames: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
+        frames
             .skip(self.index.try_into().unwrap_or(usize::MAX))
             .step_by(self.count.try_into().unwrap_or(usize::MAX))
     }
@@ -118,22 +118,65 @@ pub fn render_animation_on(
 
 /// Evaluates every frame of a job, up front, so that an error in frame 40 stops the run before
 /// frame 1 is written; files are loaded once through the cache and shared by the frames.
+/// A job of several frames whose output pattern has no `#` writes each frame to its own file:
+/// `_####` goes before the extension (`shot.exr` → `shot_0001.exr`).
 fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
     let file = load_scene(&job.scene_path)?;
-    let (first, last) = match job.frames {
-        Some(range) => range,
-        None => {
-            let range = file.frame_range()?;
-            (range.first, range.last)
+    let range = file.frame_range()?;
+    let listed: Vec<i64> = match &job.frames {
+        Some(frames) => {
+            if let Some(f) = frames.iter().find(|&&f| f < range.first || f > range.last) {
+                return Err(Error::Usage(format!(
+                    "frame {f} is outside the scene's frames {}..{}",
+                    range.first, range.last
+                )));
+            }
+            frames.clone()
         }
+        None => Vec::new(),
     };
-    let assets = io::AssetCache::default();
+    // Several frames in the job (before sharding: shards of one job share its files).
+    let several = match &job.frames {
+        Some(frames) => frames.len() > 1,
+        None => range.last > range.first,
+    };
+    let frames: Box<dyn Iterator<Item = i64>> = match &job.frames {
+        Some(_) => Box::new(listed.into_iter()),
+        None => Box::new(range.first..=range.last),
+    };
     let whole = Shard { index: 0, count: 1 };
-    job.shard
+    let assets = io::AssetCache::default();
+    let mut scenes = job
+        .shard
         .unwrap_or(whole)
-        .frames(first, last)
+        .of(frames)
         .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
-        .collect()
+        .collect::<Result<Vec<Scene>, Error>>()?;
+    if several {
+        for scene in &mut scenes {
+            scene.output.path = with_frame_number(&scene.output.path);
+        }
+    }
+    Ok(scenes)
+}
+
+/// `pattern` with `_####` before its extension when it has no `#` (`shot.exr` → `shot_####.exr`).
+fn with_frame_number(pattern: &str) -> String {
+    if pattern.contains('#') {
+        return pattern.to_string();
+    }
+    let path = std::path::Path::new(pattern);
+    match (path.file_stem(), path.extension()) {
+        (Some(stem), Some(ext)) => path
+            .with_file_name(format!(
+                "{}_####.{}",
+                stem.to_string_lossy(),
+                ext.to_string_lossy()
+            ))
+            .to_string_lossy()
+            .into_owned(),
+        _ => format!("{pattern}_####"),
+    }
 }
 
 /// Logs a device that failed and left the render, and what goes to another device.
@@ -333,7 +376,7 @@ mod tests {
     #[test]
     fn three_shards_render_every_frame_of_the_range_exactly_once() {
         let shards: Vec<Vec<i64>> = (0..3)
-            .map(|i| Shard { index: i, count: 3 }.frames(1, 10).collect())
+            .map(|i| Shard { index: i, count: 3 }.of(1..=10).collect())
             .collect();
         assert_eq!(shards[0], [1, 4, 7, 10]);
         assert_eq!(shards[1], [2, 5, 8]);
@@ -341,7 +384,14 @@ mod tests {
         let mut union: Vec<i64> = shards.concat();
         union.sort();
         assert_eq!(union, (1..=10).collect::<Vec<_>>());
-        assert_eq!(Shard { index: 4, count: 5 }.frames(1, 3).count(), 0);
+        assert_eq!(Shard { index: 4, count: 5 }.of(1..=3).count(), 0);
+    }
+
+    #[test]
+    fn a_pattern_without_hashes_gets_the_frame_number_before_its_extension() {
+        assert_eq!(with_frame_number("out/shot.exr"), "out/shot_####.exr");
+        assert_eq!(with_frame_number("out/shot_##.exr"), "out/shot_##.exr");
+        assert_eq!(with_frame_number("shot"), "shot_####");
     }
 
     #[test]

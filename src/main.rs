@@ -34,8 +34,9 @@ enum Command {
         /// Output path pattern; `####` becomes the frame number [default: the scene's output path].
         #[arg(short, long, value_name = "PATTERN")]
         output: Option<String>,
-        /// Frames to render, `A..B` (inclusive) or one frame [default: the scene's frame range].
-        #[arg(long, value_name = "A..B")]
+        /// Frames to render, within the scene's range: a frame, `A..B` (inclusive), `A..B:STEP`,
+        /// or a comma-separated list of these, e.g. `1,5,10..20` [default: the scene's range].
+        #[arg(long, value_name = "LIST")]
         frames: Option<String>,
         /// Image size, e.g. 1024x768 [default: the scene's film resolution].
         #[arg(long, value_name = "WxH", value_parser = parse_resolution)]
@@ -197,10 +198,7 @@ fn run(command: Command) -> Result<(), Error> {
             }
             let job = RenderJob {
                 scene_path: scene,
-                frames: frames
-                    .as_deref()
-                    .map(caustica::parse_frame_range)
-                    .transpose()?,
+                frames: frames.as_deref().map(caustica::parse_frames).transpose()?,
                 overrides: Overrides {
                     resolution,
                     spp,

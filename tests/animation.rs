@@ -31,7 +31,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
     let pattern = dir.path().join("anim_####.exr");
     let job = RenderJob {
         scene_path: animated_scene(),
-        frames: Some((1, 3)),
+        frames: Some(vec![1, 2, 3]),
         overrides: Overrides {
             resolution: Some((48, 36)),
             spp: Some(1),

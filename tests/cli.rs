@@ -404,7 +404,7 @@ fn an_error_in_a_later_frame_stops_the_render_before_any_frame_is_written() {
     let text = SMALL_SCENE.replace(
         "light point { position 0 2 0",
         "let h = sqrt(2 - frame)\nlight point { position 0 (1 + h) 0",
-    );
+    ) + "frames 1..3\n";
     write_scene(dir.path(), "late.csc", &text);
     let ok = caustica(
         dir.path(),
@@ -872,4 +872,85 @@ fn three_shards_render_the_range_exactly_once_between_them() {
     let bad = caustica(dir.path(), &["render", "x.csc", "--shard", "3/3"]);
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
     assert!(stderr(&bad).contains("0 <= I < N"), "{}", stderr(&bad));
+}
+
+#[test]
+fn frame_lists_with_steps_render_exactly_the_frames_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("animated.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "2,10..14:2,3",
+            "--resolution",
+            "8x6",
+            "-q",
+            "-o",
+            "l_####.exr",
+        ],
+    );
+    assert_success(&out);
+    let expected: Vec<PathBuf> = [2, 3, 10, 12, 14]
+        .iter()
+        .map(|f| PathBuf::from(format!("l_{f:04}.exr")))
+        .collect();
+    assert_eq!(files_under(dir.path()), expected);
+}
+
+#[test]
+fn a_frame_outside_the_scenes_range_is_a_usage_error_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("animated.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "20..30",
+            "-o",
+            "o_####.exr",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("frame 25 is outside the scene's frames 1..24"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(files_under(dir.path()).is_empty());
+}
+
+#[test]
+fn several_frames_into_a_pattern_without_hashes_get_their_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            scene("animated.csc").to_str().unwrap(),
+            "--device",
+            "cpu",
+            "--frames",
+            "1..2",
+            "--resolution",
+            "8x6",
+            "-q",
+            "-o",
+            "shot.exr",
+        ],
+    );
+    assert_success(&out);
+    assert_eq!(
+        files_under(dir.path()),
+        [
+            PathBuf::from("shot_0001.exr"),
+            PathBuf::from("shot_0002.exr")
+        ]
+    );
 }

@@ -114,7 +114,7 @@ fn job(dir: &Path, frames: (i64, i64), passes: Option<u32>) -> RenderJob {
     std::fs::write(&scene_path, SCENE).unwrap();
     RenderJob {
         scene_path,
-        frames: Some(frames),
+        frames: Some((frames.0..=frames.1).collect()),
         overrides: Overrides {
             output: Some(dir.join("out_####.exr").to_str().unwrap().to_string()),
             passes,
