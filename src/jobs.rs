@@ -2,8 +2,8 @@
 //! handed out to the job's devices (or, for one progressive still, its passes), and the files
 //! written on threads of their own while the devices go on rendering.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
@@ -34,6 +34,12 @@ pub struct RenderJob {
     /// Only this shard's frames (`--shard I/N`): independent jobs, one per shard, render every
     /// frame of the range exactly once between them.
     pub shard: Option<Shard>,
+    /// Leave frames whose EXR exists alone (`--skip-existing`, Blender's no-overwrite).
+    pub skip_existing: bool,
+    /// Claim a frame by creating its EXR empty, exclusively, before rendering it, and skip a
+    /// frame whose EXR exists: finished, or claimed by another job sharing the folder
+    /// (`--placeholders`, as Blender's). The render then renames the whole file over it.
+    pub placeholders: bool,
 }
 
 /// One of `count` independent jobs that share a frame range (`--shard I/N`): it renders the
@@ -78,6 +84,93 @@ pub struct FrameReport {
     pub render_seconds: f64,
     /// The frame's statistics, its hierarchy's included.
     pub stats: render::FrameStats,
+    /// Not rendered: its EXR existed (`--skip-existing`) or another job claimed it
+    /// (`--placeholders`). Nothing else is filled in.
+    pub skipped: bool,
+}
+
+impl FrameReport {
+    fn skipped(scene: &Scene) -> FrameReport {
+        FrameReport {
+            frame: scene.frame,
+            device: String::new(),
+            exr: scene.output.path_for_frame(scene.frame),
+            preview: None,
+            build_seconds: 0.0,
+            render_seconds: 0.0,
+            stats: render::FrameStats::default(),
+            skipped: true,
+        }
+    }
+}
+
+/// Whether a frame is to be rendered, as `--skip-existing` and `--placeholders` decide; with
+/// placeholders, a frame this job renders is claimed on disk first. The claims of a job are
+/// remembered, so that a frame handed back by a failed device is still this job's.
+struct Claims {
+    skip_existing: bool,
+    placeholders: bool,
+    claimed: Mutex<BTreeSet<usize>>,
+}
+
+impl Claims {
+    fn of(job: &RenderJob) -> Claims {
+        Claims {
+            skip_existing: job.skip_existing,
+            placeholders: job.placeholders,
+            claimed: Mutex::new(BTreeSet::new()),
+        }
+    }
+
+    /// Whether frame `i` (whose EXR is `path`) is this job's to render.
+    fn take(&self, i: usize, path: &Path) -> Result<bool, Error> {
+        let mut claimed = self.claimed.lock().unwrap_or_else(|e| e.into_inner());
+        if claimed.contains(&i) {
+            return Ok(true);
+        }
+        if !self.placeholders {
+            return Ok(!(self.skip_existing && path.exists()));
+        }
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| io::IoError::write(dir, e))?;
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(_) => {
+                claimed.insert(i);
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) => Err(io::IoError::write(path, e).into()),
+        }
+    }
+
+    /// Frame `i` was written: its claim is fulfilled.
+    fn fulfilled(&self, i: usize) {
+        self.claimed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&i);
+    }
+
+    /// Removes the placeholders this job made and did not fill (a render that stopped).
+    fn release(&self, scenes: &[Scene]) {
+        for &i in self
+            .claimed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+        {
+            let path = scenes[i].output.path_for_frame(scenes[i].frame);
+            // Only an empty file is a placeholder; a whole frame is never removed.
+            if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
 }
 
 /// Renders every frame of a job and writes its outputs. Each file is written whole or not at
@@ -210,10 +303,43 @@ fn render_scenes(
         progress: job.progress && devices.len() == 1,
         ..Default::default()
     };
+    let claims = Claims::of(job);
+    let outcome = render_claimed(
+        scenes,
+        devices,
+        job,
+        &claims,
+        &options,
+        &meshes,
+        &mut on_frame,
+    );
+    if outcome.is_err() {
+        claims.release(scenes);
+    }
+    outcome
+}
+
+/// [`render_scenes`] with the job's claims.
+fn render_claimed(
+    scenes: &[Scene],
+    devices: &[&dyn Backend],
+    job: &RenderJob,
+    claims: &Claims,
+    options: &RenderOptions,
+    meshes: &accel::MeshBuildCache,
+    on_frame: &mut dyn FnMut(&FrameReport),
+) -> Result<Vec<FrameReport>, Error> {
+    let exr = |i: usize| scenes[i].output.path_for_frame(scenes[i].frame);
     if let [scene] = scenes {
         // One frame: its passes go to the devices.
-        let frame = render_scene(scene, &meshes, devices, &options, job)?;
-        let report = write_outputs(scene, frame, job)?;
+        let report = if claims.take(0, &exr(0))? {
+            let frame = render_scene(scene, meshes, devices, options, job)?;
+            let report = write_outputs(scene, frame, job)?;
+            claims.fulfilled(0);
+            report
+        } else {
+            FrameReport::skipped(scene)
+        };
         on_frame(&report);
         return Ok(vec![report]);
     }
@@ -239,23 +365,30 @@ fn render_scenes(
                 let next = queue.lock().unwrap_or_else(|e| e.into_inner()).recv();
                 let Ok((i, frame)) = next else { break };
                 let report = write_outputs(&scenes[i], frame, job);
+                if report.is_ok() {
+                    claims.fulfilled(i);
+                }
                 if written_sender.send((i, report)).is_err() {
                     break;
                 }
             });
         }
         drop(written_sender);
-        let work = |device: &dyn Backend, i: usize| {
-            let frame = render_scene(&scenes[i], &meshes, &[device], &options, job).map_err(
-                |e| match e {
+        // Ok(false): the frame is not this job's (skipped).
+        let work = |device: &dyn Backend, i: usize| -> Result<bool, WorkError<Error>> {
+            if !claims.take(i, &exr(i)).map_err(WorkError::Fatal)? {
+                return Ok(false);
+            }
+            let frame =
+                render_scene(&scenes[i], meshes, &[device], options, job).map_err(|e| match e {
                     Error::Render(e) => WorkError::Device(e),
                     other => WorkError::Fatal(other),
-                },
-            )?;
+                })?;
             // The writers stop only once this sender is dropped, after the last frame.
             to_write
                 .send((i, frame))
-                .map_err(|_| WorkError::Fatal(render::RenderError::Cancelled.into()))
+                .map_err(|_| WorkError::Fatal(render::RenderError::Cancelled.into()))?;
+            Ok(true)
         };
         let rendered = render::schedule::hand_out(
             devices,
@@ -263,7 +396,10 @@ fn render_scenes(
             &|_| true,
             &work,
             &mut |f| report_failure(f, &format!("frame {}", scenes[f.item].frame)),
-            &mut |_, ()| -> Result<(), Error> {
+            &mut |i, rendered: bool| -> Result<(), Error> {
+                if !rendered {
+                    deliver((i, Ok(FrameReport::skipped(&scenes[i]))))?;
+                }
                 // Report what was written meanwhile; a file that failed stops the render.
                 while let Ok(written) = written.try_recv() {
                     deliver(written)?;
@@ -366,6 +502,7 @@ fn write_outputs(scene: &Scene, frame: Frame, job: &RenderJob) -> Result<FrameRe
         build_seconds: frame.metadata.build_seconds,
         render_seconds: frame.metadata.render_seconds,
         stats,
+        skipped: false,
     })
 }
 

@@ -81,6 +81,14 @@ enum Command {
         /// job) render every frame exactly once.
         #[arg(long, value_name = "I/N", value_parser = caustica::Shard::parse)]
         shard: Option<caustica::Shard>,
+        /// Leave frames whose EXR already exists alone (Blender's no-overwrite).
+        #[arg(long)]
+        skip_existing: bool,
+        /// Claim each frame with an empty EXR before rendering it and skip frames whose EXR
+        /// exists, so that several machines can share one output folder (Blender's
+        /// placeholders). The finished frame replaces its placeholder whole.
+        #[arg(long)]
+        placeholders: bool,
         /// Also write a tone-mapped PNG (`####` becomes the frame number).
         #[arg(long, value_name = "PNG")]
         preview: Option<String>,
@@ -187,6 +195,8 @@ fn run(command: Command) -> Result<(), Error> {
             device,
             devices,
             shard,
+            skip_existing,
+            placeholders,
             preview,
             stats,
             quiet,
@@ -221,10 +231,22 @@ fn run(command: Command) -> Result<(), Error> {
                 preview,
                 time_limit: time,
                 shard,
+                skip_existing,
+                placeholders,
                 progress: !quiet,
             };
             let start = std::time::Instant::now();
             let reports = caustica::render_animation(&job, |report| {
+                if report.skipped {
+                    if !quiet {
+                        println!(
+                            "frame {}: skipped ({} exists)",
+                            report.frame,
+                            report.exr.display()
+                        );
+                    }
+                    return;
+                }
                 if !quiet {
                     println!(
                         "frame {}: {} (build {:.3} s, render {:.3} s)",
@@ -247,13 +269,14 @@ fn run(command: Command) -> Result<(), Error> {
             if !quiet && reports.is_empty() {
                 println!("nothing to render: this shard has no frame of the range");
             }
-            if !quiet && reports.len() > 1 {
-                let mut devices: Vec<&str> = reports.iter().map(|r| r.device.as_str()).collect();
+            let rendered: Vec<_> = reports.iter().filter(|r| !r.skipped).collect();
+            if !quiet && rendered.len() > 1 {
+                let mut devices: Vec<&str> = rendered.iter().map(|r| r.device.as_str()).collect();
                 devices.sort();
                 devices.dedup();
                 println!(
                     "{} frames in {:.2} s on {}",
-                    reports.len(),
+                    rendered.len(),
                     start.elapsed().as_secs_f64(),
                     devices.join(", ")
                 );

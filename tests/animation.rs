@@ -45,6 +45,8 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
         progress: false,
         time_limit: None,
         shard: None,
+        skip_existing: false,
+        placeholders: false,
     };
     let mut seen = Vec::new();
     let reports = caustica::render_animation(&job, |report| seen.push(report.frame)).unwrap();
@@ -188,6 +190,8 @@ frames 5..6 fps 10
         progress: false,
         time_limit: None,
         shard: None,
+        skip_existing: false,
+        placeholders: false,
     };
     let reports = caustica::render_animation(&job, |_| {}).unwrap();
     assert_eq!(reports.iter().map(|r| r.frame).collect::<Vec<_>>(), [5, 6]);
@@ -452,4 +456,71 @@ fn a_gpu_frames_device_time_is_the_sum_of_its_stages() {
             "no device time for {stage}: {stages:?}"
         );
     }
+}
+
+/// The CPU backend, failing every frame from the `fail_from`-th on.
+struct FailingCpu {
+    calls: std::sync::atomic::AtomicUsize,
+    fail_from: usize,
+}
+
+impl caustica::render::Backend for FailingCpu {
+    fn name(&self) -> String {
+        "cpu that fails".into()
+    }
+    fn render_frame(
+        &self,
+        scene: &caustica::scene::Scene,
+        prepared: &caustica::accel::Prepared,
+        options: &caustica::render::RenderOptions,
+    ) -> Result<caustica::render::Frame, caustica::render::RenderError> {
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if call >= self.fail_from {
+            return Err(caustica::render::RenderError::DeviceUnavailable(
+                "injected failure".into(),
+            ));
+        }
+        caustica::cpu::CpuBackend.render_frame(scene, prepared, options)
+    }
+}
+
+#[test]
+fn a_render_that_stops_removes_its_placeholders_and_keeps_its_finished_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = RenderJob {
+        scene_path: animated_scene(),
+        frames: Some(vec![1, 2, 3]),
+        overrides: Overrides {
+            resolution: Some((8, 6)),
+            spp: Some(1),
+            output: Some(dir.path().join("p_####.exr").to_str().unwrap().to_string()),
+            ..Default::default()
+        },
+        device: Device::Cpu,
+        devices: None,
+        preview: None,
+        progress: false,
+        time_limit: None,
+        shard: None,
+        skip_existing: false,
+        placeholders: true,
+    };
+    // One device, which renders frame 1 and then fails: the job stops at frame 2.
+    let failing = FailingCpu {
+        calls: Default::default(),
+        fail_from: 1,
+    };
+    let e = caustica::render_animation_on(&job, &[&failing], |_| {}).unwrap_err();
+    assert!(e.to_string().contains("injected failure"), "{e}");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["p_0001.exr"],
+        "no placeholder of an unrendered frame is left"
+    );
+    caustica::io::read_frame(&dir.path().join("p_0001.exr")).unwrap();
 }

@@ -954,3 +954,71 @@ fn several_frames_into_a_pattern_without_hashes_get_their_numbers() {
         ]
     );
 }
+
+/// Renders frames 1..3 of `animated.csc` at 8×6 on the CPU into `s_####.exr` with `extra`.
+fn render_three(dir: &Path, extra: &[&str]) -> Output {
+    let s = scene("animated.csc");
+    let mut args = vec![
+        "render",
+        s.to_str().unwrap(),
+        "--device",
+        "cpu",
+        "--frames",
+        "1..3",
+        "--resolution",
+        "8x6",
+        "-o",
+        "s_####.exr",
+    ];
+    args.extend(extra);
+    caustica(dir, &args)
+}
+
+#[test]
+fn skip_existing_leaves_a_finished_frame_alone_and_renders_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("s_0002.exr"), b"keep").unwrap();
+    let out = render_three(dir.path(), &["--skip-existing"]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains("frame 2: skipped (s_0002.exr exists)"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("s_0002.exr")).unwrap(),
+        b"keep"
+    );
+    for f in [1, 3] {
+        caustica::io::read_frame(&dir.path().join(format!("s_{f:04}.exr"))).unwrap();
+    }
+    assert_no_temporaries(dir.path());
+}
+
+#[test]
+fn placeholders_skip_a_frame_another_job_claimed_and_replace_their_own_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // Another machine claimed frame 2 and is still rendering it.
+    std::fs::write(dir.path().join("s_0002.exr"), b"").unwrap();
+    let out = render_three(dir.path(), &["--placeholders"]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains("frame 2: skipped"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path().join("s_0002.exr"))
+            .unwrap()
+            .len(),
+        0
+    );
+    for f in [1, 3] {
+        caustica::io::read_frame(&dir.path().join(format!("s_{f:04}.exr"))).unwrap();
+    }
+    assert_no_temporaries(dir.path());
+    // Without --placeholders or --skip-existing, every frame is rendered again.
+    let out = render_three(dir.path(), &[]);
+    assert_success(&out);
+    caustica::io::read_frame(&dir.path().join("s_0002.exr")).unwrap();
+}

@@ -126,6 +126,8 @@ fn job(dir: &Path, frames: (i64, i64), passes: Option<u32>) -> RenderJob {
         progress: false,
         time_limit: None,
         shard: None,
+        skip_existing: false,
+        placeholders: false,
     }
 }
 
