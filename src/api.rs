@@ -25,6 +25,9 @@ pub enum Error {
     Io(#[from] io::IoError),
     #[error("{0}")]
     Usage(String),
+    /// `caustica compare --tolerance`: the images differ by more than allowed.
+    #[error("{0}")]
+    OutOfTolerance(String),
 }
 
 /// Which backend renders.

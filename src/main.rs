@@ -108,6 +108,9 @@ enum Command {
         /// Pixel rectangles to leave out, `x0,y0,x1,y1` (repeatable).
         #[arg(long, value_name = "X0,Y0,X1,Y1")]
         exclude: Vec<String>,
+        /// Exit with 1 when the relative MSE is above this (or is not a number).
+        #[arg(long, value_name = "X")]
+        tolerance: Option<f64>,
     },
     /// Print counts and bounds of what a scene holds, and/or what the GPU offers.
     #[command(arg_required_else_help = true)]
@@ -287,7 +290,13 @@ fn run(command: Command) -> Result<(), Error> {
             image,
             reference,
             exclude,
+            tolerance,
         } => {
+            if let Some(t) = tolerance.filter(|t| !(t.is_finite() && *t >= 0.0)) {
+                return Err(Error::Usage(format!(
+                    "--tolerance {t}: expected a relative MSE of 0 or more"
+                )));
+            }
             let excluded = exclude
                 .iter()
                 .map(|e| caustica::parse_rect(e))
@@ -304,7 +313,13 @@ fn run(command: Command) -> Result<(), Error> {
                 c.reference_mean.y,
                 c.reference_mean.z
             );
-            Ok(())
+            match tolerance {
+                Some(t) if !(c.relmse <= t) => Err(Error::OutOfTolerance(format!(
+                    "error: relmse {:.6} is above the tolerance {t}",
+                    c.relmse
+                ))),
+                _ => Ok(()),
+            }
         }
         Command::Check { scene } => {
             let file = caustica::load_scene(&scene)?;

@@ -1022,3 +1022,51 @@ fn placeholders_skip_a_frame_another_job_claimed_and_replace_their_own_whole() {
     assert_success(&out);
     caustica::io::read_frame(&dir.path().join("s_0002.exr")).unwrap();
 }
+
+#[test]
+fn compare_with_a_tolerance_exits_1_when_the_images_differ_by_more() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in ["1", "2"] {
+        let out = caustica(
+            dir.path(),
+            &[
+                "render",
+                scene("cornell_point.csc").to_str().unwrap(),
+                "--device",
+                "cpu",
+                "--resolution",
+                "8x8",
+                "--seed",
+                seed,
+                "-q",
+                "-o",
+                &format!("seed{seed}_####.exr"),
+            ],
+        );
+        assert_success(&out);
+    }
+    let compare = |a: &str, b: &str, tolerance: &str| {
+        caustica(dir.path(), &["compare", a, b, "--tolerance", tolerance])
+    };
+    let same = compare("seed1_0001.exr", "seed1_0001.exr", "0");
+    assert_success(&same);
+    assert!(
+        stdout(&same).starts_with("relmse 0.000000"),
+        "{}",
+        stdout(&same)
+    );
+    let apart = compare("seed1_0001.exr", "seed2_0001.exr", "0");
+    assert_eq!(apart.status.code(), Some(1), "{}", stderr(&apart));
+    assert!(
+        stdout(&apart).starts_with("relmse "),
+        "the figures are still printed"
+    );
+    assert!(
+        stderr(&apart).contains("is above the tolerance 0"),
+        "{}",
+        stderr(&apart)
+    );
+    assert_success(&compare("seed1_0001.exr", "seed2_0001.exr", "1000"));
+    let bad = compare("seed1_0001.exr", "seed2_0001.exr", "-1");
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}
