@@ -314,10 +314,9 @@ fn run(command: Command) -> Result<(), Error> {
                 c.reference_mean.z
             );
             match tolerance {
-                Some(t) if !(c.relmse <= t) => Err(Error::OutOfTolerance(format!(
-                    "error: relmse {:.6} is above the tolerance {t}",
-                    c.relmse
-                ))),
+                Some(t) if c.relmse.is_nan() || c.relmse > t => Err(Error::OutOfTolerance(
+                    format!("error: relmse {:.6} is above the tolerance {t}", c.relmse),
+                )),
                 _ => Ok(()),
             }
         }
