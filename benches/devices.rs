@@ -229,11 +229,12 @@ fn main() {
     let runs: usize = arg(&args, "--runs").map_or(2, |r| r.parse().expect("--runs N"));
     let only = arg(&args, "--only");
     let one_first = args.iter().any(|a| a == "--one-first");
+    // The list's first device alone.
+    let first_only = match &list {
+        DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
+        _ => DeviceList::parse("0").unwrap(),
+    };
     if let Some(p) = arg(&args, "--pass-detail") {
-        let first_only = match &list {
-            DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
-            _ => DeviceList::parse("0").unwrap(),
-        };
         let p: u32 = p.parse().expect("--pass-detail P");
         // `--max-gather-rays N`: the final gather's chunks (RenderOptions::max_gather_rays).
         let options = RenderOptions {
@@ -248,10 +249,6 @@ fn main() {
     drop(probe);
     let k = names.len();
     println!("devices: {}", names.join(" | "));
-    let first_only = match &list {
-        DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
-        _ => DeviceList::parse("0").unwrap(),
-    };
     let mut order = vec![(list.clone(), k), (first_only, 1)];
     if one_first {
         order.reverse();

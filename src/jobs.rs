@@ -42,6 +42,26 @@ pub struct RenderJob {
     pub placeholders: bool,
 }
 
+impl RenderJob {
+    /// A job that renders every frame of `scene_path` as the file says, on `device`: no
+    /// overrides, no preview, no progress bar, no shard; the other fields are set on top of it.
+    pub fn new(scene_path: impl Into<PathBuf>, device: Device) -> RenderJob {
+        RenderJob {
+            scene_path: scene_path.into(),
+            frames: None,
+            overrides: Overrides::default(),
+            device,
+            devices: None,
+            preview: None,
+            progress: false,
+            time_limit: None,
+            shard: None,
+            skip_existing: false,
+            placeholders: false,
+        }
+    }
+}
+
 /// One of `count` independent jobs that share a frame range (`--shard I/N`): it renders the
 /// range's frames number `index`, `index + count`, `index + 2·count`, … (counting from 0), so
 /// that a Slurm job array or a Kubernetes indexed job can pass its index straight through.
@@ -216,25 +236,24 @@ pub fn render_animation_on(
 fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
     let file = load_scene(&job.scene_path)?;
     let range = file.frame_range()?;
-    let listed: Vec<i64> = match &job.frames {
-        Some(frames) => {
-            if let Some(f) = frames.iter().find(|&&f| f < range.first || f > range.last) {
-                return Err(Error::Usage(format!(
-                    "frame {f} is outside the scene's frames {}..{}",
-                    range.first, range.last
-                )));
-            }
-            frames.clone()
-        }
-        None => Vec::new(),
-    };
+    if let Some(f) = job
+        .frames
+        .iter()
+        .flatten()
+        .find(|&&f| f < range.first || f > range.last)
+    {
+        return Err(Error::Usage(format!(
+            "frame {f} is outside the scene's frames {}..{}",
+            range.first, range.last
+        )));
+    }
     // Several frames in the job (before sharding: shards of one job share its files).
-    let several = match &job.frames {
-        Some(frames) => frames.len() > 1,
-        None => range.last > range.first,
-    };
+    let several = job
+        .frames
+        .as_ref()
+        .map_or(range.last > range.first, |f| f.len() > 1);
     let frames: Box<dyn Iterator<Item = i64>> = match &job.frames {
-        Some(_) => Box::new(listed.into_iter()),
+        Some(frames) => Box::new(frames.iter().copied()),
         None => Box::new(range.first..=range.last),
     };
     let whole = Shard { index: 0, count: 1 };
@@ -331,18 +350,21 @@ fn render_claimed(
 ) -> Result<Vec<FrameReport>, Error> {
     let exr = |i: usize| scenes[i].output.path_for_frame(scenes[i].frame);
     if let [scene] = scenes {
-        // One frame: its passes go to the devices.
-        let report = if claims.take(0, &exr(0))? {
-            let frame = render_scene(scene, meshes, devices, options, job)?;
-            let report = write_outputs(scene, frame, job)?;
-            claims.fulfilled(0);
-            report
-        } else {
-            FrameReport::skipped(scene)
-        };
-        on_frame(&report);
-        return Ok(vec![report]);
+        if render::progressive::Progression::of(scene, job.time_limit).passes > 1 {
+            // One progressive still: its passes go to the devices.
+            let report = if claims.take(0, &exr(0))? {
+                let frame = render_scene(scene, meshes, devices, options, job)?;
+                let report = write_outputs(scene, frame, job)?;
+                claims.fulfilled(0);
+                report
+            } else {
+                FrameReport::skipped(scene)
+            };
+            on_frame(&report);
+            return Ok(vec![report]);
+        }
     }
+    // Frames (a single one included) go to the first device free, one at a time.
     let mut reports: Vec<FrameReport> = Vec::new();
     // Frames written before an earlier one wait for their turn to be reported.
     let mut waiting: BTreeMap<usize, FrameReport> = BTreeMap::new();
@@ -444,28 +466,10 @@ fn render_scene(
             )
         }
     };
-    let mut frame: Frame = match (devices, progression.passes) {
-        ([device], 1) => device.render_frame(scene, &prepared, options)?,
-        (_, 1) => {
-            // One frame of one pass: the first device free renders it.
-            let mut frame = None;
-            render::schedule::hand_out(
-                devices,
-                1,
-                &|_| true,
-                &|device: &dyn Backend, _| {
-                    device
-                        .render_frame(scene, &prepared, options)
-                        .map_err(WorkError::Device)
-                },
-                &mut |f: &render::schedule::DeviceFailure| on_failure(f),
-                &mut |_, f: Frame| -> Result<(), render::RenderError> {
-                    frame = Some(f);
-                    Ok(())
-                },
-            )?;
-            frame.ok_or(render::RenderError::Cancelled)?
-        }
+    // Several devices share a frame only through its progressive passes
+    // (`render_claimed`).
+    let mut frame: Frame = match devices {
+        [device] if progression.passes == 1 => device.render_frame(scene, &prepared, options)?,
         _ => render::progressive::render_progressive(
             devices,
             scene,

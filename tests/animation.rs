@@ -1,6 +1,8 @@
 //! End-to-end animation through the library: `scenes/animated.csc` rendered for several frames
 //! with `render_animation`, and its animated values checked against the formulas in the file.
 
+mod support;
+
 use std::f32::consts::PI;
 use std::path::PathBuf;
 
@@ -30,7 +32,6 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
     let dir = tempfile::tempdir().unwrap();
     let pattern = dir.path().join("anim_####.exr");
     let job = RenderJob {
-        scene_path: animated_scene(),
         frames: Some(vec![1, 2, 3]),
         overrides: Overrides {
             resolution: Some((48, 36)),
@@ -39,14 +40,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
             output: Some(pattern.to_str().unwrap().to_string()),
             ..Default::default()
         },
-        device: Device::Cpu,
-        devices: None,
-        preview: None,
-        progress: false,
-        time_limit: None,
-        shard: None,
-        skip_existing: false,
-        placeholders: false,
+        ..RenderJob::new(animated_scene(), Device::Cpu)
     };
     let mut seen = Vec::new();
     let reports = caustica::render_animation(&job, |report| seen.push(report.frame)).unwrap();
@@ -175,7 +169,6 @@ frames 5..6 fps 10
     )
     .unwrap();
     let job = RenderJob {
-        scene_path,
         frames: None,
         overrides: Overrides {
             resolution: Some((8, 8)),
@@ -184,14 +177,7 @@ frames 5..6 fps 10
             output: Some(dir.path().join("f##.exr").to_str().unwrap().to_string()),
             ..Default::default()
         },
-        device: Device::Cpu,
-        devices: None,
-        preview: None,
-        progress: false,
-        time_limit: None,
-        shard: None,
-        skip_existing: false,
-        placeholders: false,
+        ..RenderJob::new(scene_path, Device::Cpu)
     };
     let reports = caustica::render_animation(&job, |_| {}).unwrap();
     assert_eq!(reports.iter().map(|r| r.frame).collect::<Vec<_>>(), [5, 6]);
@@ -458,37 +444,10 @@ fn a_gpu_frames_device_time_is_the_sum_of_its_stages() {
     }
 }
 
-/// The CPU backend, failing every frame from the `fail_from`-th on.
-struct FailingCpu {
-    calls: std::sync::atomic::AtomicUsize,
-    fail_from: usize,
-}
-
-impl caustica::render::Backend for FailingCpu {
-    fn name(&self) -> String {
-        "cpu that fails".into()
-    }
-    fn render_frame(
-        &self,
-        scene: &caustica::scene::Scene,
-        prepared: &caustica::accel::Prepared,
-        options: &caustica::render::RenderOptions,
-    ) -> Result<caustica::render::Frame, caustica::render::RenderError> {
-        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        if call >= self.fail_from {
-            return Err(caustica::render::RenderError::DeviceUnavailable(
-                "injected failure".into(),
-            ));
-        }
-        caustica::cpu::CpuBackend.render_frame(scene, prepared, options)
-    }
-}
-
 #[test]
 fn a_render_that_stops_removes_its_placeholders_and_keeps_its_finished_frames() {
     let dir = tempfile::tempdir().unwrap();
     let job = RenderJob {
-        scene_path: animated_scene(),
         frames: Some(vec![1, 2, 3]),
         overrides: Overrides {
             resolution: Some((8, 6)),
@@ -496,20 +455,11 @@ fn a_render_that_stops_removes_its_placeholders_and_keeps_its_finished_frames() 
             output: Some(dir.path().join("p_####.exr").to_str().unwrap().to_string()),
             ..Default::default()
         },
-        device: Device::Cpu,
-        devices: None,
-        preview: None,
-        progress: false,
-        time_limit: None,
-        shard: None,
-        skip_existing: false,
         placeholders: true,
+        ..RenderJob::new(animated_scene(), Device::Cpu)
     };
     // One device, which renders frame 1 and then fails: the job stops at frame 2.
-    let failing = FailingCpu {
-        calls: Default::default(),
-        fail_from: 1,
-    };
+    let failing = support::Watched::failing_from(&caustica::cpu::CpuBackend, 1);
     let e = caustica::render_animation_on(&job, &[&failing], |_| {}).unwrap_err();
     assert!(e.to_string().contains("injected failure"), "{e}");
     let mut left: Vec<String> = std::fs::read_dir(dir.path())

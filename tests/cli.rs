@@ -785,21 +785,7 @@ fn a_frame_that_cannot_be_written_stops_an_animation_with_no_partial_file() {
     // must still stop the render with the path named, and leave only whole files.
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("f_0002.exr")).unwrap();
-    let out = caustica(
-        dir.path(),
-        &[
-            "render",
-            scene("animated.csc").to_str().unwrap(),
-            "--device",
-            "cpu",
-            "--frames",
-            "1..4",
-            "--resolution",
-            "8x6",
-            "-o",
-            "f_####.exr",
-        ],
-    );
+    let out = render_animated(dir.path(), "1..4", "f_####.exr", &[]);
     assert_clean_failure(&out);
     let err = stderr(&out);
     assert!(err.contains("cannot write \"f_0002.exr\""), "{err}");
@@ -815,23 +801,7 @@ fn three_shards_render_the_range_exactly_once_between_them() {
     let dir = tempfile::tempdir().unwrap();
     let mut rendered: Vec<String> = Vec::new();
     for shard in ["0/3", "1/3", "2/3"] {
-        let out = caustica(
-            dir.path(),
-            &[
-                "render",
-                scene("animated.csc").to_str().unwrap(),
-                "--device",
-                "cpu",
-                "--frames",
-                "1..7",
-                "--resolution",
-                "8x6",
-                "--shard",
-                shard,
-                "-o",
-                "s_####.exr",
-            ],
-        );
+        let out = render_animated(dir.path(), "1..7", "s_####.exr", &["--shard", shard]);
         assert_success(&out);
         rendered.extend(
             stdout(&out)
@@ -877,22 +847,7 @@ fn three_shards_render_the_range_exactly_once_between_them() {
 #[test]
 fn frame_lists_with_steps_render_exactly_the_frames_named() {
     let dir = tempfile::tempdir().unwrap();
-    let out = caustica(
-        dir.path(),
-        &[
-            "render",
-            scene("animated.csc").to_str().unwrap(),
-            "--device",
-            "cpu",
-            "--frames",
-            "2,10..14:2,3",
-            "--resolution",
-            "8x6",
-            "-q",
-            "-o",
-            "l_####.exr",
-        ],
-    );
+    let out = render_animated(dir.path(), "2,10..14:2,3", "l_####.exr", &["-q"]);
     assert_success(&out);
     let expected: Vec<PathBuf> = [2, 3, 10, 12, 14]
         .iter()
@@ -904,19 +859,7 @@ fn frame_lists_with_steps_render_exactly_the_frames_named() {
 #[test]
 fn a_frame_outside_the_scenes_range_is_a_usage_error_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let out = caustica(
-        dir.path(),
-        &[
-            "render",
-            scene("animated.csc").to_str().unwrap(),
-            "--device",
-            "cpu",
-            "--frames",
-            "20..30",
-            "-o",
-            "o_####.exr",
-        ],
-    );
+    let out = render_animated(dir.path(), "20..30", "o_####.exr", &[]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("frame 25 is outside the scene's frames 1..24"),
@@ -929,22 +872,7 @@ fn a_frame_outside_the_scenes_range_is_a_usage_error_and_writes_nothing() {
 #[test]
 fn several_frames_into_a_pattern_without_hashes_get_their_numbers() {
     let dir = tempfile::tempdir().unwrap();
-    let out = caustica(
-        dir.path(),
-        &[
-            "render",
-            scene("animated.csc").to_str().unwrap(),
-            "--device",
-            "cpu",
-            "--frames",
-            "1..2",
-            "--resolution",
-            "8x6",
-            "-q",
-            "-o",
-            "shot.exr",
-        ],
-    );
+    let out = render_animated(dir.path(), "1..2", "shot.exr", &["-q"]);
     assert_success(&out);
     assert_eq!(
         files_under(dir.path()),
@@ -955,8 +883,8 @@ fn several_frames_into_a_pattern_without_hashes_get_their_numbers() {
     );
 }
 
-/// Renders frames 1..3 of `animated.csc` at 8×6 on the CPU into `s_####.exr` with `extra`.
-fn render_three(dir: &Path, extra: &[&str]) -> Output {
+/// Renders `frames` of `animated.csc` at 8×6 on the CPU into `output`, with `extra` arguments.
+fn render_animated(dir: &Path, frames: &str, output: &str, extra: &[&str]) -> Output {
     let s = scene("animated.csc");
     let mut args = vec![
         "render",
@@ -964,11 +892,11 @@ fn render_three(dir: &Path, extra: &[&str]) -> Output {
         "--device",
         "cpu",
         "--frames",
-        "1..3",
+        frames,
         "--resolution",
         "8x6",
         "-o",
-        "s_####.exr",
+        output,
     ];
     args.extend(extra);
     caustica(dir, &args)
@@ -978,7 +906,7 @@ fn render_three(dir: &Path, extra: &[&str]) -> Output {
 fn skip_existing_leaves_a_finished_frame_alone_and_renders_the_others() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("s_0002.exr"), b"keep").unwrap();
-    let out = render_three(dir.path(), &["--skip-existing"]);
+    let out = render_animated(dir.path(), "1..3", "s_####.exr", &["--skip-existing"]);
     assert_success(&out);
     assert!(
         stdout(&out).contains("frame 2: skipped (s_0002.exr exists)"),
@@ -1000,7 +928,7 @@ fn placeholders_skip_a_frame_another_job_claimed_and_replace_their_own_whole() {
     let dir = tempfile::tempdir().unwrap();
     // Another machine claimed frame 2 and is still rendering it.
     std::fs::write(dir.path().join("s_0002.exr"), b"").unwrap();
-    let out = render_three(dir.path(), &["--placeholders"]);
+    let out = render_animated(dir.path(), "1..3", "s_####.exr", &["--placeholders"]);
     assert_success(&out);
     assert!(
         stdout(&out).contains("frame 2: skipped"),
@@ -1018,7 +946,7 @@ fn placeholders_skip_a_frame_another_job_claimed_and_replace_their_own_whole() {
     }
     assert_no_temporaries(dir.path());
     // Without --placeholders or --skip-existing, every frame is rendered again.
-    let out = render_three(dir.path(), &[]);
+    let out = render_animated(dir.path(), "1..3", "s_####.exr", &[]);
     assert_success(&out);
     caustica::io::read_frame(&dir.path().join("s_0002.exr")).unwrap();
 }

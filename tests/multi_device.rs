@@ -3,14 +3,15 @@
 //! handed out to whichever device is free, a device that fails leaves and its work goes to the
 //! other, and the output is the one a single device writes, bit for bit.
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
-use caustica::accel::Prepared;
-use caustica::render::{Backend, Frame, RenderError, RenderOptions};
-use caustica::scene::{DeviceList, Scene};
+use caustica::render::{Backend, Frame};
+use caustica::scene::DeviceList;
 use caustica::{Device, Overrides, RenderJob};
+use support::Watched;
 
 /// A small photon-mapped scene whose glass ball moves from frame to frame (frames 1..4).
 const SCENE: &str = r#"
@@ -57,49 +58,6 @@ fn two_devices() -> Option<(MutexGuard<'static, ()>, &'static [Devices])> {
     Some((turn, devices))
 }
 
-/// A device that counts the frames it renders, and fails from its `fail_from`-th on.
-struct Watched<'a> {
-    inner: &'a dyn Backend,
-    calls: AtomicUsize,
-    fail_from: usize,
-}
-
-impl<'a> Watched<'a> {
-    fn new(inner: &'a dyn Backend) -> Watched<'a> {
-        Watched::failing_from(inner, usize::MAX)
-    }
-    fn failing_from(inner: &'a dyn Backend, fail_from: usize) -> Watched<'a> {
-        Watched {
-            inner,
-            calls: AtomicUsize::new(0),
-            fail_from,
-        }
-    }
-    fn calls(&self) -> usize {
-        self.calls.load(Ordering::SeqCst)
-    }
-}
-
-impl Backend for Watched<'_> {
-    fn name(&self) -> String {
-        self.inner.name()
-    }
-    fn render_frame(
-        &self,
-        scene: &Scene,
-        prepared: &Prepared,
-        options: &RenderOptions,
-    ) -> Result<Frame, RenderError> {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst);
-        if call >= self.fail_from {
-            return Err(RenderError::DeviceUnavailable(
-                "injected failure: the device was lost".into(),
-            ));
-        }
-        self.inner.render_frame(scene, prepared, options)
-    }
-}
-
 /// The two devices, counted.
 fn watched(devices: &[Devices]) -> (Watched<'_>, Watched<'_>) {
     (
@@ -113,21 +71,13 @@ fn job(dir: &Path, frames: (i64, i64), passes: Option<u32>) -> RenderJob {
     let scene_path = dir.join("moving_ball.csc");
     std::fs::write(&scene_path, SCENE).unwrap();
     RenderJob {
-        scene_path,
         frames: Some((frames.0..=frames.1).collect()),
         overrides: Overrides {
             output: Some(dir.join("out_####.exr").to_str().unwrap().to_string()),
             passes,
             ..Default::default()
         },
-        device: Device::Gpu,
-        devices: None,
-        preview: None,
-        progress: false,
-        time_limit: None,
-        shard: None,
-        skip_existing: false,
-        placeholders: false,
+        ..RenderJob::new(scene_path, Device::Gpu)
     }
 }
 

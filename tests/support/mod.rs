@@ -1,5 +1,5 @@
 //! Helpers shared by several integration tests: a seeded generator, IR builders, the analytic
-//! sphere scene, a VD map wrapper and measures of a VD patch's tessellation. Each test file uses what it needs.
+//! sphere scene, a VD map wrapper, measures of a VD patch's tessellation, and a backend that counts its frames and fails on demand. Each test file uses what it needs.
 #![allow(dead_code)]
 
 use std::f32::consts::PI;
@@ -254,5 +254,48 @@ pub fn assert_wgsl_twins(kernel_file: &str, twins: Vec<Twin>) {
             .map(|m| (m.name.as_deref().unwrap_or("?"), m.offset as usize))
             .collect();
         assert_eq!(wgsl, fields, "{name}: members");
+    }
+}
+
+/// A device that counts the frames it renders, and fails from its `fail_from`-th on.
+pub struct Watched<'a> {
+    inner: &'a dyn caustica::render::Backend,
+    calls: std::sync::atomic::AtomicUsize,
+    fail_from: usize,
+}
+
+impl<'a> Watched<'a> {
+    pub fn new(inner: &'a dyn caustica::render::Backend) -> Watched<'a> {
+        Watched::failing_from(inner, usize::MAX)
+    }
+    pub fn failing_from(inner: &'a dyn caustica::render::Backend, fail_from: usize) -> Watched<'a> {
+        Watched {
+            inner,
+            calls: std::sync::atomic::AtomicUsize::new(0),
+            fail_from,
+        }
+    }
+    pub fn calls(&self) -> usize {
+        self.calls.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl caustica::render::Backend for Watched<'_> {
+    fn name(&self) -> String {
+        self.inner.name()
+    }
+    fn render_frame(
+        &self,
+        scene: &caustica::scene::Scene,
+        prepared: &caustica::accel::Prepared,
+        options: &caustica::render::RenderOptions,
+    ) -> Result<caustica::render::Frame, caustica::render::RenderError> {
+        let call = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if call >= self.fail_from {
+            return Err(caustica::render::RenderError::DeviceUnavailable(
+                "injected failure: the device was lost".into(),
+            ));
+        }
+        self.inner.render_frame(scene, prepared, options)
     }
 }
