@@ -34,6 +34,7 @@ fn bench_scene(label: &str, path: &Path, spp: u32, runs: usize) {
     let overrides = Overrides {
         resolution: Some((1024, 1024)),
         spp: Some(spp),
+        integrator: Some(caustica::scene::Integrator::Whitted),
         ..Default::default()
     };
     let scene = match caustica::evaluate_frame(&file, 1, &assets, &overrides) {

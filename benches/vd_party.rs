@@ -91,6 +91,7 @@ fn main() {
     let overrides = Overrides {
         resolution: Some((width, height)),
         spp: Some(spp),
+        integrator: Some(caustica::scene::Integrator::Whitted),
         ..Default::default()
     };
     let scene = caustica::evaluate_frame(&file, 1, &AssetCache::default(), &overrides)

@@ -76,6 +76,7 @@ fn a_gpu_frame_whose_camera_rays_outgrow_one_binding_renders_in_passes_and_match
             resolution: Some((256, 256)),
             spp: Some(32),
             layers: Some(vec![Aov::Albedo, Aov::Normal, Aov::Depth]),
+            integrator: Some(Integrator::Whitted),
             ..Default::default()
         },
     );
@@ -103,6 +104,7 @@ fn a_frame_cut_into_passes_is_the_frame_in_one_pass_on_both_backends() {
             resolution: Some((40, 24)),
             spp: Some(5),
             layers: Some(vec![Aov::Albedo, Aov::Normal, Aov::Depth, Aov::Id]),
+            integrator: Some(Integrator::Whitted),
             ..Default::default()
         },
     );

@@ -46,6 +46,7 @@ fn small_scene(path: &std::path::Path) -> (String, Scene, Prepared) {
     let overrides = Overrides {
         resolution: Some((320, 240)),
         spp: Some(1),
+        integrator: Some(caustica::scene::Integrator::Whitted),
         ..Overrides::default()
     };
     let mut scene = caustica::evaluate_frame(&file, first, &AssetCache::default(), &overrides)
@@ -241,6 +242,7 @@ fn chunked_shading_of_a_larger_frame_matches_the_cpu() {
     let overrides = Overrides {
         resolution: Some((256, 256)),
         spp: Some(4),
+        integrator: Some(caustica::scene::Integrator::Whitted),
         ..Overrides::default()
     };
     let scene = caustica::evaluate_frame(&file, 0, &AssetCache::default(), &overrides).unwrap();
@@ -322,6 +324,7 @@ fn gpu_conductor_and_exact_and_schlick_glass_match_the_cpu() {
     let overrides = Overrides {
         resolution: Some((64, 64)),
         spp: Some(1),
+        integrator: Some(caustica::scene::Integrator::Whitted),
         ..Overrides::default()
     };
     let scene = caustica::evaluate_frame(&file, 0, &AssetCache::default(), &overrides).unwrap();

@@ -549,11 +549,14 @@ fn film_sampler_is_sobol_unless_independent_is_asked_for() {
 }
 
 #[test]
-fn film_integrator_and_quality() {
+fn film_integrator_defaults_to_photon_map_and_quality_to_default() {
     let s = scene("film { integrator photon_map quality reference }");
     assert_eq!(s.film.integrator, caustica::scene::Integrator::PhotonMap);
     assert_eq!(s.film.quality, caustica::scene::Quality::Reference);
-    let s = scene("film { spp 2 }");
+    let s = scene("film { integrator whitted }");
     assert_eq!(s.film.integrator, caustica::scene::Integrator::Whitted);
+    // Photon mapping is the default, as the renderer's purpose.
+    let s = scene("film { spp 2 }");
+    assert_eq!(s.film.integrator, caustica::scene::Integrator::PhotonMap);
     assert_eq!(s.film.quality, caustica::scene::Quality::Default);
 }

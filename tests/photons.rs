@@ -31,6 +31,7 @@ fn white_box() -> Scene {
             width: 8,
             height: 8,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![material(
@@ -66,6 +67,7 @@ fn glass_sphere_over_floor() -> Scene {
             width: 16,
             height: 16,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![

@@ -105,6 +105,7 @@ fn mirror_reflects_the_wall_behind_the_camera_scaled_by_its_reflectance() {
             width: 4,
             height: 4,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![
@@ -162,6 +163,7 @@ fn an_occluder_casts_a_shadow_from_a_point_light() {
             width: 32,
             height: 32,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![material(
@@ -219,6 +221,7 @@ fn quad_light_far_from_a_floor_gives_the_irradiance_of_a_point_source() {
             width: 2,
             height: 2,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![material(

@@ -37,6 +37,7 @@ fn tilted_square(spp: u32, sampler: Sampler, seed: u64) -> (Scene, Affine3A) {
             spp,
             sampler,
             seed,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![material(

@@ -27,8 +27,13 @@ use caustica::{Overrides, SceneFile};
 fn load(name: &str, text: &str) -> (Scene, Prepared) {
     let file = SceneFile::from_str(name, text).unwrap_or_else(|e| panic!("{name}: {e}"));
     let first = file.frame_range().unwrap().first;
+    // These tests compare the Whitted images of the two backends.
+    let whitted = Overrides {
+        integrator: Some(caustica::scene::Integrator::Whitted),
+        ..Overrides::default()
+    };
     let scene =
-        caustica::evaluate_frame(&file, first, &AssetCache::default(), &Overrides::default())
+        caustica::evaluate_frame(&file, first, &AssetCache::default(), &whitted)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
     let prepared = caustica::prepare(&scene).unwrap_or_else(|e| panic!("{name}: {e}"));
     (scene, prepared)

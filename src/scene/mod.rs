@@ -83,7 +83,7 @@ pub struct Film {
     pub seed: u64,
     /// Deepest subdivision level of a VD patch's on-the-fly bottom level (`2^L × 2^L` cells).
     pub vd_max_level: u32,
-    /// How the frame is lit.
+    /// How the frame is lit (photon mapping unless the scene asks for `integrator whitted`).
     pub integrator: Integrator,
     /// Scales the photon and gather counts ([`Scene::apply_quality`]).
     pub quality: Quality,
@@ -142,7 +142,7 @@ impl Default for Film {
             max_depth: 8,
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
-            integrator: Integrator::Whitted,
+            integrator: Integrator::PhotonMap,
             quality: Quality::Default,
             devices: DeviceList::Auto,
             span: Span::NONE,

@@ -154,6 +154,7 @@ pub fn analytic_sphere_scene() -> (Scene, Vec3) {
             width: 24,
             height: 16,
             spp: 1,
+            integrator: caustica::scene::Integrator::Whitted,
             ..Default::default()
         },
         materials: vec![material(
