@@ -50,31 +50,51 @@ pub use gpu::context::gpu_required;
 ///   A software adapter (lavapipe) is slower than the CPU backend, so `auto` takes it only under
 ///   `CAUSTICA_REQUIRE_GPU=1`, which also makes a missing adapter an error.
 pub fn select_backend(device: Device) -> Result<Box<dyn Backend>, Error> {
-    let open_gpu = || -> Result<gpu::GpuBackend, Error> {
-        // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
-        gpu::GpuBackend::open(true)
-            .map_err(|e| render::RenderError::DeviceUnavailable(e.to_string()).into())
-    };
+    // A GPU was asked for: pin the search to Vulkan (see gpu::context::backends_to_search).
+    let open_gpu = || gpu::GpuBackend::open(true);
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuBackend)),
-        Device::Gpu => Ok(Box::new(open_gpu()?)),
+        Device::Gpu => match open_gpu() {
+            Ok(backend) => Ok(Box::new(backend)),
+            Err(gpu::GpuError::NoAdapter(details)) => {
+                log::debug!("no GPU adapter{details}");
+                Err(render::RenderError::DeviceUnavailable(NO_GPU_FOR_DEVICE_GPU.into()).into())
+            }
+            Err(e) => Err(render::RenderError::DeviceUnavailable(e.to_string()).into()),
+        },
         Device::Auto => match open_gpu() {
             Ok(backend) if gpu_required() || !backend.is_software() => Ok(Box::new(backend)),
             Ok(backend) => {
                 log::warn!(
-                    "only a software GPU adapter ({}) was found; rendering on the CPU backend",
+                    "only a software GPU adapter ({}) was found; rendering on the CPU",
                     backend.name()
                 );
                 Ok(Box::new(cpu::CpuBackend))
             }
-            Err(e) if gpu_required() => Err(e),
+            Err(e) if gpu_required() => {
+                Err(render::RenderError::DeviceUnavailable(e.to_string()).into())
+            }
+            Err(gpu::GpuError::NoAdapter(details)) => {
+                log::debug!("no GPU adapter{details}");
+                log::warn!("{NO_GPU_FOR_DEVICE_AUTO}");
+                Ok(Box::new(cpu::CpuBackend))
+            }
             Err(e) => {
-                log::warn!("no GPU available ({e}); rendering on the CPU backend");
+                log::warn!("the GPU could not be opened ({e}); rendering on the CPU");
                 Ok(Box::new(cpu::CpuBackend))
             }
         },
     }
 }
+
+/// What `--device auto` says when it finds no GPU and renders on the CPU.
+pub const NO_GPU_FOR_DEVICE_AUTO: &str =
+    "no GPU adapter found; rendering on the CPU (set RUST_LOG=wgpu=warn for details)";
+
+/// Why `--device gpu` fails without a GPU, with what to do about it.
+pub const NO_GPU_FOR_DEVICE_GPU: &str = "--device gpu: no GPU adapter found\n  \
+     hint: install a Vulkan driver (`caustica info --gpu` lists the adapters found), or \
+     render with --device cpu or --device auto; RUST_LOG=wgpu=warn shows why none was found";
 
 /// A description of the GPU adapter that `--device gpu` would use: name, backend, the optional
 /// features found and the limits. Pinned to Vulkan under `CAUSTICA_REQUIRE_GPU`.
@@ -171,6 +191,8 @@ pub struct Overrides {
     pub quality: Option<scene::Quality>,
     /// Progressive passes, instead of the scene's `film { passes }` (`--passes`).
     pub passes: Option<u32>,
+    /// Render only this part of the image (`--crop`).
+    pub crop: Option<scene::CropWindow>,
 }
 
 impl Overrides {
@@ -197,6 +219,9 @@ impl Overrides {
         if let Some(quality) = self.quality {
             scene.film.quality = quality;
         }
+        if let Some(crop) = self.crop {
+            scene.film.crop = Some(crop);
+        }
         if let Some(passes) = self.passes {
             scene.film.passes = passes.max(1);
         }
@@ -218,15 +243,19 @@ pub fn parse_rect(text: &str) -> Result<render::compare::Rect, Error> {
     }
 }
 
-/// Compares the colour of two EXR files (a render and a reference, e.g. from
-/// `tools/mitsuba_reference.py`) outside `excluded`.
+/// Compares the colour of two images (a render and a reference, e.g. from
+/// `tools/mitsuba_reference.py`) outside `excluded`. Each is an OpenEXR file (its RGB) or a PNG
+/// or JPEG (decoded from sRGB to linear). Images of different sizes are a usage error. With
+/// `diff`, also writes a PNG of each pixel's relative squared error in false colour
+/// ([`render::compare::false_colour`]).
 pub fn compare_files(
     image: &Path,
     reference: &Path,
     excluded: &[render::compare::Rect],
+    diff: Option<&Path>,
 ) -> Result<render::compare::Comparison, Error> {
-    let a = io::read_frame(image)?;
-    let b = io::read_frame(reference)?;
+    let a = io::load_texture(image)?;
+    let b = io::load_texture(reference)?;
     if (a.width, a.height) != (b.width, b.height) {
         return Err(Error::Usage(format!(
             "{} is {}x{} but {} is {}x{}",
@@ -238,7 +267,31 @@ pub fn compare_files(
             b.height
         )));
     }
-    render::compare::compare(&a.color, &b.color, a.width, excluded).map_err(Error::Usage)
+    let comparison =
+        render::compare::compare(&a.texels, &b.texels, a.width, excluded).map_err(Error::Usage)?;
+    if let Some(path) = diff {
+        let pixels: Vec<[u8; 3]> = render::compare::pixel_errors(&a.texels, &b.texels)
+            .into_iter()
+            .map(render::compare::false_colour)
+            .collect();
+        io::write_rgb8_png(path, a.width, a.height, &pixels)?;
+    }
+    Ok(comparison)
+}
+
+/// `--crop X0,X1,Y0,Y1`: fractions of the image, as pbrt's `--cropwindow`.
+pub fn parse_crop(text: &str) -> Result<scene::CropWindow, Error> {
+    let values: Vec<f32> = text
+        .split(',')
+        .map(|t| t.trim().parse::<f32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| Error::Usage(format!("--crop {text}: expected four numbers X0,X1,Y0,Y1")))?;
+    let [x0, x1, y0, y1] = values[..] else {
+        return Err(Error::Usage(format!(
+            "--crop {text}: expected four numbers X0,X1,Y0,Y1"
+        )));
+    };
+    scene::CropWindow::new(x0, x1, y0, y1).map_err(|e| Error::Usage(format!("--crop: {e}")))
 }
 
 /// The layers of `--layers` (`color` is accepted and ignored, as in the scene language);
@@ -266,6 +319,16 @@ pub fn parse_layers(names: &[String]) -> Result<Vec<scene::Aov>, Error> {
 /// Parses a scene file and everything it includes.
 pub fn load_scene(path: &Path) -> Result<SceneFile, Error> {
     Ok(SceneFile::load(path)?)
+}
+
+/// [`load_scene`], then each `-D NAME=VALUE` of `defines` in order ([`SceneFile::define`]); a
+/// define that names no top-level `let` is a usage error.
+pub fn load_scene_defined(path: &Path, defines: &[String]) -> Result<SceneFile, Error> {
+    let mut file = load_scene(path)?;
+    for definition in defines {
+        file.define(definition).map_err(Error::Usage)?;
+    }
+    Ok(file)
 }
 
 /// Evaluates a parsed scene for `frame`, loading the files it names through `assets`, and

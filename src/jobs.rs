@@ -8,8 +8,9 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::api::{
-    evaluate_frame, load_scene, prepare_cached, select_backends, Device, Error, Overrides,
+    evaluate_frame, load_scene_defined, prepare_cached, select_backends, Device, Error, Overrides,
 };
+use crate::render::progress::{Phase, ProgressSink, Step};
 use crate::render::schedule::WorkError;
 use crate::render::{self, Backend, Frame, RenderOptions};
 use crate::scene::{self, Scene};
@@ -22,12 +23,17 @@ pub struct RenderJob {
     /// Frames to render, each within the scene's `frames` range; the whole range when `None`.
     pub frames: Option<Vec<i64>>,
     pub overrides: Overrides,
+    /// `-D NAME=VALUE` overrides of top-level `let`s, applied in order.
+    pub defines: Vec<String>,
     pub device: Device,
     /// The GPUs to render on, instead of the scene's `film { devices }` (`--devices`).
     pub devices: Option<scene::DeviceList>,
     /// Also write a tone-mapped PNG here (`####` becomes the frame number).
     pub preview: Option<String>,
-    pub progress: bool,
+    /// Exposure in stops of the PNGs (the preview, and an output path ending in `.png`).
+    pub exposure: f32,
+    /// Where the frames report their phases and the sequence its frames (`render::progress`).
+    pub progress: Option<ProgressSink>,
     /// Progressive rendering stops starting passes after this many seconds per frame
     /// (`--time`); with no passes set it runs as many as fit.
     pub time_limit: Option<f64>,
@@ -50,10 +56,12 @@ impl RenderJob {
             scene_path: scene_path.into(),
             frames: None,
             overrides: Overrides::default(),
+            defines: Vec::new(),
             device,
             devices: None,
             preview: None,
-            progress: false,
+            exposure: 0.0,
+            progress: None,
             time_limit: None,
             shard: None,
             skip_existing: false,
@@ -234,7 +242,7 @@ pub fn render_animation_on(
 /// A job of several frames whose output pattern has no `#` writes each frame to its own file:
 /// `_####` goes before the extension (`shot.exr` → `shot_0001.exr`).
 fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
-    let file = load_scene(&job.scene_path)?;
+    let file = load_scene_defined(&job.scene_path, &job.defines)?;
     let range = file.frame_range()?;
     if let Some(f) = job
         .frames
@@ -264,6 +272,15 @@ fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
         .of(frames)
         .map(|frame| evaluate_frame(&file, frame, &assets, &job.overrides))
         .collect::<Result<Vec<Scene>, Error>>()?;
+    if let Some([x0, y0, x1, y1]) = scenes.first().and_then(|s| s.film.crop_pixels()) {
+        if x0 >= x1 || y0 >= y1 {
+            let film = &scenes[0].film;
+            return Err(Error::Usage(format!(
+                "--crop: the window holds no pixel of the {}x{} image",
+                film.width, film.height
+            )));
+        }
+    }
     if several {
         for scene in &mut scenes {
             scene.output.path = with_frame_number(&scene.output.path);
@@ -317,11 +334,13 @@ fn render_scenes(
     mut on_frame: impl FnMut(&FrameReport),
 ) -> Result<Vec<FrameReport>, Error> {
     let meshes = accel::MeshBuildCache::default();
-    // A progress bar per frame only where one device renders one frame at a time.
     let options = RenderOptions {
-        progress: job.progress && devices.len() == 1,
+        progress: job.progress.clone(),
         ..Default::default()
     };
+    if let Some(p) = &job.progress {
+        p.0.sequence(scenes.len());
+    }
     let claims = Claims::of(job);
     let outcome = render_claimed(
         scenes,
@@ -353,11 +372,14 @@ fn render_claimed(
         if render::progressive::Progression::of(scene, job.time_limit).passes > 1 {
             // One progressive still: its passes go to the devices.
             let report = if claims.take(0, &exr(0))? {
+                started(job, scene.frame);
                 let frame = render_scene(scene, meshes, devices, options, job)?;
+                finished(job, scene.frame);
                 let report = write_outputs(scene, frame, job)?;
                 claims.fulfilled(0);
                 report
             } else {
+                skipped(job, scene.frame);
                 FrameReport::skipped(scene)
             };
             on_frame(&report);
@@ -399,13 +421,16 @@ fn render_claimed(
         // Ok(false): the frame is not this job's (skipped).
         let work = |device: &dyn Backend, i: usize| -> Result<bool, WorkError<Error>> {
             if !claims.take(i, &exr(i)).map_err(WorkError::Fatal)? {
+                skipped(job, scenes[i].frame);
                 return Ok(false);
             }
+            started(job, scenes[i].frame);
             let frame =
                 render_scene(&scenes[i], meshes, &[device], options, job).map_err(|e| match e {
                     Error::Render(e) => WorkError::Device(e),
                     other => WorkError::Fatal(other),
                 })?;
+            finished(job, scenes[i].frame);
             // The writers stop only once this sender is dropped, after the last frame.
             to_write
                 .send((i, frame))
@@ -442,6 +467,27 @@ fn render_claimed(
     outcome.map(|()| reports)
 }
 
+/// Tells the job's progress that a device took `frame`.
+fn started(job: &RenderJob, frame: i64) {
+    if let Some(p) = &job.progress {
+        p.0.frame_started(frame);
+    }
+}
+
+/// Tells the job's progress that `frame` is rendered.
+fn finished(job: &RenderJob, frame: i64) {
+    if let Some(p) = &job.progress {
+        p.0.frame_finished(frame);
+    }
+}
+
+/// Tells the job's progress that `frame` is left alone.
+fn skipped(job: &RenderJob, frame: i64) {
+    if let Some(p) = &job.progress {
+        p.0.frame_skipped(frame);
+    }
+}
+
 /// Builds and renders one evaluated frame; its progressive passes, if it has any, go to
 /// `devices`. A failing device is an [`Error::Render`]; anything else (the hierarchy) is another
 /// error.
@@ -470,30 +516,63 @@ fn render_scene(
     // (`render_claimed`).
     let mut frame: Frame = match devices {
         [device] if progression.passes == 1 => device.render_frame(scene, &prepared, options)?,
-        _ => render::progressive::render_progressive(
-            devices,
-            scene,
-            &prepared,
-            options,
-            progression,
-            |pass, seconds| log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame),
-            on_failure,
-        )?,
+        _ => {
+            // A progressive frame reports its passes as they end, not each pass's phases.
+            let quiet = RenderOptions {
+                progress: None,
+                ..options.clone()
+            };
+            render::progressive::render_progressive(
+                devices,
+                scene,
+                &prepared,
+                &quiet,
+                progression,
+                |pass, seconds| {
+                    log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame);
+                    if let Some(p) = &options.progress {
+                        // Under a time limit alone, the passes that fit at this rate.
+                        let passes = match progression.seconds {
+                            Some(limit) if progression.passes == u32::MAX => {
+                                ((pass as f64 * limit / seconds.max(1e-9)) as u32).max(pass)
+                            }
+                            _ => progression.passes,
+                        };
+                        let step = Step {
+                            phase: Phase::Layers,
+                            pass: pass.saturating_sub(1),
+                            passes,
+                            done: 1.0,
+                        };
+                        p.0.step(scene.frame, step);
+                    }
+                },
+                on_failure,
+            )?
+        }
     };
     frame.metadata.build_seconds = build_seconds;
     frame.metadata.stats.bvh = Some(prepared.stats());
     Ok(frame)
 }
 
-/// Writes a rendered frame's EXR (and preview) and reports it.
+/// Writes a rendered frame's EXR (or, for an output path ending in `.png`, a tone-mapped PNG
+/// of the colour) and its preview, and reports it.
 fn write_outputs(scene: &Scene, frame: Frame, job: &RenderJob) -> Result<FrameReport, Error> {
     let stats = frame.metadata.stats.clone();
     let exr = scene.output.path_for_frame(scene.frame);
-    io::write_frame(&exr, &frame)?;
+    let png = exr
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    if png {
+        io::write_preview_png(&exr, &frame, job.exposure)?;
+    } else {
+        io::write_frame(&exr, &frame)?;
+    }
     let preview = match &job.preview {
         Some(pattern) => {
             let path = scene::expand_frame_pattern(pattern, scene.frame);
-            io::write_preview_png(&path, &frame, 0.0)?;
+            io::write_preview_png(&path, &frame, job.exposure)?;
             Some(path)
         }
         None => None,

@@ -87,7 +87,7 @@ fn rendering_frames_1_to_3_writes_three_different_exrs_with_frame_and_time_metad
         assert_eq!(frame.metadata.device, "cpu");
         // `output { ... layers albedo depth }`
         let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
-        assert_eq!(names, ["albedo", "depth"]);
+        assert_eq!(names, ["Albedo", caustica::render::DEPTH_LAYER]);
         assert!(frame
             .color
             .iter()

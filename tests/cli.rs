@@ -2,85 +2,17 @@
 //! its own temporary directory (which is also the process's current directory, so that relative
 //! output paths land there).
 
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+use support::cli::{
+    assert_clean_failure, assert_success, caustica, files_under, repo, scene, stderr, stdout,
+    write_scene,
+};
 
 use glam::Vec3;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn scene(name: &str) -> PathBuf {
-    repo().join("scenes").join(name)
-}
-
-/// Runs `caustica ARGS` in `dir`.
-fn caustica(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_caustica"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("the caustica binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn assert_success(out: &Output) {
-    assert!(
-        out.status.success(),
-        "caustica failed with {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        stdout(out),
-        stderr(out)
-    );
-}
-
-/// Fails with exit status 1 (an error reported by caustica, not a crash or a signal) and
-/// without panic text.
-fn assert_clean_failure(out: &Output) {
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "expected a reported error\nstdout:\n{}\nstderr:\n{}",
-        stdout(out),
-        stderr(out)
-    );
-    let err = stderr(out);
-    assert!(!err.contains("panicked"), "panic in stderr:\n{err}");
-    assert!(!err.contains("RUST_BACKTRACE"), "panic in stderr:\n{err}");
-}
-
-/// Every file (not directory) under `dir`, recursively, relative to `dir`.
-fn files_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                found.push(path.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
-fn write_scene(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 fn luminance(c: Vec3) -> f32 {
     0.2126 * c.x + 0.7152 * c.y + 0.0722 * c.z
@@ -172,17 +104,29 @@ fn render_cornell_point_writes_a_lit_64x64_exr_with_layers_metadata_and_png_prev
         "right wall is not green: {right}"
     );
 
-    // The scene asks for albedo, normal and depth, in that order.
+    // The scene asks for albedo, normal and depth, in that order: pbrt's G-buffer names
+    // (`Albedo.*`, `N.*` geometric and `Ns.*` shading normals, `Z` in the default layer).
     let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(names, ["albedo", "normal", "depth"]);
-    let albedo = frame.aov("albedo").unwrap();
-    let normal = frame.aov("normal").unwrap();
-    let depth = frame.aov("depth").unwrap();
+    assert_eq!(names, ["Albedo", "N", "Ns", caustica::render::DEPTH_LAYER]);
+    let albedo = frame.aov("Albedo").unwrap();
+    let geometric = frame.aov("N").unwrap();
+    let normal = frame.aov("Ns").unwrap();
+    let depth = frame.aov(caustica::render::DEPTH_LAYER).unwrap();
     assert_eq!(albedo.channels, ["R", "G", "B"]);
     assert_eq!(normal.channels, ["X", "Y", "Z"]);
     assert_eq!(depth.channels, ["Z"]);
-    for layer in [albedo, normal, depth] {
+    for layer in [albedo, geometric, normal, depth] {
         assert_eq!(layer.pixels.len(), 64 * 64 * layer.channels.len());
+    }
+    // One sample a pixel: the coverage is 0 or 1. The box fills the middle of the image;
+    // the top and bottom rows look past the opening's edges into the void.
+    assert_eq!(frame.alpha.len(), 64 * 64);
+    assert!(frame.alpha.iter().all(|&a| a == 0.0 || a == 1.0));
+    assert!(frame.alpha[..64].contains(&0.0), "the top row sees nothing");
+    for y in 16..48 {
+        assert!(frame.alpha[y * 64 + 16..y * 64 + 48]
+            .iter()
+            .all(|&a| a == 1.0));
     }
     // A pixel on the left wall has the red material's albedo and a normal facing +x.
     let i = (32 * 64 + 6) as usize;
@@ -193,8 +137,14 @@ fn render_cornell_point_writes_a_lit_64x64_exr_with_layers_metadata_and_png_prev
     );
     let n = Vec3::new(normal.get(i, 0), normal.get(i, 1), normal.get(i, 2));
     assert!((n - Vec3::X).length() < 1e-3, "normal {n}");
-    // Everything in the middle of the image is inside the box: between the opening (2.9 away)
-    // and the far corners of the back wall (under 5.1 away).
+    let ng = Vec3::new(
+        geometric.get(i, 0),
+        geometric.get(i, 1),
+        geometric.get(i, 2),
+    );
+    assert!((ng - Vec3::X).length() < 1e-3, "geometric normal {ng}");
+    // Everything in the middle of the image is inside the box: between the opening (2.9 in
+    // front of the camera) and the back wall (4.9).
     for y in 16..48 {
         for x in 16..48 {
             let d = depth.get((y * 64 + x) as usize, 0);
@@ -211,6 +161,12 @@ fn render_cornell_point_writes_a_lit_64x64_exr_with_layers_metadata_and_png_prev
     assert_eq!(meta.camera_look_at, Vec3::new(0.0, 1.0, 0.0));
     assert_eq!(meta.camera_fov_deg, 39.0);
     assert!(!meta.stats.is_empty());
+    // The scene names no integrator: photon mapping, the default, gathered irradiance.
+    assert!(
+        meta.stat("gather/seeds").is_some_and(|s| s > 0.0),
+        "not photon-mapped: {:?}",
+        meta.stats
+    );
     let primary = meta.stat("rays/primary");
     assert_eq!(primary, Some(64.0 * 64.0), "stats: {:?}", meta.stats);
     assert!(
@@ -710,7 +666,14 @@ fn render_layers_option_replaces_the_scenes_layers_and_rejects_unknown_names() {
     assert_success(&out);
     let frame = caustica::io::read_frame(&exr).unwrap();
     let names: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
-    assert_eq!(names, ["depth", "photons_global", "photons_caustic"]);
+    assert_eq!(
+        names,
+        [
+            caustica::render::DEPTH_LAYER,
+            "photons_global",
+            "photons_caustic"
+        ]
+    );
     // The global map lights the box; the Cornell box has no specular object, so no caustics.
     let global = frame.aov("photons_global").unwrap();
     assert!(global.pixels.iter().sum::<f32>() > 0.0);

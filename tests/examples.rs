@@ -63,7 +63,12 @@ fn assert_well_formed(name: &str, scene: &caustica::scene::Scene, frame: &Frame)
             "{name}: pixel {i} has colour {c}"
         );
     }
-    let asked: Vec<&str> = scene.output.layers.iter().map(|l| l.name()).collect();
+    let asked: Vec<&str> = scene
+        .output
+        .layers
+        .iter()
+        .flat_map(|&l| caustica::render::layer_names(l).iter().copied())
+        .collect();
     let got: Vec<&str> = frame.aovs.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(got, asked, "{name}: the layers the scene asks for");
     for layer in &frame.aovs {

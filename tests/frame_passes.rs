@@ -90,7 +90,7 @@ fn a_gpu_frame_whose_camera_rays_outgrow_one_binding_renders_in_passes_and_match
     // The same samples on both backends: the whole-image agreement of gpu_whitted.rs.
     let colour = relative_l1(&frame.color, &cpu.color);
     assert!(colour < 0.01, "colour differs by {colour}");
-    for name in ["albedo", "normal"] {
+    for name in ["Albedo", "N", "Ns"] {
         let d = relative_l1(&layer(&frame, name), &layer(&cpu, name));
         assert!(d < 0.01, "{name} differs by {d}");
     }
@@ -116,11 +116,23 @@ fn a_frame_cut_into_passes_is_the_frame_in_one_pass_on_both_backends() {
         // difference.
         let d = relative_l1(&cut.color, &one.color);
         assert!(d < 1e-5, "{what}: colour differs by {d}");
-        for name in ["albedo", "normal"] {
+        for name in ["Albedo", "N", "Ns"] {
             let d = relative_l1(&layer(cut, name), &layer(one, name));
             assert!(d < 1e-5, "{what}: {name} differs by {d}");
         }
-        assert_eq!(cut.aov("depth"), one.aov("depth"), "{what}: depth");
+        assert_eq!(cut.alpha, one.alpha, "{what}: alpha");
+        let depth = |f: &Frame| f.aov(caustica::render::DEPTH_LAYER).unwrap().pixels.clone();
+        let d = relative_l1(
+            &depth(cut)
+                .iter()
+                .map(|&z| Vec3::splat(z.min(1e6)))
+                .collect::<Vec<_>>(),
+            &depth(one)
+                .iter()
+                .map(|&z| Vec3::splat(z.min(1e6)))
+                .collect::<Vec<_>>(),
+        );
+        assert!(d < 1e-5, "{what}: depth differs by {d}");
         assert_eq!(cut.aov("id"), one.aov("id"), "{what}: id");
     };
     let one = render_whitted(&scene, &prepared, &options(None));
@@ -198,5 +210,53 @@ fn a_photon_mapped_frame_in_passes_traces_its_maps_and_their_irradiance_photons_
     for name in ["photons_global", "photons_caustic"] {
         let d = relative_l1(&layer(&frame, name), &layer(&cpu, name));
         assert!(d < 0.02, "{name} differs by {d}");
+    }
+}
+
+#[test]
+fn a_crop_renders_only_its_pixels_and_they_are_the_full_frames_on_both_backends() {
+    let full = |crop| {
+        scene(
+            "cornell_spheres.csc",
+            Overrides {
+                resolution: Some((48, 32)),
+                spp: Some(2),
+                layers: Some(vec![Aov::Albedo]),
+                integrator: Some(Integrator::Whitted),
+                crop,
+                ..Default::default()
+            },
+        )
+    };
+    let window = caustica::scene::CropWindow::new(0.25, 0.5, 0.5, 1.0).unwrap();
+    let (whole, prepared) = full(None);
+    let (cropped, _) = full(Some(window));
+    // Pixels 12..24 × 16..32; the tiles around them are 8..24 × 16..32.
+    assert_eq!(cropped.film.crop_pixels(), Some([12, 16, 24, 32]));
+    let inside = |i: usize| (8..24).contains(&(i % 48)) && (16..32).contains(&(i / 48));
+    let mut frames = vec![(
+        render_whitted(&whole, &prepared, &options(None)),
+        render_whitted(&cropped, &prepared, &options(None)),
+    )];
+    if let Some(ctx) = test_context() {
+        let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
+        frames.push((
+            gpu.render(&whole, &prepared, &options(None)).unwrap(),
+            gpu.render(&cropped, &prepared, &options(None)).unwrap(),
+        ));
+    }
+    for (one, crop) in &frames {
+        let device = &one.metadata.device;
+        assert_eq!(crop.metadata.data_window, Some([12, 16, 24, 32]));
+        // Only the crop's tiles were traced: 16 × 16 pixels of 48 × 32, two samples each.
+        assert_eq!(stat(crop, "rays/primary"), 16.0 * 16.0 * 2.0, "{device}");
+        for i in 0..48 * 32 {
+            if inside(i) {
+                assert_eq!(crop.color[i], one.color[i], "{device}: pixel {i}");
+                assert_eq!(crop.alpha[i], one.alpha[i], "{device}: pixel {i}");
+            } else {
+                assert_eq!(crop.color[i], Vec3::ZERO, "{device}: pixel {i}");
+            }
+        }
     }
 }

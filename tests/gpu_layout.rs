@@ -201,9 +201,13 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
             "FirstHit",
             rust_layout!(GpuFirstHit {
                 albedo,
-                depth,
+                hit,
                 normal,
-                _pad
+                _pad0,
+                geometric,
+                _pad1,
+                position,
+                _pad2
             }),
         ),
         (

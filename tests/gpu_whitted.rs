@@ -153,10 +153,22 @@ fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
             .unwrap();
         let seconds = start.elapsed().as_secs_f64();
         let colour = relative_l1(&gpu.color, &cpu.color);
-        let albedo = relative_l1(&layer_vec3(&gpu, "albedo"), &layer_vec3(&cpu, "albedo"));
-        let normal = relative_l1(&layer_vec3(&gpu, "normal"), &layer_vec3(&cpu, "normal"));
-        let depth_g = &gpu.aov("depth").unwrap().pixels;
-        let depth_c = &cpu.aov("depth").unwrap().pixels;
+        let albedo = relative_l1(&layer_vec3(&gpu, "Albedo"), &layer_vec3(&cpu, "Albedo"));
+        let normal = relative_l1(&layer_vec3(&gpu, "Ns"), &layer_vec3(&cpu, "Ns"));
+        let geometric = relative_l1(&layer_vec3(&gpu, "N"), &layer_vec3(&cpu, "N"));
+        let position = relative_l1(&layer_vec3(&gpu, "P"), &layer_vec3(&cpu, "P"));
+        let alpha = relative_l1(
+            &gpu.alpha
+                .iter()
+                .map(|&a| Vec3::splat(a))
+                .collect::<Vec<_>>(),
+            &cpu.alpha
+                .iter()
+                .map(|&a| Vec3::splat(a))
+                .collect::<Vec<_>>(),
+        );
+        let depth_g = &gpu.aov(caustica::render::DEPTH_LAYER).unwrap().pixels;
+        let depth_c = &cpu.aov(caustica::render::DEPTH_LAYER).unwrap().pixels;
         let depth_agree = depth_g
             .iter()
             .zip(depth_c)
@@ -186,6 +198,9 @@ fn gpu_images_match_the_cpu_within_one_percent_on_every_example_scene() {
         assert!(colour < 0.01, "{name}: colour differs by {colour}");
         assert!(albedo < 0.01, "{name}: albedo differs by {albedo}");
         assert!(normal < 0.01, "{name}: normal differs by {normal}");
+        assert!(geometric < 0.01, "{name}: N differs by {geometric}");
+        assert!(position < 0.01, "{name}: P differs by {position}");
+        assert!(alpha < 0.01, "{name}: alpha differs by {alpha}");
         assert!(
             depth_agree >= 0.999,
             "{name}: depth agrees on {depth_agree}"
@@ -350,7 +365,7 @@ fn gpu_conductor_and_exact_and_schlick_glass_match_the_cpu() {
             .render_frame(&s, &prepared, &RenderOptions::default())
             .unwrap();
         let colour = relative_l1(&gpu.color, &cpu.color);
-        let albedo = relative_l1(&layer_vec3(&gpu, "albedo"), &layer_vec3(&cpu, "albedo"));
+        let albedo = relative_l1(&layer_vec3(&gpu, "Albedo"), &layer_vec3(&cpu, "Albedo"));
         eprintln!(
             "{mode:?}: colour {:.5}%, albedo {:.5}%",
             colour * 100.0,

@@ -7,7 +7,8 @@ use caustica::render::stats::{GatherStats, WhittedStats};
 use caustica::render::{Frame, FrameMetadata, FrameStats, Layer};
 use glam::Vec3;
 
-/// A 5x3 frame with colour, albedo, normal and depth (one pixel missed: infinite depth).
+/// A 5x3 frame with colour, coverage, albedo, normal and depth in pbrt's G-buffer names (one
+/// pixel missed: infinite depth, no coverage).
 fn test_frame() -> Frame {
     let (width, height) = (5u32, 3u32);
     let n = (width * height) as usize;
@@ -20,14 +21,18 @@ fn test_frame() -> Frame {
         .collect();
     let mut depth: Vec<f32> = (0..n).map(|i| 1.5 + i as f32 * 0.01).collect();
     depth[7] = f32::INFINITY;
+    let mut alpha = vec![1.0; n];
+    alpha[7] = 0.0;
+    alpha[8] = 0.25;
     Frame {
         width,
         height,
         color,
+        alpha,
         aovs: vec![
-            Layer::rgb("albedo", &albedo),
-            Layer::from_vec3("normal", ["X", "Y", "Z"], &normal),
-            Layer::scalar("depth", "Z", &depth),
+            Layer::rgb("Albedo", &albedo),
+            Layer::from_vec3("N", ["X", "Y", "Z"], &normal),
+            Layer::scalar(caustica::render::DEPTH_LAYER, "Z", &depth),
         ],
         metadata: FrameMetadata {
             frame: 42,
@@ -40,6 +45,7 @@ fn test_frame() -> Frame {
             camera_up: Vec3::Y,
             camera_fov_deg: 38.5,
             device: "cpu".into(),
+            data_window: None,
             // Figures read back from a header are known by name only.
             stats: FrameStats {
                 named: vec![
@@ -66,7 +72,7 @@ fn a_frame_round_trips_exactly_through_exr() {
     write_frame(&path, &frame).unwrap();
     let back = read_frame(&path).unwrap();
     assert_eq!(back, frame);
-    assert_eq!(back.aov("depth").unwrap().pixels[7], f32::INFINITY);
+    assert_eq!(back.aov("").unwrap().pixels[7], f32::INFINITY);
     assert!(no_temporary_files_in(dir.path()));
 }
 
@@ -147,7 +153,7 @@ fn an_inconsistent_frame_is_rejected_before_anything_is_written() {
     let error = write_frame(&dir.path().join("bad.exr"), &frame)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("\"normal\""), "{error}");
+    assert!(error.contains("\"N\""), "{error}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
@@ -216,4 +222,84 @@ fn rgb_readers_see_the_colour_of_a_written_frame() {
         .filter(|k| k.starts_with("caustica/camera"))
         .collect();
     assert_eq!(names.len(), 4, "{names:?}");
+}
+
+#[test]
+fn the_header_names_the_channels_as_pbrt_and_holds_the_camera_matrices_primaries_and_time() {
+    use exr::meta::attribute::AttributeValue;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("header.exr");
+    let frame = test_frame();
+    write_frame(&path, &frame).unwrap();
+    let meta = exr::meta::MetaData::read_from_file(&path, false).unwrap();
+    let header = &meta.headers[0];
+    let names: Vec<String> = header
+        .channels
+        .list
+        .iter()
+        .map(|c| c.name.to_string())
+        .collect();
+    for expected in ["R", "G", "B", "A", "Albedo.R", "N.X", "N.Z", "Z"] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} not in {names:?}"
+        );
+    }
+    let chroma = header.shared_attributes.chromaticities.unwrap();
+    assert_eq!((chroma.red.0, chroma.red.1), (0.64, 0.33));
+    assert_eq!((chroma.white.0, chroma.white.1), (0.3127, 0.3290));
+    // The camera at (1, 2, 3) looking at (0, 0.5, 0): Imath's row-vector matrix takes the
+    // camera's position to the origin and the point looked at onto +z.
+    let attrs = &header.own_attributes;
+    let m = attrs.world_to_camera.unwrap();
+    let apply = |p: Vec3| {
+        let row = |c: usize| p.x * m[c] + p.y * m[4 + c] + p.z * m[8 + c] + m[12 + c];
+        Vec3::new(row(0), row(1), row(2))
+    };
+    assert!(apply(Vec3::new(1.0, 2.0, 3.0)).length() < 1e-5);
+    let ahead = apply(Vec3::new(0.0, 0.5, 0.0));
+    assert!(
+        ahead.x.abs() < 1e-5 && ahead.y.abs() < 1e-5 && ahead.z > 3.0,
+        "{ahead}"
+    );
+    assert!(attrs.world_to_normalized_device.is_some());
+    assert_eq!(
+        attrs
+            .other
+            .get(&exr::meta::attribute::Text::from("renderTimeSeconds")),
+        Some(&AttributeValue::F32(12.345_679))
+    );
+}
+
+#[test]
+fn a_cropped_frame_writes_its_data_window_and_reads_back_at_full_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("crop.exr");
+    let mut frame = test_frame();
+    frame.metadata.data_window = Some([1, 1, 4, 3]);
+    write_frame(&path, &frame).unwrap();
+    let meta = exr::meta::MetaData::read_from_file(&path, false).unwrap();
+    let header = &meta.headers[0];
+    assert_eq!(header.layer_size.0, 3);
+    assert_eq!(header.layer_size.1, 2);
+    assert_eq!(header.own_attributes.layer_position.0, 1);
+    assert_eq!(header.shared_attributes.display_window.size.0, 5);
+    let back = read_frame(&path).unwrap();
+    assert_eq!((back.width, back.height), (5, 3));
+    assert_eq!(back.metadata.data_window, Some([1, 1, 4, 3]));
+    for y in 0..3 {
+        for x in 0..5 {
+            let i = y * 5 + x;
+            let inside = (1..4).contains(&x) && (1..3).contains(&y);
+            let expected = if inside { frame.color[i] } else { Vec3::ZERO };
+            assert_eq!(back.color[i], expected, "({x}, {y})");
+            let n = back.aov("N").unwrap();
+            let expected = if inside {
+                frame.aov("N").unwrap().get(i, 2)
+            } else {
+                0.0
+            };
+            assert_eq!(n.get(i, 2), expected, "({x}, {y})");
+        }
+    }
 }

@@ -89,10 +89,32 @@ fn a_string_where_a_number_belongs() {
         "camera { fov \"wide\" }",
         "scene.csc:1:14: error: \"fov\" takes numbers, found a string",
     );
+    // A string variable is a string wherever it is used.
     assert_error(
-        "let x = \"wide\"",
-        "scene.csc:1:9: error: expected a number, found a string",
+        "let x = \"wide\"\ncamera { fov x }",
+        "scene.csc:2:14: error: \"fov\" takes numbers, found a string",
     );
+}
+
+#[test]
+fn strings_join_with_plus_only() {
+    assert_error(
+        "let x = \"a\" * 2",
+        "scene.csc:1:9: error: cannot apply `*` to a string",
+    );
+    assert_error(
+        "let x = \"a\" + 2",
+        "scene.csc:1:9: error: `+` joins two strings or adds numbers, but found a string and a \
+         number",
+    );
+    assert_error(
+        "let x = sqrt(\"a\")",
+        "scene.csc:1:9: error: sqrt(): takes numbers, found a string",
+    );
+    // A joined path is the file read, and an error points at the expression.
+    let text = "let root = \"no/such/\"\nmesh m { file (root + \"missing.obj\") }";
+    assert_error(text, "scene.csc:2:15: error:");
+    assert_error(text, "no/such/missing.obj");
 }
 
 #[test]

@@ -560,3 +560,32 @@ fn film_integrator_defaults_to_photon_map_and_quality_to_default() {
     assert_eq!(s.film.integrator, caustica::scene::Integrator::PhotonMap);
     assert_eq!(s.film.quality, caustica::scene::Quality::Default);
 }
+
+#[test]
+fn a_string_let_names_a_path_once_and_plus_joins_strings() {
+    let s = scene(
+        "let root = \"renders/\"\nlet shot = root + \"shot\"\noutput { path (shot + \"_####.exr\") }",
+    );
+    assert_eq!(s.output.path, "renders/shot_####.exr");
+    // A bare string variable where a parameter takes a string.
+    let s = scene("let p = \"out/x_##.exr\"\noutput { path p }");
+    assert_eq!(s.output.path, "out/x_##.exr");
+}
+
+#[test]
+fn a_define_replaces_a_top_level_let_before_evaluation() {
+    let mut file = SceneFile::from_str(
+        "scene.csc",
+        "let n = 2\nlet root = \"a/\"\nframes 1..n\noutput { path (root + \"f_####.exr\") }",
+    )
+    .unwrap();
+    file.define("n=5").unwrap();
+    file.define("root=b/").unwrap();
+    assert_eq!(file.frame_range().unwrap().last, 5);
+    let s = file.eval(1, &MemoryLoader).unwrap();
+    assert_eq!(s.output.path, "b/f_####.exr");
+    assert!(file
+        .define("m=1")
+        .unwrap_err()
+        .contains("it defines n, root"));
+}

@@ -32,9 +32,8 @@ fn load(name: &str, text: &str) -> (Scene, Prepared) {
         integrator: Some(caustica::scene::Integrator::Whitted),
         ..Overrides::default()
     };
-    let scene =
-        caustica::evaluate_frame(&file, first, &AssetCache::default(), &whitted)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let scene = caustica::evaluate_frame(&file, first, &AssetCache::default(), &whitted)
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     let prepared = caustica::prepare(&scene).unwrap_or_else(|e| panic!("{name}: {e}"));
     (scene, prepared)
 }
@@ -57,10 +56,26 @@ struct Layers {
 
 impl Layers {
     fn of(frame: &Frame) -> Layers {
-        let depth = frame.aov("depth").expect("a depth layer").pixels.clone();
+        // Distance along the camera ray (one sample a pixel from a pinhole): from the camera to
+        // the first hit's position `P`; infinite where the sample missed (no coverage).
+        let origin = frame.metadata.camera_position;
+        let depth = frame
+            .aov("P")
+            .expect("a position layer")
+            .pixels
+            .chunks_exact(3)
+            .zip(&frame.alpha)
+            .map(|(p, &a)| {
+                if a > 0.0 {
+                    (Vec3::new(p[0], p[1], p[2]) - origin).length()
+                } else {
+                    f32::INFINITY
+                }
+            })
+            .collect();
         let normal = frame
-            .aov("normal")
-            .expect("a normal layer")
+            .aov("Ns")
+            .expect("a shading normal layer")
             .pixels
             .chunks_exact(3)
             .map(|c| Vec3::new(c[0], c[1], c[2]))
@@ -198,7 +213,7 @@ material clay {{ diffuse 0.8 0.7 0.6 }}
 mesh teapot {{ {mesh} }}
 instance {{ mesh teapot material clay }}
 light directional {{ direction -0.3 0.5 -1 irradiance 2 }}
-output {{ path "unused.exr" layers normal depth id }}
+output {{ path "unused.exr" layers normal position id }}
 "#
     )
 }
@@ -584,7 +599,7 @@ vdmap overhang {{ file "{map}" space tangent scale 0.7 }}
 mesh cap {{ quad size 0.7 0.7 displacement overhang }}
 instance {{ mesh cap material copper }}
 light point {{ position 1.5 2.5 1.5 power 150 }}
-output {{ path "unused.exr" layers normal depth }}
+output {{ path "unused.exr" layers normal position }}
 "#
     );
     let (scene, prepared) = load("overhang.csc", &text);

@@ -178,12 +178,17 @@ const NODE_TWO_CHILDREN: u32 = 3u;
 const NODE_STATE_SHIFT: u32 = 30u;
 const NODE_CHILD_MASK: u32 = 0x3fffffffu;
 
-// Twin of gpu::upload::GpuFirstHit: what one camera sample saw first, for the AOV layers.
+// Twin of gpu::upload::GpuFirstHit: what one camera sample saw first, for the AOV layers
+// (all zero for a miss; `hit` is 1 for a hit).
 struct FirstHit {
     albedo: vec3<f32>,
-    depth: f32,
+    hit: f32,
     normal: vec3<f32>,
-    _pad: u32,
+    _pad0: u32,
+    geometric: vec3<f32>,
+    _pad1: u32,
+    position: vec3<f32>,
+    _pad2: u32,
 }
 
 // Twin of gpu::upload::GpuBenchRay: a ray of the ray-throughput benchmark.

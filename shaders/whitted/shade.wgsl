@@ -146,10 +146,12 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     }
 }
 
-fn record_first_hit(ray: Ray, albedo: vec3<f32>, normal: vec3<f32>, depth: f32) {
+// A camera sample's first hit (`hit` 1) or miss (everything 0).
+fn record_first_hit(hit: f32, albedo: vec3<f32>, sp: SurfacePoint) {
     if params.bounce == 0u {
         // Camera slot i of the pass (render::plan's layout; the host maps slots to pixels).
-        first_hits[node_index] = FirstHit(albedo, depth, normal, 0u);
+        first_hits[node_index] = FirstHit(albedo, hit, sp.shading_normal, 0u,
+            sp.geometric_normal, 0u, sp.position, 0u);
     }
 }
 
@@ -176,14 +178,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let hit = hits[i];
     if hit.instance == NONE {
-        record_first_hit(ray, vec3<f32>(0.0), vec3<f32>(0.0), f32_infinity());
+        let none = SurfacePoint(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec2<f32>(0.0), 0u);
+        record_first_hit(0.0, vec3<f32>(0.0), none);
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
     let sp = surface_point(ray.origin, ray.dir, hit);
     let material = materials[sp.material];
     let dir = normalize3(ray.dir);
-    record_first_hit(ray, albedo_of(material, sp), sp.shading_normal, hit.t * sqrt(dot3(ray.dir, ray.dir)));
+    record_first_hit(1.0, albedo_of(material, sp), sp);
     switch material.kind {
         case 3u: {
             var emitted = vec3<f32>(0.0);

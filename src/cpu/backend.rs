@@ -3,6 +3,8 @@
 //! (`cpu::compose`) with the frame's photon maps (`cpu::photons`), traced once; the twin of the
 //! GPU's driver, stage for stage.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -11,9 +13,11 @@ use crate::cpu::compose::{compose, photon_views, precompute_irradiance};
 use crate::cpu::photons::trace_frame_trees;
 use crate::cpu::whitted::{TileOutput, Tracer};
 use crate::render::plan::FramePlan;
+use crate::render::progress::Phase;
 use crate::render::stats::{FrameStats, GatherStats, VdStats, WhittedStats};
 use crate::render::{
-    aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
+    aov_layers, Backend, FirstHitSums, Frame, FrameMetadata, PhotonViews, RenderError,
+    RenderOptions,
 };
 use crate::scene::{Integrator, Scene};
 
@@ -52,19 +56,15 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let tiles: Vec<(u32, u32)> = (0..height.div_ceil(TILE))
         .flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE)))
         .collect();
-    let bar = if options.progress {
-        let bar = indicatif::ProgressBar::new((tiles.len() * plan.passes.len()) as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} frame {msg} [{bar:40}] {percent}% ({eta})",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_message(scene.frame.to_string());
-        Some(bar)
-    } else {
-        None
+    let passes = plan.passes.len() as u32;
+    let report = |phase: Phase, pass: u32, done: f32| {
+        if let Some(p) = &options.progress {
+            p.step(scene.frame, phase, pass, passes, done);
+        }
     };
+    if plan.global_map || plan.caustic_map {
+        report(Phase::Photons, 0, 0.0);
+    }
     // The frame's photon maps, traced once for every pass and layer.
     let (trees, photon_map_stats) = trace_frame_trees(scene, prepared, &tracer.vd, &plan);
     let mut stats = FrameStats {
@@ -80,20 +80,31 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
     let n = (width * height) as usize;
     let mut color = vec![Vec3::ZERO; n];
     let mut direct = vec![Vec3::ZERO; n];
-    let mut albedo = vec![Vec3::ZERO; n];
-    let mut normal = vec![Vec3::ZERO; n];
-    let mut depth = vec![f32::INFINITY; n];
+    // The first hits' sums, every one of them always (the twin's are cheap; the GPU sums the
+    // ones asked for beside the coverage).
+    let mut first = FirstHitSums {
+        albedo: vec![Vec3::ZERO; n],
+        shading_normal: vec![Vec3::ZERO; n],
+        geometric_normal: vec![Vec3::ZERO; n],
+        position: vec![Vec3::ZERO; n],
+        hits: vec![0.0; n],
+    };
     let mut ids = vec![[-1.0f32; 2]; n];
     let mut composed = PhotonViews::default();
     for (index, pass) in plan.passes.iter().enumerate() {
+        report(Phase::Shading, index as u32, 0.0);
+        let tiles_done = AtomicUsize::new(0);
         let outputs: Vec<TileOutput> = tiles
             .par_iter()
             .map(|&(x0, y0)| {
                 let (w, h) = (TILE.min(width - x0), TILE.min(height - y0));
                 let out = tracer.render_tile(x0, y0, w, h, pass);
-                if let Some(bar) = &bar {
-                    bar.inc(1);
-                }
+                let done = tiles_done.fetch_add(1, Ordering::Relaxed) + 1;
+                report(
+                    Phase::Shading,
+                    index as u32,
+                    done as f32 / tiles.len() as f32,
+                );
                 out
             })
             .collect();
@@ -110,16 +121,20 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                     let dst = (py * width + px) as usize;
                     color[dst] += t.color[src];
                     direct[dst] += t.color[src];
-                    albedo[dst] += t.albedo[src];
-                    normal[dst] += t.normal[src];
+                    let f = &t.first[src];
+                    first.albedo[dst] += f.albedo;
+                    first.shading_normal[dst] += f.normal;
+                    first.geometric_normal[dst] += f.geometric;
+                    first.position[dst] += f.position;
+                    first.hits[dst] += f.hit;
                     if pass.sample_start == 0 {
-                        depth[dst] = t.depth[src];
                         ids[dst] = t.ids[src];
                     }
                 }
             }
         }
         if scene.film.integrator == Integrator::PhotonMap {
+            report(Phase::Gather, index as u32, 0.0);
             let pass_stats = compose(
                 scene,
                 prepared,
@@ -133,26 +148,13 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             stats.join_gather(pass_stats, index as u32);
         }
     }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    for (a, n) in albedo.iter_mut().zip(normal.iter_mut()) {
-        *a /= spp as f32;
-        *n = n.try_normalize().unwrap_or(Vec3::ZERO);
-    }
+    report(Phase::Layers, passes.saturating_sub(1), 0.0);
+    let first = first.resolve(spp, &scene.camera);
     let (mut photon_views, view_stats) = photon_views(scene, prepared, &tracer, &trees);
     stats.add_view_searches(&view_stats);
     photon_views.add(&composed);
     photon_views.direct_part = direct;
-    let aovs = aov_layers(
-        &scene.output.layers,
-        albedo.len(),
-        &albedo,
-        &normal,
-        &depth,
-        &ids,
-        &photon_views,
-    );
+    let aovs = aov_layers(&scene.output.layers, n, &first, &ids, &photon_views);
     let c = &tracer.counters;
     let seconds = start.elapsed().as_secs_f64();
     if !tracer.vd.levels.is_empty() {
@@ -176,6 +178,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
         width,
         height,
         color,
+        alpha: first.alpha,
         aovs,
         metadata: FrameMetadata::of(scene, "cpu".to_string(), seconds, stats),
     }

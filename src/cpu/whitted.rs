@@ -35,9 +35,8 @@ pub(crate) struct TileOutput {
     pub(crate) w: u32,
     pub(crate) h: u32,
     pub(crate) color: Vec<Vec3>,
-    pub(crate) albedo: Vec<Vec3>,
-    pub(crate) normal: Vec<Vec3>,
-    pub(crate) depth: Vec<f32>,
+    /// The sums of the pass's samples' first hits.
+    pub(crate) first: Vec<FirstHitValues>,
     /// (instance, prim) of the first hit through the pixel centre, −1 for a miss.
     pub(crate) ids: Vec<[f32; 2]>,
     /// The diffuse shading points of the tile's shade trees (photon mapping only).
@@ -122,8 +121,8 @@ impl<'a> Tracer<'a> {
     }
 
     /// The samples of `pass` for the pixels of the tile at (`x0`, `y0`) that lie in the pass's
-    /// tiles: colour as the sum over the pass's samples divided by the frame's spp, albedo and
-    /// normal as sums, depth and id from sample 0 (when the pass holds it).
+    /// tiles: colour as the sum over the pass's samples divided by the frame's spp, the first
+    /// hits as sums in sample order, the id from sample 0 (when the pass holds it).
     pub(crate) fn render_tile(
         &self,
         x0: u32,
@@ -139,9 +138,7 @@ impl<'a> Tracer<'a> {
             w,
             h,
             color: vec![Vec3::ZERO; n],
-            albedo: vec![Vec3::ZERO; n],
-            normal: vec![Vec3::ZERO; n],
-            depth: vec![f32::INFINITY; n],
+            first: vec![FirstHitValues::default(); n],
             ids: vec![[-1.0; 2]; n],
             points: Vec::new(),
         };
@@ -155,17 +152,11 @@ impl<'a> Tracer<'a> {
                     continue;
                 }
                 let mut sum = Vec3::ZERO;
-                let mut first = FirstHitValues {
-                    depth: f32::INFINITY,
-                    ..Default::default()
-                };
+                let mut first = FirstHitValues::default();
                 for s in pass.sample_start..pass.sample_start + pass.samples {
                     let (ray, mut rng) = self.camera_sample(px, py, s);
                     self.counters.primary.add(1);
-                    let mut hit_info = FirstHitValues {
-                        depth: f32::INFINITY,
-                        ..Default::default()
-                    };
+                    let mut hit_info = FirstHitValues::default();
                     let mut sink = if collect {
                         PathSink::Collect {
                             weight: Vec3::splat(1.0 / spp as f32),
@@ -179,17 +170,11 @@ impl<'a> Tracer<'a> {
                     if let PathSink::Collect { points, .. } = sink {
                         out.points.extend(points);
                     }
-                    first.albedo += hit_info.albedo;
-                    first.normal += hit_info.normal;
-                    if s == 0 {
-                        first.depth = hit_info.depth;
-                    }
+                    first.add(&hit_info);
                 }
                 let i = (y * w + x) as usize;
                 out.color[i] = sum / spp as f32;
-                out.albedo[i] = first.albedo;
-                out.normal[i] = first.normal;
-                out.depth[i] = first.depth;
+                out.first[i] = first;
                 if wants_ids && pass.sample_start == 0 {
                     out.ids[i] = self.primary_hit_id(px, py);
                 }
@@ -249,9 +234,13 @@ impl<'a> Tracer<'a> {
         let material = &self.scene.materials[sp.material as usize];
         let dir = ray.dir.normalize();
         if let Some(f) = first {
-            f.albedo = self.albedo_of(&material.kind, &sp);
-            f.normal = sp.shading_normal;
-            f.depth = hit.t * ray.dir.length();
+            *f = FirstHitValues {
+                albedo: self.albedo_of(&material.kind, &sp),
+                hit: 1.0,
+                normal: sp.shading_normal,
+                geometric: sp.geometric_normal,
+                position: sp.position,
+            };
         }
         match &material.kind {
             MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
@@ -543,12 +532,28 @@ impl PathSink {
     }
 }
 
-/// What the camera saw first through one sample, for the AOV layers.
+/// What the camera saw first through one sample (all zero for a miss), or the sum of this
+/// over samples, for the AOV layers; the twin of the GPU's `FirstHit`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FirstHitValues {
     pub albedo: Vec3,
+    /// 1 for a hit, 0 for a miss; summed, how many samples hit.
+    pub hit: f32,
+    /// The shading normal.
     pub normal: Vec3,
-    pub depth: f32,
+    pub geometric: Vec3,
+    pub position: Vec3,
+}
+
+impl FirstHitValues {
+    /// Adds `other` to these sums.
+    pub fn add(&mut self, other: &FirstHitValues) {
+        self.albedo += other.albedo;
+        self.hit += other.hit;
+        self.normal += other.normal;
+        self.geometric += other.geometric;
+        self.position += other.position;
+    }
 }
 
 fn smoothstep(edge0: f32, edge1: f32, x: f32) -> f32 {

@@ -29,11 +29,13 @@ use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
+use crate::render::progress::{Phase, ProgressSink};
 use crate::render::stats::{
     FrameStats, GatherStats, GpuFrameStats, PhotonMapStats, StageTimes, VdStats, ViewSearches,
 };
 use crate::render::{
-    aov_layers, Backend, Frame, FrameMetadata, PhotonViews, RenderError, RenderOptions,
+    aov_layers, Backend, FirstHitSums, Frame, FrameMetadata, PhotonViews, RenderError,
+    RenderOptions,
 };
 use crate::scene::{Aov, Integrator, Scene};
 
@@ -301,6 +303,8 @@ impl GpuBackend {
         let mut timer = self.frame_timer(1024);
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
+        frame.progress = options.progress.clone().map(|p| (p, scene.frame));
+        frame.passes = plan.passes.len() as u32;
         frame.host("upload", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
@@ -313,6 +317,7 @@ impl GpuBackend {
                 let all = std::iter::once(&pass).chain(queue.iter());
                 self.choose_vd_levels(&self.whitted, &kernels, &buffers, base, all, &mut vd)?;
             }
+            frame.pass = passes_run;
             match self.render_pass(
                 scene, prepared, &plan, &pass, &buffers, &kernels, &mut vd, &mut frame, &mut timer,
             ) {
@@ -324,6 +329,7 @@ impl GpuBackend {
                         queue.push_front(a);
                     }
                     frame.stats.pass_splits += 1;
+                    frame.passes += 1;
                 }
                 Err(e) => return Err(e),
             }
@@ -333,7 +339,15 @@ impl GpuBackend {
         let clock = Instant::now();
         // The kernels' status words, before any of what they wrote reaches the host.
         run_deferred_checks(ctx)?;
-        let color = frame.read_film(ctx, &frame.color)?;
+        // The colour, and in w how many samples hit something (the coverage).
+        let (color, hits): (Vec<Vec3>, Vec<f32>) = {
+            use rayon::prelude::*;
+            read_buffer_map(ctx, &frame.color, pixels as usize, |c: &[f32; 4]| {
+                (Vec3::new(c[0], c[1], c[2]), c[3])
+            })?
+            .into_par_iter()
+            .unzip()
+        };
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {
             photon_views.direct_part = frame.read_film(ctx, direct)?;
@@ -349,24 +363,24 @@ impl GpuBackend {
         }
         frame.host("read_films", clock.elapsed().as_secs_f64() * 1e3);
         ctx.set_stage("read_layers");
-        // The first-hit layers, summed on the device over the passes (only where one of them is
-        // asked for: otherwise empty, which spares touching 28 bytes a pixel of fresh memory).
+        // The coverage and the first-hit layers, summed on the device over the passes (the
+        // normals and positions only where one of their layers is asked for).
         let pixels = pixels as usize;
-        let (mut albedo, mut normal, mut depth) = (Vec::new(), Vec::new(), Vec::new());
-        if let Some((albedo_depth, normal_sum)) = &frame.first_hit_layers {
-            let sums = read_buffer_map(ctx, albedo_depth, pixels, |a: &[f32; 4]| {
-                (Vec3::new(a[0], a[1], a[2]) / spp as f32, a[3])
-            })?;
-            (albedo, depth) = {
-                use rayon::prelude::*;
-                sums.into_par_iter().unzip()
-            };
-            normal = read_buffer_map(ctx, normal_sum, pixels, |n: &[f32; 4]| {
-                Vec3::new(n[0], n[1], n[2])
-                    .try_normalize()
-                    .unwrap_or(Vec3::ZERO)
-            })?;
+        let mut first = FirstHitSums {
+            hits,
+            ..Default::default()
+        };
+        let xyz = |a: &[f32; 4]| Vec3::new(a[0], a[1], a[2]);
+        let [albedo, shading, geometric, position] = &frame.first_hit_sums;
+        if frame.albedo_layer {
+            first.albedo = read_buffer_map(ctx, albedo, pixels, xyz)?;
         }
+        if frame.first_hit_layers {
+            first.shading_normal = read_buffer_map(ctx, shading, pixels, xyz)?;
+            first.geometric_normal = read_buffer_map(ctx, geometric, pixels, xyz)?;
+            first.position = read_buffer_map(ctx, position, pixels, xyz)?;
+        }
+        let first = first.resolve(spp, &scene.camera);
         let ids = if scene.output.layers.contains(&Aov::Id) {
             ctx.set_stage("ids");
             self.centre_hit_ids(&self.whitted, &kernels, &buffers, base, &mut vd)?
@@ -374,15 +388,7 @@ impl GpuBackend {
             Vec::new()
         };
         ctx.set_stage("assemble");
-        let aovs = aov_layers(
-            &scene.output.layers,
-            pixels,
-            &albedo,
-            &normal,
-            &depth,
-            &ids,
-            &photon_views,
-        );
+        let aovs = aov_layers(&scene.output.layers, pixels, &first, &ids, &photon_views);
         let mut vd_stats = None;
         if let Some(v) = &vd {
             let s = &v.stats;
@@ -457,6 +463,7 @@ impl GpuBackend {
             width,
             height,
             color,
+            alpha: first.alpha,
             aovs,
             metadata: FrameMetadata::of(
                 scene,
@@ -488,6 +495,12 @@ impl GpuBackend {
         let photon_map = scene.film.integrator == Integrator::PhotonMap;
         let base = pass_params(frame_params(scene, prepared), pass);
         let mut pass_stats = StageStats::default();
+        let maps_needed = frame.maps.is_none() && (plan.global_map || plan.caustic_map);
+        frame.report(if maps_needed {
+            Phase::Photons
+        } else {
+            Phase::Shading
+        });
         ctx.set_stage("camera_rays");
         let mut clock = Instant::now();
         let (rays, hits, ray_count) = self.primary_rays_and_hits(
@@ -506,7 +519,6 @@ impl GpuBackend {
         }
         pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
         frame.lap("camera_rays", &mut clock);
-        let maps_needed = frame.maps.is_none() && (plan.global_map || plan.caustic_map);
         let views_wanted = [Aov::PhotonsGlobal, Aov::PhotonsCaustic]
             .iter()
             .any(|a| scene.output.layers.contains(a));
@@ -546,6 +558,7 @@ impl GpuBackend {
         frame.lap("photon_views", &mut clock);
 
         // The Whitted shade trees: every level's shading, shadow rays and specular children.
+        frame.report(Phase::Shading);
         ctx.set_stage("shade_trees");
         // The next step of the maps (without VD patches), and whether there was one.
         let step_maps = |steps: &mut MapSteps| match &photon_kernels {
@@ -596,6 +609,9 @@ impl GpuBackend {
             None
         };
         // Photon mapping adds caustics and indirect light to the diffuse nodes.
+        if photon_map {
+            frame.report(Phase::Gather);
+        }
         let composed = match (&frame.maps, photon_map) {
             (Some(maps), true) => Some(self.compose_photon_map(
                 &self.photon_kernels()?.gather_stage(),
@@ -612,6 +628,7 @@ impl GpuBackend {
             _ => None,
         };
         frame.lap("compose", &mut clock);
+        frame.report(Phase::Layers);
         ctx.set_stage("layers");
         let mut layer_levels = Vec::new();
         if let Some(out) = &composed {
@@ -652,17 +669,16 @@ impl GpuBackend {
                 self.accumulate_and_resolve(&self.whitted, copies, base, film, &mut None)?;
             }
         }
-        // The pass's first hits into the albedo, normal and depth layers.
-        if let Some((albedo_depth, normal_sum)) = &frame.first_hit_layers {
-            let slots = pass.ray_slots();
-            self.resolve_aovs(
-                &self.whitted,
-                &first_hits,
-                base,
-                slots,
-                (albedo_depth, normal_sum),
-            )?;
-        }
+        // The pass's first hits into the coverage and the first-hit layers.
+        let [albedo, shading, geometric, position] = &frame.first_hit_sums;
+        self.resolve_aovs(
+            &self.whitted,
+            &first_hits,
+            base,
+            pass.ray_slots(),
+            &frame.color,
+            [albedo, shading, geometric, position],
+        )?;
         frame.lap("accumulate", &mut clock);
         frame.views.add(&pass_views);
         if let Some(out) = composed {
@@ -707,9 +723,14 @@ struct FrameState {
     direct: Option<GpuBuffer>,
     caustic: Option<GpuBuffer>,
     indirect: Option<GpuBuffer>,
-    /// When the layers ask for them, on the device: the sums over the samples of the first
-    /// hits' albedo (xyz) with the first sample's depth (w), and of their normals.
-    first_hit_layers: Option<(GpuBuffer, GpuBuffer)>,
+    /// On the device, the sums over the samples of the first hits' albedo, shading normals,
+    /// geometric normals and positions, where the layers ask for them; otherwise one-element
+    /// stand-ins (`resolve_aovs.wgsl` sees that). The samples that hit are counted in the
+    /// colour film's w.
+    first_hit_sums: [GpuBuffer; 4],
+    /// Whether the albedo sums, and the other three sums, are made.
+    albedo_layer: bool,
+    first_hit_layers: bool,
     views: PhotonViews,
     maps: Option<FrameMaps>,
     /// The global map's irradiance photons, made by the frame's first composition.
@@ -726,11 +747,24 @@ struct FrameState {
     stats: StageStats,
     /// The most gather rays the final gather traces at once (`GpuCore::max_gather_rays`).
     max_gather_rays: u64,
+    /// Where the phases are reported, and the frame's number.
+    progress: Option<(ProgressSink, i64)>,
+    /// The pass being rendered (from 0) and the passes so far planned (splits add some).
+    pass: u32,
+    passes: u32,
 }
 
 impl FrameState {
     fn new(ctx: &GpuContext, scene: &Scene, pixels: usize) -> Result<FrameState, GpuError> {
         let film = |label: &str| storage_buffer_sized(ctx, label, pixels as u64 * 16);
+        let albedo_layer = scene.output.layers.contains(&Aov::Albedo);
+        let first_hit_layers = [Aov::Normal, Aov::Depth, Aov::Position]
+            .iter()
+            .any(|a| scene.output.layers.contains(a));
+        // A layer's sums, or one vec4 (never written: the kernel checks the length).
+        let sized = |label: &str, wanted: bool| {
+            storage_buffer_sized(ctx, label, if wanted { pixels as u64 * 16 } else { 16 })
+        };
         let photon_map = scene.film.integrator == Integrator::PhotonMap;
         let wants = |a: Aov| photon_map && scene.output.layers.contains(&a);
         let layer = |a: Aov, label: &str| wants(a).then(|| film(label)).transpose();
@@ -739,13 +773,14 @@ impl FrameState {
             direct: layer(Aov::Direct, "direct film")?,
             caustic: layer(Aov::Caustic, "caustic film")?,
             indirect: layer(Aov::Indirect, "indirect film")?,
-            first_hit_layers: [Aov::Albedo, Aov::Normal, Aov::Depth]
-                .iter()
-                .any(|a| scene.output.layers.contains(a))
-                .then(|| -> Result<_, GpuError> {
-                    Ok((film("albedo and depth sums")?, film("normal sums")?))
-                })
-                .transpose()?,
+            first_hit_sums: [
+                sized("albedo sums", albedo_layer)?,
+                sized("shading normal sums", first_hit_layers)?,
+                sized("geometric normal sums", first_hit_layers)?,
+                sized("position sums", first_hit_layers)?,
+            ],
+            albedo_layer,
+            first_hit_layers,
             views: PhotonViews::default(),
             maps: None,
             precomputed: PrecomputedIrradiance::new(),
@@ -756,7 +791,17 @@ impl FrameState {
             host_steps: StageTimes::default(),
             stats: StageStats::default(),
             max_gather_rays: u64::MAX,
+            progress: None,
+            pass: 0,
+            passes: 1,
         })
+    }
+
+    /// Reports that the pass being rendered entered `phase`.
+    fn report(&self, phase: Phase) {
+        if let Some((sink, frame)) = &self.progress {
+            sink.step(*frame, phase, self.pass, self.passes, 0.0);
+        }
     }
 
     /// Records `ms` of host wall time under `name`.

@@ -227,14 +227,21 @@ pub struct GpuBenchRay {
     pub any_hit: u32,
 }
 
-/// What one camera sample saw first; 32 bytes. WGSL twin: `struct FirstHit`.
+/// What one camera sample saw first (all zero for a miss); 64 bytes. WGSL twin:
+/// `struct FirstHit`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GpuFirstHit {
     pub albedo: [f32; 3],
-    pub depth: f32,
+    /// 1 for a hit, 0 for a miss: summed, the pixel's coverage (alpha).
+    pub hit: f32,
+    /// The shading normal.
     pub normal: [f32; 3],
-    pub _pad: u32,
+    pub _pad0: u32,
+    pub geometric: [f32; 3],
+    pub _pad1: u32,
+    pub position: [f32; 3],
+    pub _pad2: u32,
 }
 
 /// The scene on the GPU: one storage buffer per flat array, named like the WGSL globals.

@@ -232,14 +232,16 @@ impl GpuCore {
         Ok(ids)
     }
 
-    /// Adds a pass's first hits to the albedo / depth and normal layer sums (`resolve_aovs`).
+    /// Adds a pass's first hits to the coverage (the colour `film`'s w) and to the first-hit
+    /// layer sums `sums`: albedo, shading normal, geometric normal, position (`resolve_aovs`).
     pub(super) fn resolve_aovs(
         &self,
         w: &WhittedKernels,
         first_hits: &GpuBuffer,
         params: FrameParams,
         slots: u64,
-        layers: (&GpuBuffer, &GpuBuffer),
+        film: &GpuBuffer,
+        sums: [&GpuBuffer; 4],
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
         let params_buffer = uniform_buffer(
@@ -255,8 +257,11 @@ impl GpuCore {
             &[
                 ("params", &params_buffer),
                 ("first_hits", first_hits),
-                ("albedo_depth", layers.0),
-                ("normal_sum", layers.1),
+                ("pixels", film),
+                ("albedo_sum", sums[0]),
+                ("normal_sum", sums[1]),
+                ("geometric_sum", sums[2]),
+                ("position_sum", sums[3]),
             ],
         )?;
         let mut encoder = Encoder::new(ctx);

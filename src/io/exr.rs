@@ -4,10 +4,13 @@
 //!
 //! One single-part, scan-line, ZIP-compressed (lossless) image of 32-bit float channels:
 //!
-//! - the colour as the unnamed default layer, channels `R`, `G`, `B`, which is what every
-//!   viewer (and any reader asking for RGB) shows;
+//! - the colour as the unnamed default layer, channels `R`, `G`, `B`, with the coverage `A`
+//!   (the share of the camera samples that hit something; the colour is not premultiplied by
+//!   it, since the background is black), which is what every viewer shows;
 //! - each AOV layer as a *named layer* in the OpenEXR multi-view/layer naming convention:
-//!   channels `<layer>.<channel>`, e.g. `albedo.R`, `normal.X`, `depth.Z`.
+//!   channels `<layer>.<channel>`, named as pbrt-v4's G-buffer film names them: `Albedo.R`,
+//!   `N.X` (geometric normal), `Ns.X` (shading normal), `P.X`, and the depth `Z` unprefixed in
+//!   the default layer (a layer with the empty name).
 //!
 //! Prefixed channels in one part are what Blender, Nuke, OpenImageIO, `exrheader` and the
 //! OpenEXR layer API read as layers; multi-part files are less widely supported, so they are
@@ -29,6 +32,13 @@
 //! | `caustica/device` | string | `cpu` or the GPU adapter |
 //! | `caustica/stats/<name>` | double | each named counter |
 //! | `caustica/statsOrder` | stringvector | the counters' names in the frame's order |
+//! | `worldToCamera` | m44f | world to camera space (`render::CameraModel::world_to_camera`) |
+//! | `worldToNDC` | m44f | world to normalised device coordinates (`…::world_to_ndc`) |
+//! | `chromaticities` | chromaticities | Rec. 709 / sRGB primaries, D65 white |
+//! | `renderTimeSeconds` | float | the render's wall-clock time, as pbrt-v4 names it |
+//!
+//! The matrices are stored as Imath's, for row vectors (`p' = p · M`): the transposes of the
+//! column-vector matrices the functions return.
 //!
 //! Strings are stored as Latin-1, which OpenEXR requires; other characters become `?`.
 
@@ -57,6 +67,8 @@ const ATTR_DEVICE: &str = "caustica/device";
 const ATTR_STATS_PREFIX: &str = "caustica/stats/";
 const ATTR_STATS_ORDER: &str = "caustica/statsOrder";
 const ATTR_CHANNEL_ORDER: &str = "caustica/channelOrder";
+/// The default layer's colour channels, which no AOV channel may take.
+const COLOUR_CHANNELS: [&str; 4] = ["R", "G", "B", "A"];
 
 /// Writes `frame` to `path` as described in the module docs. The file is written to a
 /// temporary file beside it and renamed into place; missing directories are created.
@@ -66,32 +78,43 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
     };
 
     check_frame(path, frame)?;
-    let size = (frame.width as usize, frame.height as usize);
+    // The data window: the crop's pixels, or the whole image.
+    let [x0, y0, x1, y1] = data_window(frame);
+    let size = ((x1 - x0) as usize, (y1 - y0) as usize);
+    let window: Vec<usize> = (y0..y1)
+        .flat_map(|y| (x0..x1).map(move |x| (y * frame.width + x) as usize))
+        .collect();
 
     let mut channels: Vec<AnyChannel<FlatSamples>> = Vec::new();
     let mut channel_order: Vec<String> = Vec::new();
     let colour_channels = ["R", "G", "B"];
     for (index, name) in colour_channels.iter().enumerate() {
-        let samples = frame.color.iter().map(|c| c[index]).collect();
+        let samples = window.iter().map(|&p| frame.color[p][index]).collect();
         channels.push(AnyChannel::new(*name, FlatSamples::F32(samples)));
         channel_order.push(name.to_string());
+    }
+    if !frame.alpha.is_empty() {
+        let samples = window.iter().map(|&p| frame.alpha[p]).collect();
+        channels.push(AnyChannel::new("A", FlatSamples::F32(samples)));
+        channel_order.push("A".to_string());
     }
     for layer in &frame.aovs {
         let stride = layer.channels.len();
         for (index, channel) in layer.channels.iter().enumerate() {
-            let full_name = format!("{}.{}", layer.name, channel);
+            let full_name = if layer.name.is_empty() {
+                channel.clone()
+            } else {
+                format!("{}.{}", layer.name, channel)
+            };
             let Some(text) = Text::new_or_none(&full_name) else {
                 return Err(IoError::invalid_data(
                     path,
                     format!("channel name {full_name:?} is not Latin-1"),
                 ));
             };
-            let samples = layer
-                .pixels
+            let samples = window
                 .iter()
-                .skip(index)
-                .step_by(stride)
-                .copied()
+                .map(|&p| layer.pixels[p * stride + index])
                 .collect();
             channels.push(AnyChannel::new(text, FlatSamples::F32(samples)));
             channel_order.push(full_name);
@@ -101,11 +124,21 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
     let mut attributes = LayerAttributes {
         software_name: Some(latin1(&format!("Caustica {}", env!("CARGO_PKG_VERSION")))),
         other: metadata_attributes(&frame.metadata),
+        layer_position: exr::math::Vec2(x0 as i32, y0 as i32),
         ..LayerAttributes::default()
     };
     attributes.other.insert(
         latin1(ATTR_CHANNEL_ORDER),
         AttributeValue::TextVector(channel_order.iter().map(|n| latin1(n)).collect()),
+    );
+
+    // The column-major order of a column-vector matrix is the row-major order of Imath's.
+    let camera = camera_model(frame);
+    attributes.world_to_camera = Some(camera.world_to_camera().to_cols_array());
+    attributes.world_to_normalized_device = Some(camera.world_to_ndc().to_cols_array());
+    attributes.other.insert(
+        latin1("renderTimeSeconds"),
+        AttributeValue::F32(frame.metadata.render_seconds as f32),
     );
 
     let layer = exr::prelude::Layer::new(
@@ -114,7 +147,12 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
         Encoding::SMALL_LOSSLESS,
         AnyChannels::sort(channels.into()),
     );
-    let image = Image::from_layer(layer);
+    let mut image = Image::from_layer(layer);
+    image.attributes.chromaticities = Some(REC709);
+    image.attributes.display_window = exr::meta::attribute::IntegerBounds::from_dimensions((
+        frame.width as usize,
+        frame.height as usize,
+    ));
     write_atomically(path, |file| {
         image.write().to_buffered(file).map_err(|e| match e {
             exr::error::Error::Io(source) => IoError::write(path, source),
@@ -123,24 +161,80 @@ pub fn write_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
     })
 }
 
+/// Rec. 709 (and sRGB) primaries with the D65 white point: what the colour's linear RGB is.
+const REC709: exr::meta::attribute::Chromaticities = exr::meta::attribute::Chromaticities {
+    red: exr::math::Vec2(0.64, 0.33),
+    green: exr::math::Vec2(0.30, 0.60),
+    blue: exr::math::Vec2(0.15, 0.06),
+    white: exr::math::Vec2(0.3127, 0.3290),
+};
+
+/// The pixels `[x0, y0, x1, y1)` the file holds: the frame's data window (a crop, clamped to
+/// the image and never empty), or the whole image.
+fn data_window(frame: &Frame) -> [u32; 4] {
+    match frame.metadata.data_window {
+        Some([x0, y0, x1, y1]) => {
+            let (x1, y1) = (x1.min(frame.width), y1.min(frame.height));
+            let (x0, y0) = (x0.min(x1.saturating_sub(1)), y0.min(y1.saturating_sub(1)));
+            [x0, y0, x1.max(x0 + 1), y1.max(y0 + 1)]
+        }
+        None => [0, 0, frame.width, frame.height],
+    }
+}
+
+/// The camera the frame's metadata describes, for its matrices.
+fn camera_model(frame: &Frame) -> crate::render::CameraModel {
+    let meta = &frame.metadata;
+    let camera = crate::scene::Camera {
+        position: meta.camera_position,
+        look_at: meta.camera_look_at,
+        up: meta.camera_up,
+        fov_deg: meta.camera_fov_deg,
+        ..Default::default()
+    };
+    let film = crate::scene::Film {
+        width: frame.width,
+        height: frame.height,
+        ..Default::default()
+    };
+    crate::render::CameraModel::new(&camera, &film)
+}
+
 /// Rejects frames whose buffers do not match their size, before anything is written.
 fn check_frame(path: &Path, frame: &Frame) -> Result<(), IoError> {
     frame
         .check_color_size()
         .map_err(|message| IoError::invalid_data(path, message))?;
     let pixels = frame.width as usize * frame.height as usize;
+    if !frame.alpha.is_empty() && frame.alpha.len() != pixels {
+        return Err(IoError::invalid_data(
+            path,
+            format!("{} alpha values for {pixels} pixels", frame.alpha.len()),
+        ));
+    }
     let mut seen = std::collections::HashSet::new();
     for layer in &frame.aovs {
-        if layer.name.is_empty() || layer.channels.is_empty() {
+        if layer.channels.is_empty() {
             return Err(IoError::invalid_data(
                 path,
-                "an AOV layer without a name or without channels",
+                format!("the AOV layer {:?} has no channels", layer.name),
             ));
         }
-        if !seen.insert(layer.name.as_str()) || ["R", "G", "B"].contains(&layer.name.as_str()) {
+        if !seen.insert(layer.name.as_str()) || COLOUR_CHANNELS.contains(&layer.name.as_str()) {
             return Err(IoError::invalid_data(
                 path,
                 format!("the layer name {:?} is used twice", layer.name),
+            ));
+        }
+        if layer.name.is_empty()
+            && layer
+                .channels
+                .iter()
+                .any(|c| COLOUR_CHANNELS.contains(&c.as_str()))
+        {
+            return Err(IoError::invalid_data(
+                path,
+                "a default-layer channel takes the name of a colour channel",
             ));
         }
         if layer
@@ -302,11 +396,15 @@ pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
         return Err(IoError::format(path, "EXR: no R, G, B channels"));
     };
     let color = (0..pixels).map(|i| Vec3::new(r[i], g[i], b[i])).collect();
+    let alpha = samples_of("A").cloned().unwrap_or_default();
 
     let mut aovs: Vec<Layer> = Vec::new();
     for name in &ordered {
-        let Some((layer_name, channel)) = name.rsplit_once('.') else {
-            continue; // a channel of the default layer
+        // Other channels of the default layer (the depth `Z`) make the layer with no name.
+        let (layer_name, channel) = match name.rsplit_once('.') {
+            Some(split) => split,
+            None if COLOUR_CHANNELS.contains(&name.as_str()) => continue,
+            None => ("", name.as_str()),
         };
         let index = match aovs.iter().position(|l| l.name == layer_name) {
             Some(index) => index,
@@ -326,7 +424,13 @@ pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
             .channels
             .iter()
             // Each channel name was built from an entry of `by_name` above.
-            .filter_map(|c| samples_of(&format!("{}.{}", layer.name, c)))
+            .filter_map(|c| {
+                if layer.name.is_empty() {
+                    samples_of(c)
+                } else {
+                    samples_of(&format!("{}.{}", layer.name, c))
+                }
+            })
             .collect();
         layer.pixels = (0..pixels)
             .flat_map(|i| columns.iter().map(move |column| column[i]))
@@ -335,13 +439,85 @@ pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
 
     let to_u32 =
         |n: usize| u32::try_from(n).map_err(|_| IoError::format(path, "EXR: image is too large"));
-    Ok(Frame {
+    let frame = Frame {
         width: to_u32(size.width())?,
         height: to_u32(size.height())?,
         color,
+        alpha,
         aovs,
         metadata: read_metadata(&attributes),
-    })
+    };
+    // A data window inside a larger display window (a crop): the frame at the display size.
+    let display = image.attributes.display_window;
+    let position = first_part.attributes.layer_position;
+    if display.size == size && position == display.position {
+        return Ok(frame);
+    }
+    let (x0, y0) = (
+        position.0 - display.position.0,
+        position.1 - display.position.1,
+    );
+    let inside = x0 >= 0
+        && y0 >= 0
+        && x0 as usize + size.width() <= display.size.width()
+        && y0 as usize + size.height() <= display.size.height();
+    if !inside {
+        return Err(IoError::format(
+            path,
+            "EXR: the data window reaches outside the display window",
+        ));
+    }
+    let (x0, y0) = (to_u32(x0 as usize)?, to_u32(y0 as usize)?);
+    Ok(placed_in(
+        frame,
+        [x0, y0],
+        to_u32(display.size.width())?,
+        to_u32(display.size.height())?,
+    ))
+}
+
+/// `frame` (a data window) placed at `origin` in an image `width` × `height`, zero elsewhere,
+/// with its data window recorded.
+fn placed_in(frame: Frame, origin: [u32; 2], width: u32, height: u32) -> Frame {
+    let [x0, y0] = origin;
+    let full = (width * height) as usize;
+    let at = |i: usize| {
+        let (x, y) = (i as u32 % frame.width, i as u32 / frame.width);
+        ((y + y0) * width + x + x0) as usize
+    };
+    let mut color = vec![Vec3::ZERO; full];
+    for (i, c) in frame.color.iter().enumerate() {
+        color[at(i)] = *c;
+    }
+    let mut alpha = vec![0.0; if frame.alpha.is_empty() { 0 } else { full }];
+    for (i, a) in frame.alpha.iter().enumerate() {
+        alpha[at(i)] = *a;
+    }
+    let aovs = frame
+        .aovs
+        .iter()
+        .map(|layer| {
+            let stride = layer.channels.len();
+            let mut pixels = vec![0.0; full * stride];
+            for (i, values) in layer.pixels.chunks_exact(stride).enumerate() {
+                pixels[at(i) * stride..(at(i) + 1) * stride].copy_from_slice(values);
+            }
+            Layer {
+                pixels,
+                ..layer.clone()
+            }
+        })
+        .collect();
+    let mut metadata = frame.metadata;
+    metadata.data_window = Some([x0, y0, x0 + frame.width, y0 + frame.height]);
+    Frame {
+        width,
+        height,
+        color,
+        alpha,
+        aovs,
+        metadata,
+    }
 }
 
 fn read_metadata(attributes: &HashMap<&Text, &AttributeValue>) -> FrameMetadata {
@@ -370,6 +546,7 @@ fn read_metadata(attributes: &HashMap<&Text, &AttributeValue>) -> FrameMetadata 
             Some(AttributeValue::Text(text)) => text.to_string(),
             _ => String::new(),
         },
+        data_window: None,
         stats: Default::default(),
     };
     // The figures come back by name (`FrameStats::named`).

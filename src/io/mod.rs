@@ -14,5 +14,5 @@ pub use self::exr::{read_frame, write_frame};
 pub use cache::AssetCache;
 pub use error::IoError;
 pub use mesh::load_mesh;
-pub use preview::{encode_srgb8, tone_map, write_preview_png};
+pub use preview::{encode_srgb8, tone_map, write_preview_png, write_rgb8_png};
 pub use texture::{load_texture, load_vd_image, srgb_to_linear};

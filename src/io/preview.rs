@@ -28,19 +28,31 @@ pub fn write_preview_png(path: &Path, frame: &Frame, exposure_stops: f32) -> Res
         .check_color_size()
         .map_err(|message| IoError::invalid_data(path, message))?;
     let scale = exposure_stops.exp2();
-    let bytes: Vec<u8> = frame
+    let pixels: Vec<[u8; 3]> = frame
         .color
         .iter()
-        .flat_map(|&c| tone_map(c * scale).to_array().map(encode_srgb8))
+        .map(|&c| tone_map(c * scale).to_array().map(encode_srgb8))
         .collect();
+    write_rgb8_png(path, frame.width, frame.height, &pixels)
+}
+
+/// Writes 8-bit RGB `pixels` (`width` × `height`, rows from the top) as a PNG, atomically.
+pub fn write_rgb8_png(
+    path: &Path,
+    width: u32,
+    height: u32,
+    pixels: &[[u8; 3]],
+) -> Result<(), IoError> {
+    if pixels.len() as u64 != u64::from(width) * u64::from(height) {
+        return Err(IoError::invalid_data(
+            path,
+            format!("{} pixels for a {width}x{height} image", pixels.len()),
+        ));
+    }
+    let bytes: Vec<u8> = pixels.iter().flatten().copied().collect();
     write_atomically(path, |file| {
         image::codecs::png::PngEncoder::new(file)
-            .write_image(
-                &bytes,
-                frame.width,
-                frame.height,
-                image::ExtendedColorType::Rgb8,
-            )
+            .write_image(&bytes, width, height, image::ExtendedColorType::Rgb8)
             .map_err(|e| match e {
                 image::ImageError::IoError(source) => IoError::write(path, source),
                 other => IoError::invalid_data(path, format!("PNG: {other}")),

@@ -137,6 +137,7 @@ fn show(value: &Value) -> String {
     match value {
         Value::Number(_) => parts.join(""),
         Value::Vector(_) => format!("[{}]", parts.join(", ")),
+        Value::Str(text) => format!("{text:?}"),
     }
 }
 

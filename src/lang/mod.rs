@@ -245,10 +245,86 @@ impl SceneFile {
         &self.sources
     }
 
+    /// `-D NAME=VALUE`: gives every top-level `let NAME` (included files' too) the value
+    /// `VALUE` instead of its expression, as Mitsuba's `-D` does. `VALUE` is a number, a vector
+    /// `[x, y, z]`, or a string (in quotes or not). Errors are one line for the command line:
+    /// an undefined name lists the names that can be overridden.
+    pub fn define(&mut self, definition: &str) -> Result<(), String> {
+        let Some((name, text)) = definition.split_once('=') else {
+            return Err(format!("-D {definition}: expected NAME=VALUE"));
+        };
+        let name = name.trim();
+        let kind = define_value(text.trim()).map_err(|why| format!("-D {definition}: {why}"))?;
+        let mut found = false;
+        for statement in &mut self.statements {
+            if let ast::Statement::Let { name: n, value, .. } = statement {
+                if n == name {
+                    value.kind = kind.clone();
+                    found = true;
+                }
+            }
+        }
+        if found {
+            return Ok(());
+        }
+        let mut names: Vec<&str> = self
+            .statements
+            .iter()
+            .filter_map(|s| match s {
+                ast::Statement::Let { name, .. } => Some(name.as_str()),
+                _ => None,
+            })
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let hint = suggest::did_you_mean(name, names.iter().copied());
+        Err(if names.is_empty() {
+            format!("-D {definition}: the scene has no top-level `let` to override")
+        } else {
+            format!(
+                "-D {definition}: the scene has no top-level `let {name}`{hint}; it defines {}",
+                names.join(", ")
+            )
+        })
+    }
+
     fn diagnostics(&self, items: Vec<Diagnostic>) -> Diagnostics {
         Diagnostics {
             sources: self.sources.clone(),
             items,
         }
+    }
+}
+
+/// The expression a `-D` value stands for: a number, a vector of numbers in brackets, or else a
+/// string (surrounding double quotes are removed).
+fn define_value(text: &str) -> Result<ast::ExprKind, String> {
+    let number = |t: &str| -> Result<f64, String> {
+        match t.trim().parse::<f64>() {
+            Ok(n) if n.is_finite() => Ok(n),
+            _ => Err(format!("\"{}\" is not a finite number", t.trim())),
+        }
+    };
+    let at = |kind| ast::Expr {
+        kind,
+        span: Span::NONE,
+    };
+    if let Some(inner) = text.strip_prefix('[') {
+        let inner = inner
+            .strip_suffix(']')
+            .ok_or("a vector needs its closing `]`")?;
+        let items = inner
+            .split(',')
+            .map(|t| number(t).map(|n| at(ast::ExprKind::Number(n))))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(ast::ExprKind::Vector(items));
+    }
+    if let Some(quoted) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        return Ok(ast::ExprKind::Str(quoted.to_string()));
+    }
+    match text.parse::<f64>() {
+        Ok(n) if n.is_finite() => Ok(ast::ExprKind::Number(n)),
+        Ok(_) => Err(format!("\"{text}\" is not a finite number")),
+        Err(_) => Ok(ast::ExprKind::Str(text.to_string())),
     }
 }

@@ -351,7 +351,8 @@ impl<'a> Params<'a> {
         c
     }
 
-    /// A parameter that takes one string literal.
+    /// A parameter that takes one string: in quotes, or an expression whose value is a string
+    /// (a `let` variable, strings joined with `+`).
     pub fn string(&self, ctx: &mut Ctx, name: &str) -> Option<(String, Span)> {
         let param = self.take(name)?;
         match param.values.as_slice() {
@@ -359,16 +360,19 @@ impl<'a> Params<'a> {
                 kind: ExprKind::Str(s),
                 span,
             }] => Some((s.clone(), *span)),
-            [other] => {
-                ctx.error(
-                    other.span,
-                    format!(
-                        "\"{name}\" takes a string in quotes, found {}",
-                        describe_atom(other)
-                    ),
-                );
-                None
-            }
+            [other] => match ctx.eval(other)? {
+                Value::Str(s) => Some((s, other.span)),
+                value => {
+                    ctx.error(
+                        other.span,
+                        format!(
+                            "\"{name}\" takes a string in quotes, found {}",
+                            value.describe()
+                        ),
+                    );
+                    None
+                }
+            },
             values => {
                 ctx.error(
                     param.span,
@@ -382,7 +386,8 @@ impl<'a> Params<'a> {
         }
     }
 
-    /// A parameter that takes one bare name, or (when `string_ok`) a string instead.
+    /// A parameter that takes one bare name, or a string instead: in quotes, or an expression
+    /// in parentheses whose value is a string (a bare name is always a name here).
     pub fn word(&self, ctx: &mut Ctx, name: &str) -> Option<Word> {
         let param = self.take(name)?;
         match param.values.as_slice() {
@@ -394,6 +399,19 @@ impl<'a> Params<'a> {
                 kind: ExprKind::Str(s),
                 span,
             }] => Some(Word::Str(s.clone(), *span)),
+            [other @ Expr {
+                kind: ExprKind::Paren(_),
+                ..
+            }] => match ctx.eval(other)? {
+                Value::Str(s) => Some(Word::Str(s, other.span)),
+                value => {
+                    ctx.error(
+                        other.span,
+                        format!("\"{name}\" takes a name, found {}", value.describe()),
+                    );
+                    None
+                }
+            },
             [other] => {
                 ctx.error(
                     other.span,
@@ -485,15 +503,14 @@ pub fn param_numbers(param: &Param<'_>, ctx: &mut Ctx) -> Option<Vec<f64>> {
     let mut out = Vec::new();
     let mut ok = true;
     for value in &param.values {
-        if let ExprKind::Str(_) = value.kind {
-            ctx.error(
-                value.span,
-                format!("\"{}\" takes numbers, found a string", param.name),
-            );
-            ok = false;
-            continue;
-        }
         match ctx.eval(value) {
+            Some(Value::Str(_)) => {
+                ctx.error(
+                    value.span,
+                    format!("\"{}\" takes numbers, found a string", param.name),
+                );
+                ok = false;
+            }
             Some(v) => out.extend_from_slice(v.components()),
             None => ok = false,
         }

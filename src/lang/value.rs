@@ -1,4 +1,5 @@
-//! Expression values (numbers and vectors), variables, built-in functions and evaluation.
+//! Expression values (numbers, vectors and strings), variables, built-in functions and
+//! evaluation.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -8,34 +9,41 @@ use super::suggest;
 use super::Diagnostic;
 use crate::scene::Span;
 
-/// The value of an expression: a number or a vector of numbers.
+/// The value of an expression: a number, a vector of numbers, or a string (which `let` may
+/// name and `+` joins, for paths written once).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Number(f64),
     Vector(Vec<f64>),
+    Str(String),
 }
 
 impl Value {
     /// The numbers this value puts into parameter slots: one for a number, one per component
-    /// for a vector.
+    /// for a vector, none for a string (whose users check for it first).
     pub fn components(&self) -> &[f64] {
         match self {
             Value::Number(n) => std::slice::from_ref(n),
             Value::Vector(v) => v,
+            Value::Str(_) => &[],
         }
     }
 
+    /// `f` applied to every number; a string is left as it is (arithmetic rejects strings
+    /// before it gets here).
     fn map(&self, f: impl Fn(f64) -> f64) -> Value {
         match self {
             Value::Number(n) => Value::Number(f(*n)),
             Value::Vector(v) => Value::Vector(v.iter().map(|&x| f(x)).collect()),
+            Value::Str(s) => Value::Str(s.clone()),
         }
     }
 
-    fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         match self {
             Value::Number(_) => "a number".into(),
             Value::Vector(v) => format!("a vector of {} components", v.len()),
+            Value::Str(_) => "a string".into(),
         }
     }
 }
@@ -144,21 +152,19 @@ impl Env {
                 }
                 Value::Number(*n)
             }
-            ExprKind::Str(_) => {
-                return Err(EvalError::at(
-                    expr.span,
-                    "expected a number, found a string",
-                ))
-            }
+            ExprKind::Str(s) => Value::Str(s.clone()),
             ExprKind::Ident(name) => self.lookup(name, expr.span)?,
             ExprKind::Paren(inner) => self.eval(inner)?,
-            ExprKind::Neg(inner) => self.eval(inner)?.map(|x| -x),
+            ExprKind::Neg(inner) => match self.eval(inner)? {
+                Value::Str(_) => return Err(EvalError::at(expr.span, "cannot negate a string")),
+                v => v.map(|x| -x),
+            },
             ExprKind::Vector(items) => {
                 let mut components = Vec::with_capacity(items.len());
                 for item in items {
                     match self.eval(item)? {
                         Value::Number(n) => components.push(n),
-                        Value::Vector(_) => {
+                        Value::Vector(_) | Value::Str(_) => {
                             return Err(EvalError::at(
                                 item.span,
                                 "a vector's components must be numbers",
@@ -177,6 +183,28 @@ impl Env {
             ExprKind::Binary(op, lhs, rhs) => {
                 let a = self.eval(lhs)?;
                 let b = self.eval(rhs)?;
+                match (op, &a, &b) {
+                    (BinaryOp::Add, Value::Str(x), Value::Str(y)) => {
+                        return Ok(Value::Str(format!("{x}{y}")))
+                    }
+                    (BinaryOp::Add, Value::Str(_), _) | (BinaryOp::Add, _, Value::Str(_)) => {
+                        return Err(EvalError::at(
+                            expr.span,
+                            format!(
+                                "`+` joins two strings or adds numbers, but found {} and {}",
+                                a.describe(),
+                                b.describe()
+                            ),
+                        ))
+                    }
+                    (_, Value::Str(_), _) | (_, _, Value::Str(_)) => {
+                        return Err(EvalError::at(
+                            expr.span,
+                            format!("cannot apply `{}` to a string", op.symbol()),
+                        ))
+                    }
+                    _ => {}
+                }
                 if *op == BinaryOp::Div && b.components().contains(&0.0) {
                     return Err(EvalError::at(expr.span, "division by zero"));
                 }
@@ -230,9 +258,13 @@ fn componentwise(args: &[&Value], f: impl Fn(&[f64]) -> f64) -> Result<Value, St
             }
         }
     }
+    if args.iter().any(|a| matches!(a, Value::Str(_))) {
+        return Err("takes numbers, found a string".into());
+    }
     let pick = |arg: &Value, i: usize| match arg {
         Value::Number(n) => *n,
         Value::Vector(v) => v[i],
+        Value::Str(_) => f64::NAN,
     };
     let mut scratch = vec![0.0; args.len()];
     match length {
@@ -306,6 +338,9 @@ fn call(name: &str, name_span: Span, args: &[Value], span: Span) -> EvalResult {
         ));
     }
     let fail = |m: String| EvalError::at(span, format!("{name}(): {m}"));
+    if args.iter().any(|a| matches!(a, Value::Str(_))) {
+        return Err(fail("takes numbers, found a string".into()));
+    }
     let unary = |f: fn(f64) -> f64| Ok(args[0].map(f));
     let refs: Vec<&Value> = args.iter().collect();
     match name {
@@ -333,7 +368,9 @@ fn call(name: &str, name_span: Span, args: &[Value], span: Span) -> EvalResult {
             for (arg, i) in args.iter().zip(1..) {
                 match arg {
                     Value::Number(n) => out.push(*n),
-                    Value::Vector(_) => return Err(fail(format!("argument {i} must be a number"))),
+                    Value::Vector(_) | Value::Str(_) => {
+                        return Err(fail(format!("argument {i} must be a number")))
+                    }
                 }
             }
             Ok(Value::Vector(out))
@@ -359,8 +396,8 @@ fn call(name: &str, name_span: Span, args: &[Value], span: Span) -> EvalResult {
             Ok(args[0].map(|c| c / length))
         }
         "dot" => match componentwise(&refs, |c| c[0] * c[1]).map_err(fail)? {
-            Value::Number(n) => Ok(Value::Number(n)),
             Value::Vector(v) => Ok(Value::Number(v.iter().sum())),
+            n => Ok(n),
         },
         "cross" => match (&args[0], &args[1]) {
             (Value::Vector(a), Value::Vector(b)) if a.len() == 3 && b.len() == 3 => {

@@ -1,6 +1,6 @@
 //! The camera model shared by both backends: pixel and lens samples to world-space rays.
 
-use glam::{Vec2, Vec3};
+use glam::{Mat4, Vec2, Vec3, Vec4};
 
 use crate::scene::{Camera, Film};
 
@@ -71,6 +71,41 @@ impl CameraModel {
     }
 }
 
+/// The near and far planes of [`CameraModel::world_to_ndc`]'s depth, as pbrt-v4 writes it.
+const NDC_NEAR: f32 = 1e-2;
+const NDC_FAR: f32 = 1000.0;
+
+impl CameraModel {
+    /// World space to camera space (column vectors, `p_cam = M · p_world`): the camera at the
+    /// origin, `+x` to the image's right, `+y` up, `+z` along the viewing direction (the
+    /// left-handed camera space of pbrt and RenderMan that OpenEXR's `worldToCamera` means).
+    pub fn world_to_camera(&self) -> Mat4 {
+        let camera_to_world = Mat4::from_cols(
+            self.right.extend(0.0),
+            self.up.extend(0.0),
+            self.forward.extend(0.0),
+            self.origin.extend(1.0),
+        );
+        camera_to_world.inverse()
+    }
+
+    /// World space to normalised device coordinates (column vectors, homogeneous: divide by
+    /// w): x from 0 at the image's left edge to 1 at its right, y from 0 at the top to 1 at the
+    /// bottom, and z from 0 at 0.01 in front of the camera to 1 at 1000, as pbrt-v4's
+    /// `worldToNDC`.
+    pub fn world_to_ndc(&self) -> Mat4 {
+        let (n, f) = (NDC_NEAR, NDC_FAR);
+        // Camera space to NDC: u = (x / (z·hw) + 1) / 2, v = (1 − y / (z·hh)) / 2, w = z.
+        let camera_to_ndc = Mat4::from_cols(
+            Vec4::new(0.5 / self.half_width, 0.0, 0.0, 0.0),
+            Vec4::new(0.0, -0.5 / self.half_height, 0.0, 0.0),
+            Vec4::new(0.5, 0.5, f / (f - n), 1.0),
+            Vec4::new(0.0, 0.0, -f * n / (f - n), 0.0),
+        );
+        camera_to_ndc * self.world_to_camera()
+    }
+}
+
 /// Shirley–Chiu concentric mapping of the unit square onto the unit disk.
 pub fn concentric_disk(u: Vec2) -> Vec2 {
     let o = u * 2.0 - Vec2::ONE;
@@ -91,6 +126,41 @@ pub fn concentric_disk(u: Vec2) -> Vec2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_view_matrices_put_the_camera_at_the_origin_and_the_image_corners_at_ndc_corners() {
+        let camera = Camera {
+            position: Vec3::new(1.0, 2.0, 3.0),
+            look_at: Vec3::new(1.0, 2.0, -7.0),
+            fov_deg: 60.0,
+            ..Default::default()
+        };
+        let film = Film {
+            width: 200,
+            height: 100,
+            ..Default::default()
+        };
+        let model = CameraModel::new(&camera, &film);
+        let to_camera = model.world_to_camera();
+        assert!(to_camera.transform_point3(camera.position).length() < 1e-5);
+        let ahead = to_camera.transform_point3(camera.look_at);
+        assert!(
+            (ahead - Vec3::new(0.0, 0.0, 10.0)).length() < 1e-4,
+            "{ahead}"
+        );
+        // The ray through the top-left corner meets NDC (0, 0); the bottom-right one (1, 1).
+        let to_ndc = model.world_to_ndc();
+        for (pixel, expected) in [
+            (Vec2::ZERO, Vec2::ZERO),
+            (Vec2::new(200.0, 100.0), Vec2::ONE),
+            (Vec2::new(100.0, 50.0), Vec2::splat(0.5)),
+        ] {
+            let (o, d) = model.generate_ray(pixel, Vec2::ZERO);
+            let p = to_ndc * (o + d * 5.0).extend(1.0);
+            let ndc = Vec2::new(p.x, p.y) / p.w;
+            assert!((ndc - expected).length() < 1e-4, "{pixel}: {ndc}");
+        }
+    }
 
     #[test]
     fn centre_pixel_looks_at_the_target_and_corners_span_the_fov() {

@@ -77,9 +77,77 @@ pub fn compare(
     })
 }
 
+/// Each pixel's relative squared error, averaged over its channels (the summand of the
+/// relative MSE; a non-finite value counts 1). `image` and `reference` have the same size.
+pub fn pixel_errors(image: &[Vec3], reference: &[Vec3]) -> Vec<f32> {
+    image
+        .iter()
+        .zip(reference)
+        .map(|(x, r)| {
+            (0..3)
+                .map(|c| {
+                    let (a, b) = (x[c], r[c]);
+                    if a.is_finite() && b.is_finite() {
+                        (a - b).powi(2) / (b * b + RELMSE_EPSILON)
+                    } else {
+                        1.0
+                    }
+                })
+                .sum::<f32>()
+                / 3.0
+        })
+        .collect()
+}
+
+/// The false colour of a relative squared error `e`: black at 1e-5 and below, then through
+/// blue, cyan, green and yellow to red at 1 and above, evenly in log10(e) (one colour stop a
+/// decade); NaN is red.
+pub fn false_colour(e: f32) -> [u8; 3] {
+    const STOPS: [[f32; 3]; 6] = [
+        [0.0, 0.0, 0.0],
+        [0.0, 0.0, 1.0],
+        [0.0, 1.0, 1.0],
+        [0.0, 1.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [1.0, 0.0, 0.0],
+    ];
+    let t = if e.is_nan() {
+        1.0
+    } else {
+        ((e.max(1e-5).log10() + 5.0) / 5.0).clamp(0.0, 1.0)
+    };
+    let x = t * (STOPS.len() - 1) as f32;
+    let i = (x as usize).min(STOPS.len() - 2);
+    let f = x - i as f32;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    [0, 1, 2].map(|c| ((a[c] + (b[c] - a[c]) * f) * 255.0).round() as u8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pixel_errors_average_to_the_relmse_and_false_colour_runs_black_to_red() {
+        let r = vec![Vec3::splat(2.0), Vec3::splat(1.0), Vec3::ZERO];
+        let x = vec![
+            Vec3::splat(2.2),
+            Vec3::splat(1.0),
+            Vec3::new(f32::NAN, 0.0, 0.0),
+        ];
+        let e = pixel_errors(&x, &r);
+        assert!((e[0] - 0.04 / 4.01).abs() < 1e-6);
+        assert_eq!(e[1], 0.0);
+        assert!((e[2] - 1.0 / 3.0).abs() < 1e-6);
+        let relmse = compare(&x, &r, 3, &[]).unwrap().relmse;
+        let mean = e.iter().map(|&v| v as f64).sum::<f64>() / 3.0;
+        assert!((relmse - mean).abs() < 1e-6, "{relmse} vs {mean}");
+        assert_eq!(false_colour(0.0), [0, 0, 0]);
+        assert_eq!(false_colour(1e-4), [0, 0, 255]);
+        assert_eq!(false_colour(1.0), [255, 0, 0]);
+        assert_eq!(false_colour(50.0), [255, 0, 0]);
+        assert_eq!(false_colour(f32::NAN), [255, 0, 0]);
+    }
 
     #[test]
     fn relmse_is_zero_for_equal_images_and_scales_with_relative_error() {

@@ -8,7 +8,9 @@ use crate::scene::Aov;
 /// One image layer: `channels.len()` interleaved floats per pixel, rows from the top.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layer {
-    /// Layer name in the EXR file ("albedo", "normal", "depth", ...).
+    /// Layer name in the EXR file (`Albedo`, `N`, `direct`, ...): its channels are written
+    /// `<name>.<channel>`. The empty name holds channels of the default layer beside `R G B A`
+    /// (the depth `Z`).
     pub name: String,
     /// Channel names within the layer, e.g. `["R", "G", "B"]`, `["X", "Y", "Z"]` or `["Z"]`.
     pub channels: Vec<String>,
@@ -63,6 +65,9 @@ pub struct FrameMetadata {
     pub camera_fov_deg: f32,
     /// "cpu" or the GPU adapter's name.
     pub device: String,
+    /// The pixels `[x0, y0, x1, y1)` a crop rendered (`--crop`): the EXR's data window. `None`:
+    /// the whole image.
+    pub data_window: Option<[u32; 4]>,
     /// The frame's statistics (`render::stats`), named by `FrameStats::entries`.
     pub stats: FrameStats,
 }
@@ -86,6 +91,7 @@ impl FrameMetadata {
             camera_up: scene.camera.up,
             camera_fov_deg: scene.camera.fov_deg,
             device,
+            data_window: scene.film.crop_pixels(),
             stats,
             ..Default::default()
         }
@@ -97,12 +103,91 @@ impl FrameMetadata {
     }
 }
 
+/// The name of the layer holding the depth channel `Z` (the default layer, beside the colour).
+pub const DEPTH_LAYER: &str = "";
+
+/// Per pixel, the sums over a frame's camera samples of what each saw first, which both
+/// backends add up sample by sample; [`FirstHitSums::resolve`] makes the layers of them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FirstHitSums {
+    pub albedo: Vec<Vec3>,
+    pub shading_normal: Vec<Vec3>,
+    pub geometric_normal: Vec<Vec3>,
+    pub position: Vec<Vec3>,
+    /// How many samples hit something.
+    pub hits: Vec<f32>,
+}
+
+/// The first-hit layers of a frame (each empty where its sums were not made).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FirstHitLayers {
+    /// The mean albedo over the samples (a miss counts black).
+    pub albedo: Vec<Vec3>,
+    /// The normalised sums of the shading and of the geometric normals (world space; zero
+    /// where no sample hit).
+    pub shading_normal: Vec<Vec3>,
+    pub geometric_normal: Vec<Vec3>,
+    /// The mean first-hit position (world space) over the samples that hit; zero where none.
+    pub position: Vec<Vec3>,
+    /// Camera-space depth of `position`: its distance from the camera along the viewing
+    /// direction (`look_at − position`); +∞ where no sample hit.
+    pub depth: Vec<f32>,
+    /// The share of the samples that hit something (coverage).
+    pub alpha: Vec<f32>,
+}
+
+impl FirstHitSums {
+    /// The layers of these sums over `spp` samples a pixel, seen from `camera`.
+    pub fn resolve(&self, spp: u32, camera: &crate::scene::Camera) -> FirstHitLayers {
+        use rayon::prelude::*;
+        let spp = spp.max(1) as f32;
+        let forward = (camera.look_at - camera.position).normalize_or_zero();
+        let normalised = |v: &[Vec3]| -> Vec<Vec3> {
+            v.par_iter()
+                .map(|n| n.try_normalize().unwrap_or(Vec3::ZERO))
+                .collect()
+        };
+        let position: Vec<Vec3> = self
+            .position
+            .par_iter()
+            .zip(&self.hits)
+            .map(|(&p, &h)| if h > 0.0 { p / h } else { Vec3::ZERO })
+            .collect();
+        let depth = if self.position.is_empty() {
+            Vec::new()
+        } else {
+            position
+                .par_iter()
+                .zip(&self.hits)
+                .map(|(&p, &h)| {
+                    if h > 0.0 {
+                        (p - camera.position).dot(forward)
+                    } else {
+                        f32::INFINITY
+                    }
+                })
+                .collect()
+        };
+        FirstHitLayers {
+            albedo: self.albedo.par_iter().map(|&a| a / spp).collect(),
+            shading_normal: normalised(&self.shading_normal),
+            geometric_normal: normalised(&self.geometric_normal),
+            position,
+            depth,
+            alpha: self.hits.par_iter().map(|&h| h / spp).collect(),
+        }
+    }
+}
+
 /// A rendered frame. `color` is linear RGB with rows from the top.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
     pub width: u32,
     pub height: u32,
     pub color: Vec<Vec3>,
+    /// Coverage per pixel: the share of the camera samples that hit something (`A` in the EXR,
+    /// beside `R G B`); empty when not known (a file without `A`).
+    pub alpha: Vec<f32>,
     /// Extra layers in the order requested.
     pub aovs: Vec<Layer>,
     pub metadata: FrameMetadata,
@@ -185,46 +270,75 @@ fn parallel_copy(values: &[f32]) -> Vec<f32> {
     out
 }
 
-/// The layers of `requested` AOVs, in that order, from per-pixel buffers of `pixels` pixels.
-/// `ids` holds (instance, prim) per pixel and may be empty when the `id` layer is not
-/// requested; so may `albedo`, `normal` and `depth` and the views in `photons` that are not
-/// requested.
+/// The names of the EXR layers an AOV writes, in order (see [`aov_layers`]).
+pub fn layer_names(aov: Aov) -> &'static [&'static str] {
+    match aov {
+        Aov::Albedo => &["Albedo"],
+        Aov::Normal => &["N", "Ns"],
+        Aov::Position => &["P"],
+        Aov::Depth => &[DEPTH_LAYER],
+        Aov::Id => &["id"],
+        Aov::PhotonsGlobal => &["photons_global"],
+        Aov::PhotonsCaustic => &["photons_caustic"],
+        Aov::Direct => &["direct"],
+        Aov::Indirect => &["indirect"],
+        Aov::Caustic => &["caustic"],
+        Aov::Seeds => &["seeds"],
+    }
+}
+
+/// The layers of `requested` AOVs, in that order, from per-pixel buffers of `pixels` pixels,
+/// named as pbrt-v4's G-buffer film names them so that denoisers and `imgtool` find them:
+/// `Albedo.R/G/B`, `N.X/Y/Z` (geometric normal) and `Ns.X/Y/Z` (shading normal) for `normal`,
+/// `P.X/Y/Z` and the depth `Z` (default layer). `ids` holds (instance, prim) per pixel and may
+/// be empty when the `id` layer is not requested; so may the first-hit layers and the views in
+/// `photons` that are not requested.
 pub fn aov_layers(
     requested: &[Aov],
     pixels: usize,
-    albedo: &[Vec3],
-    normal: &[Vec3],
-    depth: &[f32],
+    first: &FirstHitLayers,
     ids: &[[f32; 2]],
     photons: &PhotonViews,
 ) -> Vec<Layer> {
-    requested
-        .iter()
-        .map(|aov| match aov {
-            Aov::Albedo => Layer::rgb("albedo", albedo),
-            Aov::Normal => Layer::from_vec3("normal", ["X", "Y", "Z"], normal),
-            Aov::Depth => Layer::scalar("depth", "Z", depth),
-            Aov::Id => Layer {
-                name: "id".to_string(),
+    let xyz = ["X", "Y", "Z"];
+    let mut layers = Vec::new();
+    for &aov in requested {
+        let names = layer_names(aov);
+        match aov {
+            Aov::Albedo => layers.push(Layer::rgb(names[0], &first.albedo)),
+            Aov::Normal => {
+                layers.push(Layer::from_vec3(names[0], xyz, &first.geometric_normal));
+                layers.push(Layer::from_vec3(names[1], xyz, &first.shading_normal));
+            }
+            Aov::Position => layers.push(Layer::from_vec3(names[0], xyz, &first.position)),
+            Aov::Depth => layers.push(Layer::scalar(names[0], "Z", &first.depth)),
+            Aov::Id => layers.push(Layer {
+                name: names[0].to_string(),
                 channels: vec!["instance".to_string(), "prim".to_string()],
                 pixels: ids.iter().flatten().copied().collect(),
-            },
-            Aov::PhotonsGlobal => Layer::rgb("photons_global", &photons.global),
-            Aov::PhotonsCaustic => Layer::rgb("photons_caustic", &photons.caustic),
-            Aov::Direct => Layer::rgb("direct", &filled(&photons.direct_part, pixels)),
-            Aov::Indirect => Layer::rgb("indirect", &filled(&photons.indirect_part, pixels)),
-            Aov::Caustic => Layer::rgb("caustic", &filled(&photons.caustic_part, pixels)),
-            Aov::Seeds => Layer::scalar(
-                "seeds",
+            }),
+            Aov::PhotonsGlobal => layers.push(Layer::rgb(names[0], &photons.global)),
+            Aov::PhotonsCaustic => layers.push(Layer::rgb(names[0], &photons.caustic)),
+            Aov::Direct => layers.push(Layer::rgb(names[0], &filled(&photons.direct_part, pixels))),
+            Aov::Indirect => layers.push(Layer::rgb(
+                names[0],
+                &filled(&photons.indirect_part, pixels),
+            )),
+            Aov::Caustic => {
+                layers.push(Layer::rgb(names[0], &filled(&photons.caustic_part, pixels)))
+            }
+            Aov::Seeds => layers.push(Layer::scalar(
+                names[0],
                 "count",
                 &if photons.seeds.is_empty() {
                     vec![0.0; pixels]
                 } else {
                     photons.seeds.clone()
                 },
-            ),
-        })
-        .collect()
+            )),
+        }
+    }
+    layers
 }
 
 /// `values`, or zeros for `n` pixels when a component was not made (the Whitted integrator).

@@ -8,13 +8,17 @@ pub mod gather;
 pub mod irradiance_photons;
 pub mod photons;
 pub mod plan;
+pub mod progress;
 pub mod progressive;
 pub mod sampling;
 pub mod schedule;
 pub mod stats;
 
 pub use camera::CameraModel;
-pub use frame::{aov_layers, Frame, FrameMetadata, Layer, PhotonViews};
+pub use frame::{
+    aov_layers, layer_names, FirstHitLayers, FirstHitSums, Frame, FrameMetadata, Layer,
+    PhotonViews, DEPTH_LAYER,
+};
 pub use stats::FrameStats;
 
 use crate::accel::Prepared;
@@ -32,8 +36,8 @@ pub enum RenderError {
 /// How a frame is rendered, beyond what the scene says.
 #[derive(Clone, Debug, Default)]
 pub struct RenderOptions {
-    /// Show a progress bar on standard error.
-    pub progress: bool,
+    /// Where the frame reports its phases ([`progress`]); `None` reports nothing.
+    pub progress: Option<progress::ProgressSink>,
     /// The most camera-ray slots of one pass (`render::plan`). The GPU also cuts passes at its
     /// binding limit; the CPU twin cuts them only here. `None`: no limit of the caller's.
     pub max_pass_rays: Option<u64>,

@@ -161,6 +161,9 @@ pub fn render_progressive(
         for c in &mut frame.color {
             *c *= inv;
         }
+        for a in &mut frame.alpha {
+            *a *= inv;
+        }
         for layer in &mut frame.aovs {
             if averaged(&layer.name) {
                 layer.pixels.iter_mut().for_each(|v| *v *= inv);
@@ -175,15 +178,18 @@ pub fn render_progressive(
     Ok(frame)
 }
 
-/// Whether a layer is the mean of the passes (`depth` and `id`, of the first camera sample
-/// through the pixel, are the first pass's).
+/// Whether a layer is the mean of the passes (the depth `Z`, in the default layer, and `id`, of
+/// the first camera sample through the pixel, are the first pass's).
 fn averaged(layer: &str) -> bool {
-    !matches!(layer, "depth" | "id")
+    layer != super::DEPTH_LAYER && layer != "id"
 }
 
 /// Adds `pass`'s colour and averaged layers into `total`.
 fn add_pass(total: &mut Frame, pass: &Frame) {
     for (a, b) in total.color.iter_mut().zip(&pass.color) {
+        *a += *b;
+    }
+    for (a, b) in total.alpha.iter_mut().zip(&pass.alpha) {
         *a += *b;
     }
     for (a, b) in total.aovs.iter_mut().zip(&pass.aovs) {

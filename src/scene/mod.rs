@@ -89,7 +89,46 @@ pub struct Film {
     pub quality: Quality,
     /// The GPUs that render (`film { devices … }`); `--devices` wins over it.
     pub devices: DeviceList,
+    /// Render only this part of the image (`--crop`); the EXR keeps the full size as its
+    /// display window and the crop as its data window.
+    pub crop: Option<CropWindow>,
     pub span: Span,
+}
+
+/// A crop window as fractions of the image, as pbrt's `--cropwindow x0 x1 y0 y1`: x from the
+/// left edge, y from the top.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CropWindow {
+    pub x0: f32,
+    pub x1: f32,
+    pub y0: f32,
+    pub y1: f32,
+}
+
+impl CropWindow {
+    /// Checks `0 <= x0 < x1 <= 1` and the same for y.
+    pub fn new(x0: f32, x1: f32, y0: f32, y1: f32) -> Result<CropWindow, String> {
+        let ok = |a: f32, b: f32| (0.0..=1.0).contains(&a) && (0.0..=1.0).contains(&b) && a < b;
+        if ok(x0, x1) && ok(y0, y1) {
+            Ok(CropWindow { x0, x1, y0, y1 })
+        } else {
+            Err(format!(
+                "crop window {x0},{x1},{y0},{y1}: expected X0,X1,Y0,Y1 with 0 <= X0 < X1 <= 1 \
+                 and 0 <= Y0 < Y1 <= 1"
+            ))
+        }
+    }
+}
+
+impl Film {
+    /// The crop's pixels `[x0, y0, x1, y1)` (rounded up as pbrt rounds them), or `None` without
+    /// a crop. Empty when the crop falls between two pixel edges.
+    pub fn crop_pixels(&self) -> Option<[u32; 4]> {
+        let c = self.crop?;
+        let (w, h) = (self.width.max(1) as f32, self.height.max(1) as f32);
+        let at = |f: f32, n: f32| (n * f).ceil() as u32;
+        Some([at(c.x0, w), at(c.y0, h), at(c.x1, w), at(c.y1, h)])
+    }
 }
 
 /// A preset that scales photon mapping's work.
@@ -145,6 +184,7 @@ impl Default for Film {
             integrator: Integrator::PhotonMap,
             quality: Quality::Default,
             devices: DeviceList::Auto,
+            crop: None,
             span: Span::NONE,
         }
     }
@@ -418,12 +458,17 @@ impl Default for GatherSettings {
 /// A layer of the output EXR besides the colour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Aov {
-    /// Surface albedo at the first non-specular hit (RGB).
+    /// Surface albedo at the camera samples' first hits, averaged (EXR `Albedo.R/G/B`).
     Albedo,
-    /// World-space shading normal at the first hit (XYZ in [-1, 1]).
+    /// World-space normals at the first hits, averaged and normalised: geometric (`N.X/Y/Z`)
+    /// and shading (`Ns.X/Y/Z`).
     Normal,
-    /// Distance along the camera ray to the first hit; infinite for misses.
+    /// Camera-space depth of the mean first-hit position (EXR `Z`); infinite where no sample
+    /// hit anything.
     Depth,
+    /// World-space position of the first hits, averaged over the samples that hit (`P.X/Y/Z`;
+    /// zero where none did).
+    Position,
     /// Which instance and which primitive of its mesh the camera ray through the pixel centre
     /// hit first (channels `instance`, `prim`; −1 for a miss). Exact up to 2^24.
     Id,
@@ -444,10 +489,11 @@ pub enum Aov {
 }
 
 impl Aov {
-    pub const ALL: [Aov; 10] = [
+    pub const ALL: [Aov; 11] = [
         Aov::Albedo,
         Aov::Normal,
         Aov::Depth,
+        Aov::Position,
         Aov::Id,
         Aov::PhotonsGlobal,
         Aov::PhotonsCaustic,
@@ -457,12 +503,13 @@ impl Aov {
         Aov::Seeds,
     ];
 
-    /// The layer name in the language and in the EXR file.
+    /// The layer's name in the language (`render::aov_layers` names its EXR channels).
     pub fn name(self) -> &'static str {
         match self {
             Aov::Albedo => "albedo",
             Aov::Normal => "normal",
             Aov::Depth => "depth",
+            Aov::Position => "position",
             Aov::Id => "id",
             Aov::PhotonsGlobal => "photons_global",
             Aov::PhotonsCaustic => "photons_caustic",

@@ -2,6 +2,8 @@
 //! sphere scene, a VD map wrapper, measures of a VD patch's tessellation, and a backend that counts its frames and fails on demand. Each test file uses what it needs.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::f32::consts::PI;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -59,8 +59,8 @@ pub fn render(scene: &Scene) -> Frame {
 /// Pixels whose every sample's first hit is the white ceiling (normal (0, −1, 0), albedo 0.73):
 /// each holds exactly `spp` shading points, all on the ceiling.
 pub fn ceiling_pixels(frame: &Frame) -> Vec<bool> {
-    let normal = frame.aov("normal").unwrap();
-    let albedo = frame.aov("albedo").unwrap();
+    let normal = frame.aov("Ns").unwrap();
+    let albedo = frame.aov("Albedo").unwrap();
     (0..frame.color.len())
         .map(|i| normal.get(i, 1) < -0.9999 && (albedo.get(i, 0) - 0.73).abs() < 1e-4)
         .collect()

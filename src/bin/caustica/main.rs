@@ -1,10 +1,15 @@
 //! The `caustica` command line: arguments, logging and progress; the work is done by the library.
 
+mod progress;
+
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 
+use caustica::render::progress::ProgressSink;
 use caustica::{Device, Error, Overrides, RenderJob};
 
 #[derive(Parser)]
@@ -14,8 +19,32 @@ use caustica::{Device, Error, Overrides, RenderJob};
     about = "An offline photon-mapping renderer: scene files in, OpenEXR frames out."
 )]
 struct Cli {
+    /// More log output: -v for info, -vv for debug, -vvv for trace.
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Less output: -q hides progress; -qq also the line per finished frame and the warnings,
+    /// leaving errors.
+    #[arg(short, long, action = ArgAction::Count, global = true)]
+    quiet: u8,
+    /// The log level, instead of what -v and -q give [default: warn]. RUST_LOG's directives
+    /// (e.g. RUST_LOG=wgpu=warn for the GPU driver's own reports) go on top.
+    #[arg(long, value_enum, value_name = "LEVEL", global = true)]
+    log_level: Option<LogLevel>,
+    /// Worker threads of the CPU backend and of the host's parallel work [default: one per
+    /// core].
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    threads: Option<u16>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -31,9 +60,16 @@ enum Command {
     Render {
         /// The scene file (.csc).
         scene: PathBuf,
-        /// Output path pattern; `####` becomes the frame number [default: the scene's output path].
+        /// Output path pattern; `####` becomes the frame number, and a pattern without `#` gets
+        /// `_####` before its extension when several frames are rendered. A path ending in
+        /// `.png` writes a tone-mapped PNG of the colour instead of an EXR
+        /// [default: the scene's output path].
         #[arg(short, long, value_name = "PATTERN")]
         output: Option<String>,
+        /// Override a top-level `let` of the scene (repeatable): a number, a vector `[x,y,z]`
+        /// or a string, e.g. `-D spp=64 -D root=/data/assets/`.
+        #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+        defines: Vec<String>,
         /// Frames to render, within the scene's range: a frame, `A..B` (inclusive), `A..B:STEP`,
         /// or a comma-separated list of these, e.g. `1,5,10..20` [default: the scene's range].
         #[arg(long, value_name = "LIST")]
@@ -41,6 +77,11 @@ enum Command {
         /// Image size, e.g. 1024x768 [default: the scene's film resolution].
         #[arg(long, value_name = "WxH", value_parser = parse_resolution)]
         resolution: Option<(u32, u32)>,
+        /// Render only a window of the image, as fractions X0,X1,Y0,Y1 (x from the left, y
+        /// from the top), like pbrt's --cropwindow: the EXR keeps the full size as its display
+        /// window, with the crop as its data window.
+        #[arg(long, value_name = "X0,X1,Y0,Y1")]
+        crop: Option<String>,
         /// Camera samples per pixel [default: the scene's film spp].
         #[arg(long, value_name = "N")]
         spp: Option<u32>,
@@ -92,19 +133,34 @@ enum Command {
         /// Also write a tone-mapped PNG (`####` becomes the frame number).
         #[arg(long, value_name = "PNG")]
         preview: Option<String>,
+        /// Exposure of the PNGs (the preview, or an `-o` ending in `.png`), in stops.
+        #[arg(
+            long,
+            value_name = "STOPS",
+            default_value_t = 0.0,
+            allow_negative_numbers = true
+        )]
+        exposure: f32,
         /// Print the named counters and timings of every frame.
         #[arg(long)]
         stats: bool,
-        /// Print only errors.
-        #[arg(short, long)]
-        quiet: bool,
     },
     /// Check a scene for errors without rendering it.
-    Check { scene: PathBuf },
-    /// Compare a rendered EXR with a reference EXR: relative MSE (ε = 0.01) and means.
+    Check {
+        scene: PathBuf,
+        /// Override a top-level `let`, as for `render` (repeatable).
+        #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
+        defines: Vec<String>,
+    },
+    /// Compare a rendered image with a reference: relative MSE (ε = 0.01) and means. Each is an
+    /// EXR (its RGB) or a PNG/JPEG (decoded from sRGB).
     Compare {
         image: PathBuf,
         reference: PathBuf,
+        /// Write each pixel's relative squared error as a false-colour PNG: black at 1e-5 and
+        /// below, then blue, cyan, green, yellow, red at 1 and above, a colour a decade.
+        #[arg(long, value_name = "PNG")]
+        diff: Option<PathBuf>,
         /// Pixel rectangles to leave out, `x0,y0,x1,y1` (repeatable).
         #[arg(long, value_name = "X0,Y0,X1,Y1")]
         exclude: Vec<String>,
@@ -159,18 +215,27 @@ fn parse_devices(text: &str) -> Result<caustica::scene::DeviceList, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let quiet = matches!(cli.command, Command::Render { quiet: true, .. });
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(if quiet {
-        "error"
-    } else {
-        "warn"
-    }))
-    .format_timestamp(None)
-    .init();
-    match run(cli.command) {
+    init_logging(&cli);
+    if let Some(n) = cli.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.into())
+            .build_global()
+        {
+            eprintln!("error: --threads {n}: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
+    match run(cli.command, cli.quiet) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", e.to_string().trim_end());
+            let text = e.to_string();
+            let text = text.trim_end();
+            // Scene diagnostics carry their own `file:line:col: error:`.
+            if matches!(e, Error::Scene(_)) || text.starts_with("error:") {
+                eprintln!("{text}");
+            } else {
+                eprintln!("error: {text}");
+            }
             // Usage mistakes exit with 2, like the argument parser's own.
             if matches!(e, Error::Usage(_)) {
                 ExitCode::from(2)
@@ -181,13 +246,65 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(command: Command) -> Result<(), Error> {
+/// env_logger at the level -v, -q or --log-level give, with `warning:`/`error:` prefixes. The
+/// GPU stack's own crates report errors only, unless RUST_LOG (parsed on top) says otherwise.
+/// A warning is printed once per run: every frame is evaluated on its own, and a scene's
+/// warning (an unused variable, say) would otherwise repeat once a frame.
+fn init_logging(cli: &Cli) {
+    use log::LevelFilter;
+    let level = match (cli.log_level, cli.verbose, cli.quiet) {
+        (Some(LogLevel::Error), ..) => LevelFilter::Error,
+        (Some(LogLevel::Warn), ..) => LevelFilter::Warn,
+        (Some(LogLevel::Info), ..) => LevelFilter::Info,
+        (Some(LogLevel::Debug), ..) => LevelFilter::Debug,
+        (Some(LogLevel::Trace), ..) => LevelFilter::Trace,
+        (None, 0, q) if q >= 2 => LevelFilter::Error,
+        (None, 0, _) => LevelFilter::Warn,
+        (None, 1, _) => LevelFilter::Info,
+        (None, 2, _) => LevelFilter::Debug,
+        (None, _, _) => LevelFilter::Trace,
+    };
+    let mut builder = env_logger::Builder::new();
+    builder.filter_level(level);
+    for gpu_stack in ["wgpu", "wgpu_core", "wgpu_hal", "naga"] {
+        builder.filter_module(gpu_stack, LevelFilter::Error);
+    }
+    if let Ok(directives) = std::env::var("RUST_LOG") {
+        builder.parse_filters(&directives);
+    }
+    let warned = std::sync::Mutex::new(std::collections::HashSet::<String>::new());
+    builder.format(move |out, record| match record.level() {
+        log::Level::Error => writeln!(out, "error: {}", record.args()),
+        log::Level::Warn => {
+            let text = record.args().to_string();
+            // Only poisoned if a thread panicked while logging; the set is still usable.
+            let mut warned = warned.lock().unwrap_or_else(|e| e.into_inner());
+            if warned.insert(text.clone()) {
+                writeln!(out, "warning: {text}")
+            } else {
+                Ok(())
+            }
+        }
+        other => writeln!(
+            out,
+            "{}: {}: {}",
+            other.as_str().to_lowercase(),
+            record.target(),
+            record.args()
+        ),
+    });
+    builder.init();
+}
+
+fn run(command: Command, quiet: u8) -> Result<(), Error> {
     match command {
         Command::Render {
             scene,
             output,
+            defines,
             frames,
             resolution,
+            crop,
             spp,
             seed,
             layers,
@@ -201,8 +318,8 @@ fn run(command: Command) -> Result<(), Error> {
             skip_existing,
             placeholders,
             preview,
+            exposure,
             stats,
-            quiet,
         } => {
             if let Some(t) = time.filter(|t| !(t.is_finite() && *t > 0.0)) {
                 return Err(Error::Usage(format!(
@@ -224,7 +341,9 @@ fn run(command: Command) -> Result<(), Error> {
                     }),
                     quality: quick.then_some(caustica::scene::Quality::Quick),
                     passes,
+                    crop: crop.as_deref().map(caustica::parse_crop).transpose()?,
                 },
+                defines,
                 device: match device {
                     DeviceArg::Auto => Device::Auto,
                     DeviceArg::Cpu => Device::Cpu,
@@ -232,48 +351,67 @@ fn run(command: Command) -> Result<(), Error> {
                 },
                 devices,
                 preview,
+                exposure,
                 time_limit: time,
                 shard,
                 skip_existing,
                 placeholders,
-                progress: !quiet,
+                progress: None,
+            };
+            // -q hides the progress; -qq the frame lines too.
+            let bars = (quiet == 0).then(|| Arc::new(progress::Bars::new()));
+            let job = RenderJob {
+                progress: bars
+                    .clone()
+                    .map(|b| ProgressSink(b as Arc<dyn caustica::render::progress::Progress>)),
+                ..job
+            };
+            let say = |line: String| match &bars {
+                Some(bars) => bars.println(&line),
+                None => println!("{line}"),
             };
             let start = std::time::Instant::now();
             let reports = caustica::render_animation(&job, |report| {
                 if report.skipped {
-                    if !quiet {
-                        println!(
+                    if quiet < 2 {
+                        say(format!(
                             "frame {}: skipped ({} exists)",
                             report.frame,
                             report.exr.display()
-                        );
+                        ));
                     }
                     return;
                 }
-                if !quiet {
-                    println!(
+                if quiet < 2 {
+                    say(format!(
                         "frame {}: {} (build {:.3} s, render {:.3} s)",
                         report.frame,
                         report.exr.display(),
                         report.build_seconds,
                         report.render_seconds
-                    );
+                    ));
                     if let Some(p) = &report.preview {
-                        println!("  preview: {}", p.display());
+                        say(format!("  preview: {}", p.display()));
                     }
                 }
                 if stats {
-                    println!("  {:<28} {}", "device", report.device);
+                    say(format!("  {:<28} {}", "device", report.device));
+                    say(format!(
+                        "  {:<28} {}",
+                        "host threads",
+                        rayon::current_num_threads()
+                    ));
                     for (name, value) in &report.stats.entries() {
-                        println!("  {name:<28} {}", format_value(*value));
+                        say(format!("  {name:<28} {}", format_value(*value)));
                     }
                 }
             })?;
-            if !quiet && reports.is_empty() {
+            drop(bars);
+            if quiet < 2 && reports.is_empty() {
                 println!("nothing to render: this shard has no frame of the range");
             }
             let rendered: Vec<_> = reports.iter().filter(|r| !r.skipped).collect();
-            if !quiet && rendered.len() > 1 {
+            if quiet < 2 && rendered.len() > 1 {
                 let mut devices: Vec<&str> = rendered.iter().map(|r| r.device.as_str()).collect();
                 devices.sort();
                 devices.dedup();
@@ -289,6 +427,7 @@ fn run(command: Command) -> Result<(), Error> {
         Command::Compare {
             image,
             reference,
+            diff,
             exclude,
             tolerance,
         } => {
@@ -301,7 +440,7 @@ fn run(command: Command) -> Result<(), Error> {
                 .iter()
                 .map(|e| caustica::parse_rect(e))
                 .collect::<Result<Vec<_>, _>>()?;
-            let c = caustica::compare_files(&image, &reference, &excluded)?;
+            let c = caustica::compare_files(&image, &reference, &excluded, diff.as_deref())?;
             println!(
                 "relmse {:.6} over {} pixels; mean {:.5} {:.5} {:.5}, reference {:.5} {:.5} {:.5}",
                 c.relmse,
@@ -320,8 +459,8 @@ fn run(command: Command) -> Result<(), Error> {
                 _ => Ok(()),
             }
         }
-        Command::Check { scene } => {
-            let file = caustica::load_scene(&scene)?;
+        Command::Check { scene, defines } => {
+            let file = caustica::load_scene_defined(&scene, &defines)?;
             let range = file.frame_range()?;
             let assets = caustica::io::AssetCache::default();
             let mut errors: Option<caustica::Diagnostics> = None;
