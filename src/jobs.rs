@@ -208,7 +208,8 @@ pub fn render_animation(
     job: &RenderJob,
     on_frame: impl FnMut(&FrameReport),
 ) -> Result<Vec<FrameReport>, Error> {
-    let scenes = evaluate_job(job)?;
+    let (scenes, job) = evaluate_job(job)?;
+    let job = &job;
     // A shard of a range shorter than the shards has nothing to render.
     let Some(first) = scenes.first() else {
         return Ok(Vec::new());
@@ -233,15 +234,16 @@ pub fn render_animation_on(
     devices: &[&dyn Backend],
     on_frame: impl FnMut(&FrameReport),
 ) -> Result<Vec<FrameReport>, Error> {
-    let scenes = evaluate_job(job)?;
-    render_scenes(&scenes, devices, job, on_frame)
+    let (scenes, job) = evaluate_job(job)?;
+    render_scenes(&scenes, devices, &job, on_frame)
 }
 
 /// Evaluates every frame of a job, up front, so that an error in frame 40 stops the run before
 /// frame 1 is written; files are loaded once through the cache and shared by the frames.
-/// A job of several frames whose output pattern has no `#` writes each frame to its own file:
-/// `_####` goes before the extension (`shot.exr` → `shot_0001.exr`).
-fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
+/// A job of several frames whose output (or preview) pattern has no `#` writes each frame to
+/// its own file: `_####` goes before the extension (`shot.exr` → `shot_0001.exr`); the job
+/// comes back with its preview pattern so numbered.
+fn evaluate_job(job: &RenderJob) -> Result<(Vec<Scene>, RenderJob), Error> {
     let file = load_scene_defined(&job.scene_path, &job.defines)?;
     let range = file.frame_range()?;
     if let Some(f) = job
@@ -281,12 +283,14 @@ fn evaluate_job(job: &RenderJob) -> Result<Vec<Scene>, Error> {
             )));
         }
     }
+    let mut job = job.clone();
     if several {
         for scene in &mut scenes {
             scene.output.path = with_frame_number(&scene.output.path);
         }
+        job.preview = job.preview.as_deref().map(with_frame_number);
     }
-    Ok(scenes)
+    Ok((scenes, job))
 }
 
 /// `pattern` with `_####` before its extension when it has no `#` (`shot.exr` → `shot_####.exr`).

@@ -437,3 +437,28 @@ fn crop_writes_the_full_size_exr_with_the_window_as_data_window_and_rejects_bad_
         assert_eq!(stderr(&out), expected, "{bad}");
     }
 }
+
+#[test]
+fn a_preview_pattern_without_hashes_is_numbered_when_several_frames_render() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "s.csc", SCENE);
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            "s.csc",
+            "--frames",
+            "1,3",
+            "-q",
+            "--preview",
+            "p.png",
+        ],
+    );
+    assert_success(&out);
+    let mut pngs: Vec<_> = files_under(dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    pngs.sort();
+    assert_eq!(pngs, [Path::new("p_0001.png"), Path::new("p_0003.png")]);
+}
