@@ -408,6 +408,14 @@ fn crop_writes_the_full_size_exr_with_the_window_as_data_window_and_rejects_bad_
     let crop = caustica::io::read_frame(&dir.path().join("crop.exr")).unwrap();
     // 8 × 6 pixels: columns 2..6 of rows 0..3.
     assert_eq!((crop.width, crop.height), (8, 6));
+    // The header's standard camera matrices, primaries and render time.
+    let meta = exr::meta::MetaData::read_from_file(dir.path().join("crop.exr"), false).unwrap();
+    let header = &meta.headers[0];
+    assert!(header.own_attributes.world_to_camera.is_some());
+    assert!(header.own_attributes.world_to_normalized_device.is_some());
+    assert!(header.shared_attributes.chromaticities.is_some());
+    let time = exr::meta::attribute::Text::from("renderTimeSeconds");
+    assert!(header.own_attributes.other.contains_key(&time));
     assert_eq!(crop.metadata.data_window, Some([2, 0, 6, 3]));
     for i in 0..48 {
         let (x, y) = (i % 8, i / 8);
@@ -461,4 +469,43 @@ fn a_preview_pattern_without_hashes_is_numbered_when_several_frames_render() {
         .collect();
     pngs.sort();
     assert_eq!(pngs, [Path::new("p_0001.png"), Path::new("p_0003.png")]);
+}
+
+/// On a terminal (a pseudo-terminal from util-linux's `script`), the progress is indicatif
+/// bars: one for the sequence with its ETA and one per frame with its phase.
+#[cfg(target_os = "linux")]
+#[test]
+fn on_a_terminal_progress_draws_a_sequence_bar_with_eta_and_a_bar_per_frame() {
+    let dir = tempfile::tempdir().unwrap();
+    // Photon-mapped frames of 200,000 + 100,000 photons: long enough for the bars to draw.
+    write_scene(
+        dir.path(),
+        "s.csc",
+        &SCENE
+            .replace("let unused = 1\n", "")
+            .replace(" integrator whitted", ""),
+    );
+    let command = format!(
+        "{} render s.csc --device cpu --frames 1..2",
+        env!("CARGO_BIN_EXE_caustica")
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .env("TERM", "xterm")
+        .output()
+        .expect("util-linux's script runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("/2 frames ["), "no sequence bar in {text:?}");
+    assert!(text.contains("ETA"), "no ETA in {text:?}");
+    assert!(
+        ["photons", "shading", "gather"]
+            .iter()
+            .any(|phase| text.contains(phase)),
+        "no phase in {text:?}"
+    );
+    // The plain lines are for logs only.
+    assert!(!text.contains("frame 1: shading"), "{text:?}");
 }

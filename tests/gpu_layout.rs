@@ -151,6 +151,10 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 sample_offset,
                 pass_spp,
                 tile_offset,
+                crop_x0,
+                crop_y0,
+                crop_x1,
+                crop_y1,
                 _pad2
             }),
         ),

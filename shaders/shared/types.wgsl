@@ -117,6 +117,10 @@ struct FrameParams {
     sample_offset: u32,  // the pass's first sample: camera ray s of a pixel is sample_offset + s
     pass_spp: u32,       // samples per pixel in this pass (spp is the frame's)
     tile_offset: u32,    // the pass's first 8x8 tile
+    crop_x0: u32,        // the pixels [crop_x0, crop_x1) x [crop_y0, crop_y1) get camera rays
+    crop_y0: u32,
+    crop_x1: u32,
+    crop_y1: u32,
     _pad2: u32,
 }
 

@@ -36,7 +36,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let py = (tile / tiles_x) * 8u + local.y;
     var ray: Ray;
     ray.sample = s;
-    if px >= params.width || py >= params.height {
+    // Padding of the image's last tiles, and pixels outside a crop, get no ray.
+    if px >= params.width || py >= params.height || px < params.crop_x0 || px >= params.crop_x1
+        || py < params.crop_y0 || py >= params.crop_y1 {
         ray.pixel = 0xffffffffu;
         rays[i] = ray;
         return;

@@ -1,16 +1,13 @@
-// The coverage and the first-hit layers, on the device: one invocation per pixel of the pass's
-// tiles adds the first hits of its pass_spp camera samples (shade.wgsl's first_hits, slot by
-// slot as in resolve.wgsl) to the sums, in sample order. How many samples hit goes into the
-// colour film's w (which resolve.wgsl leaves alone); the albedo, normal and position sums only
-// where the frame asked for them (otherwise their buffers are one-element stand-ins). The host
-// divides and normalises once the frame is done (render::frame::FirstHitSums, which the CPU
-// twin fills in the same order of additions).
+// The first-hit layers, on the device: one invocation per pixel of the pass's tiles adds the
+// first hits of its pass_spp camera samples (shade.wgsl's first_hits, slot by slot as in
+// resolve.wgsl, which counts the hits into the film's w) to the sums, in sample order: the
+// albedo sums and the normal and position sums where the frame asked for them (otherwise their
+// buffers are one-element stand-ins). The host divides and normalises once the frame is done
+// (render::frame::FirstHitSums, which the CPU twin fills in the same order of additions).
 //!include "shared/film.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;
 @group(0) @binding(27) var<storage, read> first_hits: array<FirstHit>;
-// The colour film; w: how many samples hit something.
-@group(0) @binding(34) var<storage, read_write> pixels: array<vec4<f32>>;
 // xyz: the sum of the samples' albedo.
 @group(0) @binding(35) var<storage, read_write> albedo_sum: array<vec4<f32>>;
 // xyz: the sum of the samples' shading normals.
@@ -27,11 +24,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if first == FILM_NO_SLOT {
         return;
     }
-    var hits = 0.0;
-    for (var s = 0u; s < params.pass_spp; s++) {
-        hits += first_hits[first + s].hit;
-    }
-    pixels[p].w += hits;
     if arrayLength(&albedo_sum) > p {
         var albedo = albedo_sum[p].xyz;
         for (var s = 0u; s < params.pass_spp; s++) {

@@ -172,13 +172,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     child_flags[2u * i + 1u] = 0u;
     diffuse_points[i] = ShadingPoint(vec3<f32>(0.0), NONE, vec3<f32>(0.0), NONE);
     let ray = rays[i];
+    let none = SurfacePoint(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec2<f32>(0.0), 0u);
     if ray.pixel == NONE {
+        // No ray (padding, or outside a crop): nothing seen, for a pixel resolve may read.
+        record_first_hit(0.0, vec3<f32>(0.0), none);
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
     let hit = hits[i];
     if hit.instance == NONE {
-        let none = SurfacePoint(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec2<f32>(0.0), 0u);
         record_first_hit(0.0, vec3<f32>(0.0), none);
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;

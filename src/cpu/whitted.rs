@@ -145,10 +145,19 @@ impl<'a> Tracer<'a> {
         let collect = self.scene.film.integrator == Integrator::PhotonMap;
         let wants_ids = self.scene.output.layers.contains(&Aov::Id);
         let spp = self.scene.film.spp.max(1);
+        // Pixels outside a crop get no camera ray, as on the GPU.
+        let [cx0, cy0, cx1, cy1] =
+            self.scene
+                .film
+                .crop_pixels()
+                .unwrap_or([0, 0, self.camera.width, self.camera.height]);
         for y in 0..h {
             for x in 0..w {
                 let (px, py) = (x0 + x, y0 + y);
-                if !pass.covers_pixel(px, py, self.camera.width) {
+                if !pass.covers_pixel(px, py, self.camera.width)
+                    || !(cx0..cx1).contains(&px)
+                    || !(cy0..cy1).contains(&py)
+                {
                     continue;
                 }
                 let mut sum = Vec3::ZERO;

@@ -16,7 +16,8 @@ use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::gather::PrecomputedIrradiance;
 use super::kernel::{
-    read_buffer, read_buffer_map, run_deferred_checks, storage_buffer_sized, Checks, Kernel,
+    read_buffer, read_buffer_map, read_buffer_unzip, run_deferred_checks, storage_buffer_sized,
+    Checks, Kernel,
 };
 use super::maps::FrameMaps;
 use super::photons::{MapSteps, PhotonKernels};
@@ -340,14 +341,10 @@ impl GpuBackend {
         // The kernels' status words, before any of what they wrote reaches the host.
         run_deferred_checks(ctx)?;
         // The colour, and in w how many samples hit something (the coverage).
-        let (color, hits): (Vec<Vec3>, Vec<f32>) = {
-            use rayon::prelude::*;
-            read_buffer_map(ctx, &frame.color, pixels as usize, |c: &[f32; 4]| {
+        let (color, hits) =
+            read_buffer_unzip(ctx, &frame.color, pixels as usize, |c: &[f32; 4]| {
                 (Vec3::new(c[0], c[1], c[2]), c[3])
-            })?
-            .into_par_iter()
-            .unzip()
-        };
+            })?;
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {
             photon_views.direct_part = frame.read_film(ctx, direct)?;
@@ -517,7 +514,7 @@ impl GpuBackend {
             // A lone pass's camera trace has just chosen the levels from every sample.
             v.chosen = true;
         }
-        pass_stats.primary_rays += pass_pixel_samples(pass, base.width, base.height);
+        pass_stats.primary_rays += pass_pixel_samples(pass, &base);
         frame.lap("camera_rays", &mut clock);
         let views_wanted = [Aov::PhotonsGlobal, Aov::PhotonsCaustic]
             .iter()
@@ -656,9 +653,17 @@ impl GpuBackend {
         ctx.set_stage("film");
         let level_nodes: Vec<(GpuBuffer, u64)> =
             levels.into_iter().map(|l| (l.nodes, l.count)).collect();
-        self.accumulate_and_resolve(&self.whitted, &level_nodes, base, &frame.color, timer)?;
+        let whitted = &self.whitted;
+        self.accumulate_and_resolve(
+            whitted,
+            &level_nodes,
+            &first_hits,
+            base,
+            &frame.color,
+            timer,
+        )?;
         if let (Some(copies), Some(film)) = (&direct_levels, &frame.direct) {
-            self.accumulate_and_resolve(&self.whitted, copies, base, film, &mut None)?;
+            self.accumulate_and_resolve(whitted, copies, &first_hits, base, film, &mut None)?;
         }
         for (aov, copies) in &layer_levels {
             let film = match aov {
@@ -666,19 +671,20 @@ impl GpuBackend {
                 _ => frame.indirect.as_ref(),
             };
             if let Some(film) = film {
-                self.accumulate_and_resolve(&self.whitted, copies, base, film, &mut None)?;
+                self.accumulate_and_resolve(whitted, copies, &first_hits, base, film, &mut None)?;
             }
         }
-        // The pass's first hits into the coverage and the first-hit layers.
-        let [albedo, shading, geometric, position] = &frame.first_hit_sums;
-        self.resolve_aovs(
-            &self.whitted,
-            &first_hits,
-            base,
-            pass.ray_slots(),
-            &frame.color,
-            [albedo, shading, geometric, position],
-        )?;
+        // The pass's first hits into the first-hit layers asked for.
+        if frame.albedo_layer || frame.first_hit_layers {
+            let [albedo, shading, geometric, position] = &frame.first_hit_sums;
+            self.resolve_aovs(
+                &self.whitted,
+                &first_hits,
+                base,
+                pass.ray_slots(),
+                [albedo, shading, geometric, position],
+            )?;
+        }
         frame.lap("accumulate", &mut clock);
         frame.views.add(&pass_views);
         if let Some(out) = composed {
@@ -703,15 +709,18 @@ impl GpuBackend {
     }
 }
 
-/// The camera samples of `pass` that fall inside the image (padding slots excluded).
-fn pass_pixel_samples(pass: &PassPlan, width: u32, height: u32) -> u64 {
-    let tiles_x = crate::render::plan::tiles_across(width);
+/// The camera samples of `pass` that get a ray: those of its tiles' pixels inside the image
+/// and inside the crop `[x0, x1) × [y0, y1)` of `base` (padding slots excluded).
+fn pass_pixel_samples(pass: &PassPlan, base: &FrameParams) -> u64 {
+    let tiles_x = crate::render::plan::tiles_across(base.width);
+    let (cx1, cy1) = (base.crop_x1.min(base.width), base.crop_y1.min(base.height));
     let mut pixels = 0u64;
     for t in pass.tile_start..pass.tile_start + pass.tiles {
         let (x0, y0) = ((t % tiles_x) * TILE_SIDE, (t / tiles_x) * TILE_SIDE);
-        let w = TILE_SIDE.min(width.saturating_sub(x0)) as u64;
-        let h = TILE_SIDE.min(height.saturating_sub(y0)) as u64;
-        pixels += w * h;
+        let span = |lo: u32, from: u32, to: u32| {
+            (lo + TILE_SIDE).min(to).saturating_sub(lo.max(from)) as u64
+        };
+        pixels += span(x0, base.crop_x0, cx1) * span(y0, base.crop_y0, cy1);
     }
     pixels * pass.samples as u64
 }

@@ -421,6 +421,36 @@ where
     map_staging(ctx, &staging, size, index, f)
 }
 
+/// [`read_buffer_map`] into two vectors at once: `f` gives each element's pair, split without
+/// an intermediate vector of pairs (a film's colour and the coverage in its w).
+pub fn read_buffer_unzip<T, A, B, F>(
+    ctx: &GpuContext,
+    buffer: &GpuBuffer,
+    count: usize,
+    f: F,
+) -> Result<(Vec<A>, Vec<B>), GpuError>
+where
+    T: Pod + Send + Sync,
+    A: Send,
+    B: Send,
+    F: Fn(&T) -> (A, B) + Send + Sync,
+{
+    use rayon::prelude::*;
+    let size = (count * std::mem::size_of::<T>()) as u64;
+    if size == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    Traffic::add(&ctx.traffic.readbacks, 1);
+    Traffic::add(&ctx.traffic.readback_bytes, size);
+    let staging = readback_buffer(ctx, size);
+    let mut encoder = Encoder::new(ctx);
+    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
+    let index = ctx.submit([encoder.finish()]);
+    with_mapped(ctx, &staging, size, index, |items: &[T]| {
+        items.par_iter().map(&f).unzip()
+    })
+}
+
 /// A mappable buffer of `size` bytes from the pool, for read-backs.
 fn readback_buffer(ctx: &GpuContext, size: u64) -> GpuBuffer {
     let usage = wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST;
@@ -443,6 +473,30 @@ where
     F: Fn(&T) -> U + Send + Sync,
 {
     use rayon::prelude::*;
+    with_mapped(ctx, staging, size, index, |items: &[T]| {
+        if size >= PARALLEL_READ_BYTES {
+            let mut out = Vec::new();
+            items.par_iter().map(&f).collect_into_vec(&mut out);
+            out
+        } else {
+            items.iter().map(&f).collect()
+        }
+    })
+}
+
+/// Maps `staging` once the submission `index` is done and hands its first `size` bytes, as
+/// `T`s, to `read`; the buffer is unmapped afterwards whatever happened.
+#[track_caller]
+fn with_mapped<T, R>(
+    ctx: &GpuContext,
+    staging: &GpuBuffer,
+    size: u64,
+    index: wgpu::SubmissionIndex,
+    read: impl FnOnce(&[T]) -> R,
+) -> Result<R, GpuError>
+where
+    T: Pod,
+{
     let slice = staging.slice(..size.next_multiple_of(4));
     let (tx, rx) = std::sync::mpsc::channel();
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -454,16 +508,7 @@ where
         .map_err(|e| GpuError::Device(format!("cannot map the readback buffer: {e}")))?;
     let copy = std::time::Instant::now();
     let out = match slice.get_mapped_range() {
-        Ok(data) => {
-            let items = bytemuck::cast_slice::<u8, T>(&data[..size as usize]);
-            if size >= PARALLEL_READ_BYTES {
-                let mut out = Vec::new();
-                items.par_iter().map(&f).collect_into_vec(&mut out);
-                Ok(out)
-            } else {
-                Ok(items.iter().map(&f).collect())
-            }
-        }
+        Ok(data) => Ok(read(bytemuck::cast_slice::<u8, T>(&data[..size as usize]))),
         Err(e) => Err(GpuError::Device(format!(
             "cannot read the mapped buffer: {e}"
         ))),

@@ -141,6 +141,12 @@ pub struct FrameParams {
     pub pass_spp: u32,
     /// The pass's first tile: its camera rays cover tiles `tile_offset..` of the image.
     pub tile_offset: u32,
+    /// The pixels `[crop_x0, crop_x1) × [crop_y0, crop_y1)` that get camera rays (`--crop`;
+    /// the whole image without one): the others of the pass's tiles are left out like padding.
+    pub crop_x0: u32,
+    pub crop_y0: u32,
+    pub crop_x1: u32,
+    pub crop_y1: u32,
     pub _pad2: u32,
 }
 
@@ -453,7 +459,16 @@ pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
 pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
     let camera = CameraModel::new(&scene.camera, &scene.film);
     let seed = scene.film.seed;
+    let [crop_x0, crop_y0, crop_x1, crop_y1] =
+        scene
+            .film
+            .crop_pixels()
+            .unwrap_or([0, 0, camera.width, camera.height]);
     FrameParams {
+        crop_x0,
+        crop_y0,
+        crop_x1,
+        crop_y1,
         origin: vec4(camera.origin, camera.lens_radius),
         right: vec4(camera.right, camera.half_width),
         up: vec4(camera.up, camera.half_height),

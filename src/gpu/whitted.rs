@@ -232,15 +232,14 @@ impl GpuCore {
         Ok(ids)
     }
 
-    /// Adds a pass's first hits to the coverage (the colour `film`'s w) and to the first-hit
-    /// layer sums `sums`: albedo, shading normal, geometric normal, position (`resolve_aovs`).
+    /// Adds a pass's first hits to the first-hit layer sums `sums`: albedo, shading normal,
+    /// geometric normal, position (`resolve_aovs`; the coverage is the film's, in `resolve`).
     pub(super) fn resolve_aovs(
         &self,
         w: &WhittedKernels,
         first_hits: &GpuBuffer,
         params: FrameParams,
         slots: u64,
-        film: &GpuBuffer,
         sums: [&GpuBuffer; 4],
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
@@ -257,7 +256,6 @@ impl GpuCore {
             &[
                 ("params", &params_buffer),
                 ("first_hits", first_hits),
-                ("pixels", film),
                 ("albedo_sum", sums[0]),
                 ("normal_sum", sums[1]),
                 ("geometric_sum", sums[2]),
@@ -273,13 +271,16 @@ impl GpuCore {
     }
 
     /// The shade trees' bottom-up accumulation, deepest level first, then the pass's camera
-    /// nodes into the film (each pixel gains the sum of its pass samples over the frame's spp):
-    /// `levels` are nodes and node count per level, camera level first; `params` the pass's.
-    /// The node buffers end up holding colours.
+    /// nodes into the film (each pixel gains the sum of its pass samples over the frame's spp,
+    /// and in w how many of them hit something, from `first_hits`): `levels` are nodes and node
+    /// count per level, camera level first; `params` the pass's. The node buffers end up
+    /// holding colours.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn accumulate_and_resolve(
         &self,
         w: &WhittedKernels,
         levels: &[(GpuBuffer, u64)],
+        first_hits: &GpuBuffer,
         params: FrameParams,
         film: &GpuBuffer,
         timer: &mut Option<Timer>,
@@ -329,6 +330,7 @@ impl GpuCore {
             &[
                 ("params", &resolve_params),
                 ("nodes", &levels[0].0),
+                ("first_hits", first_hits),
                 ("pixels", film),
             ],
         )?;

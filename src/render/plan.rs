@@ -105,26 +105,21 @@ pub fn tile_of_pixel(px: u32, py: u32, width: u32) -> u32 {
     (py / TILE_SIDE) * tiles_across(width) + px / TILE_SIDE
 }
 
-/// The runs of consecutive tiles (first tile, count) that cover the pixels `[x0, y0, x1, y1)`
-/// of `crop`, or every tile without a crop: one run per row of tiles, or one run for the whole
-/// crop when it spans the image's width.
-pub fn tile_segments(width: u32, height: u32, crop: Option<[u32; 4]>) -> Vec<(u32, u32)> {
-    let across = tiles_across(width);
+/// The run of consecutive tiles (first tile, count) a frame's passes cover: every tile, or
+/// with a crop `[x0, y0, x1, y1)` the run from the crop's first tile to its last (the camera
+/// kernel gives no ray to the pixels outside the crop, so the tiles between the crop's rows cost
+/// only their empty slots, and the frame stays one pass where the crop fits one). Empty for a
+/// crop without pixels.
+pub fn tile_run(width: u32, height: u32, crop: Option<[u32; 4]>) -> (u32, u32) {
     let Some([x0, y0, x1, y1]) = crop else {
-        return vec![(0, tile_count(width, height))];
+        return (0, tile_count(width, height));
     };
     let (x1, y1) = (x1.min(width), y1.min(height));
     if x0 >= x1 || y0 >= y1 {
-        return Vec::new();
+        return (0, 0);
     }
-    let (tx0, tx1) = (x0 / TILE_SIDE, x1.div_ceil(TILE_SIDE));
-    let (ty0, ty1) = (y0 / TILE_SIDE, y1.div_ceil(TILE_SIDE));
-    if tx0 == 0 && tx1 == across {
-        return vec![(ty0 * across, (ty1 - ty0) * across)];
-    }
-    (ty0..ty1)
-        .map(|ty| (ty * across + tx0, tx1 - tx0))
-        .collect()
+    let first = tile_of_pixel(x0, y0, width);
+    (first, tile_of_pixel(x1 - 1, y1 - 1, width) - first + 1)
 }
 
 /// The passes and photon maps of one frame.
@@ -148,40 +143,36 @@ impl FramePlan {
         let (width, height) = (scene.film.width.max(1), scene.film.height.max(1));
         let spp = scene.film.spp.max(1);
         let tiles = tile_count(width, height);
-        let segments = tile_segments(width, height, scene.film.crop_pixels());
-        let widest = segments.iter().map(|&(_, n)| n).max().unwrap_or(1);
-        let segment_slots = widest as u64 * TILE_PIXELS as u64;
-        let samples_per_pass = (max_pass_rays / segment_slots).min(spp as u64) as u32;
+        let (first_tile, run) = tile_run(width, height, scene.film.crop_pixels());
+        let run_slots = run.max(1) as u64 * TILE_PIXELS as u64;
+        let samples_per_pass = (max_pass_rays / run_slots).min(spp as u64) as u32;
+        // A crop without pixels has no pass.
         let mut passes = Vec::new();
-        if samples_per_pass >= 1 {
+        if run > 0 && samples_per_pass >= 1 {
             let mut s = 0;
             while s < spp {
                 let n = samples_per_pass.min(spp - s);
-                for &(tile_start, tiles) in &segments {
-                    passes.push(PassPlan {
-                        sample_start: s,
-                        samples: n,
-                        tile_start,
-                        tiles,
-                    });
-                }
+                passes.push(PassPlan {
+                    sample_start: s,
+                    samples: n,
+                    tile_start: first_tile,
+                    tiles: run,
+                });
                 s += n;
             }
-        } else {
-            let tiles_per_pass = ((max_pass_rays / TILE_PIXELS as u64) as u32).clamp(1, widest);
+        } else if run > 0 {
+            let tiles_per_pass = ((max_pass_rays / TILE_PIXELS as u64) as u32).clamp(1, run);
             for s in 0..spp {
-                for &(start, count) in &segments {
-                    let mut t = 0;
-                    while t < count {
-                        let n = tiles_per_pass.min(count - t);
-                        passes.push(PassPlan {
-                            sample_start: s,
-                            samples: 1,
-                            tile_start: start + t,
-                            tiles: n,
-                        });
-                        t += n;
-                    }
+                let mut t = 0;
+                while t < run {
+                    let n = tiles_per_pass.min(run - t);
+                    passes.push(PassPlan {
+                        sample_start: s,
+                        samples: 1,
+                        tile_start: first_tile + t,
+                        tiles: n,
+                    });
+                    t += n;
                 }
             }
         }
@@ -224,15 +215,13 @@ mod tests {
     }
 
     #[test]
-    fn a_crop_plans_only_its_tiles_each_sample_once() {
+    fn a_crop_plans_the_run_of_its_tiles_each_sample_once() {
         let mut s = scene(40, 24, 3);
         // Pixels 10..30 × 9..17: tile columns 1..4 of tile rows 1..3 (3 × 2 tiles).
         s.film.crop = Some(crate::scene::CropWindow::new(0.25, 0.75, 0.375, 0.7).unwrap());
         assert_eq!(s.film.crop_pixels(), Some([10, 9, 30, 17]));
-        assert_eq!(
-            tile_segments(40, 24, s.film.crop_pixels()),
-            [(6, 3), (11, 3)]
-        );
+        // The run from the crop's first tile (6) to its last (13).
+        assert_eq!(tile_run(40, 24, s.film.crop_pixels()), (6, 8));
         for limit in [u64::MAX, 64 * 3, 64] {
             let plan = FramePlan::new(&s, limit);
             let mut seen = std::collections::HashMap::new();
@@ -243,18 +232,16 @@ mod tests {
                     }
                 }
             }
-            let expected: Vec<_> = [6, 7, 8, 11, 12, 13]
-                .iter()
-                .flat_map(|&t| (0..3).map(move |k| (t, k)))
-                .collect();
+            let expected: Vec<_> = (6..14).flat_map(|t| (0..3).map(move |k| (t, k))).collect();
             assert_eq!(seen.len(), expected.len(), "limit {limit}");
             assert!(
                 expected.iter().all(|k| seen.get(k) == Some(&1)),
                 "limit {limit}"
             );
         }
-        // A crop as wide as the image is one run of rows.
-        assert_eq!(tile_segments(40, 24, Some([0, 9, 40, 17])), [(5, 10)]);
+        // A crop as wide as the image is its rows of tiles.
+        assert_eq!(tile_run(40, 24, Some([0, 9, 40, 17])), (5, 10));
+        assert_eq!(tile_run(40, 24, Some([3, 3, 3, 9])), (0, 0));
     }
 
     /// Every (tile, sample) of the frame appears in exactly one pass.

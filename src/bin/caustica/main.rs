@@ -88,12 +88,15 @@ enum Command {
         /// Random seed [default: the scene's film seed].
         #[arg(long, value_name = "N")]
         seed: Option<u64>,
-        /// Extra EXR layers, comma-separated, instead of the scene's: albedo, normal, depth, id,
-        /// photons_global, photons_caustic [default: the scene's output layers].
+        /// Extra EXR layers, comma-separated, instead of the scene's: albedo, normal, depth,
+        /// position, id, direct, indirect, caustic, seeds, photons_global, photons_caustic
+        /// (written with pbrt's G-buffer names: Albedo, N and Ns, Z, P)
+        /// [default: the scene's output layers].
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         layers: Option<Vec<String>>,
-        /// How the frame is lit: whitted, or photon_map (caustics and final-gathered indirect
-        /// light) [default: the scene's film integrator].
+        /// How the frame is lit: photon_map (caustics and final-gathered indirect light), or
+        /// whitted (direct light and specular paths) [default: the scene's film integrator,
+        /// photon_map unless it says].
         #[arg(long, value_enum)]
         integrator: Option<IntegratorArg>,
         /// A preview: an eighth of the photons, a quarter of the irradiance seeds and gather rays.
