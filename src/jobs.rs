@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::api::{
     evaluate_frame, load_scene_defined, prepare_cached, select_backends, Device, Error, Overrides,
 };
-use crate::render::progress::{Phase, ProgressSink, Step};
+use crate::render::progress::ProgressSink;
 use crate::render::schedule::WorkError;
 use crate::render::{self, Backend, Frame, RenderOptions};
 use crate::scene::{self, Scene};
@@ -520,40 +520,15 @@ fn render_scene(
     // (`render_claimed`).
     let mut frame: Frame = match devices {
         [device] if progression.passes == 1 => device.render_frame(scene, &prepared, options)?,
-        _ => {
-            // A progressive frame reports its passes as they end, not each pass's phases.
-            let quiet = RenderOptions {
-                progress: None,
-                ..options.clone()
-            };
-            render::progressive::render_progressive(
-                devices,
-                scene,
-                &prepared,
-                &quiet,
-                progression,
-                |pass, seconds| {
-                    log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame);
-                    if let Some(p) = &options.progress {
-                        // Under a time limit alone, the passes that fit at this rate.
-                        let passes = match progression.seconds {
-                            Some(limit) if progression.passes == u32::MAX => {
-                                ((pass as f64 * limit / seconds.max(1e-9)) as u32).max(pass)
-                            }
-                            _ => progression.passes,
-                        };
-                        let step = Step {
-                            phase: Phase::Layers,
-                            pass: pass.saturating_sub(1),
-                            passes,
-                            done: 1.0,
-                        };
-                        p.0.step(scene.frame, step);
-                    }
-                },
-                on_failure,
-            )?
-        }
+        _ => render::progressive::render_progressive(
+            devices,
+            scene,
+            &prepared,
+            options,
+            progression,
+            |pass, seconds| log::info!("frame {}: pass {pass} done at {seconds:.1} s", scene.frame),
+            on_failure,
+        )?,
     };
     frame.metadata.build_seconds = build_seconds;
     frame.metadata.stats.bvh = Some(prepared.stats());

@@ -62,11 +62,11 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             p.step(scene.frame, phase, pass, passes, done);
         }
     };
-    if plan.global_map || plan.caustic_map {
-        report(Phase::Photons, 0, 0.0);
-    }
     // The frame's photon maps, traced once for every pass and layer.
-    let (trees, photon_map_stats) = trace_frame_trees(scene, prepared, &tracer.vd, &plan);
+    let (trees, photon_map_stats) =
+        trace_frame_trees(scene, prepared, &tracer.vd, &plan, &|phase, done| {
+            report(phase, 0, done)
+        });
     let mut stats = FrameStats {
         photon_maps: photon_map_stats,
         ..Default::default()
@@ -134,7 +134,6 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
             }
         }
         if scene.film.integrator == Integrator::PhotonMap {
-            report(Phase::Gather, index as u32, 0.0);
             let pass_stats = compose(
                 scene,
                 prepared,
@@ -144,6 +143,7 @@ pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOption
                 &points,
                 &mut color,
                 &mut composed,
+                &|phase, done| report(phase, index as u32, done),
             );
             stats.join_gather(pass_stats, index as u32);
         }

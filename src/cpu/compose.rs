@@ -14,6 +14,7 @@ use crate::cpu::photons::{albedo_at, FrameTrees};
 use crate::cpu::whitted::Tracer;
 use crate::render::gather::{gather_ray_count, ShadingPoint};
 use crate::render::photons::{scene_sphere, EstimateSettings, PhotonPass};
+use crate::render::progress::Phase;
 use crate::render::stats::{GatherStats, ViewSearches};
 use crate::render::PhotonViews;
 use crate::scene::{Aov, Integrator, MaterialKind, Scene};
@@ -119,6 +120,7 @@ pub fn compose(
     points: &[ShadingPoint],
     color: &mut [Vec3],
     layers: &mut PhotonViews,
+    report: &(dyn Fn(Phase, f32) + Sync),
 ) -> GatherStats {
     let mut stats = GatherStats::default();
     let settings = EstimateSettings::of(scene, prepared);
@@ -130,7 +132,9 @@ pub fn compose(
     };
     let lookup = GatherLookup::of(global, &settings, photons);
     let start = std::time::Instant::now();
-    let (seeds, cache) = irradiance_cache(scene, prepared, vd, &lookup, epsilon, radius, points);
+    let (seeds, cache) = irradiance_cache(
+        scene, prepared, vd, &lookup, epsilon, radius, points, report,
+    );
     stats.seeds = Some(seeds.len() as u64);
     stats.rays = Some(seeds.len() as u64 * gather_ray_count(scene) as u64);
     stats.seed_and_gather_ms = Some(start.elapsed().as_secs_f64() * 1e3);

@@ -20,6 +20,7 @@ use crate::render::gather::{
     INTERPOLATION_NEIGHBOURS, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN, SEED_DENSITY_BITS,
 };
 use crate::render::photons::EstimateSettings;
+use crate::render::progress::Phase;
 use crate::render::sampling::SampleStream;
 use crate::scene::{MaterialKind, Scene};
 
@@ -601,13 +602,19 @@ pub fn irradiance_cache(
     epsilon: f32,
     scene_radius: f32,
     points: &[ShadingPoint],
+    report: &(dyn Fn(Phase, f32) + Sync),
 ) -> (Vec<u32>, IrradianceCache) {
+    report(Phase::Seeding, 0.0);
     let seeds = seed_irradiance_samples(points, &SeedingSettings::from_scene(scene, scene_radius));
+    report(Phase::Gather, 0.0);
+    let gathered = std::sync::atomic::AtomicUsize::new(0);
+    // A report every 1/64th of the seeds: the gather is most of a photon-mapped frame.
+    let every = (seeds.len() / 64).max(1);
     let samples: Vec<IrradianceSample> = seeds
         .par_iter()
         .enumerate()
         .map(|(k, &i)| {
-            final_gather(
+            let sample = final_gather(
                 scene,
                 prepared,
                 vd,
@@ -616,7 +623,12 @@ pub fn irradiance_cache(
                 scene_radius,
                 &points[i as usize],
                 k as u32,
-            )
+            );
+            let done = gathered.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if done % every == 0 {
+                report(Phase::Gather, done as f32 / seeds.len() as f32);
+            }
+            sample
         })
         .collect();
     (seeds, IrradianceCache::new(samples))

@@ -24,6 +24,7 @@ use crate::render::photons::{
     PhotonPassStats, PHOTON_CHUNK, PHOTON_SPECULAR_PATH,
 };
 use crate::render::plan::FramePlan;
+use crate::render::progress::Phase;
 use crate::render::sampling::SampleStream;
 use crate::render::stats::PhotonMapStats;
 use crate::scene::{FresnelMode, MaterialKind, Scene};
@@ -395,12 +396,17 @@ pub fn trace_frame_trees(
     prepared: &Prepared,
     vd: &VdFrame,
     plan: &FramePlan,
+    report: &dyn Fn(Phase, f32),
 ) -> (FrameTrees, Vec<PhotonMapStats>) {
     let mut trees = FrameTrees::default();
     let mut stats = Vec::new();
-    for (pass, count) in plan.photon_passes(scene) {
+    let passes = plan.photon_passes(scene);
+    for (i, &(pass, count)) in passes.iter().enumerate() {
+        let share = i as f32 / passes.len() as f32;
+        report(Phase::Photons, share);
         let map = trace_photons(scene, prepared, vd, pass, count);
         let mut map_stats = PhotonMapStats::of(pass, map.stats);
+        report(Phase::KdTrees, share);
         let tree = PhotonTree::build(map);
         map_stats.tree_build_ms = Some(tree.build_ms);
         stats.push(map_stats);

@@ -531,8 +531,16 @@ impl GpuBackend {
             None
         };
         if let (None, Some(photon_kernels)) = (&map_steps, &photon_kernels) {
-            let (maps, map_stats) =
-                self.trace_frame_maps(photon_kernels, scene, prepared, buffers, kernels, vd, plan)?;
+            let (maps, map_stats) = self.trace_frame_maps(
+                photon_kernels,
+                scene,
+                prepared,
+                buffers,
+                kernels,
+                vd,
+                plan,
+                &|| frame.report(Phase::KdTrees),
+            )?;
             frame.photon_maps.extend(map_stats);
             frame.maps = Some(maps);
             frame.lap("photon_maps", &mut clock);
@@ -606,9 +614,6 @@ impl GpuBackend {
             None
         };
         // Photon mapping adds caustics and indirect light to the diffuse nodes.
-        if photon_map {
-            frame.report(Phase::Gather);
-        }
         let composed = match (&frame.maps, photon_map) {
             (Some(maps), true) => Some(self.compose_photon_map(
                 &self.photon_kernels()?.gather_stage(),
@@ -621,6 +626,7 @@ impl GpuBackend {
                 &frame.precomputed,
                 &levels,
                 frame.max_gather_rays,
+                &|phase| frame.report(phase),
             )?),
             _ => None,
         };

@@ -30,6 +30,7 @@ use crate::render::gather::{
     gather_ray_count, gather_strata, SAMPLE_RADIUS_MAX, SAMPLE_RADIUS_MIN,
 };
 use crate::render::photons::{scene_sphere, EstimateSettings};
+use crate::render::progress::Phase;
 use crate::render::stats::GatherStats;
 use crate::scene::{Aov, Scene};
 use std::time::Instant;
@@ -642,6 +643,7 @@ impl GpuCore {
         precomputed: &PrecomputedIrradiance,
         levels: &[ShadeLevel],
         max_gather_rays: u64,
+        report: &dyn Fn(Phase),
     ) -> Result<ComposeOutput, GpuError> {
         let ctx = &self.ctx;
         let base = frame_params(scene, prepared);
@@ -706,6 +708,7 @@ impl GpuCore {
                 parts,
             });
         }
+        report(Phase::Seeding);
         ctx.set_stage("gather/seeding");
         let start = Instant::now();
         // The caustic map's estimate at the shading points needs no seeds: it goes to the
@@ -734,6 +737,7 @@ impl GpuCore {
         }
         stats.seeds = Some(seed_count as u64);
         stats.seeding_ms = Some(start.elapsed().as_secs_f64() * 1e3);
+        report(Phase::Gather);
         ctx.set_stage("gather/final_gather");
         let start = Instant::now();
         let (samples, sample_positions, chunks) = self.final_gather(

@@ -655,9 +655,20 @@ impl GpuCore {
         traversal: &TraversalKernels,
         vd: &mut Option<VdFrameGpu>,
         plan: &FramePlan,
+        on_trees: &dyn Fn(),
     ) -> Result<(FrameMaps, Vec<PhotonMapStats>), GpuError> {
         let mut steps = MapSteps::new(plan, scene);
-        while self.map_step(&mut steps, kernels, scene, prepared, buffers, traversal, vd)? {}
+        let mut trees_begun = false;
+        loop {
+            // Every map is submitted: the steps left read them back and build their trees.
+            if !trees_begun && steps.taken >= steps.passes.len() {
+                on_trees();
+                trees_begun = true;
+            }
+            if !self.map_step(&mut steps, kernels, scene, prepared, buffers, traversal, vd)? {
+                break;
+            }
+        }
         Ok(steps.finish())
     }
 

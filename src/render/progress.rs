@@ -6,14 +6,20 @@
 use std::fmt;
 use std::sync::Arc;
 
-/// The phases of a frame's pass, in the order a pass goes through them.
+/// The phases of a frame's pass, in the order a pass goes through them. A backend reports
+/// those it can tell apart: the GPU traces the photon maps and builds their trees while the
+/// shade trees wait, so without VD patches its `photons` phase holds the kd-trees too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
-    /// Photon tracing into the global and caustic maps, and their kd-trees.
+    /// Photon tracing into the global and caustic maps.
     Photons,
+    /// The photon maps' kd-trees.
+    KdTrees,
     /// Camera rays, shadow rays and specular paths (the Whitted shade trees).
     Shading,
-    /// Irradiance seeding, final gather and interpolation (photon mapping only).
+    /// Adaptive seeding of irradiance samples (photon mapping only).
+    Seeding,
+    /// The final gather at the seeds, caustics and interpolation (photon mapping only).
     Gather,
     /// The extra layers (albedo, normal, depth, photon views) and the film's accumulation.
     Layers,
@@ -21,13 +27,22 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in order.
-    pub const ALL: [Phase; 4] = [Phase::Photons, Phase::Shading, Phase::Gather, Phase::Layers];
+    pub const ALL: [Phase; 6] = [
+        Phase::Photons,
+        Phase::KdTrees,
+        Phase::Shading,
+        Phase::Seeding,
+        Phase::Gather,
+        Phase::Layers,
+    ];
 
     /// The word a progress bar shows.
     pub fn name(self) -> &'static str {
         match self {
             Phase::Photons => "photons",
+            Phase::KdTrees => "kd-trees",
             Phase::Shading => "shading",
+            Phase::Seeding => "seeding",
             Phase::Gather => "gather",
             Phase::Layers => "layers",
         }
@@ -96,6 +111,41 @@ impl ProgressSink {
     }
 }
 
+impl ProgressSink {
+    /// This sink for the frame of pass `pass` of `passes` of a progressive still (each pass a
+    /// frame of its own): its steps are reported as the still's, pass by pass. `passes` is
+    /// `u32::MAX` under a time limit alone (the total is not known).
+    pub fn for_pass(&self, pass: u32, passes: u32) -> ProgressSink {
+        ProgressSink(Arc::new(PassProgress {
+            still: self.0.clone(),
+            pass,
+            passes,
+        }))
+    }
+}
+
+/// A progressive pass's progress, forwarded as the still's ([`ProgressSink::for_pass`]).
+struct PassProgress {
+    still: Arc<dyn Progress>,
+    pass: u32,
+    passes: u32,
+}
+
+impl Progress for PassProgress {
+    fn step(&self, frame: i64, step: Step) {
+        // A pass's own frame may be cut into passes too.
+        let inner = step.passes.max(1);
+        self.still.step(
+            frame,
+            Step {
+                pass: self.pass.saturating_mul(inner).saturating_add(step.pass),
+                passes: self.passes.saturating_mul(inner),
+                ..step
+            },
+        );
+    }
+}
+
 impl fmt::Debug for ProgressSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("ProgressSink")
@@ -135,5 +185,25 @@ mod tests {
             done: 0.0,
         };
         assert_eq!(first.fraction(), 0.0);
+    }
+
+    /// Records every step it is told.
+    #[derive(Default)]
+    struct Recorder(std::sync::Mutex<Vec<Step>>);
+
+    impl Progress for Recorder {
+        fn step(&self, _frame: i64, step: Step) {
+            self.0.lock().unwrap().push(step);
+        }
+    }
+
+    #[test]
+    fn a_progressive_pass_reports_its_steps_as_the_stills_pass_of_all() {
+        let recorder = Arc::new(Recorder::default());
+        let still = ProgressSink(recorder.clone());
+        // Pass 2 of 4, itself cut into 2 plan passes: its second is the still's 6th of 8.
+        still.for_pass(2, 4).step(1, Phase::Gather, 1, 2, 0.5);
+        let got = recorder.0.lock().unwrap()[0];
+        assert_eq!((got.phase, got.pass, got.passes), (Phase::Gather, 5, 8));
     }
 }

@@ -123,8 +123,16 @@ pub fn render_progressive(
                 .is_none_or(|limit| start.elapsed().as_secs_f64() < limit)
     };
     let work = |device: &dyn Backend, pass: usize| {
+        // The pass reports its phases as the still's pass `pass`.
+        let options = RenderOptions {
+            progress: options
+                .progress
+                .as_ref()
+                .map(|p| p.for_pass(pass as u32, progression.passes)),
+            ..options.clone()
+        };
         device
-            .render_frame(&pass_scene(scene, pass as u32), prepared, options)
+            .render_frame(&pass_scene(scene, pass as u32), prepared, &options)
             .map_err(WorkError::Device)
     };
     hand_out(

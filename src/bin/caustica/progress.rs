@@ -101,7 +101,11 @@ impl Progress for Bars {
 
     fn step(&self, frame: i64, step: Step) {
         let phase = step.phase.name();
-        let message = if step.passes > 1 {
+        // A progressive still under a time limit alone does not know its passes.
+        let unbounded = step.passes == u32::MAX;
+        let message = if unbounded {
+            format!("{phase} {}", step.pass + 1)
+        } else if step.passes > 1 {
             format!("{phase} {}/{}", step.pass + 1, step.passes)
         } else {
             phase.to_string()
@@ -110,7 +114,9 @@ impl Progress for Bars {
         if self.multi.is_some() {
             if let Some(bar) = state.frames.get(&frame) {
                 bar.set_message(message);
-                bar.set_position((step.fraction() * FRAME_UNITS as f32) as u64);
+                if !unbounded {
+                    bar.set_position((step.fraction() * FRAME_UNITS as f32) as u64);
+                }
             }
         } else if state.phases.get(&frame) != Some(&(phase, step.pass)) {
             state.phases.insert(frame, (phase, step.pass));
