@@ -412,13 +412,24 @@ where
     if size == 0 {
         return Ok(Vec::new());
     }
+    let (staging, index) = copy_for_readback(ctx, buffer, size);
+    map_staging(ctx, &staging, size, index, f)
+}
+
+/// Copies the first `size` bytes of `buffer` into a mappable buffer from the pool, counted as
+/// a read-back, and submits the copy.
+fn copy_for_readback(
+    ctx: &GpuContext,
+    buffer: &GpuBuffer,
+    size: u64,
+) -> (GpuBuffer, wgpu::SubmissionIndex) {
     Traffic::add(&ctx.traffic.readbacks, 1);
     Traffic::add(&ctx.traffic.readback_bytes, size);
     let staging = readback_buffer(ctx, size);
     let mut encoder = Encoder::new(ctx);
     encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
     let index = ctx.submit([encoder.finish()]);
-    map_staging(ctx, &staging, size, index, f)
+    (staging, index)
 }
 
 /// [`read_buffer_map`] into two vectors at once: `f` gives each element's pair, split without
@@ -440,12 +451,7 @@ where
     if size == 0 {
         return Ok((Vec::new(), Vec::new()));
     }
-    Traffic::add(&ctx.traffic.readbacks, 1);
-    Traffic::add(&ctx.traffic.readback_bytes, size);
-    let staging = readback_buffer(ctx, size);
-    let mut encoder = Encoder::new(ctx);
-    encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
-    let index = ctx.submit([encoder.finish()]);
+    let (staging, index) = copy_for_readback(ctx, buffer, size);
     with_mapped(ctx, &staging, size, index, |items: &[T]| {
         items.par_iter().map(&f).unzip()
     })
