@@ -111,6 +111,13 @@ fn strings_join_with_plus_only() {
         "let x = sqrt(\"a\")",
         "scene.csc:1:9: error: sqrt(): takes numbers, found a string",
     );
+    // Strings that double in every `let` stop at a bound, not at the end of memory.
+    let mut text = String::from("let s0 = \"abcdefgh\"\n");
+    for i in 1..=12 {
+        text += &format!("let s{i} = s{} + s{}\n", i - 1, i - 1);
+    }
+    text += "output { path s12 }";
+    assert_error(&text, "error: the joined string is longer than 4096 bytes");
     // A joined path is the file read, and an error points at the expression.
     let text = "let root = \"no/such/\"\nmesh m { file (root + \"missing.obj\") }";
     assert_error(text, "scene.csc:2:15: error:");

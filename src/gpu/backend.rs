@@ -776,7 +776,8 @@ impl FrameState {
         let first_hit_layers = [Aov::Normal, Aov::Depth, Aov::Position]
             .iter()
             .any(|a| scene.output.layers.contains(a));
-        // A layer's sums, or one vec4 (never written: the kernel checks the length).
+        // A layer's sums, or one vec4 the kernel leaves alone (it checks the length; only a
+        // one-pixel image fills it, and nothing reads it).
         let sized = |label: &str, wanted: bool| {
             storage_buffer_sized(ctx, label, if wanted { pixels as u64 * 16 } else { 16 })
         };

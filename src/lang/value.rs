@@ -81,6 +81,9 @@ pub struct Variable {
     pub used: Cell<bool>,
 }
 
+/// The longest string `+` makes: far beyond any path, and no memory to speak of.
+pub const MAX_STRING_BYTES: usize = 4096;
+
 /// Names that cannot be defined with `let`.
 pub const BUILTIN_VARIABLES: [&str; 3] = ["frame", "time", "pi"];
 
@@ -185,7 +188,16 @@ impl Env {
                 let b = self.eval(rhs)?;
                 match (op, &a, &b) {
                     (BinaryOp::Add, Value::Str(x), Value::Str(y)) => {
-                        return Ok(Value::Str(format!("{x}{y}")))
+                        // Doubling a string in every `let` must not exhaust memory.
+                        if x.len() + y.len() > MAX_STRING_BYTES {
+                            return Err(EvalError::at(
+                                expr.span,
+                                format!(
+                                    "the joined string is longer than {MAX_STRING_BYTES} bytes"
+                                ),
+                            ));
+                        }
+                        return Ok(Value::Str(format!("{x}{y}")));
                     }
                     (BinaryOp::Add, Value::Str(_), _) | (BinaryOp::Add, _, Value::Str(_)) => {
                         return Err(EvalError::at(

@@ -409,6 +409,8 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                     }
                 }
             })?;
+            // The bars are cleared before the summary (the job holds the last other handle).
+            drop(job);
             drop(bars);
             if quiet < 2 && reports.is_empty() {
                 println!("nothing to render: this shard has no frame of the range");

@@ -95,7 +95,10 @@ impl Progress for Bars {
             ));
             bar.set_prefix(frame.to_string());
             bar.set_message("starting");
-            state.frames.insert(frame, bar);
+            // A frame another device gave up is started again: its old bar goes.
+            if let Some(old) = state.frames.insert(frame, bar) {
+                old.finish_and_clear();
+            }
         }
     }
 
@@ -156,8 +159,13 @@ impl Progress for Bars {
 }
 
 impl Drop for Bars {
+    /// Clears every bar, those of frames an error stopped included.
     fn drop(&mut self) {
-        if let Some(bar) = &self.state().sequence {
+        let mut state = self.state();
+        for (_, bar) in state.frames.drain() {
+            bar.finish_and_clear();
+        }
+        if let Some(bar) = &state.sequence {
             bar.finish_and_clear();
         }
     }
