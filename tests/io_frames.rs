@@ -303,3 +303,23 @@ fn a_cropped_frame_writes_its_data_window_and_reads_back_at_full_size() {
         }
     }
 }
+
+#[test]
+fn a_display_window_larger_than_any_frame_is_an_error_not_an_allocation() {
+    use exr::prelude::*;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.exr");
+    // A 1-pixel data window inside a display window of 2^20 × 2^20 pixels.
+    let channels = SpecificChannels::rgb(|_: Vec2<usize>| (0.5f32, 0.5f32, 0.5f32));
+    let layer = Layer::new(
+        (1, 1),
+        LayerAttributes::default(),
+        Encoding::UNCOMPRESSED,
+        channels,
+    );
+    let mut image = Image::from_layer(layer);
+    image.attributes.display_window = IntegerBounds::from_dimensions((1 << 20, 1 << 20));
+    image.write().to_file(&path).unwrap();
+    let error = read_frame(&path).unwrap_err().to_string();
+    assert!(error.contains("larger than a frame can be"), "{error}");
+}

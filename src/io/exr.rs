@@ -67,6 +67,10 @@ const ATTR_DEVICE: &str = "caustica/device";
 const ATTR_STATS_PREFIX: &str = "caustica/stats/";
 const ATTR_STATS_ORDER: &str = "caustica/statsOrder";
 const ATTR_CHANNEL_ORDER: &str = "caustica/channelOrder";
+/// The largest display window [`read_frame`] fills in around a data window: a side of
+/// `--resolution`'s limit, and at most 2^28 pixels.
+const MAX_DISPLAY_SIDE: usize = 65536;
+const MAX_DISPLAY_PIXELS: usize = 1 << 28;
 /// The default layer's colour channels, which no AOV channel may take.
 const COLOUR_CHANNELS: [&str; 4] = ["R", "G", "B", "A"];
 
@@ -465,6 +469,20 @@ pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
         return Err(IoError::format(
             path,
             "EXR: the data window reaches outside the display window",
+        ));
+    }
+    // The frame is made at the display size: a file must not ask for more than a render can be.
+    if display.size.width() > MAX_DISPLAY_SIDE
+        || display.size.height() > MAX_DISPLAY_SIDE
+        || display.size.area() > MAX_DISPLAY_PIXELS
+    {
+        return Err(IoError::format(
+            path,
+            format!(
+                "EXR: the display window {}x{} is larger than a frame can be",
+                display.size.width(),
+                display.size.height()
+            ),
         ));
     }
     let (x0, y0) = (to_u32(x0 as usize)?, to_u32(y0 as usize)?);

@@ -30,9 +30,9 @@ struct Cli {
     /// (e.g. RUST_LOG=wgpu=warn for the GPU driver's own reports) go on top.
     #[arg(long, value_enum, value_name = "LEVEL", global = true)]
     log_level: Option<LogLevel>,
-    /// Worker threads of the CPU backend and of the host's parallel work [default: one per
-    /// core].
-    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..))]
+    /// Worker threads of the CPU backend and of the host's parallel work, 1 to 1024
+    /// [default: one per core].
+    #[arg(long, value_name = "N", global = true, value_parser = clap::value_parser!(u16).range(1..=1024))]
     threads: Option<u16>,
     #[command(subcommand)]
     command: Command,
