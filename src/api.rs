@@ -230,17 +230,24 @@ impl Overrides {
 
 /// A pixel rectangle `x0,y0,x1,y1` of `--exclude`.
 pub fn parse_rect(text: &str) -> Result<render::compare::Rect, Error> {
-    let v: Vec<u32> = text
-        .split(',')
-        .map(|t| t.trim().parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| Error::Usage(format!("--exclude {text}: expected x0,y0,x1,y1")))?;
-    match v.as_slice() {
-        &[x0, y0, x1, y1] if x0 < x1 && y0 < y1 => Ok(render::compare::Rect { x0, y0, x1, y1 }),
-        _ => Err(Error::Usage(format!(
+    let [x0, y0, x1, y1] = four_numbers::<u32>(text)
+        .ok_or_else(|| Error::Usage(format!("--exclude {text}: expected x0,y0,x1,y1")))?;
+    if x0 < x1 && y0 < y1 {
+        Ok(render::compare::Rect { x0, y0, x1, y1 })
+    } else {
+        Err(Error::Usage(format!(
             "--exclude {text}: expected x0,y0,x1,y1 with x0 < x1 and y0 < y1"
-        ))),
+        )))
     }
+}
+
+/// Exactly four comma-separated numbers, or `None`.
+fn four_numbers<T: std::str::FromStr>(text: &str) -> Option<[T; 4]> {
+    let values: Vec<T> = text
+        .split(',')
+        .map(|t| t.trim().parse().ok())
+        .collect::<Option<_>>()?;
+    values.try_into().ok()
 }
 
 /// Compares the colour of two images (a render and a reference, e.g. from
@@ -281,16 +288,8 @@ pub fn compare_files(
 
 /// `--crop X0,X1,Y0,Y1`: fractions of the image, as pbrt's `--cropwindow`.
 pub fn parse_crop(text: &str) -> Result<scene::CropWindow, Error> {
-    let values: Vec<f32> = text
-        .split(',')
-        .map(|t| t.trim().parse::<f32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| Error::Usage(format!("--crop {text}: expected four numbers X0,X1,Y0,Y1")))?;
-    let [x0, x1, y0, y1] = values[..] else {
-        return Err(Error::Usage(format!(
-            "--crop {text}: expected four numbers X0,X1,Y0,Y1"
-        )));
-    };
+    let [x0, x1, y0, y1] = four_numbers::<f32>(text)
+        .ok_or_else(|| Error::Usage(format!("--crop {text}: expected four numbers X0,X1,Y0,Y1")))?;
     scene::CropWindow::new(x0, x1, y0, y1).map_err(|e| Error::Usage(format!("--crop: {e}")))
 }
 

@@ -329,6 +329,8 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                     "--time {t}: expected a positive number of seconds"
                 )));
             }
+            // -q hides the progress; -qq the frame lines too.
+            let bars = (quiet == 0).then(|| Arc::new(progress::Bars::new()));
             let job = RenderJob {
                 scene_path: scene,
                 frames: frames.as_deref().map(caustica::parse_frames).transpose()?,
@@ -359,15 +361,9 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                 shard,
                 skip_existing,
                 placeholders,
-                progress: None,
-            };
-            // -q hides the progress; -qq the frame lines too.
-            let bars = (quiet == 0).then(|| Arc::new(progress::Bars::new()));
-            let job = RenderJob {
                 progress: bars
                     .clone()
                     .map(|b| ProgressSink(b as Arc<dyn caustica::render::progress::Progress>)),
-                ..job
             };
             let say = |line: String| match &bars {
                 Some(bars) => bars.println(&line),
