@@ -20,9 +20,6 @@ const NODE_START: u32 = 0u;      // first position of the node in the lists
 const NODE_COUNT: u32 = 1u;      // points
 const NODE_INFO: u32 = 2u;       // kind | axis << 2 | cut mask << 4
 const NODE_SPLIT: u32 = 3u;      // split coordinate bits (large split nodes)
-// During the node's large level, words 5..7 hold the partition scan's local prefix at the
-// node's first entry in the x, y and z lists (`build_count` writes, `build_scatter` reads).
-const NODE_PREFIX: u32 = 5u;
 const NODE_SIZE: u32 = 5u;       // words of the node's subtree in the output (after the build)
 const NODE_OFFSET: u32 = 6u;     // word of the subtree in the output (written top-down)
 const BOX_WORDS: u32 = 12u;      // inherited lo.xyz, hi.xyz, then tight lo.xyz, hi.xyz

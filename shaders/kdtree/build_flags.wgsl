@@ -1,7 +1,7 @@
 // Point kd-tree build, large-node stage, step 2 of a level (after build_split): for every
 // position of a node being split, the split axis's list names the point there, and the point
 // goes left when the position is among the node's first count / 2. Writes that flag at the
-// point, so that build_count and build_scatter classify the entries of the other two lists by
+// point, so that build_scatter classifies the entries of the other two lists by
 // one read of it instead of comparing both points' coordinates with the median's.
 //!include "kdtree/build_common.wgsl"
 

@@ -1,5 +1,5 @@
-// Shared by build_count and build_scatter: the bindings they both read and the classification
-// of one entry of the three association lists against its node's median split. An entry of the
+// Read by build_scatter: the bindings it reads and the classification of one entry of the three
+// association lists against its node's median split. An entry of the
 // split axis's list goes left when it is among the node's first count/2 there; an entry of the
 // other lists when its point does (the flag build_flags wrote), so every list's left part is
 // the same point set.
@@ -10,7 +10,7 @@
 @group(0) @binding(1) var<storage, read> left_flags: array<u32>;
 @group(0) @binding(2) var<storage, read> lists_in: array<u32>;
 @group(0) @binding(3) var<storage, read> owner_in: array<u32>;
-@group(0) @binding(4) var<storage, read_write> heap_nodes: array<u32>;
+@group(0) @binding(4) var<storage, read> heap_nodes: array<u32>;
 
 // One entry of the lists as the partition sees it.
 struct Entry {

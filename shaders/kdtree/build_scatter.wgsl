@@ -1,24 +1,110 @@
-// Point kd-tree build, large-node stage, step 4 of a level (after the scan of the block sums):
-// classifies the entries again, scans their left flags within the workgroup, and moves every
-// entry of a split node to its child's part of the node's range, left entries first, keeping
-// each list's order (a stable partition, so the children's lists stay sorted). The x entries
-// also write the next level's owner of their new position, and the small list when their child
-// is small; entries of all-equal nodes go to the small list where they are.
+// Point kd-tree build, large-node stage, step 3 of a level (after build_split and build_flags),
+// in one pass over the three lists: classifies the entries (BLOCK_SIZE per workgroup), counts
+// for each one the left entries of its node before it, and moves every entry of a split node
+// to its child's part of the node's range, left entries first, keeping each list's order (a
+// stable partition, so the children's lists stay sorted). The x entries also write the next
+// level's owner of their new position, and the small list when their child is small; entries of
+// all-equal nodes go to the small list where they are.
+//
+// The count is a segmented scan of the left flags whose segments are the nodes, in one pass: a
+// chained scan with look-back and fallback. Workgroups take blocks in the order they start (a
+// ticket). Only a block's first node can start in an earlier block. Every block publishes, in
+// one word of `chain`, either the left entries from its last node start to its end (INCLUSIVE)
+// or, when no node starts in it, its total (AGGREGATE); a block that no node being split crosses
+// publishes INCLUSIVE 0. A block whose first node started earlier walks back, adding the words
+// it finds, until one is INCLUSIVE. When a word is still unpublished after a few polls, the
+// workgroup works out that block's word itself from its entries instead of waiting: WGSL gives
+// no guarantee that another workgroup makes progress (lavapipe caps a loop at 65535
+// iterations, and some GPUs run a workgroup to its end before starting the next), so nothing
+// here ever waits for another workgroup.
 //!include "kdtree/build_partition.wgsl"
 
-@group(0) @binding(5) var<storage, read> block_offsets: array<u32>;
-@group(0) @binding(6) var<storage, read_write> lists_out: array<u32>;
-@group(0) @binding(7) var<storage, read_write> owner_out: array<u32>;
-@group(0) @binding(8) var<storage, read_write> small_list: array<u32>;
+@group(0) @binding(5) var<storage, read_write> lists_out: array<u32>;
+@group(0) @binding(6) var<storage, read_write> owner_out: array<u32>;
+@group(0) @binding(7) var<storage, read_write> small_list: array<u32>;
+// Per large level: a ticket counter (word `level`), then `num_blocks` block statuses from word
+// `heap levels + level * num_blocks`; zeroed before the first level.
+@group(0) @binding(8) var<storage, read_write> chain: array<atomic<u32>>;
+
+const STATUS_VALUE: u32 = 0x3fffffffu;
+const STATUS_AGGREGATE: u32 = 0x40000000u;
+const STATUS_INCLUSIVE: u32 = 0x80000000u;
+// Polls of an unpublished word before the workgroup works it out itself.
+const LOOKBACK_POLLS: u32 = 16u;
+
+var<workgroup> wg_block: u32;
+var<workgroup> wg_status: u32;
+// 1 + the block-local index of the last node start seen, 0 when none.
+var<workgroup> wg_last_head: atomic<u32>;
+// The block-local exclusive prefix of the left flags at every entry of the block.
+var<workgroup> local_prefix: array<u32, BLOCK_SIZE>;
+
+fn status_index(block: u32) -> u32 {
+    // The tickets take the first 32 words (one per possible large level).
+    return 32u + params.level * params.num_blocks + block;
+}
+
+fn is_head(e: Entry) -> bool {
+    return e.splitting != 0u && e.position == e.start;
+}
+
+// Block `block`'s status word as that block publishes it before any walk back, worked out from
+// its entries by the whole workgroup (every invocation calls it). It reuses wg_last_head and
+// wg_status.
+fn block_status(lane: Lane, block: u32) -> u32 {
+    if lane.rank == 0u {
+        atomicStore(&wg_last_head, 0u);
+    }
+    workgroupBarrier();
+    let first = block * BLOCK_SIZE + lane.rank * ITEMS_PER_THREAD;
+    var entries: array<Entry, ITEMS_PER_THREAD>;
+    for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
+        entries[j] = classify(first + j);
+        if is_head(entries[j]) {
+            atomicMax(&wg_last_head, lane.rank * ITEMS_PER_THREAD + j + 1u);
+        }
+    }
+    if lane.rank == 0u {
+        wg_status = entries[0].splitting;
+    }
+    workgroupBarrier();
+    let last_head = atomicLoad(&wg_last_head);
+    let first_splitting = wg_status;
+    // Left entries at or after the last node start (all of them when none starts here).
+    var after = 0u;
+    for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
+        if lane.rank * ITEMS_PER_THREAD + j + 1u >= last_head {
+            after += entries[j].left;
+        }
+    }
+    let sums = workgroup_exclusive_scan(lane, after);
+    if last_head != 0u {
+        return STATUS_INCLUSIVE | sums.y;
+    }
+    if first_splitting == 0u {
+        return STATUS_INCLUSIVE;
+    }
+    return STATUS_AGGREGATE | sums.y;
+}
 
 @compute @workgroup_size(WG_SIZE)
 fn main(inputs: BlockInputs) {
     let lane = make_lane(inputs);
-    let block = block_index(inputs.wid, inputs.nwg);
+    if lane.rank == 0u {
+        wg_block = atomicAdd(&chain[params.level], 1u);
+//!if REVERSED_BLOCKS
+        // Tests: the last ticket takes the first block, so every walk back meets unpublished
+        // words and works them out itself.
+        wg_block = params.num_blocks - 1u - wg_block;
+//!endif
+        atomicStore(&wg_last_head, 0u);
+    }
+    let block = workgroupUniformLoad(&wg_block);
     if block >= params.num_blocks {
         return;
     }
-    let first = block * BLOCK_SIZE + lane.rank * ITEMS_PER_THREAD;
+    let block_first = block * BLOCK_SIZE;
+    let first = block_first + lane.rank * ITEMS_PER_THREAD;
     var entries: array<Entry, ITEMS_PER_THREAD>;
     var sum = 0u;
     for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
@@ -26,13 +112,67 @@ fn main(inputs: BlockInputs) {
         sum += entries[j].left;
     }
     let scanned = workgroup_exclusive_scan(lane, sum);
-    // Left entries before this one, over all three lists.
-    var prefix = block_offsets[block] + scanned.x;
-    let n = params.n;
+    var running = scanned.x;
     for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
         let e = entries[j];
-        let before = prefix;
-        prefix += e.left;
+        let local = first - block_first + j;
+        local_prefix[local] = running;
+        if is_head(e) {
+            atomicMax(&wg_last_head, local + 1u);
+        }
+        running += e.left;
+    }
+    workgroupBarrier();
+    let total = scanned.y;
+    let last_head = atomicLoad(&wg_last_head);
+    // The first node: the one holding the block's first entry (rank 0's first).
+    if lane.rank == 0u {
+        let e0 = entries[0];
+        var status = STATUS_AGGREGATE | total;
+        if last_head != 0u {
+            // A node starts in this block: the count from its last start is known now.
+            status = STATUS_INCLUSIVE | (total - local_prefix[last_head - 1u]);
+        } else if e0.splitting == 0u {
+            // No node being split crosses this block.
+            status = STATUS_INCLUSIVE;
+        }
+        atomicStore(&chain[status_index(block)], status);
+        // 1 when the first node started in an earlier block: the walk back is needed.
+        wg_status = select(0u, 1u, e0.splitting != 0u && e0.position != e0.start);
+    }
+    var carry = 0u;
+    if workgroupUniformLoad(&wg_status) != 0u {
+        var j = block - 1u;
+        var polls = 0u;
+        loop {
+            if lane.rank == 0u {
+                wg_status = atomicLoad(&chain[status_index(j)]);
+            }
+            var s = workgroupUniformLoad(&wg_status);
+            if s == 0u {
+                polls += 1u;
+                if polls < LOOKBACK_POLLS {
+                    continue;
+                }
+                s = block_status(lane, j);
+            }
+            polls = 0u;
+            carry += s & STATUS_VALUE;
+            if (s & STATUS_INCLUSIVE) != 0u {
+                break;
+            }
+            j -= 1u;
+        }
+        if last_head == 0u && lane.rank == 0u {
+            atomicStore(&chain[status_index(block)], STATUS_INCLUSIVE | (carry + total));
+        }
+    }
+    let n = params.n;
+    running = scanned.x;
+    for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
+        let e = entries[j];
+        let before = running;
+        running += e.left;
         if e.valid == 0u {
             continue;
         }
@@ -47,9 +187,12 @@ fn main(inputs: BlockInputs) {
         }
         // Left entries of this node before this one in this list.
         let first_entry = e.axis * n + e.start;
-        let node_prefix = block_offsets[first_entry / BLOCK_SIZE]
-            + heap_nodes[e.heap * NODE_WORDS + NODE_PREFIX + e.axis];
-        let left_before = before - node_prefix;
+        var left_before: u32;
+        if first_entry >= block_first {
+            left_before = before - local_prefix[first_entry - block_first];
+        } else {
+            left_before = carry + before;
+        }
         let left_count = e.count / 2u;
         var destination: u32;
         var child_count: u32;

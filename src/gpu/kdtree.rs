@@ -17,11 +17,10 @@
 //!    slot: tight box, empty-space cut-offs, median split, children); `build_flags` (one
 //!    invocation per position: whether the point the split axis's list holds there goes left,
 //!    written at the point, so that the other two lists' entries are classified by one read
-//!    instead of two points' coordinates against the median's); `build_count` (per block
-//!    of 1024 entries of the three lists: left flags scanned in the workgroup with subgroup
-//!    operations or shared memory, block sums, and the block-local prefix at each node's first
-//!    entry); an exclusive scan of the block sums; `build_scatter` (the same flags and scan,
-//!    then a stable partition of every node's entries in all three lists, the next level's
+//!    instead of two points' coordinates against the median's); `build_scatter` (one pass over
+//!    the three lists, 1024 entries per workgroup: each entry's left entries of its node before
+//!    it by a segmented chained scan, whose blocks publish their counts for later blocks to add
+//!    up, then a stable partition of every node's entries in all three lists, the next level's
 //!    owner of each position, and the small list for entries whose child is small). The
 //!    levels needed follow from `n`: the median split halves the largest node each time.
 //! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
@@ -30,7 +29,8 @@
 //!    counts nodes; then `build_write` (top-down, one dispatch per level) writes every large
 //!    node's words and its children's offsets, and moves each small subtree into place.
 //!
-//! Node numbering never depends on the order of atomics: atomics only add up the statistics.
+//! Node numbering never depends on the order of atomics: atomics only add up the statistics and
+//! hand out the partition's blocks (which block a workgroup takes changes no word).
 //! The same input gives the same words on every run.
 //!
 //! **Host round trips**: none. The words go into room for the largest tree over `n` points
@@ -73,6 +73,10 @@ const NODE_WORDS: u64 = 8;
 const BOX_WORDS: u64 = 12;
 /// Bits of the sort key: 32 of the coordinate key and 2 of the axis.
 const SORT_KEY_BITS: u32 = 34;
+/// Words before the block statuses of the partition's chain: one ticket counter per large level
+/// (`status_index` in `shaders/kdtree/build_scatter.wgsl`; at most 22 levels below
+/// `KD_MAX_POINTS`).
+const CHAIN_TICKETS: u64 = 32;
 
 /// The uniform every build kernel reads. Twin of `KdParams` in
 /// `shaders/kdtree/build_common.wgsl`; a test checks naga's layout against this one.
@@ -271,7 +275,6 @@ pub struct KdTreeBuilder {
     root: Kernel,
     split: Kernel,
     flags: Kernel,
-    count: Kernel,
     scatter: Kernel,
     small: Kernel,
     sizes: Kernel,
@@ -304,13 +307,30 @@ impl KdTreeBuilder {
         self
     }
 
+    /// Builds the kernels with the partition's blocks taken in reverse order, so that every
+    /// walk back of its chained scan meets blocks that have not published their counts yet and
+    /// works them out itself (tests: the same words must come out).
+    pub fn new_with_reversed_blocks(ctx: &GpuContext) -> Result<Self, GpuError> {
+        Self::make_with(ctx, ctx.info.features.subgroups, true)
+    }
+
     fn make(ctx: &GpuContext, subgroups: bool) -> Result<Self, GpuError> {
-        let defines: &[&str] = if subgroups { &["SUBGROUPS"] } else { &[] };
+        Self::make_with(ctx, subgroups, false)
+    }
+
+    fn make_with(ctx: &GpuContext, subgroups: bool, reversed: bool) -> Result<Self, GpuError> {
+        let mut defines: Vec<&str> = Vec::new();
+        if subgroups {
+            defines.push("SUBGROUPS");
+        }
+        if reversed {
+            defines.push("REVERSED_BLOCKS");
+        }
         let kernel = |file: &str| {
             Kernel::new(
                 ctx,
                 &format!("kdtree/build_{file}.wgsl"),
-                defines,
+                &defines,
                 Checks::Checked,
             )
         };
@@ -326,7 +346,6 @@ impl KdTreeBuilder {
             root: kernel("root")?,
             split: kernel("split")?,
             flags: kernel("flags")?,
-            count: kernel("count")?,
             scatter: kernel("scatter")?,
             small: kernel("small")?,
             sizes: kernel("sizes")?,
@@ -405,8 +424,11 @@ impl KdTreeBuilder {
         let left_flags = scratch("kd-tree left flags", n as u64)?;
         let heap_nodes = scratch("kd-tree heap nodes", heap_slots * NODE_WORDS)?;
         let heap_boxes = scratch("kd-tree heap boxes", heap_slots * BOX_WORDS)?;
-        let block_sums = scratch("kd-tree block sums", num_blocks as u64)?;
-        let block_offsets = scratch("kd-tree block offsets", num_blocks as u64)?;
+        // The partition's chained scan: a ticket per level, then every level's block statuses.
+        let chain = scratch(
+            "kd-tree partition chain",
+            CHAIN_TICKETS + levels as u64 * num_blocks as u64,
+        )?;
         let stats_buffer = scratch("kd-tree stats", 4)?;
         let words = scratch("kd-tree words", max_tree_words(n))?;
         let leaf_points = scratch("kd-tree leaf points", 4 * max_tree_words(n))?;
@@ -477,6 +499,7 @@ impl KdTreeBuilder {
         stamps.mark(&mut encoder, 1);
 
         // 2. Large nodes, level by level.
+        encoder.clear_buffer(&chain, 0, None);
         let (mut lists_in, mut lists_out) = (&lists_a, &lists_b);
         let (mut owner_in, mut owner_out) = (&owner_a, &owner_b);
         for level in 0..levels {
@@ -505,25 +528,6 @@ impl KdTreeBuilder {
             )?;
             self.flags
                 .dispatch(&mut encoder, &bind, self.flags.grid_for(ctx, n as u64));
-            let bind = self.count.bind(
-                ctx,
-                &[
-                    ("params", &p),
-                    ("left_flags", &left_flags),
-                    ("lists_in", lists_in),
-                    ("owner_in", owner_in),
-                    ("heap_nodes", &heap_nodes),
-                    ("block_sums", &block_sums),
-                ],
-            )?;
-            self.count.dispatch(&mut encoder, &bind, blocks_grid);
-            self.prims.exclusive_scan(
-                ctx,
-                &mut encoder,
-                &block_sums,
-                &block_offsets,
-                num_blocks,
-            )?;
             let bind = self.scatter.bind(
                 ctx,
                 &[
@@ -532,14 +536,14 @@ impl KdTreeBuilder {
                     ("lists_in", lists_in),
                     ("owner_in", owner_in),
                     ("heap_nodes", &heap_nodes),
-                    ("block_offsets", &block_offsets),
                     ("lists_out", lists_out),
                     ("owner_out", owner_out),
                     ("small_list", &small_list),
+                    ("chain", &chain),
                 ],
             )?;
             self.scatter.dispatch(&mut encoder, &bind, blocks_grid);
-            launches += 4 + scan_launches(num_blocks);
+            launches += 3;
             std::mem::swap(&mut lists_in, &mut lists_out);
             std::mem::swap(&mut owner_in, &mut owner_out);
         }
