@@ -43,8 +43,10 @@ struct KdParams {
     num_blocks: u32,
     // slots in the whole heap
     heap_slots: u32,
-    pad0: u32,
-    pad1: u32,
+    // large levels in all (build_medium)
+    levels: u32,
+    // 1 when the lists and owners of level `level` are the `_b` buffers (build_medium)
+    lists_in_b: u32,
 }
 
 // The coordinate the build uses (twin of `kd_coord`): NaN -> 0, +-inf -> +-MAX, subnormals

@@ -10,15 +10,11 @@
 @group(0) @binding(3) var<storage, read_write> heap_nodes: array<u32>;
 @group(0) @binding(4) var<storage, read_write> heap_boxes: array<f32>;
 
-fn write_child(c: u32, start: u32, count: u32, lo: vec3<f32>, hi: vec3<f32>) {
-    heap_nodes[c * NODE_WORDS + NODE_START] = start;
-    heap_nodes[c * NODE_WORDS + NODE_COUNT] = count;
-    heap_nodes[c * NODE_WORDS + NODE_INFO] = select(KIND_SMALL, KIND_LARGE, count > KD_SMALL_NODE);
-    for (var a = 0u; a < 3u; a++) {
-        heap_boxes[c * BOX_WORDS + a] = lo[a];
-        heap_boxes[c * BOX_WORDS + 3u + a] = hi[a];
-    }
+fn split_list(i: u32) -> u32 {
+    return lists[i];
 }
+
+//!include "kdtree/build_split_node.wgsl"
 
 @compute @workgroup_size(WG_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -26,75 +22,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if s >= params.level_slots {
         return;
     }
-    let h = params.level_base + s;
-    let left_child = 2u * h + 1u;
-    let right_child = 2u * h + 2u;
-    let node = h * NODE_WORDS;
-    if (heap_nodes[node + NODE_INFO] & 3u) != KIND_LARGE {
-        heap_nodes[left_child * NODE_WORDS + NODE_INFO] = KIND_DEAD;
-        heap_nodes[right_child * NODE_WORDS + NODE_INFO] = KIND_DEAD;
-        return;
-    }
-    let n = params.n;
-    let start = heap_nodes[node + NODE_START];
-    let count = heap_nodes[node + NODE_COUNT];
-    let last = start + count - 1u;
-    var lo: vec3<f32>;
-    var hi: vec3<f32>;
-    var tight_lo: vec3<f32>;
-    var tight_hi: vec3<f32>;
-    var all_equal = true;
-    for (var a = 0u; a < 3u; a++) {
-        lo[a] = heap_boxes[h * BOX_WORDS + a];
-        hi[a] = heap_boxes[h * BOX_WORDS + 3u + a];
-        let first_point = points[lists[a * n + start]][a];
-        let last_point = points[lists[a * n + last]][a];
-        tight_lo[a] = kd_coord(first_point);
-        tight_hi[a] = kd_coord(last_point);
-        all_equal = all_equal && kd_key(first_point) == kd_key(last_point);
-        heap_boxes[h * BOX_WORDS + 6u + a] = tight_lo[a];
-        heap_boxes[h * BOX_WORDS + 9u + a] = tight_hi[a];
-    }
-    // Empty-space cut-offs against the inherited box as it came in; the box then shrinks to
-    // the tight box on every cut side.
-    var cuts = 0u;
-    var box_lo = lo;
-    var box_hi = hi;
-    for (var a = 0u; a < 3u; a++) {
-        let extent = hi[a] - lo[a];
-        if empty_side_is_cut(tight_lo[a] - lo[a], extent) {
-            cuts |= 1u << (2u * a);
-            box_lo[a] = tight_lo[a];
-        }
-        if empty_side_is_cut(hi[a] - tight_hi[a], extent) {
-            cuts |= 2u << (2u * a);
-            box_hi[a] = tight_hi[a];
-        }
-    }
-    if all_equal {
-        heap_nodes[node + NODE_INFO] = KIND_EQUAL | (cuts << 4u);
-        heap_nodes[left_child * NODE_WORDS + NODE_INFO] = KIND_DEAD;
-        heap_nodes[right_child * NODE_WORDS + NODE_INFO] = KIND_DEAD;
-        return;
-    }
-    var axis = 0u;
-    var longest = tight_hi[0] - tight_lo[0];
-    for (var a = 1u; a < 3u; a++) {
-        let extent = tight_hi[a] - tight_lo[a];
-        if extent > longest {
-            axis = a;
-            longest = extent;
-        }
-    }
-    let left = count / 2u;
-    let median = lists[axis * n + start + left - 1u];
-    let split = kd_coord(points[median][axis]);
-    heap_nodes[node + NODE_INFO] = KIND_LARGE | (axis << 2u) | (cuts << 4u);
-    heap_nodes[node + NODE_SPLIT] = bitcast<u32>(split);
-    var left_hi = box_hi;
-    left_hi[axis] = split;
-    var right_lo = box_lo;
-    right_lo[axis] = split;
-    write_child(left_child, start, left, box_lo, left_hi);
-    write_child(right_child, start + left, count - left, right_lo, box_hi);
+    split_node(params.level_base + s);
 }

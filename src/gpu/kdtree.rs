@@ -22,7 +22,10 @@
 //!    it by a segmented chained scan, whose blocks publish their counts for later blocks to add
 //!    up, then a stable partition of every node's entries in all three lists, the next level's
 //!    owner of each position, and the small list for entries whose child is small). The
-//!    levels needed follow from `n`: the median split halves the largest node each time.
+//!    levels needed follow from `n`: the median split halves the largest node each time. From
+//!    the first level whose nodes hold at most [`MEDIUM_NODE`] points ([`medium_level`]),
+//!    `build_medium` runs the remaining large levels in one dispatch, a workgroup per node: the
+//!    same split, flags and partition on the node's own positions, with barriers between them.
 //! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
 //!    with `u32` point masks into a scratch area at `4 · start`.
 //! 4. **Output**: `build_sizes` (bottom-up, one dispatch per level) sums the subtree sizes and
@@ -67,6 +70,9 @@ use super::pool::GpuBuffer;
 use super::prims::{Primitives, BLOCK_SIZE};
 use crate::accel::kdtree::{PointKdTree, KD_INDEX_MASK, KD_LEAF, KD_MAX_POINTS, KD_SMALL_NODE};
 
+/// The most points of a node whose remaining large levels one workgroup runs (`build_medium`:
+/// each of its lists fits one block, `BLOCK_SIZE` in `shaders/prims/common.wgsl`).
+pub const MEDIUM_NODE: u32 = BLOCK_SIZE;
 /// Words per heap node (`NODE_WORDS` in `shaders/kdtree/build_common.wgsl`).
 const NODE_WORDS: u64 = 8;
 /// Floats per heap box (`BOX_WORDS`).
@@ -95,8 +101,10 @@ pub struct KdParams {
     pub num_blocks: u32,
     /// Slots in the whole heap.
     pub heap_slots: u32,
-    pub pad0: u32,
-    pub pad1: u32,
+    /// Large levels in all (`build_medium`).
+    pub levels: u32,
+    /// 1 when level `level`'s lists and owners are the second buffers (`build_medium`).
+    pub lists_in_b: u32,
 }
 
 /// The number of large levels a build over `n` points runs: the largest node on level `k`
@@ -110,6 +118,20 @@ pub fn large_levels(n: u32) -> u32 {
         levels += 1;
     }
     levels
+}
+
+/// The first large level whose nodes all hold at most [`MEDIUM_NODE`] points (median splits
+/// keep every node of level `k` within one point of `n / 2^k`), or [`large_levels`] when none
+/// is large: from there `build_medium` runs the remaining levels, a workgroup per node.
+pub fn medium_level(n: u32) -> u32 {
+    let levels = large_levels(n);
+    let mut largest = n;
+    let mut level = 0;
+    while largest > MEDIUM_NODE && level < levels {
+        largest = largest.div_ceil(2);
+        level += 1;
+    }
+    level
 }
 
 /// GPU milliseconds per build stage, from timestamps.
@@ -276,6 +298,7 @@ pub struct KdTreeBuilder {
     split: Kernel,
     flags: Kernel,
     scatter: Kernel,
+    medium: Kernel,
     small: Kernel,
     sizes: Kernel,
     write: Kernel,
@@ -347,6 +370,7 @@ impl KdTreeBuilder {
             split: kernel("split")?,
             flags: kernel("flags")?,
             scatter: kernel("scatter")?,
+            medium: kernel("medium")?,
             small: kernel("small")?,
             sizes: kernel("sizes")?,
             write: kernel("write")?,
@@ -444,8 +468,8 @@ impl KdTreeBuilder {
                     level_slots: 1u32 << level,
                     num_blocks,
                     heap_slots: heap_slots as u32,
-                    pad0: 0,
-                    pad1: 0,
+                    levels,
+                    lists_in_b: level % 2,
                 },
             )
         };
@@ -502,7 +526,8 @@ impl KdTreeBuilder {
         encoder.clear_buffer(&chain, 0, None);
         let (mut lists_in, mut lists_out) = (&lists_a, &lists_b);
         let (mut owner_in, mut owner_out) = (&owner_a, &owner_b);
-        for level in 0..levels {
+        let medium_level = medium_level(n);
+        for level in 0..medium_level {
             let p = params(level);
             let bind = self.split.bind(
                 ctx,
@@ -546,6 +571,28 @@ impl KdTreeBuilder {
             launches += 3;
             std::mem::swap(&mut lists_in, &mut lists_out);
             std::mem::swap(&mut owner_in, &mut owner_out);
+        }
+        // The last levels, a workgroup per node of the first level whose nodes fit a block.
+        if medium_level < levels {
+            let p = params(medium_level);
+            let bind = self.medium.bind(
+                ctx,
+                &[
+                    ("params", &p),
+                    ("points", points),
+                    ("lists_a", &lists_a),
+                    ("lists_b", &lists_b),
+                    ("owner_a", &owner_a),
+                    ("owner_b", &owner_b),
+                    ("heap_nodes", &heap_nodes),
+                    ("heap_boxes", &heap_boxes),
+                    ("left_flags", &left_flags),
+                    ("small_list", &small_list),
+                ],
+            )?;
+            self.medium
+                .dispatch(&mut encoder, &bind, groups_grid(ctx, 1u64 << medium_level));
+            launches += 1;
         }
         stamps.mark(&mut encoder, 2);
 
@@ -759,8 +806,14 @@ mod tests {
                     "heap_slots".into(),
                     std::mem::offset_of!(KdParams, heap_slots) as u32
                 ),
-                ("pad0".into(), std::mem::offset_of!(KdParams, pad0) as u32),
-                ("pad1".into(), std::mem::offset_of!(KdParams, pad1) as u32),
+                (
+                    "levels".into(),
+                    std::mem::offset_of!(KdParams, levels) as u32
+                ),
+                (
+                    "lists_in_b".into(),
+                    std::mem::offset_of!(KdParams, lists_in_b) as u32
+                ),
             ]
         );
     }
@@ -774,6 +827,22 @@ mod tests {
         assert_eq!(large_levels(2 * KD_SMALL_NODE), 1);
         assert_eq!(large_levels(2 * KD_SMALL_NODE + 1), 2);
         assert_eq!(large_levels(10_000_000), 19);
+    }
+
+    /// The medium stage starts at the first level whose largest node fits a block, and never
+    /// after the last large level.
+    #[test]
+    fn medium_level_is_the_first_level_whose_nodes_fit_a_block() {
+        assert_eq!(medium_level(KD_SMALL_NODE), 0);
+        assert_eq!(medium_level(MEDIUM_NODE), 0);
+        assert_eq!(medium_level(MEDIUM_NODE + 1), 1);
+        assert_eq!(medium_level(2 * MEDIUM_NODE + 1), 2);
+        // 640,000 points: levels of 640000, 320000, …, 1250 (level 9) and 625 (level 10).
+        assert_eq!(medium_level(640_000), 10);
+        assert_eq!(large_levels(640_000), 15);
+        for n in [0, 1, 33, 1000, 5000, 123_457, 10_000_000] {
+            assert!(medium_level(n) <= large_levels(n), "{n}");
+        }
     }
 
     /// The words buffer a build allocates holds the tree (the CPU twin writes the same words),
