@@ -426,6 +426,18 @@ mod gpu {
         }
     }
 
+    /// Lavapipe (32 KiB) and the lent GPUs have the workgroup memory for the medium stage, so
+    /// the tests above run it.
+    #[test]
+    fn the_last_levels_run_a_workgroup_per_node_where_the_adapter_has_the_memory() {
+        let Some(ctx) = test_context() else { return };
+        let enough = ctx.info.max_compute_workgroup_storage_size as u64
+            >= caustica::gpu::kdtree::MEDIUM_WORKGROUP_BYTES;
+        for (variant, builder) in builders(&ctx) {
+            assert_eq!(builder.has_medium_stage(), enough, "{variant}");
+        }
+    }
+
     #[test]
     fn gpu_build_is_bit_identical_across_runs() {
         let Some(ctx) = test_context() else { return };

@@ -1,111 +1,56 @@
 // Point kd-tree build, large-node stage, the last levels: once every node of level
 // `params.level` holds at most BLOCK_SIZE points, one workgroup per slot of that level runs the
-// rest of the large levels on its node's subtree alone. Per level it does what build_split,
-// build_flags and build_scatter do over the whole lists (the same split, the same left flags,
-// the same stable partition), with barriers between the steps instead of dispatches: a
-// subtree's positions, points and heap slots are its own. The node's three lists fit one
-// workgroup's block each, so the partition's count is a workgroup scan per list. (One scan over
-// the three lists at once, 12 entries an invocation, measured slower on the lent H200.)
+// rest of the large levels on its node's subtree alone, in workgroup memory. Per level it makes
+// the choices build_split, build_flags and build_scatter make over the whole lists (the same
+// split, through build_split_node.wgsl, the same left flags, the same stable partition), with
+// barriers between the steps instead of dispatches: a subtree's positions, points and heap
+// slots are its own.
 //
-// The lists and owners are read from `*_a` and written to `*_b` on even levels after
-// `params.level` when `params.lists_in_b` is 0, and the other way round otherwise (the global
-// levels before swap them once a level).
+// The node's three lists are loaded once as local point ids (the x list's order numbers them;
+// `left_flags` is borrowed, at each point, to translate the y and z lists), and partitioned in
+// place level after level. Only the split's reads of points and heap slots, and the writes of
+// heap slots and of the small list, go to device memory.
 //!include "kdtree/build_common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: KdParams;
 @group(0) @binding(1) var<storage, read> points: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read_write> lists_a: array<u32>;
-@group(0) @binding(3) var<storage, read_write> lists_b: array<u32>;
-@group(0) @binding(4) var<storage, read_write> owner_a: array<u32>;
-@group(0) @binding(5) var<storage, read_write> owner_b: array<u32>;
-@group(0) @binding(6) var<storage, read_write> heap_nodes: array<u32>;
-@group(0) @binding(7) var<storage, read_write> heap_boxes: array<f32>;
-@group(0) @binding(8) var<storage, read_write> left_flags: array<u32>;
-@group(0) @binding(9) var<storage, read_write> small_list: array<u32>;
+@group(0) @binding(2) var<storage, read> lists_a: array<u32>;
+@group(0) @binding(3) var<storage, read> lists_b: array<u32>;
+@group(0) @binding(4) var<storage, read_write> heap_nodes: array<u32>;
+@group(0) @binding(5) var<storage, read_write> heap_boxes: array<f32>;
+// Borrowed here as each point's local id.
+@group(0) @binding(6) var<storage, read_write> left_flags: array<u32>;
+@group(0) @binding(7) var<storage, read_write> small_list: array<u32>;
 
-// 1 while the level's lists and owners are read from the `_b` buffers.
-var<private> in_b: u32;
-
-fn list_in(i: u32) -> u32 {
-    if in_b != 0u {
-        return lists_b[i];
-    }
-    return lists_a[i];
-}
-
-fn list_out(i: u32, value: u32) {
-    if in_b != 0u {
-        lists_a[i] = value;
-    } else {
-        lists_b[i] = value;
-    }
-}
-
-fn owner_in(p: u32) -> u32 {
-    if in_b != 0u {
-        return owner_b[p];
-    }
-    return owner_a[p];
-}
-
-fn owner_out(p: u32, value: u32) {
-    if in_b != 0u {
-        owner_a[p] = value;
-    } else {
-        owner_b[p] = value;
-    }
-}
+// The subtree's lists (x, y, z; BLOCK_SIZE entries each) as local point ids.
+var<workgroup> sh_lists: array<u32, 3072>;
+// Local id → the point's index.
+var<workgroup> sh_point: array<u32, BLOCK_SIZE>;
+// The node (its slot in the subtree's level, 0..32) of every position on the level, or INACTIVE.
+var<workgroup> sh_owner: array<u32, BLOCK_SIZE>;
+// The level's left flags, a bit per local id.
+var<workgroup> sh_left: array<atomic<u32>, 32>;
+// The block-local exclusive prefix of the left flags at every entry of one list.
+var<workgroup> local_prefix: array<u32, BLOCK_SIZE>;
+// The level's nodes: kind | axis << 2, first position, points.
+var<workgroup> sh_node: array<vec3<u32>, 32>;
+var<workgroup> wg_node: vec3<u32>;
+// The subtree's first position.
+var<private> root_start: u32;
 
 fn split_list(i: u32) -> u32 {
-    return list_in(i);
+    let n = params.n;
+    let axis = i / n;
+    return sh_point[sh_lists[axis * BLOCK_SIZE + (i - axis * n - root_start)]];
 }
 
 //!include "kdtree/build_split_node.wgsl"
 
-var<workgroup> wg_node: vec3<u32>;
-// The block-local exclusive prefix of the left flags at every entry of one list's range.
-var<workgroup> local_prefix: array<u32, BLOCK_SIZE>;
-
-// One position of the subtree's range as a level's partition sees it (build_partition's Entry).
-struct MediumEntry {
-    splitting: u32,
-    left: u32,
-    equal: u32,
-    valid: u32,
-    point: u32,
-    slot: u32,
-    start: u32,
-    count: u32,
-}
-
-fn medium_classify(axis: u32, position: u32, valid: bool, level_base: u32) -> MediumEntry {
-    var e: MediumEntry;
-    if !valid {
-        return e;
+fn list_in(i: u32) -> u32 {
+    if params.lists_in_b != 0u {
+        return lists_b[i];
     }
-    e.valid = 1u;
-    e.slot = owner_in(position);
-    if e.slot == INACTIVE {
-        return e;
-    }
-    let n = params.n;
-    e.point = list_in(axis * n + position);
-    let node = (level_base + e.slot) * NODE_WORDS;
-    let info = heap_nodes[node + NODE_INFO];
-    e.start = heap_nodes[node + NODE_START];
-    e.count = heap_nodes[node + NODE_COUNT];
-    if (info & 3u) == KIND_EQUAL {
-        e.equal = 1u;
-        return e;
-    }
-    e.splitting = 1u;
-    let split_axis = (info >> 2u) & 3u;
-    if axis == split_axis {
-        e.left = select(0u, 1u, position - e.start < e.count / 2u);
-    } else {
-        e.left = left_flags[e.point];
-    }
-    return e;
+    return lists_a[i];
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -127,100 +72,131 @@ fn main(inputs: BlockInputs) {
     }
     let start = root.y;
     let count = root.z;
+    root_start = start;
     let n = params.n;
-    in_b = params.lists_in_b;
+    // Load: the x list numbers the points; the other lists are translated through left_flags.
+    for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
+        let i = lane.rank * ITEMS_PER_THREAD + j;
+        if i < count {
+            let point = list_in(start + i);
+            sh_point[i] = point;
+            sh_lists[i] = i;
+            left_flags[point] = i;
+            sh_owner[i] = 0u;
+        }
+    }
+    storageBarrier();
+    workgroupBarrier();
+    for (var axis = 1u; axis < 3u; axis++) {
+        for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
+            let i = lane.rank * ITEMS_PER_THREAD + j;
+            if i < count {
+                sh_lists[axis * BLOCK_SIZE + i] = left_flags[list_in(axis * n + start + i)];
+            }
+        }
+    }
+    workgroupBarrier();
     for (var level = first_level; level < params.levels; level++) {
         let level_base = (1u << level) - 1u;
         let depth = level - first_level;
         // 1. Split the subtree's nodes on this level (at most BLOCK_SIZE / KD_SMALL_NODE).
-        if lane.rank < (1u << depth) {
-            split_node(level_base + (root_slot << depth) + lane.rank);
+        if lane.rank < 32u {
+            atomicStore(&sh_left[lane.rank], 0u);
         }
-        storageBarrier();
+        if lane.rank < (1u << depth) {
+            let h = level_base + (root_slot << depth) + lane.rank;
+            split_node(h);
+            let node = h * NODE_WORDS;
+            let info = heap_nodes[node + NODE_INFO];
+            sh_node[lane.rank] = vec3<u32>(info & 15u, heap_nodes[node + NODE_START],
+                heap_nodes[node + NODE_COUNT]);
+        }
         workgroupBarrier();
         // 2. Left flags, at the points of the split axis's list.
         for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
             let i = lane.rank * ITEMS_PER_THREAD + j;
-            if i < count {
-                let position = start + i;
-                let slot = owner_in(position);
-                if slot != INACTIVE {
-                    let node = (level_base + slot) * NODE_WORDS;
-                    let info = heap_nodes[node + NODE_INFO];
-                    if (info & 3u) != KIND_EQUAL {
-                        let split_axis = (info >> 2u) & 3u;
-                        let node_start = heap_nodes[node + NODE_START];
-                        let node_count = heap_nodes[node + NODE_COUNT];
-                        let point = list_in(split_axis * n + position);
-                        left_flags[point] = select(0u, 1u, position - node_start < node_count / 2u);
-                    }
+            if i < count && sh_owner[i] != INACTIVE {
+                let node = sh_node[sh_owner[i]];
+                if (node.x & 3u) == KIND_LARGE && start + i - node.y < node.z / 2u {
+                    let id = sh_lists[((node.x >> 2u) & 3u) * BLOCK_SIZE + i];
+                    atomicOr(&sh_left[id >> 5u], 1u << (id & 31u));
                 }
             }
         }
-        storageBarrier();
         workgroupBarrier();
-        // 3. The stable partition of each list's range.
-        for (var axis = 0u; axis < 3u; axis++) {
-            var entries: array<MediumEntry, ITEMS_PER_THREAD>;
+        // 3. The stable partition of each list, in place; x last, since it moves the owners.
+        for (var step = 0u; step < 3u; step++) {
+            let axis = (step + 1u) % 3u;
+            var ids: array<u32, ITEMS_PER_THREAD>;
+            var slots: array<u32, ITEMS_PER_THREAD>;
+            var lefts: array<u32, ITEMS_PER_THREAD>;
             var sum = 0u;
             for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
                 let i = lane.rank * ITEMS_PER_THREAD + j;
-                entries[j] = medium_classify(axis, start + i, i < count, level_base);
-                sum += entries[j].left;
+                ids[j] = 0u;
+                slots[j] = INACTIVE;
+                lefts[j] = 0u;
+                if i < count {
+                    ids[j] = sh_lists[axis * BLOCK_SIZE + i];
+                    slots[j] = sh_owner[i];
+                    if slots[j] != INACTIVE && (sh_node[slots[j]].x & 3u) == KIND_LARGE {
+                        lefts[j] = (atomicLoad(&sh_left[ids[j] >> 5u]) >> (ids[j] & 31u)) & 1u;
+                    }
+                }
+                sum += lefts[j];
             }
             let scanned = workgroup_exclusive_scan(lane, sum);
             var running = scanned.x;
             for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
                 local_prefix[lane.rank * ITEMS_PER_THREAD + j] = running;
-                running += entries[j].left;
+                running += lefts[j];
             }
             workgroupBarrier();
             running = scanned.x;
             for (var j = 0u; j < ITEMS_PER_THREAD; j++) {
-                let e = entries[j];
+                let i = lane.rank * ITEMS_PER_THREAD + j;
                 let before = running;
-                running += e.left;
-                let position = start + lane.rank * ITEMS_PER_THREAD + j;
-                if e.valid == 0u {
+                running += lefts[j];
+                if i >= count || slots[j] == INACTIVE {
                     continue;
                 }
-                if e.splitting == 0u {
+                let node = sh_node[slots[j]];
+                let position = start + i;
+                let point = sh_point[ids[j]];
+                if (node.x & 3u) != KIND_LARGE {
+                    // An all-equal node: its points become one leaf where they are.
                     if axis == 0u {
-                        if e.equal != 0u {
-                            small_list[position] = e.point;
-                        }
-                        owner_out(position, INACTIVE);
+                        small_list[position] = point;
+                        sh_owner[i] = INACTIVE;
                     }
                     continue;
                 }
-                let left_before = before - local_prefix[e.start - start];
-                let left_count = e.count / 2u;
+                let local_start = node.y - start;
+                let left_before = before - local_prefix[local_start];
+                let left_count = node.z / 2u;
                 var destination: u32;
                 var child_count: u32;
                 var side: u32;
-                if e.left != 0u {
-                    destination = e.start + left_before;
+                if lefts[j] != 0u {
+                    destination = local_start + left_before;
                     child_count = left_count;
                     side = 0u;
                 } else {
-                    destination = e.start + left_count + (position - e.start - left_before);
-                    child_count = e.count - left_count;
+                    destination = local_start + left_count + (i - local_start - left_before);
+                    child_count = node.z - left_count;
                     side = 1u;
                 }
-                list_out(axis * n + destination, e.point);
+                sh_lists[axis * BLOCK_SIZE + destination] = ids[j];
                 if axis == 0u {
                     if child_count > KD_SMALL_NODE {
-                        owner_out(destination, 2u * e.slot + side);
+                        sh_owner[destination] = 2u * slots[j] + side;
                     } else {
-                        owner_out(destination, INACTIVE);
-                        small_list[destination] = e.point;
+                        sh_owner[destination] = INACTIVE;
+                        small_list[start + destination] = point;
                     }
                 }
             }
             workgroupBarrier();
         }
-        storageBarrier();
-        workgroupBarrier();
-        in_b ^= 1u;
     }
 }

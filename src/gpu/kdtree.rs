@@ -25,7 +25,9 @@
 //!    levels needed follow from `n`: the median split halves the largest node each time. From
 //!    the first level whose nodes hold at most [`MEDIUM_NODE`] points ([`medium_level`]),
 //!    `build_medium` runs the remaining large levels in one dispatch, a workgroup per node: the
-//!    same split, flags and partition on the node's own positions, with barriers between them.
+//!    same split, flags and partition on the node's own positions, in workgroup memory (its
+//!    lists as local point ids), with barriers between them. An adapter with less than
+//!    [`MEDIUM_WORKGROUP_BYTES`] of workgroup memory runs every level over the whole lists.
 //! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
 //!    with `u32` point masks into a scratch area at `4 · start`.
 //! 4. **Output**: `build_sizes` (bottom-up, one dispatch per level) sums the subtree sizes and
@@ -73,6 +75,8 @@ use crate::accel::kdtree::{PointKdTree, KD_INDEX_MASK, KD_LEAF, KD_MAX_POINTS, K
 /// The most points of a node whose remaining large levels one workgroup runs (`build_medium`:
 /// each of its lists fits one block, `BLOCK_SIZE` in `shaders/prims/common.wgsl`).
 pub const MEDIUM_NODE: u32 = BLOCK_SIZE;
+/// Bytes of workgroup memory `build_medium` declares (at most; a test checks its WGSL).
+pub const MEDIUM_WORKGROUP_BYTES: u64 = 26 * 1024;
 /// Words per heap node (`NODE_WORDS` in `shaders/kdtree/build_common.wgsl`).
 const NODE_WORDS: u64 = 8;
 /// Floats per heap box (`BOX_WORDS`).
@@ -298,7 +302,9 @@ pub struct KdTreeBuilder {
     split: Kernel,
     flags: Kernel,
     scatter: Kernel,
-    medium: Kernel,
+    /// `build_medium`, when the adapter has the workgroup memory it takes
+    /// ([`MEDIUM_WORKGROUP_BYTES`]); without it the large levels all run over the whole lists.
+    medium: Option<Kernel>,
     small: Kernel,
     sizes: Kernel,
     write: Kernel,
@@ -308,6 +314,12 @@ pub struct KdTreeBuilder {
 const STAMPS: u32 = 6;
 
 impl KdTreeBuilder {
+    /// Whether builds run their last large levels a workgroup per node (`build_medium`), which
+    /// takes [`MEDIUM_WORKGROUP_BYTES`] of the adapter's workgroup memory.
+    pub fn has_medium_stage(&self) -> bool {
+        self.medium.is_some()
+    }
+
     /// The primitives the builder sorts and scans with.
     pub fn prims(&self) -> &Primitives {
         &self.prims
@@ -370,7 +382,12 @@ impl KdTreeBuilder {
             split: kernel("split")?,
             flags: kernel("flags")?,
             scatter: kernel("scatter")?,
-            medium: kernel("medium")?,
+            medium: if ctx.info.max_compute_workgroup_storage_size as u64 >= MEDIUM_WORKGROUP_BYTES
+            {
+                Some(kernel("medium")?)
+            } else {
+                None
+            },
             small: kernel("small")?,
             sizes: kernel("sizes")?,
             write: kernel("write")?,
@@ -526,7 +543,10 @@ impl KdTreeBuilder {
         encoder.clear_buffer(&chain, 0, None);
         let (mut lists_in, mut lists_out) = (&lists_a, &lists_b);
         let (mut owner_in, mut owner_out) = (&owner_a, &owner_b);
-        let medium_level = medium_level(n);
+        let medium_level = match self.medium {
+            Some(_) => medium_level(n),
+            None => levels,
+        };
         for level in 0..medium_level {
             let p = params(level);
             let bind = self.split.bind(
@@ -573,25 +593,22 @@ impl KdTreeBuilder {
             std::mem::swap(&mut owner_in, &mut owner_out);
         }
         // The last levels, a workgroup per node of the first level whose nodes fit a block.
-        if medium_level < levels {
+        if let (Some(medium), true) = (&self.medium, medium_level < levels) {
             let p = params(medium_level);
-            let bind = self.medium.bind(
+            let bind = medium.bind(
                 ctx,
                 &[
                     ("params", &p),
                     ("points", points),
                     ("lists_a", &lists_a),
                     ("lists_b", &lists_b),
-                    ("owner_a", &owner_a),
-                    ("owner_b", &owner_b),
                     ("heap_nodes", &heap_nodes),
                     ("heap_boxes", &heap_boxes),
                     ("left_flags", &left_flags),
                     ("small_list", &small_list),
                 ],
             )?;
-            self.medium
-                .dispatch(&mut encoder, &bind, groups_grid(ctx, 1u64 << medium_level));
+            medium.dispatch(&mut encoder, &bind, groups_grid(ctx, 1u64 << medium_level));
             launches += 1;
         }
         stamps.mark(&mut encoder, 2);
@@ -827,6 +844,31 @@ mod tests {
         assert_eq!(large_levels(2 * KD_SMALL_NODE), 1);
         assert_eq!(large_levels(2 * KD_SMALL_NODE + 1), 2);
         assert_eq!(large_levels(10_000_000), 19);
+    }
+
+    /// `build_medium` declares no more workgroup memory than the builder asks the adapter for.
+    #[test]
+    fn medium_kernel_fits_the_workgroup_memory_it_is_given() {
+        for defines in [&[][..], &["SUBGROUPS"][..]] {
+            let source = shader::assemble("kdtree/build_medium.wgsl", defines).unwrap();
+            let module = shader::validate("kdtree/build_medium.wgsl", &source).unwrap();
+            let mut layouter = naga::proc::Layouter::default();
+            layouter.update(module.to_ctx()).unwrap();
+            let bytes: u64 = module
+                .global_variables
+                .iter()
+                .filter(|(_, v)| v.space == naga::AddressSpace::WorkGroup)
+                .map(|(_, v)| layouter[v.ty].size as u64)
+                .sum();
+            assert!(
+                bytes <= MEDIUM_WORKGROUP_BYTES,
+                "{bytes} bytes of workgroup memory, more than {MEDIUM_WORKGROUP_BYTES}"
+            );
+            assert!(
+                bytes > MEDIUM_WORKGROUP_BYTES / 2,
+                "{bytes}: the bound is loose"
+            );
+        }
     }
 
     /// The medium stage starts at the first level whose largest node fits a block, and never
