@@ -426,8 +426,9 @@ mod gpu {
         }
     }
 
-    /// Lavapipe (32 KiB) and the lent GPUs have the workgroup memory for the medium stage, so
-    /// the tests above run it.
+    /// The builder runs its last levels a workgroup per node exactly when the adapter has the
+    /// workgroup memory for it: lavapipe's 32 KiB and the lent GPUs' 48 KiB do, so the tests
+    /// above run that stage there.
     #[test]
     fn the_last_levels_run_a_workgroup_per_node_where_the_adapter_has_the_memory() {
         let Some(ctx) = test_context() else { return };

@@ -45,7 +45,7 @@ struct KdParams {
     heap_slots: u32,
     // large levels in all (build_medium)
     levels: u32,
-    // 1 when the lists and owners of level `level` are the `_b` buffers (build_medium)
+    // 1 when the lists of level `level` are the `_b` buffer (build_medium)
     lists_in_b: u32,
 }
 

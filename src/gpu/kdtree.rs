@@ -107,7 +107,7 @@ pub struct KdParams {
     pub heap_slots: u32,
     /// Large levels in all (`build_medium`).
     pub levels: u32,
-    /// 1 when level `level`'s lists and owners are the second buffers (`build_medium`).
+    /// 1 when level `level`'s lists are the second buffer (`build_medium`).
     pub lists_in_b: u32,
 }
 
@@ -844,6 +844,8 @@ mod tests {
         assert_eq!(large_levels(2 * KD_SMALL_NODE), 1);
         assert_eq!(large_levels(2 * KD_SMALL_NODE + 1), 2);
         assert_eq!(large_levels(10_000_000), 19);
+        // The partition's chain keeps one ticket per level before its block statuses.
+        assert!(large_levels(KD_MAX_POINTS as u32) as u64 <= CHAIN_TICKETS);
     }
 
     /// `build_medium` declares no more workgroup memory than the builder asks the adapter for.
