@@ -17,6 +17,11 @@
 // no guarantee that another workgroup makes progress (lavapipe caps a loop at 65535
 // iterations, and some GPUs run a workgroup to its end before starting the next), so nothing
 // here ever waits for another workgroup.
+//
+// Loop budget (llvmpipe's 65535 back edges per invocation group, shared/knn.wgsl): a walk back
+// takes at most LOOKBACK_POLLS + 1 iterations a block it passes, and it passes only blocks whose
+// words are not INCLUSIVE yet. Taken by ticket, those are the few blocks still running beside
+// this one; in the tests' REVERSED_BLOCKS order, at most the 88 blocks of 30K points.
 //!include "kdtree/build_partition.wgsl"
 
 @group(0) @binding(5) var<storage, read_write> lists_out: array<u32>;
