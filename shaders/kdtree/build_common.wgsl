@@ -88,6 +88,18 @@ fn empty_side_is_cut(gap: f32, inherited_extent: f32) -> bool {
     return gap > KD_EMPTY_CUT_FRACTION * inherited_extent;
 }
 
+// Where the stable partition of a node (first position `start`, `count` points, the first
+// count / 2 going left) moves the entry at `position`, which has `left_before` left entries of
+// its node before it and goes left when `left` is 1: (its new position, its child's point count,
+// 0 for the left child or 1 for the right).
+fn partition_move(start: u32, count: u32, position: u32, left_before: u32, left: u32) -> vec3<u32> {
+    let left_count = count / 2u;
+    if left != 0u {
+        return vec3<u32>(start + left_before, left_count, 0u);
+    }
+    return vec3<u32>(start + left_count + (position - start - left_before), count - left_count, 1u);
+}
+
 // The heap level of slot h: floor(log2(h + 1)).
 fn heap_level(h: u32) -> u32 {
     return u32(firstLeadingBit(h + 1u));

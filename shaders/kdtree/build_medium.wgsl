@@ -173,23 +173,12 @@ fn main(inputs: BlockInputs) {
                 }
                 let local_start = node.y - start;
                 let left_before = before - local_prefix[local_start];
-                let left_count = node.z / 2u;
-                var destination: u32;
-                var child_count: u32;
-                var side: u32;
-                if lefts[j] != 0u {
-                    destination = local_start + left_before;
-                    child_count = left_count;
-                    side = 0u;
-                } else {
-                    destination = local_start + left_count + (i - local_start - left_before);
-                    child_count = node.z - left_count;
-                    side = 1u;
-                }
+                let moved = partition_move(local_start, node.z, i, left_before, lefts[j]);
+                let destination = moved.x;
                 sh_lists[axis * BLOCK_SIZE + destination] = ids[j];
                 if axis == 0u {
-                    if child_count > KD_SMALL_NODE {
-                        sh_owner[destination] = 2u * slots[j] + side;
+                    if moved.y > KD_SMALL_NODE {
+                        sh_owner[destination] = 2u * slots[j] + moved.z;
                     } else {
                         sh_owner[destination] = INACTIVE;
                         small_list[start + destination] = point;

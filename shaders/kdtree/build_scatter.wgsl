@@ -28,7 +28,7 @@
 @group(0) @binding(6) var<storage, read_write> owner_out: array<u32>;
 @group(0) @binding(7) var<storage, read_write> small_list: array<u32>;
 // Per large level: a ticket counter (word `level`), then `num_blocks` block statuses from word
-// `heap levels + level * num_blocks`; zeroed before the first level.
+// `32 + level * num_blocks` (status_index); zeroed before the first level.
 @group(0) @binding(8) var<storage, read_write> chain: array<atomic<u32>>;
 
 const STATUS_VALUE: u32 = 0x3fffffffu;
@@ -51,6 +51,21 @@ fn status_index(block: u32) -> u32 {
 
 fn is_head(e: Entry) -> bool {
     return e.splitting != 0u && e.position == e.start;
+}
+
+// The word a block publishes before any walk back, from the 1-based block-local index of its last
+// node start (0: none), the left entries from there to its end (all of them when none), and
+// whether its first entry belongs to a node being split.
+fn first_status(last_head: u32, from_last_head: u32, first_splitting: bool) -> u32 {
+    if last_head != 0u {
+        // A node starts in this block: the count from its last start is known now.
+        return STATUS_INCLUSIVE | from_last_head;
+    }
+    if !first_splitting {
+        // No node being split crosses this block.
+        return STATUS_INCLUSIVE;
+    }
+    return STATUS_AGGREGATE | from_last_head;
 }
 
 // Block `block`'s status word as that block publishes it before any walk back, worked out from
@@ -83,13 +98,7 @@ fn block_status(lane: Lane, block: u32) -> u32 {
         }
     }
     let sums = workgroup_exclusive_scan(lane, after);
-    if last_head != 0u {
-        return STATUS_INCLUSIVE | sums.y;
-    }
-    if first_splitting == 0u {
-        return STATUS_INCLUSIVE;
-    }
-    return STATUS_AGGREGATE | sums.y;
+    return first_status(last_head, sums.y, first_splitting != 0u);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -133,15 +142,11 @@ fn main(inputs: BlockInputs) {
     // The first node: the one holding the block's first entry (rank 0's first).
     if lane.rank == 0u {
         let e0 = entries[0];
-        var status = STATUS_AGGREGATE | total;
+        var from_last_head = total;
         if last_head != 0u {
-            // A node starts in this block: the count from its last start is known now.
-            status = STATUS_INCLUSIVE | (total - local_prefix[last_head - 1u]);
-        } else if e0.splitting == 0u {
-            // No node being split crosses this block.
-            status = STATUS_INCLUSIVE;
+            from_last_head = total - local_prefix[last_head - 1u];
         }
-        atomicStore(&chain[status_index(block)], status);
+        atomicStore(&chain[status_index(block)], first_status(last_head, from_last_head, e0.splitting != 0u));
         // 1 when the first node started in an earlier block: the walk back is needed.
         wg_status = select(0u, 1u, e0.splitting != 0u && e0.position != e0.start);
     }
@@ -198,23 +203,12 @@ fn main(inputs: BlockInputs) {
         } else {
             left_before = carry + before;
         }
-        let left_count = e.count / 2u;
-        var destination: u32;
-        var child_count: u32;
-        var side: u32;
-        if e.left != 0u {
-            destination = e.start + left_before;
-            child_count = left_count;
-            side = 0u;
-        } else {
-            destination = e.start + left_count + (e.position - e.start - left_before);
-            child_count = e.count - left_count;
-            side = 1u;
-        }
+        let moved = partition_move(e.start, e.count, e.position, left_before, e.left);
+        let destination = moved.x;
         lists_out[e.axis * n + destination] = e.point;
         if e.axis == 0u {
-            if child_count > KD_SMALL_NODE {
-                owner_out[destination] = 2u * e.slot + side;
+            if moved.y > KD_SMALL_NODE {
+                owner_out[destination] = 2u * e.slot + moved.z;
             } else {
                 owner_out[destination] = INACTIVE;
                 small_list[destination] = e.point;

@@ -115,9 +115,14 @@ pub struct KdParams {
 /// holds `ceil(n / 2^k)` points (median splits), and a level is needed while that exceeds
 /// [`KD_SMALL_NODE`]. The heap then has levels `0..=large_levels`.
 pub fn large_levels(n: u32) -> u32 {
+    halvings_down_to(n, KD_SMALL_NODE)
+}
+
+/// How many median splits it takes until the largest node of `n` points holds at most `limit`.
+fn halvings_down_to(n: u32, limit: u32) -> u32 {
     let mut largest = n;
     let mut levels = 0;
-    while largest > KD_SMALL_NODE {
+    while largest > limit {
         largest = largest.div_ceil(2);
         levels += 1;
     }
@@ -128,14 +133,7 @@ pub fn large_levels(n: u32) -> u32 {
 /// keep every node of level `k` within one point of `n / 2^k`), or [`large_levels`] when none
 /// is large: from there `build_medium` runs the remaining levels, a workgroup per node.
 pub fn medium_level(n: u32) -> u32 {
-    let levels = large_levels(n);
-    let mut largest = n;
-    let mut level = 0;
-    while largest > MEDIUM_NODE && level < levels {
-        largest = largest.div_ceil(2);
-        level += 1;
-    }
-    level
+    halvings_down_to(n, MEDIUM_NODE).min(large_levels(n))
 }
 
 /// GPU milliseconds per build stage, from timestamps.
