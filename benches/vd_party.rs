@@ -144,7 +144,14 @@ fn main() {
     if args.iter().any(|a| a == "--cpu") {
         let t = Instant::now();
         let frame = caustica::cpu::CpuBackend
-            .render_frame(&scene, &prepared, &RenderOptions::default())
+            .render_frame(
+                &scene,
+                &prepared,
+                &RenderOptions {
+                    phase_times: true,
+                    ..Default::default()
+                },
+            )
             .expect("the CPU backend renders");
         println!(
             "CPU frame: {:.0} ms ({} trees built, {:.1} MiB)",
@@ -164,8 +171,12 @@ fn main() {
     let backend = GpuBackend::new(ctx.clone()).expect("the pipeline compiles");
     println!("GPU: {}", ctx.info.name);
     // One warm-up frame (kernel compilation, clocks), then the timed ones.
+    let options = RenderOptions {
+        phase_times: true,
+        ..Default::default()
+    };
     backend
-        .render(&scene, &prepared, &Default::default())
+        .render(&scene, &prepared, &options)
         .expect("the GPU renders");
     let names = [
         "time/whitted_ms",
@@ -193,7 +204,7 @@ fn main() {
     let mut figures: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
     for _ in 0..runs {
         let frame = backend
-            .render(&scene, &prepared, &Default::default())
+            .render(&scene, &prepared, &options)
             .expect("the GPU renders");
         for (k, name) in names.iter().enumerate() {
             figures[k].push(stat(&frame, name));

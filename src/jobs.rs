@@ -46,6 +46,8 @@ pub struct RenderJob {
     /// frame whose EXR exists: finished, or claimed by another job sharing the folder
     /// (`--placeholders`, as Blender's). The render then renames the whole file over it.
     pub placeholders: bool,
+    /// Time the GPU's Whitted phases (`RenderOptions::phase_times`, `--stats`).
+    pub phase_times: bool,
 }
 
 impl RenderJob {
@@ -66,6 +68,7 @@ impl RenderJob {
             shard: None,
             skip_existing: false,
             placeholders: false,
+            phase_times: false,
         }
     }
 }
@@ -340,6 +343,7 @@ fn render_scenes(
     let meshes = accel::MeshBuildCache::default();
     let options = RenderOptions {
         progress: job.progress.clone(),
+        phase_times: job.phase_times,
         ..Default::default()
     };
     if let Some(p) = &job.progress {

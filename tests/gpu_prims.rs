@@ -170,6 +170,32 @@ fn compaction_of_more_than_16_million_elements_equals_the_cpu_twin() {
     report("compaction, 17M", start);
 }
 
+/// The one-pass scan's walk back with every block's word unpublished when it is read: blocks
+/// taken last to first (`Primitives::with_reversed_blocks`), so each block works out the sums
+/// of the blocks before it from their inputs. Back to back, each scan leaving its words zeroed
+/// for the next.
+#[test]
+fn scans_and_compaction_with_blocks_taken_last_to_first_equal_the_cpu_twin() {
+    let Some(ctx) = test_context() else { return };
+    let start = Instant::now();
+    let mut random = Random(9);
+    for subgroups in [ctx.info.features.subgroups, false] {
+        let prims = Primitives::with_reversed_blocks(&ctx, subgroups).unwrap();
+        for n in [1, 1024, 1025, 2049, 30_001, 100_000] {
+            let data = random.words(n);
+            let what = format!("{} n={n}, blocks reversed", variant_name(&prims));
+            let gpu = prims.exclusive_scan_vec(&ctx, &data).unwrap();
+            assert_same(&gpu, &cpu::exclusive_scan(&data), &what);
+            let gpu = prims.inclusive_scan_vec(&ctx, &data).unwrap();
+            assert_same(&gpu, &cpu::inclusive_scan(&data), &what);
+            let flags = random.flags(n, 30);
+            let gpu = prims.compact_vec(&ctx, &data, &flags).unwrap();
+            assert_same(&gpu, &cpu::compact(&data, &flags), &what);
+        }
+    }
+    report("scans and compaction, blocks reversed", start);
+}
+
 #[test]
 fn the_compaction_count_stays_on_the_gpu_as_indirect_dispatch_arguments() {
     let Some(ctx) = test_context() else { return };

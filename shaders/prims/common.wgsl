@@ -15,8 +15,6 @@ const MODE_INCLUSIVE: u32 = 1u;
 const MODE_NONZERO_AS_ONE: u32 = 2u;
 // Element 0 counts as 1 whatever it holds (segment heads: element 0 always starts one).
 const MODE_FIRST_AS_ONE: u32 = 4u;
-// The block kernels add `block_offsets[block]` to their results.
-const MODE_ADD_BLOCK_OFFSETS: u32 = 8u;
 
 // Twin of `caustica::gpu::prims::PrimParams` (sizes and offsets checked by a test).
 struct PrimParams {

@@ -2,7 +2,7 @@
 // shade.wgsl moves to its place in the exclusive scan of the candidate flags, so the rays keep
 // the order of their parents and a dielectric's reflected and refracted children sit next to each
 // other; each parent's node records the index of its first child. The last invocation writes the
-// next level's length with its indirect-dispatch arguments (as prims/compact_scatter.wgsl does).
+// next level's length with its indirect-dispatch arguments (as prims/scan_chained.wgsl does for compaction).
 //!include "shared/types.wgsl"
 
 @group(0) @binding(0) var<uniform> params: FrameParams;

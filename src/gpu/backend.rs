@@ -16,8 +16,7 @@ use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::gather::PrecomputedIrradiance;
 use super::kernel::{
-    read_buffer, read_buffer_map, read_buffer_unzip, run_deferred_checks, storage_buffer_sized,
-    Checks, Kernel,
+    read_buffer, read_buffer_map, read_checked_unzip, storage_buffer_sized, Checks, Kernel,
 };
 use super::maps::FrameMaps;
 use super::photons::{MapSteps, PhotonKernels};
@@ -301,7 +300,11 @@ impl GpuBackend {
         let pixels = (width * height) as u64;
         // Timestamps are read once a pass: room for every timed dispatch of a deep pass (a
         // level of glass takes about six, VD batches more).
-        let mut timer = self.frame_timer(1024);
+        let mut timer = if options.phase_times {
+            self.frame_timer(1024)
+        } else {
+            None
+        };
         let mut frame = FrameState::new(ctx, scene, pixels as usize)?;
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
         frame.progress = options.progress.clone().map(|p| (p, scene.frame));
@@ -320,7 +323,16 @@ impl GpuBackend {
             }
             frame.pass = passes_run;
             match self.render_pass(
-                scene, prepared, &plan, &pass, &buffers, &kernels, &mut vd, &mut frame, &mut timer,
+                scene,
+                prepared,
+                &plan,
+                &pass,
+                &buffers,
+                &kernels,
+                &mut vd,
+                &mut frame,
+                &mut timer,
+                !queue.is_empty(),
             ) {
                 Ok(()) => passes_run += 1,
                 Err(GpuError::BufferTooLarge { .. }) if pass.split().is_some() => {
@@ -338,13 +350,19 @@ impl GpuBackend {
         self.collect_times(&mut timer, &mut frame.stats)?;
         ctx.set_stage("read_back");
         let clock = Instant::now();
-        // The kernels' status words, before any of what they wrote reaches the host.
-        run_deferred_checks(ctx)?;
-        // The colour, and in w how many samples hit something (the coverage).
-        let (color, hits) =
-            read_buffer_unzip(ctx, &frame.color, pixels as usize, |c: &[f32; 4]| {
-                (Vec3::new(c[0], c[1], c[2]), c[3])
-            })?;
+        // The kernels' status words (checked before any of what they wrote reaches the host),
+        // the passes' shadow-ray counts and the colour, with in w how many samples hit
+        // something (the coverage), in one read-back.
+        let shadow_counts: Vec<(&GpuBuffer, u64)> =
+            frame.shadow_counts.iter().map(|c| (&c.buffer, 0)).collect();
+        let (counts, color, hits) = read_checked_unzip(
+            ctx,
+            &shadow_counts,
+            &frame.color,
+            pixels as usize,
+            |c: &[f32; 4]| (Vec3::new(c[0], c[1], c[2]), c[3]),
+        )?;
+        frame.stats.shadow_rays += counts.iter().map(|&c| c as u64).sum::<u64>();
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {
             photon_views.direct_part = frame.read_film(ctx, direct)?;
@@ -487,6 +505,7 @@ impl GpuBackend {
         vd: &mut Option<VdFrameGpu>,
         frame: &mut FrameState,
         timer: &mut Option<Timer>,
+        more_passes: bool,
     ) -> Result<(), GpuError> {
         let ctx = &self.ctx;
         let photon_map = scene.film.integrator == Integrator::PhotonMap;
@@ -570,6 +589,11 @@ impl GpuBackend {
             Some(k) => self.map_step(steps, k, scene, prepared, buffers, kernels, &mut None),
             None => Ok(false),
         };
+        // The maps' first step goes ahead of the first level, so that the device traces photons
+        // while the host records that level's shading.
+        if let Some(steps) = map_steps.as_mut() {
+            step_maps(steps)?;
+        }
         let (levels, first_hits, shadow_counts) = self.shade_trees(
             &self.whitted,
             kernels,
@@ -703,14 +727,16 @@ impl GpuBackend {
             frame.composed += 1;
         }
         frame.view_stats.extend(view_stats);
-        let shadow_counts: Vec<&CountBuffer> = shadow_counts.iter().collect();
-        for count in CountBuffer::read_all(ctx, &shadow_counts)? {
-            pass_stats.shadow_rays += count as u64;
-        }
+        // The shadow rays are counted on the device and read with the frame's status words, at
+        // its end: no wait here.
+        frame.shadow_counts.extend(shadow_counts);
         self.collect_times(timer, &mut pass_stats)?;
         frame.stats.add(&pass_stats);
-        // Every encoder of the pass has been submitted: its dropped buffers serve the next.
-        ctx.recycle_buffers()?;
+        if more_passes {
+            // Every encoder of the pass has been submitted: its dropped buffers serve the next
+            // (after the last pass, the frame's end recycles them).
+            ctx.recycle_buffers()?;
+        }
         Ok(())
     }
 }
@@ -753,6 +779,9 @@ struct FrameState {
     photon_maps: Vec<PhotonMapStats>,
     /// Each pass's photon-map debug views: the map, its searches and their rate.
     view_stats: Vec<ViewSearches>,
+    /// The shadow rays of every shade-tree level of the passes so far, counted on the device
+    /// and read at the frame's end.
+    shadow_counts: Vec<CountBuffer>,
     /// The gather figures of the passes so far, and how many passes composed.
     gather: Option<GatherStats>,
     composed: u32,
@@ -802,6 +831,7 @@ impl FrameState {
             precomputed: PrecomputedIrradiance::new(),
             photon_maps: Vec::new(),
             view_stats: Vec::new(),
+            shadow_counts: Vec::new(),
             gather: None,
             composed: 0,
             host_steps: StageTimes::default(),

@@ -47,6 +47,9 @@ pub(super) struct StageStats {
     pub(super) shade_tree_nodes: u64,
     /// Passes cut in two because a buffer outgrew a binding.
     pub(super) pass_splits: u64,
+    /// Whether the phases were timed (`RenderOptions::phase_times`): the `*_ms` above hold
+    /// times only then.
+    pub(super) phases_timed: bool,
 }
 
 impl StageStats {
@@ -63,6 +66,7 @@ impl StageStats {
         self.shadow_rays += o.shadow_rays;
         self.shade_tree_nodes += o.shade_tree_nodes;
         self.pass_splits += o.pass_splits;
+        self.phases_timed |= o.phases_timed;
     }
 
     /// Fills the frame's Whitted figures and its GPU counters, times (with timestamps) and
@@ -82,7 +86,7 @@ impl StageStats {
         };
         gpu.counters.shade_tree_nodes = self.shade_tree_nodes;
         gpu.counters.pass_splits = self.pass_splits;
-        if ctx.info.features.timestamps {
+        if ctx.info.features.timestamps && self.phases_timed {
             gpu.whitted_times = Some(GpuWhittedTimes {
                 primary_ms: self.primary_ms,
                 trace_ms: self.trace_ms,
@@ -367,6 +371,7 @@ impl GpuCore {
         stats: &mut StageStats,
     ) -> Result<(), GpuError> {
         let Some(t) = timer else { return Ok(()) };
+        stats.phases_timed = true;
         if t.used.is_empty() {
             return Ok(());
         }

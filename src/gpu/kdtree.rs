@@ -520,8 +520,7 @@ impl KdTreeBuilder {
             SORT_KEY_BITS,
         )?;
         let sort_passes = SORT_KEY_BITS.div_ceil(super::prims::radix_sort::RADIX_BITS);
-        let sort_blocks = (entries as u32).div_ceil(BLOCK_SIZE);
-        launches += 1 + sort_passes * (2 + scan_launches(16 * sort_blocks));
+        launches += 1 + sort_passes * 3;
         let bind = self.root.bind(
             ctx,
             &[
@@ -692,16 +691,6 @@ fn checked_count(len: usize) -> Result<u32, GpuError> {
         )));
     }
     Ok(len as u32)
-}
-
-/// Dispatches of `Primitives::exclusive_scan` over `n` elements.
-fn scan_launches(n: u32) -> u32 {
-    let blocks = n.div_ceil(BLOCK_SIZE);
-    if blocks > 1 {
-        2 + scan_launches(blocks)
-    } else {
-        1
-    }
 }
 
 /// Workgroup counts for `groups` workgroups, spilling into y past the per-dimension limit.

@@ -432,14 +432,19 @@ fn copy_for_readback(
     (staging, index)
 }
 
-/// [`read_buffer_map`] into two vectors at once: `f` gives each element's pair, split without
-/// an intermediate vector of pairs (a film's colour and the coverage in its w).
-pub fn read_buffer_unzip<T, A, B, F>(
+/// A frame's last read-back, in one submission and one wait for the device: the status words
+/// deferred with [`GpuContext::defer_status_check`] (checked first: an error returns before any
+/// element is read), `more` words (their values are returned), and the first `count` elements
+/// of `buffer`, each split by `f` into a pair without an intermediate vector of pairs (a film's
+/// colour and the coverage in its w).
+#[track_caller]
+pub fn read_checked_unzip<T, A, B, F>(
     ctx: &GpuContext,
+    more: &[(&GpuBuffer, u64)],
     buffer: &GpuBuffer,
     count: usize,
     f: F,
-) -> Result<(Vec<A>, Vec<B>), GpuError>
+) -> Result<(Vec<u32>, Vec<A>, Vec<B>), GpuError>
 where
     T: Pod + Send + Sync,
     A: Send,
@@ -447,14 +452,32 @@ where
     F: Fn(&T) -> (A, B) + Send + Sync,
 {
     use rayon::prelude::*;
+    let checks = ctx.take_deferred_checks();
+    let mut words: Vec<(&GpuBuffer, u64)> = checks.iter().map(|(b, _)| (b, 0)).collect();
+    words.extend_from_slice(more);
     let size = (count * std::mem::size_of::<T>()) as u64;
-    if size == 0 {
-        return Ok((Vec::new(), Vec::new()));
+    let mut encoder = Encoder::new(ctx);
+    let staged = stage_words(ctx, &mut encoder, &words);
+    let staging = (size > 0).then(|| {
+        Traffic::add(&ctx.traffic.readbacks, 1);
+        Traffic::add(&ctx.traffic.readback_bytes, size);
+        let staging = readback_buffer(ctx, size);
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size.next_multiple_of(4));
+        staging
+    });
+    let index = ctx.submit([encoder.finish()]);
+    let mut values = staged.read(ctx, index.clone())?;
+    let extra = values.split_off(checks.len());
+    for ((_, check), value) in checks.iter().zip(values) {
+        check(value)?;
     }
-    let (staging, index) = copy_for_readback(ctx, buffer, size);
-    with_mapped(ctx, &staging, size, index, |items: &[T]| {
-        items.par_iter().map(&f).unzip()
-    })
+    let (a, b) = match staging {
+        Some(staging) => with_mapped(ctx, &staging, size, index, |items: &[T]| {
+            items.par_iter().map(&f).unzip()
+        })?,
+        None => (Vec::new(), Vec::new()),
+    };
+    Ok((extra, a, b))
 }
 
 /// A mappable buffer of `size` bytes from the pool, for read-backs.

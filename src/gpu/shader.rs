@@ -202,6 +202,12 @@ mod tests {
                 "kdtree/build_scatter.wgsl",
                 &["SUBGROUPS", "REVERSED_BLOCKS"][..],
             ),
+            ("prims/scan_chained.wgsl", &["COMPACT"][..]),
+            (
+                "prims/scan_chained.wgsl",
+                &["SUBGROUPS", "COMPACT", "REVERSED_BLOCKS"][..],
+            ),
+            ("prims/scan_chained.wgsl", &["REVERSED_BLOCKS"][..]),
             ("kdtree/knn_density.wgsl", &["KNN_HEAP_128"][..]),
         ] {
             let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));

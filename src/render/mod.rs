@@ -45,6 +45,13 @@ pub struct RenderOptions {
     /// chunks of at most this many rays (and at its binding limit). The result does not depend
     /// on the cut; the CPU twin has nothing to cut. `None`: no limit of the caller's.
     pub max_gather_rays: Option<u64>,
+    /// The GPU times its Whitted phases (camera rays, traces, shading, shadow rays) with
+    /// timestamps around their dispatches, for the `gpu/*_ms` and `gpu/*_mrays_per_s`
+    /// statistics (`caustica render --stats` asks for them). Each timed dispatch then runs in a
+    /// compute pass of its own and the times are read back at each pass's end, which costs a
+    /// frame about a millisecond (docs/performance.md); without, the device clock still gives
+    /// each stage's time.
+    pub phase_times: bool,
 }
 
 /// A renderer of prepared scenes: the GPU pipeline or its CPU twin.

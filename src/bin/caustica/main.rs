@@ -144,7 +144,8 @@ enum Command {
             allow_negative_numbers = true
         )]
         exposure: f32,
-        /// Print the named counters and timings of every frame.
+        /// Print the named counters and timings of every frame (on the GPU this also times
+        /// the Whitted phases, which costs a frame about a millisecond)
         #[arg(long)]
         stats: bool,
     },
@@ -361,6 +362,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                 shard,
                 skip_existing,
                 placeholders,
+                phase_times: stats,
                 progress: bars
                     .clone()
                     .map(|b| ProgressSink(b as Arc<dyn caustica::render::progress::Progress>)),

@@ -1,5 +1,6 @@
 //! Stream compaction: the values whose flag is nonzero, written densely in their original order
-//! (an exclusive scan of the 0/1 flags gives each kept value its place), and their count.
+//! (an exclusive scan of the 0/1 flags gives each kept value its place), and their count, in one
+//! pass (`prims/scan_chained.wgsl` compiled with `COMPACT`).
 
 use super::*;
 use crate::gpu::encoder::Encoder;
@@ -20,33 +21,35 @@ impl Primitives {
         check_elements(ctx, "compaction values", values, n, 4)?;
         check_elements(ctx, "compaction flags", flags, n, 4)?;
         check_elements(ctx, "compaction output", kept, n, 4)?;
+        // Zeroed: it stays 0 when there is nothing to compact.
         let count = CountBuffer::new(ctx, "compaction count");
-        encoder.clear_buffer(&count.buffer, 0, None);
         if n == 0 {
             return Ok(count);
         }
-        let positions = scratch_u32(ctx, "compaction positions", n as u64)?;
-        self.scan_with_mode(ctx, encoder, flags, &positions, n, MODE_NONZERO_AS_ONE)?;
+        let num_blocks = n.div_ceil(BLOCK_SIZE);
         let params = params_buffer(
             ctx,
             PrimParams {
                 n,
-                ..Default::default()
+                mode: MODE_NONZERO_AS_ONE,
+                shift: 0,
+                num_blocks,
             },
         );
-        let bind = self.compact_scatter.bind(
+        let chain = self.chain(ctx, num_blocks)?;
+        let bind = self.compact_chained.bind(
             ctx,
             &[
                 ("params", &params),
                 ("flags", flags),
                 ("values", values),
-                ("positions", &positions),
                 ("kept", kept),
                 ("count", &count.buffer),
+                ("chain", &chain),
             ],
         )?;
-        self.compact_scatter
-            .dispatch(encoder, &bind, elements_grid(ctx, n));
+        self.compact_chained
+            .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
         Ok(count)
     }
 

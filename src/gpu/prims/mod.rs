@@ -22,6 +22,8 @@ pub mod scan;
 pub mod segmented;
 pub mod sorted_bounds;
 
+use std::sync::Mutex;
+
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
@@ -44,7 +46,6 @@ pub const MAX_ELEMENTS: u32 = 1 << 31;
 pub(crate) const MODE_INCLUSIVE: u32 = 1;
 pub(crate) const MODE_NONZERO_AS_ONE: u32 = 2;
 pub(crate) const MODE_FIRST_AS_ONE: u32 = 4;
-pub(crate) const MODE_ADD_BLOCK_OFFSETS: u32 = 8;
 
 /// The one uniform every primitive kernel reads. Twin of `PrimParams` in
 /// `shaders/prims/common.wgsl`; a test checks naga's layout against this one.
@@ -96,9 +97,11 @@ impl CountBuffer {
 pub struct Primitives {
     /// Whether the kernels were built with subgroup operations.
     pub uses_subgroups: bool,
-    pub(crate) scan_reduce: Kernel,
-    pub(crate) scan_block: Kernel,
-    pub(crate) compact_scatter: Kernel,
+    pub(crate) scan_chained: Kernel,
+    pub(crate) compact_chained: Kernel,
+    /// The words of the one-pass scans (`prims/scan_chained.wgsl`), which every scan leaves
+    /// zeroed; grown (a new zeroed buffer) when a scan has more blocks than it has room for.
+    chain: Mutex<Option<GpuBuffer>>,
     pub(crate) segment_starts: Kernel,
     pub(crate) segmented_scan_finish: Kernel,
     pub(crate) segmented_reduce_finish: Kernel,
@@ -111,6 +114,27 @@ pub struct Primitives {
 }
 
 impl Primitives {
+    /// The one-pass scans' words, with room for `num_blocks` blocks (zeroed when new).
+    pub(crate) fn chain(&self, ctx: &GpuContext, num_blocks: u32) -> Result<GpuBuffer, GpuError> {
+        let words = 2 + 2 * num_blocks as u64;
+        // Only poisoned if a thread panicked while swapping it; a new zeroed buffer serves then.
+        let mut chain = self.chain.lock().unwrap_or_else(|e| {
+            let mut guard = e.into_inner();
+            *guard = None;
+            guard
+        });
+        match chain.as_ref() {
+            Some(b) if b.size() >= words * 4 => Ok(b.clone()),
+            _ => {
+                // Room for at least the blocks of a million elements, doubling past that.
+                let size = (words * 4).max(4096).next_power_of_two();
+                let buffer = storage_buffer_sized(ctx, "scan chain", size)?;
+                *chain = Some(buffer.clone());
+                Ok(buffer)
+            }
+        }
+    }
+
     /// Builds every kernel, with subgroup operations when the adapter has them.
     pub fn new(ctx: &GpuContext) -> Result<Primitives, GpuError> {
         Primitives::build(ctx, ctx.info.features.subgroups)
@@ -122,15 +146,43 @@ impl Primitives {
         Primitives::build(ctx, false)
     }
 
+    /// Tests: the one-pass scans take their blocks last to first, so that every walk back
+    /// meets words not yet published and works them out itself (see `prims/scan_chained.wgsl`;
+    /// small inputs only, the work grows with the square of the blocks).
+    pub fn with_reversed_blocks(ctx: &GpuContext, subgroups: bool) -> Result<Primitives, GpuError> {
+        Primitives::build_with(ctx, subgroups, true)
+    }
+
     fn build(ctx: &GpuContext, subgroups: bool) -> Result<Primitives, GpuError> {
-        let defines: &[&str] = if subgroups { &["SUBGROUPS"] } else { &[] };
+        Primitives::build_with(ctx, subgroups, false)
+    }
+
+    fn build_with(
+        ctx: &GpuContext,
+        subgroups: bool,
+        reversed: bool,
+    ) -> Result<Primitives, GpuError> {
+        let mut defines: Vec<&str> = Vec::new();
+        if subgroups {
+            defines.push("SUBGROUPS");
+        }
         let kernel =
-            |file: &str| Kernel::new(ctx, &format!("prims/{file}"), defines, Checks::Checked);
+            |file: &str| Kernel::new(ctx, &format!("prims/{file}"), &defines, Checks::Checked);
+        let chained = |compact: bool| {
+            let mut d = defines.clone();
+            if compact {
+                d.push("COMPACT");
+            }
+            if reversed {
+                d.push("REVERSED_BLOCKS");
+            }
+            Kernel::new(ctx, "prims/scan_chained.wgsl", &d, Checks::Checked)
+        };
         Ok(Primitives {
             uses_subgroups: subgroups,
-            scan_reduce: kernel("scan_reduce.wgsl")?,
-            scan_block: kernel("scan_block.wgsl")?,
-            compact_scatter: kernel("compact_scatter.wgsl")?,
+            scan_chained: chained(false)?,
+            compact_chained: chained(true)?,
+            chain: Mutex::new(None),
             segment_starts: kernel("segment_starts.wgsl")?,
             segmented_scan_finish: kernel("segmented_scan_finish.wgsl")?,
             segmented_reduce_finish: kernel("segmented_reduce_finish.wgsl")?,

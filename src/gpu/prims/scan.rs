@@ -1,5 +1,7 @@
-//! Exclusive and inclusive prefix sums of `u32` (wrapping add): reduce-then-scan over blocks of
-//! 1024, recursing on the block sums, so no workgroup ever waits on another.
+//! Exclusive and inclusive prefix sums of `u32` (wrapping add) in one pass over blocks of 1024:
+//! each block adds the sum of the blocks before it, which it finds by walking back over the sums
+//! they publish, or works out itself from their inputs rather than wait for them
+//! (`prims/scan_chained.wgsl`).
 
 use super::*;
 use crate::gpu::encoder::Encoder;
@@ -48,36 +50,6 @@ impl Primitives {
             return Ok(());
         }
         let num_blocks = n.div_ceil(BLOCK_SIZE);
-        let mut mode = mode;
-        let block_offsets = if num_blocks > 1 {
-            let block_sums = scratch_u32(ctx, "scan block sums", num_blocks as u64)?;
-            let params = params_buffer(
-                ctx,
-                PrimParams {
-                    n,
-                    mode,
-                    shift: 0,
-                    num_blocks,
-                },
-            );
-            let bind = self.scan_reduce.bind(
-                ctx,
-                &[
-                    ("params", &params),
-                    ("input", input),
-                    ("block_sums", &block_sums),
-                ],
-            )?;
-            self.scan_reduce
-                .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
-            let offsets = scratch_u32(ctx, "scan block offsets", num_blocks as u64)?;
-            self.scan_with_mode(ctx, encoder, &block_sums, &offsets, num_blocks, 0)?;
-            mode |= MODE_ADD_BLOCK_OFFSETS;
-            offsets
-        } else {
-            // Bound but not read: the single block starts at 0.
-            scratch_u32(ctx, "no block offsets", 1)?
-        };
         let params = params_buffer(
             ctx,
             PrimParams {
@@ -87,16 +59,17 @@ impl Primitives {
                 num_blocks,
             },
         );
-        let bind = self.scan_block.bind(
+        let chain = self.chain(ctx, num_blocks)?;
+        let bind = self.scan_chained.bind(
             ctx,
             &[
                 ("params", &params),
                 ("input", input),
-                ("block_offsets", &block_offsets),
                 ("output", output),
+                ("chain", &chain),
             ],
         )?;
-        self.scan_block
+        self.scan_chained
             .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
         Ok(())
     }
