@@ -75,11 +75,6 @@ var<private> knn_error: u32;
 var<private> knn_stack_node: array<u32, KNN_STACK_SIZE>;
 var<private> knn_stack_box: array<vec4<f32>, KNN_STACK_SIZE>;
 
-// Neighbour::precedes: smaller squared distance, ties by the smaller index.
-fn knn_precedes(da: f32, ia: u32, db: f32, ib: u32) -> bool {
-    return da < db || (da == db && ia < ib);
-}
-
 // accel::knn::split: d = h + l exactly, h the 12 leading significant bits of d, so that h·h,
 // h·l and l·l are exact.
 fn knn_split(d: f32) -> vec2<f32> {
@@ -116,6 +111,10 @@ fn knn_bound() -> f32 {
 }
 
 // KnnHeap::sift_down: places (d, i) at the root and sifts it down within the first `size`.
+// The order is Neighbour::precedes (smaller squared distance, ties by the smaller index),
+// written out so that the heap's index array is read only on a tie and for the entry that
+// moves: a step reads two distances and one index, where comparing whole entries read three of
+// each (the search waits on these reads; docs/performance.md).
 fn knn_sift_down(size: u32, d: f32, i: u32) {
     var c = 0u;
     var moving = true;
@@ -123,12 +122,17 @@ fn knn_sift_down(size: u32, d: f32, i: u32) {
         let left = 2u * c + 1u;
         if moving && left < size {
             var worse = left;
+            var worse_d = knn_heap_d[left];
             let right = left + 1u;
-            if right < size && knn_precedes(knn_heap_dist(left), knn_heap_index(left), knn_heap_dist(right), knn_heap_index(right)) {
-                worse = right;
+            if right < size {
+                let right_d = knn_heap_d[right];
+                if worse_d < right_d || (worse_d == right_d && knn_heap_i[left] < knn_heap_i[right]) {
+                    worse = right;
+                    worse_d = right_d;
+                }
             }
-            if knn_precedes(d, i, knn_heap_dist(worse), knn_heap_index(worse)) {
-                knn_heap_put(c, knn_heap_dist(worse), knn_heap_index(worse));
+            if d < worse_d || (d == worse_d && i < knn_heap_i[worse]) {
+                knn_heap_put(c, worse_d, knn_heap_i[worse]);
                 c = worse;
             } else {
                 moving = false;
@@ -142,15 +146,17 @@ fn knn_sift_down(size: u32, d: f32, i: u32) {
 fn knn_offer(d: f32, i: u32) {
     if knn_count < knn_k {
         if d <= knn_max_dist2 {
-            // Sift up: worse parents move down until the new entry's place is found.
+            // Sift up: worse parents move down until the new entry's place is found (indices
+            // read on ties and for the parent that moves, as in knn_sift_down).
             var c = knn_count;
             knn_count += 1u;
             var moving = true;
             for (var step = 0u; step < KNN_HEAP_DEPTH; step++) {
                 if moving && c > 0u {
                     let parent = (c - 1u) / 2u;
-                    if knn_precedes(knn_heap_d[parent], knn_heap_i[parent], d, i) {
-                        knn_heap_put(c, knn_heap_d[parent], knn_heap_i[parent]);
+                    let parent_d = knn_heap_d[parent];
+                    if parent_d < d || (parent_d == d && knn_heap_i[parent] < i) {
+                        knn_heap_put(c, parent_d, knn_heap_i[parent]);
                         c = parent;
                     } else {
                         moving = false;
