@@ -355,7 +355,7 @@ impl GpuBackend {
         // something (the coverage), in one read-back.
         let shadow_counts: Vec<(&GpuBuffer, u64)> =
             frame.shadow_counts.iter().map(|c| (&c.buffer, 0)).collect();
-        let (counts, color, hits) = read_checked_unzip(
+        let (counts, (color, hits)) = read_checked_unzip(
             ctx,
             &shadow_counts,
             &frame.color,

@@ -444,7 +444,7 @@ pub fn read_checked_unzip<T, A, B, F>(
     buffer: &GpuBuffer,
     count: usize,
     f: F,
-) -> Result<(Vec<u32>, Vec<A>, Vec<B>), GpuError>
+) -> Result<(Vec<u32>, Unzipped<A, B>), GpuError>
 where
     T: Pod + Send + Sync,
     A: Send,
@@ -477,8 +477,11 @@ where
         })?,
         None => (Vec::new(), Vec::new()),
     };
-    Ok((extra, a, b))
+    Ok((extra, (a, b)))
 }
+
+/// Elements split into two vectors ([`read_checked_unzip`]).
+pub type Unzipped<A, B> = (Vec<A>, Vec<B>);
 
 /// A mappable buffer of `size` bytes from the pool, for read-backs.
 fn readback_buffer(ctx: &GpuContext, size: u64) -> GpuBuffer {
