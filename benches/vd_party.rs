@@ -144,14 +144,7 @@ fn main() {
     if args.iter().any(|a| a == "--cpu") {
         let t = Instant::now();
         let frame = caustica::cpu::CpuBackend
-            .render_frame(
-                &scene,
-                &prepared,
-                &RenderOptions {
-                    phase_times: true,
-                    ..Default::default()
-                },
-            )
+            .render_frame(&scene, &prepared, &RenderOptions::default())
             .expect("the CPU backend renders");
         println!(
             "CPU frame: {:.0} ms ({} trees built, {:.1} MiB)",

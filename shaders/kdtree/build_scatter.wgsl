@@ -34,8 +34,6 @@
 const STATUS_VALUE: u32 = 0x3fffffffu;
 const STATUS_AGGREGATE: u32 = 0x40000000u;
 const STATUS_INCLUSIVE: u32 = 0x80000000u;
-// Polls of an unpublished word before the workgroup works it out itself.
-const LOOKBACK_POLLS: u32 = 16u;
 
 var<workgroup> wg_block: u32;
 var<workgroup> wg_status: u32;

@@ -16,6 +16,10 @@ const MODE_NONZERO_AS_ONE: u32 = 2u;
 // Element 0 counts as 1 whatever it holds (segment heads: element 0 always starts one).
 const MODE_FIRST_AS_ONE: u32 = 4u;
 
+// The chained scans (prims/scan_chained.wgsl, kdtree/build_scatter.wgsl): polls of a block's
+// unpublished word before the waiting workgroup works it out itself.
+const LOOKBACK_POLLS: u32 = 16u;
+
 // Twin of `caustica::gpu::prims::PrimParams` (sizes and offsets checked by a test).
 struct PrimParams {
     n: u32,

@@ -43,8 +43,6 @@ const STATE_SHIFT: u32 = 16u;
 const STATE_AGGREGATE: u32 = 1u;
 const STATE_INCLUSIVE: u32 = 2u;
 const HALF_MASK: u32 = 0xffffu;
-// Polls of an unpublished word before the workgroup works it out itself.
-const LOOKBACK_POLLS: u32 = 16u;
 
 var<workgroup> wg_block: u32;
 // The state (0 while unpublished or torn) and the sum of the word pair a walk back read, as

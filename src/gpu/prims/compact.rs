@@ -26,30 +26,19 @@ impl Primitives {
         if n == 0 {
             return Ok(count);
         }
-        let num_blocks = n.div_ceil(BLOCK_SIZE);
-        let params = params_buffer(
+        self.chained_pass(
             ctx,
-            PrimParams {
-                n,
-                mode: MODE_NONZERO_AS_ONE,
-                shift: 0,
-                num_blocks,
-            },
-        );
-        let chain = self.chain(ctx, num_blocks)?;
-        let bind = self.compact_chained.bind(
-            ctx,
+            encoder,
+            &self.compact_chained,
+            n,
+            MODE_NONZERO_AS_ONE,
             &[
-                ("params", &params),
                 ("flags", flags),
                 ("values", values),
                 ("kept", kept),
                 ("count", &count.buffer),
-                ("chain", &chain),
             ],
         )?;
-        self.compact_chained
-            .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
         Ok(count)
     }
 

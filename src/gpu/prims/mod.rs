@@ -126,7 +126,7 @@ impl Primitives {
         match chain.as_ref() {
             Some(b) if b.size() >= words * 4 => Ok(b.clone()),
             _ => {
-                // Room for at least the blocks of a million elements, doubling past that.
+                // At least 4 KiB (the words of 511 blocks), a power of two past that.
                 let size = (words * 4).max(4096).next_power_of_two();
                 let buffer = storage_buffer_sized(ctx, "scan chain", size)?;
                 *chain = Some(buffer.clone());

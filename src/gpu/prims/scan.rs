@@ -49,6 +49,28 @@ impl Primitives {
         if n == 0 {
             return Ok(());
         }
+        self.chained_pass(
+            ctx,
+            encoder,
+            &self.scan_chained,
+            n,
+            mode,
+            &[("input", input), ("output", output)],
+        )
+    }
+
+    /// Records one pass of `prims/scan_chained.wgsl` (`kernel`: the scan or the compaction)
+    /// over `n > 0` inputs read as `mode` says, with its parameters, the shared chain words
+    /// and `buffers`.
+    pub(crate) fn chained_pass(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut Encoder,
+        kernel: &Kernel,
+        n: u32,
+        mode: u32,
+        buffers: &[(&str, &GpuBuffer)],
+    ) -> Result<(), GpuError> {
         let num_blocks = n.div_ceil(BLOCK_SIZE);
         let params = params_buffer(
             ctx,
@@ -60,17 +82,10 @@ impl Primitives {
             },
         );
         let chain = self.chain(ctx, num_blocks)?;
-        let bind = self.scan_chained.bind(
-            ctx,
-            &[
-                ("params", &params),
-                ("input", input),
-                ("output", output),
-                ("chain", &chain),
-            ],
-        )?;
-        self.scan_chained
-            .dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
+        let mut bindings = vec![("params", &params), ("chain", &chain)];
+        bindings.extend_from_slice(buffers);
+        let bind = kernel.bind(ctx, &bindings)?;
+        kernel.dispatch(encoder, &bind, groups_grid(ctx, num_blocks as u64));
         Ok(())
     }
 
