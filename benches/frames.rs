@@ -72,6 +72,9 @@ struct FrameTimes {
     wait: f64,
     photon_stages: f64,
     passes: f64,
+    /// Whether the frame was rendered again, its shade trees having outgrown the room the last
+    /// frame's gave them (`shade_tree/retries`).
+    retries: f64,
     upload_mb: f64,
     alloc_mb: f64,
     /// The device's busy time per stage (`device/<stage>_ms`), in the frame's order.
@@ -219,6 +222,7 @@ fn main() {
             wait: stat(&frame, "host/wait_ms"),
             photon_stages,
             passes: stat(&frame, "frame/passes"),
+            retries: stat(&frame, "shade_tree/retries"),
             upload_mb: stat(&frame, "gpu/uploaded_bytes") / 1e6,
             alloc_mb: stat(&frame, "gpu/allocated_bytes") / 1e6,
             device_stages: gpu_stats(&frame).map_or(Vec::new(), |g| g.device_busy.0.clone()),
@@ -234,8 +238,10 @@ fn main() {
     };
     let all = Instant::now();
     let mut warm = Vec::new();
+    let mut retries = 0.0;
     for (i, &number) in frame_numbers.iter().enumerate() {
         let t = render(backend.as_ref(), number);
+        retries += t.retries;
         print_row(&format!("{} ({number})", i + 1), &t);
         if i > 0 {
             warm.push(t);
@@ -244,7 +250,8 @@ fn main() {
     let all_s = all.elapsed().as_secs_f64();
     if animation {
         println!(
-            "all {} frames in one process: {all_s:.2} s (backend opened before: {open_ms:.0} ms)",
+            "all {} frames in one process: {all_s:.2} s (backend opened before: {open_ms:.0} ms; \
+             {retries} rendered again, their shade trees outgrowing the last frame's room)",
             frame_numbers.len()
         );
     }
@@ -260,6 +267,7 @@ fn main() {
         wait: med(|t| t.wait),
         photon_stages: med(|t| t.photon_stages),
         passes: med(|t| t.passes),
+        retries: med(|t| t.retries),
         upload_mb: med(|t| t.upload_mb),
         alloc_mb: med(|t| t.alloc_mb),
         device_stages: Vec::new(),

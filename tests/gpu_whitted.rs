@@ -323,6 +323,113 @@ fn gpu_renders_are_the_same_bit_for_bit_run_after_run() {
     assert!(same, "{name}: two renders differ");
 }
 
+/// The stats figure `name` of a frame.
+fn stat(frame: &Frame, name: &str) -> f64 {
+    frame
+        .metadata
+        .stat(name)
+        .unwrap_or_else(|| panic!("no stat {name}"))
+}
+
+/// The colour's and the layers' bits.
+fn frame_bits(frame: &Frame) -> Vec<u32> {
+    frame
+        .color
+        .iter()
+        .flat_map(|c| c.to_array())
+        .chain(frame.aovs.iter().flat_map(|l| l.pixels.iter().copied()))
+        .map(f32::to_bits)
+        .collect()
+}
+
+/// `cornell_spheres.csc` (mirror and glass spheres, glass up to the scene's depth) at 96×72 with
+/// the albedo and depth layers.
+fn small_cornell_spheres() -> (Scene, Prepared) {
+    let path = example_scenes()
+        .into_iter()
+        .find(|p| p.ends_with("cornell_spheres.csc"))
+        .unwrap();
+    let (_, mut scene, prepared) = small_scene(&path);
+    scene.film.width = 96;
+    scene.film.height = 72;
+    scene.output.layers = vec![Aov::Albedo, Aov::Depth];
+    (scene, prepared)
+}
+
+/// A frame after the first takes its shade-tree levels' room from the last frame's counts and
+/// records the levels without waiting for any count: the same image and layers bit for bit, the
+/// same nodes, fewer waits for the device, and no frame rendered again.
+#[test]
+fn shade_tree_levels_sized_from_the_last_frame_give_the_same_image_with_fewer_waits() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let (scene, prepared) = small_cornell_spheres();
+    let first = backend
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    let second = backend
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert_eq!(stat(&first, "shade_tree/sized_passes"), 0.0);
+    assert_eq!(stat(&second, "shade_tree/sized_passes"), 1.0);
+    assert_eq!(stat(&second, "shade_tree/retries"), 0.0);
+    assert_eq!(
+        stat(&first, "shade_tree/nodes"),
+        stat(&second, "shade_tree/nodes")
+    );
+    assert!(
+        stat(&second, "host/waits") < stat(&first, "host/waits"),
+        "waits: {} sized, {} reading each level's count",
+        stat(&second, "host/waits"),
+        stat(&first, "host/waits")
+    );
+    assert!(frame_bits(&first) == frame_bits(&second));
+}
+
+/// When a level outgrows the room the last frame's counts gave it (the last frame had no mirror
+/// or glass, so no level past the camera's), the frame is rendered again with each level's count
+/// read as it comes: bit for bit what a fresh backend renders.
+#[test]
+fn a_shade_tree_level_that_outgrows_the_last_frames_room_is_rendered_again() {
+    let Some(ctx) = test_context() else { return };
+    let ctx = Arc::new(ctx);
+    let backend = GpuBackend::new(ctx.clone()).unwrap();
+    let (scene, prepared) = small_cornell_spheres();
+    let mut matte = scene.clone();
+    for m in &mut matte.materials {
+        if !matches!(
+            m.kind,
+            MaterialKind::Diffuse { .. } | MaterialKind::Emissive { .. }
+        ) {
+            m.kind = MaterialKind::Diffuse {
+                albedo: Vec3::splat(0.5),
+                texture: None,
+            };
+        }
+    }
+    let matte_prepared = caustica::prepare(&matte).unwrap();
+    let flat = backend
+        .render(&matte, &matte_prepared, &Default::default())
+        .unwrap();
+    assert_eq!(
+        stat(&flat, "shade_tree/nodes"),
+        (scene.film.width * scene.film.height) as f64,
+        "the matte scene's trees are the camera level alone"
+    );
+    let retried = backend
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert_eq!(stat(&retried, "shade_tree/retries"), 1.0);
+    assert_eq!(stat(&retried, "shade_tree/sized_passes"), 0.0);
+    let fresh = GpuBackend::new(ctx)
+        .unwrap()
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert!(stat(&fresh, "shade_tree/nodes") > stat(&flat, "shade_tree/nodes"));
+    assert_eq!(stat(&fresh, "shade_tree/retries"), 0.0);
+    assert!(frame_bits(&retried) == frame_bits(&fresh));
+}
+
 /// The Cornell box with a gold conductor, an exact-Fresnel glass and a Schlick glass sphere at
 /// 64×64: the GPU image matches the CPU's, and switching every dielectric between the exact
 /// equations and Schlick's approximation changes both backends' images in the same way (so the

@@ -26,6 +26,11 @@
 // The shading point of each diffuse node (node = its index; NONE for other nodes), for photon
 // mapping's second half (shaders/gather/).
 @group(0) @binding(28) var<storage, read_write> diffuse_points: array<ShadingPoint>;
+// How many of the level's params.ray_count slots hold rays (the first word, as spawn.wgsl wrote
+// it for the level before; the camera level's is its ray count). A level sized from an earlier
+// frame has room to spare, and the slots past the rays hold what an earlier use left: they
+// become empty leaves, like padding.
+@group(0) @binding(39) var<storage, read> level_count: array<u32, 4>;
 
 // This invocation's ray in the chunk and how many of its shadow slots are used.
 var<private> shadow_base: u32;
@@ -173,8 +178,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     diffuse_points[i] = ShadingPoint(vec3<f32>(0.0), NONE, vec3<f32>(0.0), NONE);
     let ray = rays[i];
     let none = SurfacePoint(vec3<f32>(0.0), vec3<f32>(0.0), vec3<f32>(0.0), vec2<f32>(0.0), 0u);
-    if ray.pixel == NONE {
-        // No ray (padding, or outside a crop): nothing seen, for a pixel resolve may read.
+    if i >= level_count[0] || ray.pixel == NONE {
+        // No ray (room past the level's rays, padding, or outside a crop): nothing seen, for a
+        // pixel resolve may read.
         record_first_hit(0.0, vec3<f32>(0.0), none);
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;

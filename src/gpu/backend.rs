@@ -24,7 +24,7 @@ use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
-use super::whitted::{pass_params, WhittedKernels};
+use super::whitted::{pass_params, ShadeTrees, TreeCounts, TreeSizes, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
@@ -56,6 +56,8 @@ pub struct GpuBackend {
     photons: Mutex<Option<Arc<PhotonKernels>>>,
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
+    /// The last frame's shade-tree sizes: the next frame's levels take their room from them.
+    tree_sizes: Mutex<Option<TreeSizes>>,
 }
 
 impl std::ops::Deref for GpuBackend {
@@ -88,6 +90,7 @@ impl GpuBackend {
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
+            tree_sizes: Mutex::new(None),
             core: GpuCore::new(ctx, prims?),
         })
     }
@@ -309,6 +312,8 @@ impl GpuBackend {
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
         frame.progress = options.progress.clone().map(|p| (p, scene.frame));
         frame.passes = plan.passes.len() as u32;
+        // Only poisoned if a thread panicked while holding it; the sizes are only a guess.
+        frame.tree_sizes = self.tree_sizes.lock().map_or(None, |s| s.clone());
         frame.host("upload", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
@@ -353,16 +358,50 @@ impl GpuBackend {
         // The kernels' status words (checked before any of what they wrote reaches the host),
         // the passes' shadow-ray counts and the colour, with in w how many samples hit
         // something (the coverage), in one read-back.
-        let shadow_counts: Vec<(&GpuBuffer, u64)> =
+        // The shade-tree levels' child counts, too (those not read while the trees were
+        // recorded).
+        let mut counted: Vec<(&GpuBuffer, u64)> =
             frame.shadow_counts.iter().map(|c| (&c.buffer, 0)).collect();
-        let (counts, (color, hits)) = read_checked_unzip(
+        counted.extend(TreeCounts::device_words(&frame.tree_counts));
+        let (mut counts, (color, hits)) = read_checked_unzip(
             ctx,
-            &shadow_counts,
+            &counted,
             &frame.color,
             pixels as usize,
             |c: &[f32; 4]| (Vec3::new(c[0], c[1], c[2]), c[3]),
         )?;
+        let tree_words = counts.split_off(frame.shadow_counts.len());
         frame.stats.shadow_rays += counts.iter().map(|&c| c as u64).sum::<u64>();
+        match TreeSizes::of_passes(base.max_depth, &frame.tree_counts, &tree_words) {
+            Some((sizes, totals)) => {
+                frame.stats.shade_tree_nodes += totals.nodes;
+                frame.stats.specular_rays += totals.specular_rays;
+                frame.stats.sized_tree_passes += totals.sized_passes;
+                if let Ok(mut last) = self.tree_sizes.lock() {
+                    *last = Some(sizes);
+                }
+            }
+            None if frame.tree_sizes.is_some() => {
+                // A level outgrew the room the last frame's sizes gave it: the frame again,
+                // its levels' counts read as they come (which fit by construction).
+                drop((frame, vd, buffers));
+                self.keep_timer(timer);
+                ctx.end_frame()?;
+                if let Ok(mut last) = self.tree_sizes.lock() {
+                    *last = None;
+                }
+                let mut again = self.render(scene, prepared, options)?;
+                if let Some(gpu) = again.metadata.stats.gpu.as_mut() {
+                    gpu.counters.shade_tree_retries += 1;
+                }
+                return Ok(again);
+            }
+            None => {
+                return Err(GpuError::Device(
+                    "a shade-tree level outgrew the room its own count gave it".into(),
+                ))
+            }
+        }
         let mut photon_views = std::mem::take(&mut frame.views);
         if let Some(direct) = &frame.direct {
             photon_views.direct_part = frame.read_film(ctx, direct)?;
@@ -594,7 +633,13 @@ impl GpuBackend {
         if let Some(steps) = map_steps.as_mut() {
             step_maps(steps)?;
         }
-        let (levels, first_hits, shadow_counts) = self.shade_trees(
+        let tree_sizes = frame.tree_sizes.clone();
+        let ShadeTrees {
+            levels,
+            first_hits,
+            shadow_counts,
+            counts: tree_counts,
+        } = self.shade_trees(
             &self.whitted,
             kernels,
             buffers,
@@ -602,7 +647,7 @@ impl GpuBackend {
             (rays, hits, ray_count),
             vd,
             timer,
-            &mut pass_stats,
+            tree_sizes.as_ref(),
             &mut || match map_steps.as_mut() {
                 Some(steps) => step_maps(steps).map(|_| ()),
                 None => Ok(()),
@@ -730,6 +775,7 @@ impl GpuBackend {
         // The shadow rays are counted on the device and read with the frame's status words, at
         // its end: no wait here.
         frame.shadow_counts.extend(shadow_counts);
+        frame.tree_counts.push(tree_counts);
         self.collect_times(timer, &mut pass_stats)?;
         frame.stats.add(&pass_stats);
         if more_passes {
@@ -782,6 +828,10 @@ struct FrameState {
     /// The shadow rays of every shade-tree level of the passes so far, counted on the device
     /// and read at the frame's end.
     shadow_counts: Vec<CountBuffer>,
+    /// The shade-tree levels' counts of every pass so far, checked at the frame's end.
+    tree_counts: Vec<TreeCounts>,
+    /// The sizes the levels take their room from (the last frame's), if any.
+    tree_sizes: Option<TreeSizes>,
     /// The gather figures of the passes so far, and how many passes composed.
     gather: Option<GatherStats>,
     composed: u32,
@@ -832,6 +882,8 @@ impl FrameState {
             photon_maps: Vec::new(),
             view_stats: Vec::new(),
             shadow_counts: Vec::new(),
+            tree_counts: Vec::new(),
+            tree_sizes: None,
             gather: None,
             composed: 0,
             host_steps: StageTimes::default(),

@@ -45,6 +45,8 @@ pub(super) struct StageStats {
     pub(super) specular_rays: u64,
     pub(super) shadow_rays: u64,
     pub(super) shade_tree_nodes: u64,
+    /// Passes whose levels took their room from an earlier frame's.
+    pub(super) sized_tree_passes: u64,
     /// Passes cut in two because a buffer outgrew a binding.
     pub(super) pass_splits: u64,
     /// Whether the phases were timed (`RenderOptions::phase_times`): the `*_ms` above hold
@@ -65,6 +67,7 @@ impl StageStats {
         self.specular_rays += o.specular_rays;
         self.shadow_rays += o.shadow_rays;
         self.shade_tree_nodes += o.shade_tree_nodes;
+        self.sized_tree_passes += o.sized_tree_passes;
         self.pass_splits += o.pass_splits;
         self.phases_timed |= o.phases_timed;
     }
@@ -85,6 +88,7 @@ impl StageStats {
             ms: seconds * 1e3,
         };
         gpu.counters.shade_tree_nodes = self.shade_tree_nodes;
+        gpu.counters.sized_tree_passes = self.sized_tree_passes;
         gpu.counters.pass_splits = self.pass_splits;
         if ctx.info.features.timestamps && self.phases_timed {
             gpu.whitted_times = Some(GpuWhittedTimes {

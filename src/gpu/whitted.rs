@@ -40,7 +40,7 @@
 use rayon::prelude::*;
 
 use super::context::{GpuContext, GpuError};
-use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
+use super::core::{GpuCore, ShadeLevel, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::kernel::{
     read_buffer, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
@@ -57,6 +57,135 @@ use crate::render::plan::{tile_count, PassPlan};
 /// The most child candidates of one level: a node's link holds its first child's index in 30
 /// bits (`NODE_CHILD_MASK` in `shaders/shared/types.wgsl`).
 const NODE_CHILD_LIMIT: u32 = 1 << 30;
+
+/// How large an earlier pass's shade-tree levels were: the room a later pass's levels get, so
+/// that they are recorded without waiting for each level's child count ("report the needed
+/// size, then retry": a level that outgrows its room is found at the frame's end, and the frame
+/// is rendered again with the levels' counts read as they come).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct TreeSizes {
+    /// The `film.max_depth` the sizes were measured at (another depth reads the counts).
+    max_depth: u32,
+    /// Per level after the camera's, up to the last that held any: its nodes and its pass's
+    /// camera rays, for the pass where that level's share of the camera rays was largest.
+    levels: Vec<(u64, u64)>,
+}
+
+/// The room of a level of `count` nodes in a pass of `of_camera` camera rays, in a pass of
+/// `camera` camera rays whose level before has room `parent`: an eighth more than the same
+/// share of the camera rays and 256 nodes (for the share to grow from one frame to the next),
+/// at most twice the parent's room (a node has two children at most). Integer arithmetic, so
+/// that a frame sized from the last frame's counts asks for the very buffers the last frame
+/// had (their bind groups then come from the cache).
+fn level_room(count: u64, of_camera: u64, camera: u64, parent: u64) -> u64 {
+    let share = (count as u128 * camera as u128 * 9).div_ceil(of_camera.max(1) as u128 * 8);
+    (share as u64).saturating_add(256).min(2 * parent)
+}
+
+impl TreeSizes {
+    /// The room of each level after the camera's for a pass of `camera` rays.
+    fn rooms(&self, camera: u64) -> Vec<u64> {
+        let mut parent = camera;
+        self.levels
+            .iter()
+            .map(|&(count, of_camera)| {
+                parent = level_room(count, of_camera, camera, parent);
+                parent
+            })
+            .collect()
+    }
+
+    /// The sizes of a frame's passes, or `None` when a level outgrew its room. `words` holds
+    /// the device counts of [`TreeCounts::device_words`], in order.
+    pub(super) fn of_passes(
+        max_depth: u32,
+        passes: &[TreeCounts],
+        words: &[u32],
+    ) -> Option<(TreeSizes, TreeTotals)> {
+        let mut words = words.iter();
+        let mut levels: Vec<(u64, u64)> = Vec::new();
+        let mut totals = TreeTotals::default();
+        for pass in passes {
+            totals.nodes += pass.camera;
+            totals.sized_passes += u64::from(pass.sized);
+            for (level, (count, room)) in pass.children.iter().enumerate() {
+                let children = match count {
+                    LevelCount::Known(n) => *n,
+                    LevelCount::Device(_) => *words.next()? as u64,
+                };
+                if children > *room {
+                    return None;
+                }
+                totals.nodes += children;
+                totals.specular_rays += children;
+                let this = (children, pass.camera.max(1));
+                match levels.get_mut(level) {
+                    // The larger share: children / camera, compared crosswise.
+                    Some(l) if this.0 as u128 * l.1 as u128 > l.0 as u128 * this.1 as u128 => {
+                        *l = this
+                    }
+                    Some(_) => {}
+                    None => levels.push(this),
+                }
+            }
+        }
+        while levels.last().is_some_and(|l| l.0 == 0) {
+            levels.pop();
+        }
+        Some((TreeSizes { max_depth, levels }, totals))
+    }
+}
+
+/// The nodes and specular rays of a frame's shade trees, from their counts, and the passes
+/// whose levels took their room from an earlier frame's sizes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct TreeTotals {
+    pub(super) nodes: u64,
+    pub(super) specular_rays: u64,
+    pub(super) sized_passes: u64,
+}
+
+/// A level's child count: read while the trees were recorded, or a count on the device read at
+/// the frame's end (its first word).
+pub(super) enum LevelCount {
+    Known(u64),
+    Device(GpuBuffer),
+}
+
+/// What a pass's shade trees leave for the frame's end to check: the camera rays, and per
+/// level that spawned children, their count with the room the next level had (0 past the
+/// last level recorded).
+pub(super) struct TreeCounts {
+    camera: u64,
+    children: Vec<(LevelCount, u64)>,
+    /// Whether the levels took their room from an earlier frame's sizes.
+    sized: bool,
+}
+
+impl TreeCounts {
+    /// The device counts to read at the frame's end, in the order
+    /// [`TreeSizes::of_passes`] takes their words.
+    pub(super) fn device_words(passes: &[TreeCounts]) -> Vec<(&GpuBuffer, u64)> {
+        passes
+            .iter()
+            .flat_map(|p| &p.children)
+            .filter_map(|(count, _)| match count {
+                LevelCount::Device(b) => Some((b, 0)),
+                LevelCount::Known(_) => None,
+            })
+            .collect()
+    }
+}
+
+/// A pass's shade trees ([`GpuCore::shade_trees`]): the levels, camera level first, the camera
+/// rays' first hits, the shadow rays' counts (for the statistics: read at the frame's end, so
+/// that the trees do not wait for them) and the levels' counts.
+pub(super) struct ShadeTrees {
+    pub(super) levels: Vec<ShadeLevel>,
+    pub(super) first_hits: GpuBuffer,
+    pub(super) shadow_counts: Vec<CountBuffer>,
+    pub(super) counts: TreeCounts,
+}
 
 /// The Whitted stage's own kernels (`shaders/whitted/`; the traversal kernels are
 /// [`TraversalKernels`]).
@@ -349,10 +478,11 @@ impl GpuCore {
     /// The shade trees of one pass (stages 2-4 of the module docs): each level's `shade`, its
     /// shadow rays in chunks that fit a binding (with the VD batches), `direct`, and the
     /// children placed by a scan and `spawn`, traced as the next level, until no ray is left or
-    /// `max_depth`. Returns the levels, camera level first, the camera rays' first hits, and
-    /// the shadow rays' counts (for the statistics: read at the pass's end, so that the trees
-    /// do not wait for them). Before each wait for a level's children, `meanwhile` may submit
-    /// work of its own, which the device runs while the host waits and records the next level.
+    /// `max_depth`. With `sizes` (and no VD patches) the levels take their room from them and
+    /// are recorded without reading any count: the frame's end checks that each level's
+    /// children fitted. Otherwise the host reads each level's child count before the next.
+    /// After each level's spawn `meanwhile` may submit work of its own, which the device runs
+    /// while the host waits and records the next level.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn shade_trees(
         &self,
@@ -363,11 +493,26 @@ impl GpuCore {
         camera: (GpuBuffer, GpuBuffer, u64),
         vd: &mut Option<VdFrameGpu>,
         timer: &mut Option<Timer>,
-        pass_stats: &mut StageStats,
+        sizes: Option<&TreeSizes>,
         meanwhile: &mut dyn FnMut() -> Result<(), GpuError>,
-    ) -> Result<(Vec<ShadeLevel>, GpuBuffer, Vec<CountBuffer>), GpuError> {
+    ) -> Result<ShadeTrees, GpuError> {
         let ctx = &self.ctx;
         let (mut rays, mut hits, mut ray_count) = camera;
+        // The room of each level after the camera's, when sized from an earlier frame.
+        let rooms = sizes
+            .filter(|s| vd.is_none() && s.max_depth == base.max_depth)
+            .map(|s| s.rooms(ray_count));
+        let mut counts = TreeCounts {
+            camera: ray_count,
+            children: Vec::new(),
+            sized: rooms.is_some(),
+        };
+        // How many of the level's slots hold rays (shade.wgsl's `level_count`).
+        let mut level_count = storage_buffer(
+            ctx,
+            "camera ray count",
+            &[u32::try_from(ray_count).unwrap_or(u32::MAX), 0, 0, 0],
+        )?;
         let first_hits = storage_buffer_sized(
             ctx,
             "first hits",
@@ -434,6 +579,7 @@ impl GpuCore {
                     ("shadow_flags", &shadow_flags),
                     ("first_hits", &first_hits),
                     ("diffuse_points", &diffuse_points),
+                    ("level_count", &level_count),
                 ],
             )?;
             // The level's shadow rays, counted by `direct` over its chunks (the statistics).
@@ -571,8 +717,9 @@ impl GpuCore {
             // children of the level, in their parents' order.
             let mut spawned = 0u64;
             // Without VD patches, the next level's trace is submitted before the child count
-            // is read, over room for every candidate with the count taken on the device: the
-            // host waits for the spawn only, and records the next level while the trace runs.
+            // is read (or without reading it, with rooms), over room for every candidate with
+            // the count taken on the device: the host waits for the spawn only, if at all, and
+            // records the next level while the trace runs.
             let mut traced_next: Option<GpuBuffer> = None;
             if bounce < base.max_depth {
                 let child_positions = self.scratch("child positions", level_rays as u64 * 4)?;
@@ -618,6 +765,8 @@ impl GpuCore {
                     timer,
                     "spawn",
                 );
+                // Staged either way, so that a frame sized from the last asks for the buffers
+                // that the last had; read only without rooms.
                 let staged = stage_words(ctx, &mut encoder, &[(&child_count.buffer, 0)]);
                 let spawn_index = ctx.submit([encoder.finish()]);
                 if vd.is_none() {
@@ -627,11 +776,27 @@ impl GpuCore {
                     );
                 }
                 meanwhile()?;
-                spawned = staged.read(ctx, spawn_index)?[0] as u64;
+                // The next level's room: the sizes' (none past the last level they hold: any
+                // child then outgrows a room of 0), or from the count read.
+                let (count, room) = match &rooms {
+                    Some(rooms) => {
+                        let room = rooms.get(bounce as usize).copied().unwrap_or(0);
+                        (LevelCount::Device(child_count.buffer.clone()), room)
+                    }
+                    None => {
+                        let n = staged.read(ctx, spawn_index)?[0] as u64;
+                        let room = match n {
+                            0 => 0,
+                            n => level_room(n, counts.camera, counts.camera, ray_count),
+                        };
+                        (LevelCount::Known(n), room)
+                    }
+                };
+                counts.children.push((count, room));
+                spawned = room;
+                level_count = child_count.buffer;
                 rays = next_rays;
             }
-            pass_stats.specular_rays += spawned;
-            pass_stats.shade_tree_nodes += ray_count;
             levels.push(ShadeLevel {
                 nodes,
                 count: ray_count,
@@ -645,13 +810,18 @@ impl GpuCore {
             hits = match traced_next {
                 Some(next_hits) => next_hits,
                 None => {
-                    let count = (spawned as u32, None);
+                    let count = (spawned as u32, Some(&level_count));
                     self.trace_level(kernels, buffers, base, &rays, count, vd, timer)?
                 }
             };
             ray_count = spawned;
         }
-        Ok((levels, first_hits, shadow_counts))
+        Ok(ShadeTrees {
+            levels,
+            first_hits,
+            shadow_counts,
+            counts,
+        })
     }
 
     /// Traces a shade-tree level's rays into fresh hits and submits: `count` rays, or, with a
@@ -703,5 +873,68 @@ pub(super) fn pass_params(base: FrameParams, pass: &PassPlan) -> FrameParams {
         pass_spp: pass.samples,
         tile_offset: pass.tile_start,
         ..base
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{level_room, LevelCount, TreeCounts, TreeSizes};
+
+    fn pass(camera: u64, children: &[u64]) -> TreeCounts {
+        let mut parent = camera;
+        let children = children
+            .iter()
+            .map(|&n| {
+                let room = match n {
+                    0 => 0,
+                    n => level_room(n, camera, camera, parent),
+                };
+                parent = room;
+                (LevelCount::Known(n), room)
+            })
+            .collect();
+        TreeCounts {
+            camera,
+            children,
+            sized: false,
+        }
+    }
+
+    /// The rooms a frame takes from the last frame's counts are the rooms those counts gave the
+    /// last frame's levels, so that the frame asks for the same buffers.
+    #[test]
+    fn rooms_from_the_last_frames_counts_are_the_rooms_those_counts_gave() {
+        let last = pass(76_800, &[13_001, 9_377, 2_210, 17, 0]);
+        let (sizes, totals) = TreeSizes::of_passes(5, &[last], &[]).unwrap();
+        let again = pass(76_800, &[13_001, 9_377, 2_210, 17]);
+        let rooms: Vec<u64> = again.children.iter().map(|c| c.1).collect();
+        assert_eq!(sizes.rooms(76_800), rooms);
+        assert_eq!(totals.nodes, 76_800 + 13_001 + 9_377 + 2_210 + 17);
+        assert_eq!(totals.specular_rays, 13_001 + 9_377 + 2_210 + 17);
+    }
+
+    /// A level's room is an eighth more than its count and 256 nodes, and never more than twice
+    /// the room of the level before; a pass with half the camera rays gets half the share.
+    #[test]
+    fn a_levels_room_has_an_eighth_more_and_at_most_twice_its_parents() {
+        assert_eq!(level_room(1000, 4000, 4000, 4000), 1125 + 256);
+        assert_eq!(level_room(1000, 4000, 2000, 4000), 563 + 256);
+        assert_eq!(level_room(7999, 4000, 4000, 4000), 8000);
+        assert_eq!(level_room(1, 4000, 4000, 100), 200);
+    }
+
+    /// Sizes of several passes keep each level's largest share of its pass's camera rays; a
+    /// level whose children outgrew their room makes the sizes none (the frame goes again).
+    #[test]
+    fn passes_keep_each_levels_largest_share_and_an_outgrown_room_gives_none() {
+        let (sizes, _) =
+            TreeSizes::of_passes(5, &[pass(1000, &[100, 10]), pass(500, &[80, 2])], &[]).unwrap();
+        assert_eq!(sizes.levels, vec![(80, 500), (10, 1000)]);
+        let outgrown = TreeCounts {
+            camera: 1000,
+            children: vec![(LevelCount::Known(100), 381), (LevelCount::Known(400), 381)],
+            sized: true,
+        };
+        assert!(TreeSizes::of_passes(5, &[outgrown], &[]).is_none());
     }
 }

@@ -178,6 +178,11 @@ section! {
     /// A GPU frame's own figures: its shade trees, passes, scene upload, device clock and pool.
     pub struct GpuCounters {
         shade_tree_nodes: u64 = "shade_tree/nodes", Add;
+        /// Passes whose shade-tree levels took their room from an earlier frame's (recorded
+        /// without reading their counts).
+        sized_tree_passes: u64 = "shade_tree/sized_passes", Add;
+        /// Frames rendered again because a level outgrew the room an earlier frame gave it.
+        shade_tree_retries: u64 = "shade_tree/retries", Add;
         /// Passes cut in two because a buffer outgrew a binding.
         pass_splits: u64 = "frame/pass_splits", Add;
         scene_bytes: u64 = "gpu/scene_bytes", Last;
