@@ -122,6 +122,9 @@ fn print_row(label: &str, t: &FrameTimes) {
 }
 
 fn main() {
+    // `RUST_LOG=info` names, among others, the frames rendered again.
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .try_init();
     let args: Vec<String> = std::env::args().collect();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let scene_path =

@@ -24,7 +24,7 @@ use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
-use super::whitted::{pass_params, ShadeTrees, TreeCounts, TreeSizes, WhittedKernels};
+use super::whitted::{pass_params, ShadeTrees, TreeCounts, TreeHistory, TreeSizes, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::Prepared;
 use crate::render::photons::{PhotonPass, PhotonPassStats};
@@ -56,8 +56,8 @@ pub struct GpuBackend {
     photons: Mutex<Option<Arc<PhotonKernels>>>,
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
-    /// The last frame's shade-tree sizes: the next frame's levels take their room from them.
-    tree_sizes: Mutex<Option<TreeSizes>>,
+    /// The last frames' shade-tree sizes: the next frame's levels take their room from them.
+    tree_sizes: Mutex<TreeHistory>,
 }
 
 impl std::ops::Deref for GpuBackend {
@@ -90,7 +90,7 @@ impl GpuBackend {
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
-            tree_sizes: Mutex::new(None),
+            tree_sizes: Mutex::new(TreeHistory::default()),
             core: GpuCore::new(ctx, prims?),
         })
     }
@@ -263,6 +263,18 @@ impl GpuBackend {
         prepared: &Prepared,
         options: &RenderOptions,
     ) -> Result<Frame, GpuError> {
+        self.render_sized(scene, prepared, options, true)
+    }
+
+    /// [`GpuBackend::render`], the shade trees' levels taking their room from the last frames'
+    /// sizes if `sized` (and there are some), else reading each level's count as it comes.
+    fn render_sized(
+        &self,
+        scene: &Scene,
+        prepared: &Prepared,
+        options: &RenderOptions,
+        sized: bool,
+    ) -> Result<Frame, GpuError> {
         let start = Instant::now();
         let ctx = &self.ctx;
         // What the last frame dropped after its end (nothing of it is in flight) is free now.
@@ -313,7 +325,9 @@ impl GpuBackend {
         frame.progress = options.progress.clone().map(|p| (p, scene.frame));
         frame.passes = plan.passes.len() as u32;
         // Only poisoned if a thread panicked while holding it; the sizes are only a guess.
-        frame.tree_sizes = self.tree_sizes.lock().map_or(None, |s| s.clone());
+        if sized {
+            frame.tree_sizes = self.tree_sizes.lock().map_or(None, |h| h.sizes());
+        }
         frame.host("upload", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
@@ -373,33 +387,38 @@ impl GpuBackend {
         let tree_words = counts.split_off(frame.shadow_counts.len());
         frame.stats.shadow_rays += counts.iter().map(|&c| c as u64).sum::<u64>();
         match TreeSizes::of_passes(base.max_depth, &frame.tree_counts, &tree_words) {
-            Some((sizes, totals)) => {
+            Ok((sizes, totals)) => {
                 frame.stats.shade_tree_nodes += totals.nodes;
                 frame.stats.specular_rays += totals.specular_rays;
                 frame.stats.sized_tree_passes += totals.sized_passes;
-                if let Ok(mut last) = self.tree_sizes.lock() {
-                    *last = Some(sizes);
+                if let Ok(mut history) = self.tree_sizes.lock() {
+                    history.push(sizes);
                 }
             }
-            None if frame.tree_sizes.is_some() => {
-                // A level outgrew the room the last frame's sizes gave it: the frame again,
-                // its levels' counts read as they come (which fit by construction).
+            // A level outgrew the room the last frame's sizes gave it: the frame again, its
+            // levels' counts read as they come (which fit by construction).
+            Err(outgrown) if frame.tree_sizes.is_some() => {
+                log::info!(
+                    "frame {}: shade-tree level {} held {} rays, room for {}: rendered again",
+                    scene.frame,
+                    outgrown.level,
+                    outgrown.children,
+                    outgrown.room
+                );
                 drop((frame, vd, buffers));
                 self.keep_timer(timer);
                 ctx.end_frame()?;
-                if let Ok(mut last) = self.tree_sizes.lock() {
-                    *last = None;
-                }
-                let mut again = self.render(scene, prepared, options)?;
+                let mut again = self.render_sized(scene, prepared, options, false)?;
                 if let Some(gpu) = again.metadata.stats.gpu.as_mut() {
                     gpu.counters.shade_tree_retries += 1;
                 }
                 return Ok(again);
             }
-            None => {
-                return Err(GpuError::Device(
-                    "a shade-tree level outgrew the room its own count gave it".into(),
-                ))
+            Err(outgrown) => {
+                return Err(GpuError::Device(format!(
+                "shade-tree level {} held {} rays, more than the room of {} its own count gave it",
+                outgrown.level, outgrown.children, outgrown.room
+            )))
             }
         }
         let mut photon_views = std::mem::take(&mut frame.views);

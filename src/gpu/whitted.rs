@@ -79,29 +79,46 @@ pub(super) struct TreeSizes {
 /// had (their bind groups then come from the cache).
 fn level_room(count: u64, of_camera: u64, camera: u64, parent: u64) -> u64 {
     let share = (count as u128 * camera as u128 * 9).div_ceil(of_camera.max(1) as u128 * 8);
-    (share as u64).saturating_add(256).min(2 * parent)
+    (share as u64).saturating_add(TAIL_ROOM).min(2 * parent)
+}
+
+/// The room of a level past the last that held rays (up to `film.max_depth`): a bounce that
+/// appears from one frame to the next, deep in a glass, then fits without the frame going again.
+const TAIL_ROOM: u64 = 256;
+
+/// The room of the level after one of room `parent` that spawned `children` (read), in a pass
+/// of `camera` camera rays: [`level_room`], or the tail's when there are none.
+fn counted_room(children: u64, camera: u64, parent: u64) -> u64 {
+    match children {
+        0 => TAIL_ROOM.min(2 * parent),
+        n => level_room(n, camera, camera, parent),
+    }
 }
 
 impl TreeSizes {
-    /// The room of each level after the camera's for a pass of `camera` rays.
+    /// The room of each level after the camera's, up to `max_depth`, for a pass of `camera`
+    /// rays: the rooms of the levels that held rays, then [`TAIL_ROOM`] (at most twice the
+    /// level before's), as the levels' counts give them ([`GpuCore::shade_trees`]).
     fn rooms(&self, camera: u64) -> Vec<u64> {
         let mut parent = camera;
-        self.levels
-            .iter()
-            .map(|&(count, of_camera)| {
-                parent = level_room(count, of_camera, camera, parent);
+        (0..self.max_depth as usize)
+            .map(|level| {
+                parent = match self.levels.get(level) {
+                    Some(&(count, of_camera)) => level_room(count, of_camera, camera, parent),
+                    None => TAIL_ROOM.min(2 * parent),
+                };
                 parent
             })
             .collect()
     }
 
-    /// The sizes of a frame's passes, or `None` when a level outgrew its room. `words` holds
+    /// The sizes of a frame's passes, or the first level that outgrew its room. `words` holds
     /// the device counts of [`TreeCounts::device_words`], in order.
     pub(super) fn of_passes(
         max_depth: u32,
         passes: &[TreeCounts],
         words: &[u32],
-    ) -> Option<(TreeSizes, TreeTotals)> {
+    ) -> Result<(TreeSizes, TreeTotals), Outgrown> {
         let mut words = words.iter();
         let mut levels: Vec<(u64, u64)> = Vec::new();
         let mut totals = TreeTotals::default();
@@ -111,20 +128,22 @@ impl TreeSizes {
             for (level, (count, room)) in pass.children.iter().enumerate() {
                 let children = match count {
                     LevelCount::Known(n) => *n,
-                    LevelCount::Device(_) => *words.next()? as u64,
+                    // Every device count has its word (`device_words`); a missing one is
+                    // taken as more than any room.
+                    LevelCount::Device(_) => words.next().map_or(u64::MAX, |&w| w as u64),
                 };
                 if children > *room {
-                    return None;
+                    return Err(Outgrown {
+                        level: level + 1,
+                        children,
+                        room: *room,
+                    });
                 }
                 totals.nodes += children;
                 totals.specular_rays += children;
                 let this = (children, pass.camera.max(1));
                 match levels.get_mut(level) {
-                    // The larger share: children / camera, compared crosswise.
-                    Some(l) if this.0 as u128 * l.1 as u128 > l.0 as u128 * this.1 as u128 => {
-                        *l = this
-                    }
-                    Some(_) => {}
+                    Some(l) => *l = larger_share(*l, this),
                     None => levels.push(this),
                 }
             }
@@ -132,8 +151,63 @@ impl TreeSizes {
         while levels.last().is_some_and(|l| l.0 == 0) {
             levels.pop();
         }
-        Some((TreeSizes { max_depth, levels }, totals))
+        Ok((TreeSizes { max_depth, levels }, totals))
     }
+}
+
+/// The shade-tree sizes of the last [`TreeHistory::FRAMES`] frames: a frame's levels take
+/// their room from the largest share each level had among them, so that an animation whose
+/// specular share comes and goes (an object passing in front of a mirror) does not render
+/// again each time the share comes back.
+#[derive(Clone, Debug, Default)]
+pub(super) struct TreeHistory {
+    recent: std::collections::VecDeque<TreeSizes>,
+}
+
+impl TreeHistory {
+    const FRAMES: usize = 8;
+
+    /// Adds a frame's sizes (forgetting those measured at another depth and the oldest).
+    pub(super) fn push(&mut self, sizes: TreeSizes) {
+        self.recent.retain(|s| s.max_depth == sizes.max_depth);
+        if self.recent.len() == Self::FRAMES {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(sizes);
+    }
+
+    /// Each level's largest share over the frames kept, if any.
+    pub(super) fn sizes(&self) -> Option<TreeSizes> {
+        let mut frames = self.recent.iter();
+        let mut merged = frames.next()?.clone();
+        for s in frames {
+            for (level, &this) in s.levels.iter().enumerate() {
+                match merged.levels.get_mut(level) {
+                    Some(l) => *l = larger_share(*l, this),
+                    None => merged.levels.push(this),
+                }
+            }
+        }
+        Some(merged)
+    }
+}
+
+/// Of two (nodes, camera rays), the one with the larger share (compared crosswise).
+fn larger_share(a: (u64, u64), b: (u64, u64)) -> (u64, u64) {
+    if b.0 as u128 * a.1 as u128 > a.0 as u128 * b.1 as u128 {
+        b
+    } else {
+        a
+    }
+}
+
+/// A shade-tree level whose rays outgrew the room an earlier frame's sizes gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Outgrown {
+    /// The level (the camera's is 0).
+    pub(super) level: usize,
+    pub(super) children: u64,
+    pub(super) room: u64,
 }
 
 /// The nodes and specular rays of a frame's shade trees, from their counts, and the passes
@@ -776,8 +850,7 @@ impl GpuCore {
                     );
                 }
                 meanwhile()?;
-                // The next level's room: the sizes' (none past the last level they hold: any
-                // child then outgrows a room of 0), or from the count read.
+                // The next level's room: the sizes', or from the count read.
                 let (count, room) = match &rooms {
                     Some(rooms) => {
                         let room = rooms.get(bounce as usize).copied().unwrap_or(0);
@@ -785,9 +858,12 @@ impl GpuCore {
                     }
                     None => {
                         let n = staged.read(ctx, spawn_index)?[0] as u64;
+                        // With VD patches (whose levels are never sized) the trees end at the
+                        // first level without children; without, the levels past it get the
+                        // tail's room, as a frame sized from this one will.
                         let room = match n {
-                            0 => 0,
-                            n => level_room(n, counts.camera, counts.camera, ray_count),
+                            0 if vd.is_some() => 0,
+                            n => counted_room(n, counts.camera, ray_count),
                         };
                         (LevelCount::Known(n), room)
                     }
@@ -878,17 +954,14 @@ pub(super) fn pass_params(base: FrameParams, pass: &PassPlan) -> FrameParams {
 
 #[cfg(test)]
 mod tests {
-    use super::{level_room, LevelCount, TreeCounts, TreeSizes};
+    use super::{counted_room, level_room, LevelCount, TreeCounts, TreeHistory, TreeSizes};
 
     fn pass(camera: u64, children: &[u64]) -> TreeCounts {
         let mut parent = camera;
         let children = children
             .iter()
             .map(|&n| {
-                let room = match n {
-                    0 => 0,
-                    n => level_room(n, camera, camera, parent),
-                };
+                let room = counted_room(n, camera, parent);
                 parent = room;
                 (LevelCount::Known(n), room)
             })
@@ -901,16 +974,44 @@ mod tests {
     }
 
     /// The rooms a frame takes from the last frame's counts are the rooms those counts gave the
-    /// last frame's levels, so that the frame asks for the same buffers.
+    /// last frame's levels, the tail's past the last level with rays included, so that the frame
+    /// asks for the same buffers.
     #[test]
     fn rooms_from_the_last_frames_counts_are_the_rooms_those_counts_gave() {
-        let last = pass(76_800, &[13_001, 9_377, 2_210, 17, 0]);
-        let (sizes, totals) = TreeSizes::of_passes(5, &[last], &[]).unwrap();
-        let again = pass(76_800, &[13_001, 9_377, 2_210, 17]);
-        let rooms: Vec<u64> = again.children.iter().map(|c| c.1).collect();
+        let counts = [13_001, 9_377, 2_210, 17, 0, 0];
+        let (sizes, totals) = TreeSizes::of_passes(6, &[pass(76_800, &counts)], &[]).unwrap();
+        let rooms: Vec<u64> = pass(76_800, &counts).children.iter().map(|c| c.1).collect();
         assert_eq!(sizes.rooms(76_800), rooms);
+        assert_eq!(rooms[4..], [256, 256]);
         assert_eq!(totals.nodes, 76_800 + 13_001 + 9_377 + 2_210 + 17);
         assert_eq!(totals.specular_rays, 13_001 + 9_377 + 2_210 + 17);
+    }
+
+    /// The history keeps each level's largest share of the last eight frames: a share that came
+    /// back within them finds its room; one eight frames old is forgotten, and so are sizes
+    /// measured at another depth.
+    #[test]
+    fn the_history_keeps_each_levels_largest_share_of_the_last_eight_frames() {
+        let sizes = |depth: u32, counts: &[u64]| {
+            TreeSizes::of_passes(depth, &[pass(1000, counts)], &[])
+                .unwrap()
+                .0
+        };
+        let mut history = TreeHistory::default();
+        assert!(history.sizes().is_none());
+        history.push(sizes(3, &[300, 20, 0]));
+        for frame in 1..=8 {
+            history.push(sizes(3, &[100, 40, 5]));
+            let kept = history.sizes().unwrap();
+            let first = if frame < 8 { (300, 1000) } else { (100, 1000) };
+            assert_eq!(
+                kept.levels,
+                vec![first, (40, 1000), (5, 1000)],
+                "frame {frame}"
+            );
+        }
+        history.push(sizes(4, &[7, 0, 0, 0]));
+        assert_eq!(history.sizes().unwrap().levels, vec![(7, 1000)]);
     }
 
     /// A level's room is an eighth more than its count and 256 nodes, and never more than twice
@@ -924,9 +1025,9 @@ mod tests {
     }
 
     /// Sizes of several passes keep each level's largest share of its pass's camera rays; a
-    /// level whose children outgrew their room makes the sizes none (the frame goes again).
+    /// level whose children outgrew their room is named (the frame goes again).
     #[test]
-    fn passes_keep_each_levels_largest_share_and_an_outgrown_room_gives_none() {
+    fn passes_keep_each_levels_largest_share_and_an_outgrown_room_is_named() {
         let (sizes, _) =
             TreeSizes::of_passes(5, &[pass(1000, &[100, 10]), pass(500, &[80, 2])], &[]).unwrap();
         assert_eq!(sizes.levels, vec![(80, 500), (10, 1000)]);
@@ -935,6 +1036,11 @@ mod tests {
             children: vec![(LevelCount::Known(100), 381), (LevelCount::Known(400), 381)],
             sized: true,
         };
-        assert!(TreeSizes::of_passes(5, &[outgrown], &[]).is_none());
+        let error = TreeSizes::of_passes(5, &[outgrown], &[]).unwrap_err();
+        assert_eq!(
+            (error.level, error.children, error.room),
+            (2, 400, 381),
+            "level 2's 400 rays in a room of 381"
+        );
     }
 }
