@@ -82,26 +82,32 @@ fn level_room(count: u64, of_camera: u64, camera: u64, parent: u64) -> u64 {
     (share as u64).saturating_add(TAIL_ROOM).min(2 * parent)
 }
 
-/// The room of a level past the last that held rays (up to `film.max_depth`): a bounce that
-/// appears from one frame to the next, deep in a glass, then fits without the frame going again.
+/// The room of each of the [`TAIL_LEVELS`] levels past the last that held rays (up to
+/// `film.max_depth`): a bounce that appears from one frame to the next, deep in a glass, then
+/// fits without the frame going again.
 const TAIL_ROOM: u64 = 256;
+const TAIL_LEVELS: usize = 2;
 
 /// The room of the level after one of room `parent` that spawned `children` (read), in a pass
-/// of `camera` camera rays: [`level_room`], or the tail's when there are none.
-fn counted_room(children: u64, camera: u64, parent: u64) -> u64 {
+/// of `camera` camera rays, `empty` levels after the first without rays ([`level_room`]; the
+/// tail's, or none past it, when there are no children).
+fn counted_room(children: u64, camera: u64, parent: u64, empty: usize) -> u64 {
     match children {
-        0 => TAIL_ROOM.min(2 * parent),
+        0 if empty < TAIL_LEVELS => TAIL_ROOM.min(2 * parent),
+        0 => 0,
         n => level_room(n, camera, camera, parent),
     }
 }
 
 impl TreeSizes {
     /// The room of each level after the camera's, up to `max_depth`, for a pass of `camera`
-    /// rays: the rooms of the levels that held rays, then [`TAIL_ROOM`] (at most twice the
-    /// level before's), as the levels' counts give them ([`GpuCore::shade_trees`]).
+    /// rays: the rooms of the levels that held rays, then [`TAIL_LEVELS`] of [`TAIL_ROOM`] (at
+    /// most twice the level before's), as the levels' counts give them
+    /// ([`GpuCore::shade_trees`]); none past those.
     fn rooms(&self, camera: u64) -> Vec<u64> {
         let mut parent = camera;
-        (0..self.max_depth as usize)
+        let levels = (self.levels.len() + TAIL_LEVELS).min(self.max_depth as usize);
+        (0..levels)
             .map(|level| {
                 parent = match self.levels.get(level) {
                     Some(&(count, of_camera)) => level_room(count, of_camera, camera, parent),
@@ -552,9 +558,12 @@ impl GpuCore {
     /// The shade trees of one pass (stages 2-4 of the module docs): each level's `shade`, its
     /// shadow rays in chunks that fit a binding (with the VD batches), `direct`, and the
     /// children placed by a scan and `spawn`, traced as the next level, until no ray is left or
-    /// `max_depth`. With `sizes` (and no VD patches) the levels take their room from them and
-    /// are recorded without reading any count: the frame's end checks that each level's
-    /// children fitted. Otherwise the host reads each level's child count before the next.
+    /// `max_depth`. A level's room (the slots its kernels run over; shade.wgsl turns those past
+    /// its rays into empty leaves) is more than its rays, so that a frame sized from this one
+    /// asks for the same buffers. With `sizes` (and no VD patches) the levels take their room
+    /// from them and are recorded without reading any count: the frame's end checks that each
+    /// level's children fitted. Otherwise the host reads each level's child count before the
+    /// next, and the levels past the last with rays get the tail's room ([`TAIL_LEVELS`]).
     /// After each level's spawn `meanwhile` may submit work of its own, which the device runs
     /// while the host waits and records the next level.
     #[allow(clippy::too_many_arguments)]
@@ -581,6 +590,8 @@ impl GpuCore {
             children: Vec::new(),
             sized: rooms.is_some(),
         };
+        // Levels without children so far (the tail's, when the counts are read).
+        let mut empty_levels = 0;
         // How many of the level's slots hold rays (shade.wgsl's `level_count`).
         let mut level_count = storage_buffer(
             ctx,
@@ -863,8 +874,9 @@ impl GpuCore {
                         // tail's room, as a frame sized from this one will.
                         let room = match n {
                             0 if vd.is_some() => 0,
-                            n => counted_room(n, counts.camera, ray_count),
+                            n => counted_room(n, counts.camera, ray_count, empty_levels),
                         };
+                        empty_levels += usize::from(n == 0);
                         (LevelCount::Known(n), room)
                     }
                 };
@@ -958,10 +970,12 @@ mod tests {
 
     fn pass(camera: u64, children: &[u64]) -> TreeCounts {
         let mut parent = camera;
+        let mut empty = 0;
         let children = children
             .iter()
             .map(|&n| {
-                let room = counted_room(n, camera, parent);
+                let room = counted_room(n, camera, parent, empty);
+                empty += usize::from(n == 0);
                 parent = room;
                 (LevelCount::Known(n), room)
             })
@@ -978,11 +992,14 @@ mod tests {
     /// asks for the same buffers.
     #[test]
     fn rooms_from_the_last_frames_counts_are_the_rooms_those_counts_gave() {
-        let counts = [13_001, 9_377, 2_210, 17, 0, 0];
-        let (sizes, totals) = TreeSizes::of_passes(6, &[pass(76_800, &counts)], &[]).unwrap();
+        let counts = [13_001, 9_377, 2_210, 17, 0, 0, 0];
+        let (sizes, totals) = TreeSizes::of_passes(8, &[pass(76_800, &counts)], &[]).unwrap();
         let rooms: Vec<u64> = pass(76_800, &counts).children.iter().map(|c| c.1).collect();
-        assert_eq!(sizes.rooms(76_800), rooms);
-        assert_eq!(rooms[4..], [256, 256]);
+        assert_eq!(sizes.rooms(76_800), rooms[..6]);
+        assert_eq!(rooms[4..], [256, 256, 0]);
+        // At depth 5, one level of the tail.
+        let (sizes, _) = TreeSizes::of_passes(5, &[pass(76_800, &counts[..5])], &[]).unwrap();
+        assert_eq!(sizes.rooms(76_800), rooms[..5]);
         assert_eq!(totals.nodes, 76_800 + 13_001 + 9_377 + 2_210 + 17);
         assert_eq!(totals.specular_rays, 13_001 + 9_377 + 2_210 + 17);
     }
