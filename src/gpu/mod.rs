@@ -21,6 +21,7 @@ pub mod prims;
 pub mod raybench;
 pub mod seeding;
 pub mod shader;
+mod tree_sizes;
 pub mod upload;
 pub mod vd_batch;
 pub mod vd_pipeline;
