@@ -850,7 +850,7 @@ struct FrameState {
     shadow_counts: Vec<CountBuffer>,
     /// The shade-tree levels' counts of every pass so far, checked at the frame's end.
     tree_counts: Vec<TreeCounts>,
-    /// The sizes the levels take their room from (the last frame's), if any.
+    /// The sizes the levels take their room from (the last frames'), if any.
     tree_sizes: Option<TreeSizes>,
     /// The gather figures of the passes so far, and how many passes composed.
     gather: Option<GatherStats>,

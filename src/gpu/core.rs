@@ -246,9 +246,10 @@ impl GpuCore {
     }
 
     /// A storage buffer of at least `size` bytes for `role`, kept from its last use: its
-    /// contents are whatever that use left. Only for buffers that one stage uses at a time (the
-    /// level loop waits for the GPU before the next level takes them again) and whose every
-    /// element a kernel reads is written first in the same use. A larger request replaces the
+    /// contents are whatever that use left. Only for buffers that one stage uses at a time,
+    /// written and read by kernels alone (so that the queue's order keeps one use's kernels
+    /// after the last's, waits or none: the shade trees' levels are recorded without one), and
+    /// whose every element a kernel reads is written first in the same use. A larger request replaces the
     /// buffer (by at least a quarter, so that growing frames do not reallocate every time); the
     /// replaced one leaves the pool ([`GpuBuffer::leave_pool`]), so that the next frame's
     /// requests get the buffers this frame's had.
