@@ -325,8 +325,8 @@ impl GpuBackend {
         frame.max_gather_rays = self.max_gather_rays(options.max_gather_rays);
         frame.progress = options.progress.clone().map(|p| (p, scene.frame));
         frame.passes = plan.passes.len() as u32;
-        // Only poisoned if a thread panicked while holding it; the sizes are only a guess.
         if sized {
+            // Only poisoned if a thread panicked while holding it; the sizes are only a guess.
             frame.tree_sizes = self.tree_sizes.lock().map_or(None, |h| h.sizes());
         }
         frame.host("upload", upload_ms);
@@ -653,7 +653,6 @@ impl GpuBackend {
         if let Some(steps) = map_steps.as_mut() {
             step_maps(steps)?;
         }
-        let tree_sizes = frame.tree_sizes.clone();
         let ShadeTrees {
             levels,
             first_hits,
@@ -667,7 +666,7 @@ impl GpuBackend {
             (rays, hits, ray_count),
             vd,
             timer,
-            tree_sizes.as_ref(),
+            frame.tree_sizes.as_ref(),
             &mut || match map_steps.as_mut() {
                 Some(steps) => step_maps(steps).map(|_| ()),
                 None => Ok(()),

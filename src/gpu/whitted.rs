@@ -652,9 +652,10 @@ impl GpuCore {
                     timer,
                     "spawn",
                 );
-                // Staged either way, so that a frame sized from the last asks for the buffers
-                // that the last had; read only without rooms.
-                let staged = stage_words(ctx, &mut encoder, &[(&child_count.buffer, 0)]);
+                // Without rooms, the count comes back to the host.
+                let staged = rooms
+                    .is_none()
+                    .then(|| stage_words(ctx, &mut encoder, &[(&child_count.buffer, 0)]));
                 let spawn_index = ctx.submit([encoder.finish()]);
                 if vd.is_none() {
                     let live = (level_rays, Some(&child_count.buffer));
@@ -664,12 +665,15 @@ impl GpuCore {
                 }
                 meanwhile()?;
                 // The next level's room: the sizes', or from the count read.
-                let (count, room) = match &rooms {
-                    Some(rooms) => {
-                        let room = rooms.get(bounce as usize).copied().unwrap_or(0);
+                let (count, room) = match staged {
+                    None => {
+                        let room = rooms
+                            .as_ref()
+                            .and_then(|r| r.get(bounce as usize).copied())
+                            .unwrap_or(0);
                         (LevelCount::Device(child_count.buffer.clone()), room)
                     }
-                    None => {
+                    Some(staged) => {
                         let n = staged.read(ctx, spawn_index)?[0] as u64;
                         // With VD patches (whose levels are never sized) the trees end at the
                         // first level without children; without, the levels past it get the
