@@ -249,10 +249,10 @@ impl GpuCore {
     /// contents are whatever that use left. Only for buffers that one stage uses at a time,
     /// written and read by kernels alone (so that the queue's order keeps one use's kernels
     /// after the last's, waits or none: the shade trees' levels are recorded without one), and
-    /// whose every element a kernel reads is written first in the same use. A larger request replaces the
-    /// buffer (by at least a quarter, so that growing frames do not reallocate every time); the
-    /// replaced one leaves the pool ([`GpuBuffer::leave_pool`]), so that the next frame's
-    /// requests get the buffers this frame's had.
+    /// whose every element a kernel reads is written first in the same use. A larger request
+    /// replaces the buffer (by at least a quarter, so that growing frames do not reallocate
+    /// every time); the replaced one leaves the pool ([`GpuBuffer::leave_pool`]), so that the
+    /// next frame's requests get the buffers this frame's had.
     pub(super) fn scratch(&self, role: &'static str, size: u64) -> Result<GpuBuffer, GpuError> {
         self.ctx.check_binding_size(role, size)?;
         // Only poisoned if a thread panicked while holding it; the block below cannot.

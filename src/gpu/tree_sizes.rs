@@ -36,12 +36,17 @@ fn level_room(count: u64, of_camera: u64, camera: u64, parent: u64) -> u64 {
 const TAIL_ROOM: u64 = 256;
 const TAIL_LEVELS: usize = 2;
 
+/// A tail level's room after a level of room `parent`: [`TAIL_ROOM`], at most twice `parent`.
+fn tail_room(parent: u64) -> u64 {
+    TAIL_ROOM.min(2 * parent)
+}
+
 /// The room of the level after one of room `parent` that spawned `children` (read), in a pass
 /// of `camera` camera rays, `empty` levels after the first without rays ([`level_room`]; the
 /// tail's, or none past it, when there are no children).
 pub(super) fn counted_room(children: u64, camera: u64, parent: u64, empty: usize) -> u64 {
     match children {
-        0 if empty < TAIL_LEVELS => TAIL_ROOM.min(2 * parent),
+        0 if empty < TAIL_LEVELS => tail_room(parent),
         0 => 0,
         n => level_room(n, camera, camera, parent),
     }
@@ -59,7 +64,7 @@ impl TreeSizes {
             .map(|level| {
                 parent = match self.levels.get(level) {
                     Some(&(count, of_camera)) => level_room(count, of_camera, camera, parent),
-                    None => TAIL_ROOM.min(2 * parent),
+                    None => tail_room(parent),
                 };
                 parent
             })
