@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::IoError;
-use crate::scene::{AssetLoader, MeshData, TextureImage, VdImage};
+use crate::scene::{AssetLoader, MeshAsset, TextureImage, VdImage};
 
-/// Loads scene assets through [`load_mesh`](super::load_mesh), [`load_texture`](super::load_texture)
+/// Loads scene assets through [`load_mesh_asset`](super::load_mesh_asset), [`load_texture`](super::load_texture)
 /// and [`load_vd_image`](super::load_vd_image), keeping every file it loaded, keyed by its
 /// canonical path, so that the frames of an animation (and scenes that name one file twice,
 /// by different relative paths) share one copy. Failures are not cached: a file that was missing
@@ -17,7 +17,7 @@ use crate::scene::{AssetLoader, MeshData, TextureImage, VdImage};
 /// both read it; the first to finish is kept and both get the same `Arc` afterwards.
 #[derive(Default)]
 pub struct AssetCache {
-    meshes: Mutex<HashMap<PathBuf, Arc<MeshData>>>,
+    meshes: Mutex<HashMap<PathBuf, Arc<MeshAsset>>>,
     textures: Mutex<HashMap<PathBuf, Arc<TextureImage>>>,
     vd_images: Mutex<HashMap<PathBuf, Arc<VdImage>>>,
 }
@@ -60,8 +60,8 @@ fn cached<T>(
 }
 
 impl AssetLoader for AssetCache {
-    fn load_mesh(&self, path: &Path) -> Result<Arc<MeshData>, String> {
-        cached(&self.meshes, path, super::load_mesh)
+    fn load_mesh(&self, path: &Path) -> Result<Arc<MeshAsset>, String> {
+        cached(&self.meshes, path, super::load_mesh_asset)
     }
 
     fn load_texture(&self, path: &Path) -> Result<Arc<TextureImage>, String> {

@@ -25,6 +25,14 @@ pub enum IoError {
     /// The file was read but its contents are malformed or unsupported.
     #[error("{}: {message}", quoted(path))]
     Format { path: PathBuf, message: String },
+    /// The file's contents are malformed at a known place (1-based line and column).
+    #[error("{}:{line}:{column}: {message}", path.display())]
+    At {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
     /// The file name does not say which format to use, and the contents do not either.
     #[error("{}: {message}", quoted(path))]
     UnknownFormat { path: PathBuf, message: String },
@@ -40,6 +48,7 @@ impl IoError {
             IoError::Read { path, .. }
             | IoError::Write { path, .. }
             | IoError::Format { path, .. }
+            | IoError::At { path, .. }
             | IoError::UnknownFormat { path, .. }
             | IoError::InvalidData { path, .. } => path,
         }
@@ -52,6 +61,8 @@ impl IoError {
             IoError::Read { source, .. } | IoError::Write { source, .. } => {
                 describe_os_error(source)
             }
+            // The place is the point of this error, so it stays in the reason.
+            IoError::At { .. } => self.to_string(),
             IoError::Format { message, .. }
             | IoError::UnknownFormat { message, .. }
             | IoError::InvalidData { message, .. } => message.clone(),

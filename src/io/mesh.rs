@@ -1,9 +1,10 @@
-//! Meshes in: OBJ (via `tobj`) and PLY (via `ply-rs-bw`, ascii or binary), each optionally gzip-compressed.
+//! Meshes in: OBJ with its MTL materials ([`super::obj`]) and PLY (via `ply-rs-bw`, ascii or
+//! binary), each optionally gzip-compressed.
 //!
 //! Triangles stay triangles and four-sided faces stay quads (they may become VD patches);
 //! polygons with more sides are split into triangle fans. Faces with fewer than three corners
-//! (points and lines) are skipped. Every object of an OBJ file is merged into one [`MeshData`].
-//! Normals and texture coordinates are kept when every vertex has them.
+//! (points and lines) are skipped. A PLY file's normals and texture coordinates are kept when
+//! every vertex has them.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -14,23 +15,37 @@ use ply_rs_bw::parser::{Parser, Reader};
 use ply_rs_bw::ply::{ElementDef, Header, Property, PropertyAccess, PropertyAccessResult};
 
 use super::IoError;
-use crate::scene::MeshData;
+use crate::scene::{MeshAsset, MeshData};
 
 /// Size of the read buffer; large meshes are tens of megabytes.
 const READ_BUFFER_BYTES: usize = 1 << 20;
 
-/// Loads a triangle/quad mesh from an `.obj`, `.ply`, `.obj.gz` or `.ply.gz` file and checks it
-/// with [`MeshData::validate`]. Gzip compression is recognised by its magic bytes.
+/// Loads the geometry of an `.obj`, `.ply`, `.obj.gz` or `.ply.gz` file as one mesh (an OBJ
+/// file's material parts one after another), checked with [`MeshData::validate`].
 pub fn load_mesh(path: &Path) -> Result<MeshData, IoError> {
+    Ok(load_mesh_asset(path)?.merged())
+}
+
+/// Loads an `.obj`, `.ply`, `.obj.gz` or `.ply.gz` file with its faces split by material (an OBJ
+/// file's MTL libraries; a PLY file has one part without a material) and checks every part with
+/// [`MeshData::validate`]. Gzip compression is recognised by its magic bytes. What the file
+/// says that cannot be used is in [`MeshAsset::warnings`], and is logged here.
+pub fn load_mesh_asset(path: &Path) -> Result<MeshAsset, IoError> {
     let format = mesh_format(path)?;
     let mut reader = open_maybe_gzip(path)?;
-    let mesh = match format {
-        MeshFormat::Obj => read_obj(&mut reader, path)?,
-        MeshFormat::Ply => read_ply(&mut reader, path)?,
+    let asset = match format {
+        MeshFormat::Obj => super::obj::read_obj(&mut reader, path)?,
+        MeshFormat::Ply => MeshAsset::single(read_ply(&mut reader, path)?),
     };
-    mesh.validate()
-        .map_err(|message| IoError::format(path, message))?;
-    Ok(mesh)
+    for part in &asset.parts {
+        part.data
+            .validate()
+            .map_err(|message| IoError::format(path, message))?;
+    }
+    for warning in &asset.warnings {
+        log::warn!("{warning}");
+    }
+    Ok(asset)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,7 +92,7 @@ pub(crate) fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>, IoError> 
 
 /// Adds a polygon given by its corner indices: a triangle, a quad, or a fan of triangles.
 /// Returns false when the polygon has fewer than three corners and was skipped.
-fn push_polygon(mesh: &mut MeshData, corners: &[u32]) -> bool {
+pub(super) fn push_polygon(mesh: &mut MeshData, corners: &[u32]) -> bool {
     match *corners {
         [a, b, c] => mesh.triangles.push([a, b, c]),
         [a, b, c, d] => mesh.quads.push([a, b, c, d]),
@@ -89,111 +104,6 @@ fn push_polygon(mesh: &mut MeshData, corners: &[u32]) -> bool {
         _ => return false,
     }
     true
-}
-
-fn vertex_count_as_u32(count: usize, path: &Path) -> Result<u32, IoError> {
-    u32::try_from(count)
-        .map_err(|_| IoError::format(path, format!("{count} vertices are more than 2^32")))
-}
-
-// ---------------------------------------------------------------------------------------------
-// OBJ
-
-fn read_obj(reader: &mut dyn BufRead, path: &Path) -> Result<MeshData, IoError> {
-    // tobj's optional features ("merging", "reordering") add fields that must stay false.
-    #[allow(clippy::needless_update)]
-    let options = tobj::LoadOptions {
-        single_index: true,
-        triangulate: false,
-        ignore_points: true,
-        ignore_lines: true,
-        ..Default::default()
-    };
-    let mut reader = reader;
-    // Materials belong to the scene file, not to the mesh: `mtllib` references are not followed.
-    let (models, _materials) = tobj::load_obj_buf(&mut reader, &options, |_| {
-        Err(tobj::LoadError::GenericFailure)
-    })
-    .map_err(|e| IoError::format(path, format!("OBJ: {e}")))?;
-
-    let mut mesh = MeshData::default();
-    let mut all_have_normals = true;
-    let mut all_have_uvs = true;
-    let mut skipped_faces = 0usize;
-    for model in &models {
-        let m = &model.mesh;
-        let base = vertex_count_as_u32(mesh.positions.len(), path)?;
-        let count = m.positions.len() / 3;
-        mesh.positions.extend(
-            m.positions
-                .chunks_exact(3)
-                .map(|p| Vec3::new(p[0], p[1], p[2])),
-        );
-        if m.normals.len() == count * 3 {
-            mesh.normals.extend(
-                m.normals
-                    .chunks_exact(3)
-                    .map(|n| Vec3::new(n[0], n[1], n[2])),
-            );
-        } else {
-            all_have_normals = false;
-        }
-        if m.texcoords.len() == count * 2 {
-            mesh.uvs
-                .extend(m.texcoords.chunks_exact(2).map(|t| Vec2::new(t[0], t[1])));
-        } else {
-            all_have_uvs = false;
-        }
-        let mut corners = Vec::with_capacity(8);
-        let mut push = |indices: &[u32]| {
-            corners.clear();
-            corners.extend(indices.iter().map(|&i| i + base));
-            if !push_polygon(&mut mesh, &corners) {
-                skipped_faces += 1;
-            }
-        };
-        if m.face_arities.is_empty() {
-            m.indices.chunks_exact(3).for_each(&mut push);
-        } else {
-            let mut start = 0usize;
-            for &arity in &m.face_arities {
-                let end = start + arity as usize;
-                let Some(indices) = m.indices.get(start..end) else {
-                    return Err(IoError::format(
-                        path,
-                        "OBJ: face list is shorter than its face sizes",
-                    ));
-                };
-                push(indices);
-                start = end;
-            }
-        }
-    }
-    if !all_have_normals {
-        if !mesh.normals.is_empty() {
-            log::warn!(
-                "{}: some vertices have no normal; ignoring all normals",
-                path.display()
-            );
-        }
-        mesh.normals.clear();
-    }
-    if !all_have_uvs {
-        if !mesh.uvs.is_empty() {
-            log::warn!(
-                "{}: some vertices have no texture coordinates; ignoring all of them",
-                path.display()
-            );
-        }
-        mesh.uvs.clear();
-    }
-    if skipped_faces > 0 {
-        log::warn!(
-            "{}: skipped {skipped_faces} faces with fewer than three corners",
-            path.display()
-        );
-    }
-    Ok(mesh)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,8 +16,8 @@ use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
     self, shapes, Aov, AssetLoader, Camera, FrameRange, FresnelMode, GatherSettings, Instance,
-    Light, LightKind, Material, MaterialKind, Mesh, MeshData, MeshOrigin, OutputSettings,
-    PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
+    Light, LightKind, Material, MaterialId, MaterialKind, Mesh, MeshAsset, MeshData, MeshId,
+    MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -217,8 +217,12 @@ struct Builder<'s, 'l> {
     vdmap_names: Names,
     /// Material index → the named texture it refers to.
     material_textures: Vec<(u32, String, Span)>,
-    /// Mesh index → the vdmap it refers to.
-    mesh_displacements: Vec<(u32, String, Span)>,
+    /// Mesh indices (the parts of one mesh block) → the vdmap they refer to.
+    mesh_displacements: Vec<(std::ops::Range<u32>, String, Span)>,
+    /// First mesh index of a mesh block → its parts and the material each part's file gives it.
+    mesh_parts: HashMap<u32, Vec<(MeshId, Option<MaterialId>)>>,
+    /// The material of faces that neither their file nor their instance gives one, once made.
+    default_material: Option<MaterialId>,
     instances: Vec<PendingInstance>,
 }
 
@@ -258,6 +262,8 @@ pub fn evaluate(
         vdmap_names: Names::default(),
         material_textures: Vec::new(),
         mesh_displacements: Vec::new(),
+        mesh_parts: HashMap::new(),
+        default_material: None,
         instances: Vec::new(),
     };
     for statement in statements {
@@ -914,18 +920,21 @@ impl Builder<'_, '_> {
             }
         };
         let displacement = p.word(&mut self.ctx, "displacement");
-        let built: Option<(Arc<MeshData>, MeshOrigin)> = match kind {
+        let single = |data: MeshData| Arc::new(MeshAsset::single(data));
+        let built: Option<(Arc<MeshAsset>, MeshOrigin)> = match kind {
             "file" => {
                 let file = p.string(&mut self.ctx, "file");
                 p.finish(&mut self.ctx, "a mesh from a file");
                 file.and_then(|(written, span)| {
-                    let (data, path) = self.load("mesh", &written, span, |l, p| l.load_mesh(p))?;
-                    if let Err(message) = data.validate() {
-                        self.ctx
-                            .error(span, format!("invalid mesh in \"{written}\": {message}"));
-                        return None;
+                    let (asset, path) = self.load("mesh", &written, span, |l, p| l.load_mesh(p))?;
+                    for part in &asset.parts {
+                        if let Err(message) = part.data.validate() {
+                            self.ctx
+                                .error(span, format!("invalid mesh in \"{written}\": {message}"));
+                            return None;
+                        }
                     }
-                    Some((data, MeshOrigin::File(path)))
+                    Some((asset, MeshOrigin::File(path)))
                 })
             }
             "sphere" => {
@@ -935,7 +944,7 @@ impl Builder<'_, '_> {
                 let segments = p.whole(ctx, "segments", 32, 3, 4096) as u32;
                 p.finish(ctx, "a sphere mesh");
                 Some((
-                    Arc::new(shapes::uv_sphere(radius, segments)),
+                    single(shapes::uv_sphere(radius, segments)),
                     MeshOrigin::Sphere,
                 ))
             }
@@ -952,10 +961,7 @@ impl Builder<'_, '_> {
                     }
                 }
                 p.finish(ctx, "a quad mesh");
-                Some((
-                    Arc::new(shapes::grid_quad(size, divisions)),
-                    MeshOrigin::Quad,
-                ))
+                Some((single(shapes::grid_quad(size, divisions)), MeshOrigin::Quad))
             }
             "box" => {
                 let ctx = &mut self.ctx;
@@ -963,38 +969,135 @@ impl Builder<'_, '_> {
                 let size =
                     positive_sizes(&p, ctx, 3).map_or(Vec3::ONE, |s| Vec3::new(s[0], s[1], s[2]));
                 p.finish(ctx, "a box mesh");
-                Some((Arc::new(shapes::box_mesh(size)), MeshOrigin::Box))
+                Some((single(shapes::box_mesh(size)), MeshOrigin::Box))
             }
             _ => self
                 .inline_mesh(&p, &name, block.span)
-                .map(|m| (Arc::new(m), MeshOrigin::Inline)),
+                .map(|m| (single(m), MeshOrigin::Inline)),
         };
-        if let (Some((data, origin)), true) = (built, declared) {
-            let index = self.scene.meshes.len() as u32;
+        if let (Some((asset, origin)), true) = (built, declared) {
+            let first = self.scene.meshes.len() as u32;
+            let count = asset.parts.len() as u32;
             if let Some(word) = displacement {
                 match word {
-                    Word::Name(map, span) => self.mesh_displacements.push((index, map, span)),
+                    Word::Name(map, span) => {
+                        self.mesh_displacements
+                            .push((first..first + count, map, span))
+                    }
                     Word::Str(_, span) => self.ctx.error(
                         span,
                         "\"displacement\" takes the name of a vdmap, not a string",
                     ),
                 }
-                if data.quads.is_empty() {
+                if asset.parts.iter().all(|part| part.data.quads.is_empty()) {
                     log::warn!(
                         "{}: mesh \"{name}\" has a displacement map but no quads",
                         self.ctx.place(block.span)
                     );
                 }
             }
-            self.scene.meshes.push(Mesh {
-                name: name.clone(),
-                origin,
-                data,
-                displacement: None,
-                span: block.span,
-            });
-            self.mesh_names.set(&name, index);
+            let materials = self.file_materials(&name, &asset, block.span);
+            let mut parts = Vec::with_capacity(asset.parts.len());
+            for (k, part) in asset.parts.iter().enumerate() {
+                let material = part.material.and_then(|m| materials[m]);
+                let part_name = match (count, part.material) {
+                    (1, _) => name.clone(),
+                    (_, Some(m)) => format!("{name}/{}", asset.materials[m].name),
+                    (_, None) => format!("{name}/(no material)"),
+                };
+                self.scene.meshes.push(Mesh {
+                    name: part_name,
+                    origin: origin.clone(),
+                    data: Arc::clone(&part.data),
+                    displacement: None,
+                    span: block.span,
+                });
+                parts.push((first + k as u32, material));
+            }
+            self.mesh_names.set(&name, first);
+            self.mesh_parts.insert(first, parts);
         }
+    }
+
+    /// Adds the materials of a mesh file to the scene, named `mesh/material`, loading their
+    /// textures; returns the scene material of each (`None` where its texture failed to load,
+    /// which is reported).
+    fn file_materials(
+        &mut self,
+        mesh: &str,
+        asset: &MeshAsset,
+        span: Span,
+    ) -> Vec<Option<MaterialId>> {
+        let mut ids = Vec::with_capacity(asset.materials.len());
+        for material in &asset.materials {
+            let mut kind = material.kind.clone();
+            if let (Some(file), MaterialKind::Diffuse { texture, .. }) =
+                (&material.texture_file, &mut kind)
+            {
+                match self.file_texture(file, mesh, span) {
+                    Some(id) => *texture = Some(id),
+                    None => {
+                        ids.push(None);
+                        continue;
+                    }
+                }
+            }
+            self.scene.materials.push(Material {
+                name: format!("{mesh}/{}", material.name),
+                kind,
+                span,
+            });
+            ids.push(Some((self.scene.materials.len() - 1) as MaterialId));
+        }
+        ids
+    }
+
+    /// A texture named by a mesh file's material, at a path already resolved; each file is loaded
+    /// once.
+    fn file_texture(&mut self, path: &std::path::Path, mesh: &str, span: Span) -> Option<u32> {
+        if let Some(i) = self.scene.textures.iter().position(|t| t.path == path) {
+            return Some(i as u32);
+        }
+        match self.loader.load_texture(path) {
+            Ok(image) => {
+                self.scene.textures.push(Texture {
+                    name: path.display().to_string(),
+                    path: path.to_path_buf(),
+                    image,
+                    span,
+                });
+                Some((self.scene.textures.len() - 1) as u32)
+            }
+            Err(message) => {
+                self.ctx.error(
+                    span,
+                    format!(
+                        "mesh \"{mesh}\": cannot load the texture \"{}\" its materials name: {message}",
+                        path.display()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// The grey diffuse material that faces of a mesh file without a material of their own get
+    /// when the instance names none either (as in pbrt and Mitsuba).
+    fn default_material(&mut self) -> MaterialId {
+        if let Some(id) = self.default_material {
+            return id;
+        }
+        self.scene.materials.push(Material {
+            name: "(default)".to_string(),
+            kind: MaterialKind::Diffuse {
+                albedo: Vec3::splat(0.5),
+                texture: None,
+            },
+            span: Span::NONE,
+        });
+        let id = (self.scene.materials.len() - 1) as MaterialId;
+        self.default_material = Some(id);
+        id
     }
 
     fn inline_mesh(&mut self, p: &Params, name: &str, span: Span) -> Option<MeshData> {
@@ -1071,9 +1174,6 @@ impl Builder<'_, '_> {
         let material = name_word(&p, ctx, "material");
         if !p.has("mesh") {
             ctx.error(block.span, "an instance needs \"mesh\"");
-        }
-        if !p.has("material") {
-            ctx.error(block.span, "an instance needs \"material\"");
         }
         let mut transform = Affine3A::IDENTITY;
         for param in p.take_all(&TRANSFORMS) {
@@ -1374,22 +1474,60 @@ impl Builder<'_, '_> {
                 *texture = id;
             }
         }
-        for (mesh, map, span) in std::mem::take(&mut self.mesh_displacements) {
+        for (meshes, map, span) in std::mem::take(&mut self.mesh_displacements) {
             let id = self.vdmap_names.resolve(ctx, "vdmap", &map, span);
-            if let Some(m) = self.scene.meshes.get_mut(mesh as usize) {
-                m.displacement = id;
+            for mesh in meshes {
+                if let Some(m) = self.scene.meshes.get_mut(mesh as usize) {
+                    m.displacement = id;
+                }
             }
         }
+        let mut warned_default = std::collections::HashSet::new();
         for pending in std::mem::take(&mut self.instances) {
+            let ctx = &mut self.ctx;
             let mesh = pending
                 .mesh
                 .and_then(|(n, s)| self.mesh_names.resolve(ctx, "mesh", &n, s));
+            // `None`: not given; `Some(None)`: given but unknown (already reported).
             let material = pending
                 .material
-                .and_then(|(n, s)| self.material_names.resolve(ctx, "material", &n, s));
-            if let (Some(mesh), Some(material)) = (mesh, material) {
+                .map(|(n, s)| self.material_names.resolve(ctx, "material", &n, s));
+            let (Some(mesh), Some(Some(_)) | None) = (mesh, material) else {
+                continue;
+            };
+            let parts = self
+                .mesh_parts
+                .get(&mesh)
+                .cloned()
+                .unwrap_or_else(|| vec![(mesh, None)]);
+            let material = material.flatten();
+            if material.is_none() && parts.iter().all(|&(_, own)| own.is_none()) {
+                let name = &self.scene.meshes[mesh as usize].name;
+                ctx.errors.push(
+                    Diagnostic::error(pending.span, "an instance needs \"material\"").with_note(
+                        format!(
+                            "mesh \"{name}\" has no materials of its own (an OBJ file's usemtl)"
+                        ),
+                    ),
+                );
+                continue;
+            }
+            for (part, own) in parts {
+                let material = match material.or(own) {
+                    Some(m) => m,
+                    None => {
+                        if warned_default.insert(mesh) {
+                            log::warn!(
+                                "{}: mesh \"{}\" has faces without a material of their own; they are grey diffuse (0.5)",
+                                self.ctx.place(pending.span),
+                                self.scene.meshes[part as usize].name
+                            );
+                        }
+                        self.default_material()
+                    }
+                };
                 self.scene.instances.push(Instance {
-                    mesh,
+                    mesh: part,
                     material,
                     transform: pending.transform,
                     span: pending.span,

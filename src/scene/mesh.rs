@@ -1,6 +1,11 @@
 //! Mesh geometry as the renderer sees it: shared vertices, triangles and quads.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use glam::{Vec2, Vec3};
+
+use super::MaterialKind;
 
 /// Indexed geometry of one mesh in object space. Attributes are per vertex; `normals` and `uvs`
 /// are either empty or exactly as long as `positions`. Quads are given in order around the
@@ -81,5 +86,77 @@ impl MeshData {
         } else {
             self.quads[i].map(|v| self.uvs[v as usize])
         }
+    }
+}
+
+/// A mesh file as loaded: its faces split into parts by the material the file gives them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MeshAsset {
+    /// One part per material, in the order the file first uses them. A file without materials
+    /// (every PLY file, and an OBJ file without `usemtl`) has a single part with none.
+    pub parts: Vec<MeshPart>,
+    /// The materials the parts name, translated from the file's MTL libraries.
+    pub materials: Vec<FileMaterial>,
+    /// What the file says that the loader could not use, each as `file:line:col: message`.
+    pub warnings: Vec<String>,
+}
+
+/// The faces of a mesh file that share one material.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeshPart {
+    /// Index into [`MeshAsset::materials`]; `None` for faces the file gives no known material.
+    pub material: Option<usize>,
+    pub data: Arc<MeshData>,
+}
+
+/// A material defined by a mesh file (an MTL `newmtl`), already translated to a Caustica material.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileMaterial {
+    pub name: String,
+    /// The material; a diffuse albedo texture is not resolved yet (`texture: None`) and is named
+    /// by `texture_file` instead.
+    pub kind: MaterialKind,
+    /// The diffuse colour map (`map_Kd`), resolved against the MTL file's folder.
+    pub texture_file: Option<PathBuf>,
+}
+
+impl MeshAsset {
+    /// A single part without a material holding `data`.
+    pub fn single(data: MeshData) -> MeshAsset {
+        MeshAsset {
+            parts: vec![MeshPart {
+                material: None,
+                data: Arc::new(data),
+            }],
+            materials: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Every part's faces in one mesh, the parts one after another, for callers that want the
+    /// geometry alone.
+    pub fn merged(&self) -> MeshData {
+        if let [only] = self.parts.as_slice() {
+            return (*only.data).clone();
+        }
+        let mut out = MeshData::default();
+        let keep_normals = self.parts.iter().all(|p| !p.data.normals.is_empty());
+        let keep_uvs = self.parts.iter().all(|p| !p.data.uvs.is_empty());
+        for part in &self.parts {
+            let d = &part.data;
+            let base = out.positions.len() as u32;
+            out.positions.extend_from_slice(&d.positions);
+            if keep_normals {
+                out.normals.extend_from_slice(&d.normals);
+            }
+            if keep_uvs {
+                out.uvs.extend_from_slice(&d.uvs);
+            }
+            out.triangles
+                .extend(d.triangles.iter().map(|t| t.map(|v| v + base)));
+            out.quads
+                .extend(d.quads.iter().map(|q| q.map(|v| v + base)));
+        }
+        out
     }
 }

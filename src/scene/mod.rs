@@ -16,7 +16,7 @@ use std::sync::Arc;
 use glam::{Affine3A, Vec2, Vec3};
 
 pub use devices::{DeviceChoice, DeviceList};
-pub use mesh::MeshData;
+pub use mesh::{FileMaterial, MeshAsset, MeshData, MeshPart};
 pub use span::Span;
 pub use vdmap::{VdImage, VdMap, VdSpace};
 
@@ -723,8 +723,9 @@ impl Scene {
 /// file that is missing or malformed is reported at the place that names it; `io::AssetCache`
 /// implements it (with a cache, so an animation loads each file once).
 pub trait AssetLoader: Sync {
-    /// Loads a triangle/quad mesh from an OBJ, PLY or gzip-compressed PLY file.
-    fn load_mesh(&self, path: &std::path::Path) -> Result<Arc<MeshData>, String>;
+    /// Loads a triangle/quad mesh from an OBJ or PLY file (either may be gzip-compressed), with
+    /// its faces split by the materials an OBJ file's MTL libraries give them.
+    fn load_mesh(&self, path: &std::path::Path) -> Result<Arc<MeshAsset>, String>;
     /// Loads a texture (PNG, JPEG or EXR) as linear RGB. PNG and JPEG are decoded from sRGB.
     fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
     /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.

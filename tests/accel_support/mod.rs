@@ -46,40 +46,38 @@ impl Rng {
     }
 }
 
+/// Whether the environment demands the shared assets (`CAUSTICA_REQUIRE_ASSETS=1`, as CI sets
+/// it): then a missing asset fails the test instead of skipping it.
+fn assets_required() -> bool {
+    std::env::var("CAUSTICA_REQUIRE_ASSETS")
+        .is_ok_and(|v| v == "1" || v.eq_ignore_ascii_case("true"))
+}
+
 pub fn assets_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/assets")
 }
 
-/// Loads a triangle OBJ of the shared assets, or prints why the test is skipped.
+/// Loads an OBJ of the shared assets as positions and triangles (quads split), or prints why
+/// the test is skipped (and fails under `CAUSTICA_REQUIRE_ASSETS=1`).
 pub fn load_obj_asset(relative: &str) -> Option<MeshData> {
     let path = assets_dir().join(relative);
     if !path.exists() {
+        assert!(
+            !assets_required(),
+            "CAUSTICA_REQUIRE_ASSETS is set but ../shared/assets/{relative} is absent"
+        );
         eprintln!("skipping: ../shared/assets/{relative} not found");
         return None;
     }
-    let options = tobj::LoadOptions {
-        triangulate: true,
-        single_index: true,
-        ..Default::default()
+    let loaded = caustica::io::load_mesh(&path).expect("the shared OBJ asset parses");
+    let mut mesh = MeshData {
+        positions: loaded.positions,
+        triangles: loaded.triangles,
+        ..MeshData::default()
     };
-    let (models, _) = tobj::load_obj(&path, &options).expect("the shared OBJ asset parses");
-    let mut mesh = MeshData::default();
-    for model in models {
-        let base = mesh.positions.len() as u32;
-        mesh.positions.extend(
-            model
-                .mesh
-                .positions
-                .chunks_exact(3)
-                .map(|p| Vec3::new(p[0], p[1], p[2])),
-        );
-        mesh.triangles.extend(
-            model
-                .mesh
-                .indices
-                .chunks_exact(3)
-                .map(|t| [base + t[0], base + t[1], base + t[2]]),
-        );
+    for q in &loaded.quads {
+        mesh.triangles.push([q[0], q[1], q[2]]);
+        mesh.triangles.push([q[0], q[2], q[3]]);
     }
     Some(mesh)
 }
@@ -87,10 +85,6 @@ pub fn load_obj_asset(relative: &str) -> Option<MeshData> {
 /// The 16,301-triangle Stanford bunny, if the shared assets are there.
 pub fn bunny() -> Option<MeshData> {
     let dir = "meshes/stanford/bunny";
-    if !assets_dir().join(dir).exists() {
-        eprintln!("skipping: ../shared/assets/meshes/stanford/bunny not found");
-        return None;
-    }
     load_obj_asset(&format!("{dir}/bun_zipper_res2.obj"))
 }
 

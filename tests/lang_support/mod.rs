@@ -5,12 +5,18 @@ use std::path::Path;
 use std::sync::Arc;
 
 use caustica::lang::SceneFile;
-use caustica::scene::{AssetLoader, MeshData, Scene, TextureImage, VdImage};
+use caustica::scene::{
+    AssetLoader, FileMaterial, MaterialKind, MeshAsset, MeshData, MeshPart, Scene, TextureImage,
+    VdImage,
+};
 use glam::Vec3;
 
 /// Serves files by their file name: meshes named `*.obj`/`*.ply`/`*.ply.gz` are a unit quad,
 /// `bad.obj` is malformed, textures and VD images are 2×2; names starting with `missing` fail
-/// like a file that does not exist.
+/// like a file that does not exist. Three OBJ files carry materials of their own:
+/// `parts.obj` has a quad of the textured diffuse material `red` (texture `wood.png`) and a quad
+/// of the emissive `lamp`; `partial.obj` has a `red` quad and a quad without a material;
+/// `badtexture.obj` has one quad whose material's texture is `missing.png`.
 pub struct MemoryLoader;
 
 fn file_name(path: &Path) -> String {
@@ -20,7 +26,7 @@ fn file_name(path: &Path) -> String {
 }
 
 impl AssetLoader for MemoryLoader {
-    fn load_mesh(&self, path: &Path) -> Result<Arc<MeshData>, String> {
+    fn load_mesh(&self, path: &Path) -> Result<Arc<MeshAsset>, String> {
         let name = file_name(path);
         if name.starts_with("missing") {
             return Err("No such file or directory (os error 2)".into());
@@ -28,11 +34,58 @@ impl AssetLoader for MemoryLoader {
         if name == "bad.obj" {
             return Err("line 3: expected 3 numbers after `v`".into());
         }
-        Ok(Arc::new(MeshData {
-            positions: vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 0.0, -1.0), Vec3::NEG_Z],
-            quads: vec![[0, 1, 2, 3]],
-            ..MeshData::default()
-        }))
+        let quad = || {
+            Arc::new(MeshData {
+                positions: vec![Vec3::ZERO, Vec3::X, Vec3::new(1.0, 0.0, -1.0), Vec3::NEG_Z],
+                quads: vec![[0, 1, 2, 3]],
+                ..MeshData::default()
+            })
+        };
+        let folder = path.parent().unwrap_or(Path::new(""));
+        let red = |texture: &str| FileMaterial {
+            name: "red".into(),
+            kind: MaterialKind::Diffuse {
+                albedo: Vec3::new(0.8, 0.1, 0.1),
+                texture: None,
+            },
+            texture_file: Some(folder.join(texture)),
+        };
+        let part = |material| MeshPart {
+            material,
+            data: quad(),
+        };
+        let asset = match name.as_str() {
+            "parts.obj" => MeshAsset {
+                parts: vec![part(Some(0)), part(Some(1))],
+                materials: vec![
+                    red("wood.png"),
+                    FileMaterial {
+                        name: "lamp".into(),
+                        kind: MaterialKind::Emissive {
+                            radiance: Vec3::new(17.0, 12.0, 4.0),
+                        },
+                        texture_file: None,
+                    },
+                ],
+                warnings: Vec::new(),
+            },
+            "partial.obj" => MeshAsset {
+                parts: vec![part(Some(0)), part(None)],
+                materials: vec![red("wood.png")],
+                warnings: Vec::new(),
+            },
+            "badtexture.obj" => MeshAsset {
+                parts: vec![part(Some(0))],
+                materials: vec![red("missing.png")],
+                warnings: Vec::new(),
+            },
+            _ => MeshAsset {
+                parts: vec![part(None)],
+                materials: Vec::new(),
+                warnings: Vec::new(),
+            },
+        };
+        Ok(Arc::new(asset))
     }
 
     fn load_texture(&self, path: &Path) -> Result<Arc<TextureImage>, String> {

@@ -1,0 +1,850 @@
+//! OBJ meshes, split by the materials of their MTL libraries.
+//!
+//! Read here rather than through `tobj`: tobj loses texture coordinates file-wide (or lends a
+//! corner its neighbour's) when only some corners carry them, and neither its OBJ nor its MTL
+//! errors say which line is at fault. This reader keeps what each face corner has, reports
+//! malformed input at `file:line:col`, and warns once for each statement it does not understand.
+//!
+//! - Faces are grouped into one part per `usemtl` name, in the order of first use; faces before
+//!   any `usemtl`, or naming a material no library defines, share a part without a material.
+//! - Within a part, vertices are shared by value: corners with the same position, normal and
+//!   texture coordinate become one vertex.
+//! - When some corners of a part have normals (or UVs) and others do not, the others get their
+//!   face's normal (or the face's own parameterisation: `(0,0) (1,0) (0,1)` for a triangle, the
+//!   unit square for a quad), so nothing is lost for the faces that have them.
+//! - Triangles stay triangles, quads stay quads (they may become VD patches), polygons with more
+//!   corners become fans; points, lines and faces with fewer than three corners are skipped.
+//! - Face corners must name vertices defined above them (negative indices count back from there).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use glam::{Vec2, Vec3};
+
+use super::IoError;
+use crate::scene::{FileMaterial, FresnelMode, MaterialKind, MeshAsset, MeshData, MeshPart};
+
+/// Corner attribute index meaning "not given".
+const NONE: u32 = u32::MAX;
+
+/// Longest line accepted (a line with millions of corners is not a mesh anyone writes).
+const MAX_LINE_BYTES: usize = 1 << 24;
+
+/// Reads an OBJ file and the MTL libraries it names (relative to `path`'s folder).
+pub(crate) fn read_obj(reader: &mut dyn BufRead, path: &Path) -> Result<MeshAsset, IoError> {
+    let mut obj = ObjReader::new(path);
+    let mut lines = Lines::new(reader, path);
+    while let Some((number, line)) = lines.next_line()? {
+        obj.statement(number, &line)?;
+    }
+    obj.finish()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lines and tokens
+
+/// Logical lines of a text file: `#` comments removed, `\` continuations joined, invalid UTF-8
+/// replaced. Each comes with the number of its first physical line.
+struct Lines<'r> {
+    reader: &'r mut dyn BufRead,
+    path: &'r Path,
+    number: usize,
+    bytes: Vec<u8>,
+}
+
+impl<'r> Lines<'r> {
+    fn new(reader: &'r mut dyn BufRead, path: &'r Path) -> Self {
+        Lines {
+            reader,
+            path,
+            number: 0,
+            bytes: Vec::new(),
+        }
+    }
+
+    fn next_line(&mut self) -> Result<Option<(usize, String)>, IoError> {
+        let mut joined = String::new();
+        let mut first = None;
+        loop {
+            self.bytes.clear();
+            let read = std::io::Read::take(&mut self.reader, MAX_LINE_BYTES as u64 + 1)
+                .read_until(b'\n', &mut self.bytes)
+                .map_err(|e| IoError::read(self.path, e))?;
+            if read == 0 {
+                return Ok(first.map(|n| (n, joined)));
+            }
+            self.number += 1;
+            if self.bytes.len() > MAX_LINE_BYTES {
+                return Err(at(
+                    self.path,
+                    self.number,
+                    1,
+                    "the line is longer than 16 MiB",
+                ));
+            }
+            first.get_or_insert(self.number);
+            let text = String::from_utf8_lossy(&self.bytes);
+            let text = text.split('#').next().unwrap_or_default();
+            let text = text.trim_end();
+            match text.strip_suffix('\\') {
+                Some(head) => {
+                    joined.push_str(head);
+                    joined.push(' ');
+                }
+                None => {
+                    joined.push_str(text);
+                    return Ok(first.map(|n| (n, joined)));
+                }
+            }
+        }
+    }
+}
+
+/// The whitespace-separated words of `line`, each with its 1-based column.
+fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    line.split_whitespace().map(move |word| {
+        let offset = word.as_ptr() as usize - line.as_ptr() as usize;
+        (line[..offset].chars().count() + 1, word)
+    })
+}
+
+/// What follows the first word of `line`, trimmed: a name that may contain spaces.
+fn rest_of_line(line: &str) -> &str {
+    let line = line.trim_start();
+    line.find(char::is_whitespace)
+        .map_or("", |i| line[i..].trim())
+}
+
+fn at(path: &Path, line: usize, column: usize, message: impl Into<String>) -> IoError {
+    IoError::At {
+        path: path.to_path_buf(),
+        line,
+        column,
+        message: message.into(),
+    }
+}
+
+fn number(path: &Path, line: usize, (column, word): (usize, &str)) -> Result<f32, IoError> {
+    match word.parse::<f32>() {
+        Ok(x) if x.is_finite() => Ok(x),
+        _ => Err(at(
+            path,
+            line,
+            column,
+            format!("\"{word}\" is not a finite number"),
+        )),
+    }
+}
+
+/// Warnings of one file: each kind is told once, at its first place, with how often it recurred.
+struct Warnings<'p> {
+    path: &'p Path,
+    told: BTreeMap<String, (usize, usize, String, usize)>,
+}
+
+impl<'p> Warnings<'p> {
+    fn new(path: &'p Path) -> Self {
+        Warnings {
+            path,
+            told: BTreeMap::new(),
+        }
+    }
+
+    fn warn(
+        &mut self,
+        key: impl Into<String>,
+        line: usize,
+        column: usize,
+        message: impl Into<String>,
+    ) {
+        self.told
+            .entry(key.into())
+            .and_modify(|entry| entry.3 += 1)
+            .or_insert_with(|| (line, column, message.into(), 0));
+    }
+
+    /// The warnings in the order of their places, as `file:line:col: message`.
+    fn into_messages(self) -> Vec<String> {
+        let mut told: Vec<_> = self.told.into_values().collect();
+        told.sort_by_key(|&(line, column, ..)| (line, column));
+        told.into_iter()
+            .map(|(line, column, message, again)| {
+                let again = match again {
+                    0 => String::new(),
+                    1 => " (and on 1 more line)".to_string(),
+                    n => format!(" (and on {n} more lines)"),
+                };
+                format!("{}:{line}:{column}: {message}{again}", self.path.display())
+            })
+            .collect()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// OBJ
+
+/// The faces of one material, as corners `[position, uv, normal]` (`NONE` when not given).
+#[derive(Default)]
+struct PartFaces {
+    material: Option<String>,
+    corners: Vec<[u32; 3]>,
+    arities: Vec<u32>,
+    has_uvs: bool,
+    has_normals: bool,
+}
+
+struct ObjReader<'p> {
+    path: &'p Path,
+    positions: Vec<Vec3>,
+    uvs: Vec<Vec2>,
+    normals: Vec<Vec3>,
+    parts: Vec<PartFaces>,
+    part_of: HashMap<Option<String>, usize>,
+    current: Option<String>,
+    /// `mtllib` names with the place that named them.
+    libraries: Vec<(String, usize, usize)>,
+    /// The first `usemtl` line of each material name.
+    used_at: HashMap<String, (usize, usize)>,
+    skipped: usize,
+    warnings: Warnings<'p>,
+    /// Warnings about the MTL files, already placed.
+    library_warnings: Vec<String>,
+}
+
+impl<'p> ObjReader<'p> {
+    fn new(path: &'p Path) -> Self {
+        ObjReader {
+            path,
+            positions: Vec::new(),
+            uvs: Vec::new(),
+            normals: Vec::new(),
+            parts: Vec::new(),
+            part_of: HashMap::new(),
+            current: None,
+            libraries: Vec::new(),
+            used_at: HashMap::new(),
+            skipped: 0,
+            warnings: Warnings::new(path),
+            library_warnings: Vec::new(),
+        }
+    }
+
+    fn statement(&mut self, line: usize, text: &str) -> Result<(), IoError> {
+        let mut w = words(text);
+        let Some((column, keyword)) = w.next() else {
+            return Ok(());
+        };
+        let path = self.path;
+        match keyword {
+            "v" => {
+                let p = self.numbers(line, column, &mut w, 3, 3, "v")?;
+                self.positions.push(Vec3::new(p[0], p[1], p[2]));
+                check_count(path, line, self.positions.len())?;
+            }
+            "vt" => {
+                let t = self.numbers(line, column, &mut w, 1, 2, "vt")?;
+                self.uvs.push(Vec2::new(t[0], t[1]));
+                check_count(path, line, self.uvs.len())?;
+            }
+            "vn" => {
+                let n = self.numbers(line, column, &mut w, 3, 3, "vn")?;
+                self.normals.push(Vec3::new(n[0], n[1], n[2]));
+                check_count(path, line, self.normals.len())?;
+            }
+            "f" | "fo" => self.face(line, w)?,
+            "p" | "l" => self.skipped += 1,
+            "o" | "g" | "s" | "mg" => {}
+            "usemtl" => {
+                let name = rest_of_line(text);
+                if name.is_empty() {
+                    self.current = None;
+                } else {
+                    self.used_at
+                        .entry(name.to_string())
+                        .or_insert((line, column));
+                    self.current = Some(name.to_string());
+                }
+            }
+            "mtllib" => {
+                let names = rest_of_line(text);
+                let folder = path.parent().unwrap_or(Path::new(""));
+                if folder.join(names).is_file() {
+                    self.libraries.push((names.to_string(), line, column));
+                } else {
+                    for (c, name) in w {
+                        self.libraries.push((name.to_string(), line, c));
+                    }
+                }
+            }
+            other => self.warnings.warn(
+                format!("statement {other}"),
+                line,
+                column,
+                format!("the OBJ statement \"{other}\" is not supported and was ignored"),
+            ),
+        }
+        Ok(())
+    }
+
+    /// Between `min` and `max` numbers after the keyword (missing ones up to `max` are 0); more
+    /// are allowed and ignored (`v x y z w`, vertex colours).
+    fn numbers<'a>(
+        &self,
+        line: usize,
+        column: usize,
+        w: &mut impl Iterator<Item = (usize, &'a str)>,
+        min: usize,
+        max: usize,
+        what: &str,
+    ) -> Result<[f32; 3], IoError> {
+        let mut out = [0.0f32; 3];
+        for (i, slot) in out.iter_mut().enumerate().take(max) {
+            match w.next() {
+                Some(word) => *slot = number(self.path, line, word)?,
+                None if i < min => {
+                    return Err(at(
+                        self.path,
+                        line,
+                        column,
+                        format!("\"{what}\" needs {min} numbers"),
+                    ))
+                }
+                None => break,
+            }
+        }
+        Ok(out)
+    }
+
+    fn face<'a>(
+        &mut self,
+        line: usize,
+        w: impl Iterator<Item = (usize, &'a str)>,
+    ) -> Result<(), IoError> {
+        let mut corners: Vec<[u32; 3]> = Vec::with_capacity(4);
+        for (column, word) in w {
+            corners.push(self.corner(line, column, word)?);
+        }
+        if corners.len() < 3 {
+            self.skipped += 1;
+            return Ok(());
+        }
+        let key = self.current.clone();
+        let index = match self.part_of.get(&key) {
+            Some(&i) => i,
+            None => {
+                self.parts.push(PartFaces {
+                    material: key.clone(),
+                    ..PartFaces::default()
+                });
+                self.part_of.insert(key, self.parts.len() - 1);
+                self.parts.len() - 1
+            }
+        };
+        let part = &mut self.parts[index];
+        part.has_uvs |= corners.iter().any(|c| c[1] != NONE);
+        part.has_normals |= corners.iter().any(|c| c[2] != NONE);
+        part.arities.push(corners.len() as u32);
+        part.corners.extend_from_slice(&corners);
+        Ok(())
+    }
+
+    /// One face corner, `p`, `p/t`, `p//n` or `p/t/n`, as absolute indices.
+    fn corner(&self, line: usize, column: usize, word: &str) -> Result<[u32; 3], IoError> {
+        if word.split('/').count() > 3 {
+            return Err(at(
+                self.path,
+                line,
+                column,
+                format!("face corner \"{word}\" has more than three indices"),
+            ));
+        }
+        let mut fields = word.split('/');
+        let mut out = [NONE; 3];
+        let counts = [self.positions.len(), self.uvs.len(), self.normals.len()];
+        const WHAT: [&str; 3] = ["vertex", "texture coordinate", "normal"];
+        for slot in 0..3 {
+            let field = fields.next().unwrap_or("");
+            if field.is_empty() {
+                if slot == 0 {
+                    return Err(at(
+                        self.path,
+                        line,
+                        column,
+                        format!("face corner \"{word}\" has no vertex index"),
+                    ));
+                }
+                continue;
+            }
+            let index: i64 = field.parse().map_err(|_| {
+                at(
+                    self.path,
+                    line,
+                    column,
+                    format!("face corner \"{word}\": \"{field}\" is not an index"),
+                )
+            })?;
+            let count = counts[slot] as i64;
+            let absolute = if index < 0 { count + index } else { index - 1 };
+            if index == 0 || absolute < 0 || absolute >= count {
+                return Err(at(
+                    self.path,
+                    line,
+                    column,
+                    format!(
+                        "face corner \"{word}\": {} {index} is out of bounds ({count} defined above this line)",
+                        WHAT[slot]
+                    ),
+                ));
+            }
+            out[slot] = absolute as u32;
+        }
+        Ok(out)
+    }
+
+    fn finish(mut self) -> Result<MeshAsset, IoError> {
+        if self.skipped > 0 {
+            log::warn!(
+                "{}: skipped {} points, lines and faces with fewer than three corners",
+                self.path.display(),
+                self.skipped
+            );
+        }
+        let library = self.read_libraries()?;
+        let mut materials: Vec<FileMaterial> = Vec::new();
+        let mut parts = Vec::with_capacity(self.parts.len());
+        let mut unnamed: Option<usize> = None;
+        let faces = std::mem::take(&mut self.parts);
+        // Faces whose material no library defines join the part without a material.
+        let mut merged: Vec<PartFaces> = Vec::new();
+        for part in faces {
+            let known = part
+                .material
+                .as_ref()
+                .filter(|name| library.contains_key(name.as_str()));
+            if let (Some(name), None) = (&part.material, known) {
+                let (line, column) = self.used_at.get(name).copied().unwrap_or((1, 1));
+                self.warnings.warn(
+                    format!("undefined {name}"),
+                    line,
+                    column,
+                    format!("material \"{name}\" is not defined by any mtllib; its faces get none"),
+                );
+            }
+            if known.is_some() {
+                merged.push(part);
+                continue;
+            }
+            match unnamed {
+                Some(i) => {
+                    let target: &mut PartFaces = &mut merged[i];
+                    target.corners.extend_from_slice(&part.corners);
+                    target.arities.extend_from_slice(&part.arities);
+                    target.has_uvs |= part.has_uvs;
+                    target.has_normals |= part.has_normals;
+                }
+                None => {
+                    unnamed = Some(merged.len());
+                    merged.push(PartFaces {
+                        material: None,
+                        ..part
+                    });
+                }
+            }
+        }
+        for part in merged {
+            let material = match &part.material {
+                Some(name) => {
+                    let mtl = &library[name.as_str()];
+                    materials.push(mtl.clone());
+                    Some(materials.len() - 1)
+                }
+                None => None,
+            };
+            let data = self.build(&part);
+            parts.push(MeshPart {
+                material,
+                data: Arc::new(data),
+            });
+        }
+        if parts.is_empty() {
+            parts.push(MeshPart {
+                material: None,
+                data: Arc::new(MeshData::default()),
+            });
+        }
+        let mut warnings = self.warnings.into_messages();
+        warnings.extend(self.library_warnings);
+        Ok(MeshAsset {
+            parts,
+            materials,
+            warnings,
+        })
+    }
+
+    /// The part's vertices, shared by value, and its triangles and quads.
+    fn build(&self, part: &PartFaces) -> MeshData {
+        let mut mesh = MeshData::default();
+        let mut index_of: HashMap<[u32; 8], u32> = HashMap::new();
+        let mut start = 0usize;
+        for &arity in &part.arities {
+            let face = &part.corners[start..start + arity as usize];
+            start += arity as usize;
+            let face_normal = if part.has_normals && face.iter().any(|c| c[2] == NONE) {
+                newell_normal(face.iter().map(|c| self.positions[c[0] as usize]))
+            } else {
+                Vec3::ZERO
+            };
+            let mut indices = Vec::with_capacity(face.len());
+            for (k, c) in face.iter().enumerate() {
+                let position = self.positions[c[0] as usize];
+                let normal = match (part.has_normals, c[2]) {
+                    (false, _) => Vec3::ZERO,
+                    (true, NONE) => face_normal,
+                    (true, n) => self.normals[n as usize],
+                };
+                let uv = match (part.has_uvs, c[1]) {
+                    (false, _) => Vec2::ZERO,
+                    (true, NONE) => default_uv(face.len(), k),
+                    (true, t) => self.uvs[t as usize],
+                };
+                let key = [
+                    position.x.to_bits(),
+                    position.y.to_bits(),
+                    position.z.to_bits(),
+                    normal.x.to_bits(),
+                    normal.y.to_bits(),
+                    normal.z.to_bits(),
+                    uv.x.to_bits(),
+                    uv.y.to_bits(),
+                ];
+                let next = mesh.positions.len() as u32;
+                let index = *index_of.entry(key).or_insert_with(|| {
+                    mesh.positions.push(position);
+                    if part.has_normals {
+                        mesh.normals.push(normal);
+                    }
+                    if part.has_uvs {
+                        mesh.uvs.push(uv);
+                    }
+                    next
+                });
+                indices.push(index);
+            }
+            super::mesh::push_polygon(&mut mesh, &indices);
+        }
+        mesh
+    }
+
+    /// The materials of every `mtllib`, by name; the first library to define a name wins.
+    fn read_libraries(&mut self) -> Result<HashMap<String, FileMaterial>, IoError> {
+        let mut library = HashMap::new();
+        let folder = self.path.parent().unwrap_or(Path::new("")).to_path_buf();
+        for (name, line, column) in std::mem::take(&mut self.libraries) {
+            let mtl_path = folder.join(&name);
+            let file = match File::open(&mtl_path) {
+                Ok(file) => file,
+                Err(e) => {
+                    self.warnings.warn(
+                        format!("mtllib {name}"),
+                        line,
+                        column,
+                        format!(
+                            "cannot read the material library \"{name}\" ({}): its materials are missing",
+                            super::error::describe_os_error(&e)
+                        ),
+                    );
+                    continue;
+                }
+            };
+            let mut reader = BufReader::new(file);
+            let (materials, warnings) = read_mtl(&mut reader, &mtl_path)?;
+            self.library_warnings.extend(warnings);
+            for material in materials {
+                library.entry(material.name.clone()).or_insert(material);
+            }
+        }
+        Ok(library)
+    }
+}
+
+fn check_count(path: &Path, line: usize, count: usize) -> Result<(), IoError> {
+    if count >= NONE as usize {
+        return Err(at(
+            path,
+            line,
+            1,
+            "more than 2^32 - 1 vertices, texture coordinates or normals",
+        ));
+    }
+    Ok(())
+}
+
+/// The unit normal of a polygon by Newell's method; zero for a degenerate one.
+fn newell_normal(corners: impl Iterator<Item = Vec3> + Clone) -> Vec3 {
+    let next = corners.clone().cycle().skip(1);
+    corners
+        .zip(next)
+        .fold(Vec3::ZERO, |n, (a, b)| {
+            n + Vec3::new(
+                (a.y - b.y) * (a.z + b.z),
+                (a.z - b.z) * (a.x + b.x),
+                (a.x - b.x) * (a.y + b.y),
+            )
+        })
+        .normalize_or_zero()
+}
+
+/// The texture coordinate a corner without one gets: the face's own parameterisation, as the
+/// renderer uses for a mesh without UVs.
+fn default_uv(corners: usize, k: usize) -> Vec2 {
+    const TRIANGLE: [Vec2; 3] = [Vec2::ZERO, Vec2::X, Vec2::Y];
+    const QUAD: [Vec2; 4] = [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y];
+    match corners {
+        3 => TRIANGLE[k],
+        4 => QUAD[k],
+        _ => Vec2::ZERO,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// MTL
+
+/// What an MTL `newmtl` block says, with the line of each statement that decides the material.
+#[derive(Default)]
+struct MtlBlock {
+    name: String,
+    kd: Option<Vec3>,
+    ks: Option<(Vec3, usize)>,
+    ke: Option<Vec3>,
+    tf: Option<Vec3>,
+    ni: Option<f32>,
+    d: Option<(f32, usize)>,
+    illum: Option<(i64, usize)>,
+    map_kd: Option<PathBuf>,
+}
+
+/// Reads an MTL file: its materials, translated, and warnings for what it says that a Caustica
+/// material cannot.
+fn read_mtl(
+    reader: &mut dyn BufRead,
+    path: &Path,
+) -> Result<(Vec<FileMaterial>, Vec<String>), IoError> {
+    let mut warnings = Warnings::new(path);
+    let mut blocks: Vec<MtlBlock> = Vec::new();
+    let mut lines = Lines::new(reader, path);
+    let folder = path.parent().unwrap_or(Path::new(""));
+    while let Some((line, text)) = lines.next_line()? {
+        let mut w = words(&text);
+        let Some((column, keyword)) = w.next() else {
+            continue;
+        };
+        if keyword == "newmtl" {
+            let name = rest_of_line(&text);
+            if name.is_empty() {
+                return Err(at(path, line, column, "\"newmtl\" needs a name"));
+            }
+            blocks.push(MtlBlock {
+                name: name.to_string(),
+                ..MtlBlock::default()
+            });
+            continue;
+        }
+        let Some(block) = blocks.last_mut() else {
+            return Err(at(
+                path,
+                line,
+                column,
+                format!("\"{keyword}\" comes before any \"newmtl\""),
+            ));
+        };
+        let color = |w: &mut dyn Iterator<Item = (usize, &str)>| -> Result<Vec3, IoError> {
+            let words: Vec<(usize, &str)> = w.collect();
+            match words.as_slice() {
+                [] => Err(at(
+                    path,
+                    line,
+                    column,
+                    format!("\"{keyword}\" needs a colour"),
+                )),
+                [(c, first), ..] if first.parse::<f32>().is_err() => Err(at(
+                    path,
+                    line,
+                    *c,
+                    format!("\"{keyword} {first}\" is not supported: give an RGB colour"),
+                )),
+                [r] => Ok(Vec3::splat(number(path, line, *r)?)),
+                [r, g, b, ..] => Ok(Vec3::new(
+                    number(path, line, *r)?,
+                    number(path, line, *g)?,
+                    number(path, line, *b)?,
+                )),
+                [_, (c, _)] => Err(at(
+                    path,
+                    line,
+                    *c,
+                    format!("\"{keyword}\" needs 1 or 3 numbers"),
+                )),
+            }
+        };
+        match keyword {
+            "Kd" => block.kd = Some(color(&mut w)?),
+            "Ks" => block.ks = Some((color(&mut w)?, line)),
+            "Ke" => block.ke = Some(color(&mut w)?),
+            "Tf" => block.tf = Some(color(&mut w)?),
+            // Ambient colour has no meaning in a physically based renderer.
+            "Ka" => {
+                color(&mut w)?;
+            }
+            "Ns" => {
+                one_number(path, line, column, keyword, &mut w)?;
+            }
+            "Ni" => block.ni = Some(one_number(path, line, column, keyword, &mut w)?),
+            "d" => block.d = Some((one_number(path, line, column, keyword, &mut w)?, line)),
+            "Tr" => block.d = Some((1.0 - one_number(path, line, column, keyword, &mut w)?, line)),
+            "illum" => {
+                let value = one_number(path, line, column, keyword, &mut w)?;
+                block.illum = Some((value as i64, line));
+            }
+            "map_Kd" => {
+                let (file, options) = texture_file(&text);
+                if file.is_empty() {
+                    return Err(at(path, line, column, "\"map_Kd\" needs a file name"));
+                }
+                if let Some((c, option)) = options {
+                    warnings.warn(
+                        format!("map option {option}"),
+                        line,
+                        c,
+                        format!("the texture option \"{option}\" is not supported and was ignored"),
+                    );
+                }
+                block.map_kd = Some(folder.join(file));
+            }
+            other => warnings.warn(
+                format!("statement {other}"),
+                line,
+                column,
+                format!("the MTL statement \"{other}\" is not supported and was ignored"),
+            ),
+        }
+    }
+    let materials = blocks
+        .into_iter()
+        .map(|block| translate(block, &mut warnings))
+        .collect();
+    Ok((materials, warnings.into_messages()))
+}
+
+fn one_number<'a>(
+    path: &Path,
+    line: usize,
+    column: usize,
+    keyword: &str,
+    w: &mut impl Iterator<Item = (usize, &'a str)>,
+) -> Result<f32, IoError> {
+    match w.next() {
+        Some(word) => number(path, line, word),
+        None => Err(at(
+            path,
+            line,
+            column,
+            format!("\"{keyword}\" needs a number"),
+        )),
+    }
+}
+
+/// The file name of a texture statement, after its options (`-s 2 2 1 file.png`), and the first
+/// option given, if any.
+fn texture_file(text: &str) -> (&str, Option<(usize, &str)>) {
+    let mut first_option = None;
+    let mut rest = rest_of_line(text);
+    let offset = |s: &str| {
+        text[..s.as_ptr() as usize - text.as_ptr() as usize]
+            .chars()
+            .count()
+            + 1
+    };
+    while rest.starts_with('-') {
+        let mut parts = rest.splitn(2, char::is_whitespace);
+        let option = parts.next().unwrap_or_default();
+        first_option.get_or_insert((offset(rest), option));
+        rest = parts.next().unwrap_or_default().trim_start();
+        // Options take one word, except -o, -s, -t (up to three numbers) and -mm (two).
+        let most = match option {
+            "-o" | "-s" | "-t" => 3,
+            "-mm" => 2,
+            _ => 1,
+        };
+        for taken in 0..most {
+            let mut parts = rest.splitn(2, char::is_whitespace);
+            let word = parts.next().unwrap_or_default();
+            if taken > 0 && word.parse::<f32>().is_err() {
+                break;
+            }
+            rest = parts.next().unwrap_or_default().trim_start();
+        }
+    }
+    (rest.trim(), first_option)
+}
+
+/// The Caustica material an MTL block describes (see `docs/language.md`, "Materials from OBJ
+/// files").
+fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
+    let name = block.name.clone();
+    let illum = block.illum.map(|(i, _)| i);
+    let clamp01 = |c: Vec3| c.clamp(Vec3::ZERO, Vec3::ONE);
+    let kind;
+    let mut texture_file = None;
+    if let Some(radiance) = block.ke.filter(|ke| ke.max_element() > 0.0) {
+        kind = MaterialKind::Emissive {
+            radiance: radiance.max(Vec3::ZERO),
+        };
+    } else if matches!(illum, Some(4 | 6 | 7))
+        || (block.ni.is_some() && block.d.is_some_and(|(d, _)| d < 1.0))
+    {
+        let ior = block.ni.filter(|&n| n > 0.0).unwrap_or(1.5);
+        kind = MaterialKind::Dielectric {
+            ior,
+            tint: clamp01(block.tf.unwrap_or(Vec3::ONE)),
+            fresnel: FresnelMode::Exact,
+        };
+    } else if matches!(illum, Some(3 | 5)) {
+        kind = MaterialKind::Mirror {
+            reflectance: clamp01(block.ks.map_or(Vec3::ONE, |(ks, _)| ks)),
+        };
+    } else {
+        if let Some((d, line)) = block.d.filter(|&(d, _)| d < 1.0) {
+            warnings.warn(
+                format!("opacity {name}"),
+                line,
+                1,
+                format!(
+                    "material \"{name}\": partial opacity (d = {d}) is not supported; it is opaque"
+                ),
+            );
+        }
+        if let Some((_, line)) = block.ks.filter(|(ks, _)| ks.max_element() > 0.0) {
+            if illum != Some(1) && illum != Some(0) {
+                warnings.warn(
+                    format!("glossy {name}"),
+                    line,
+                    1,
+                    format!("material \"{name}\": a glossy layer (Ks) is not supported yet; it is diffuse"),
+                );
+            }
+        }
+        texture_file = block.map_kd.clone();
+        kind = MaterialKind::Diffuse {
+            albedo: clamp01(block.kd.unwrap_or(Vec3::splat(0.8))),
+            texture: None,
+        };
+    }
+    FileMaterial {
+        name,
+        kind,
+        texture_file,
+    }
+}
