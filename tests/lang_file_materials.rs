@@ -113,3 +113,12 @@ fn displacement_applies_to_every_part() {
     );
     assert!(s.meshes.iter().all(|m| m.displacement == Some(0)));
 }
+
+#[test]
+fn file_materials_no_instance_uses_are_not_made_and_load_no_texture() {
+    let s = scene(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box material grey }",
+    );
+    assert_eq!(s.materials.len(), 1, "only grey: {:?}", s.materials);
+    assert!(s.textures.is_empty(), "wood.png is not loaded");
+}

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use glam::{Vec2, Vec3};
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
 use super::IoError;
 use crate::scene::{FileMaterial, FresnelMode, MaterialKind, MeshAsset, MeshData, MeshPart};
@@ -37,7 +38,8 @@ const MAX_LINE_BYTES: usize = 1 << 24;
 pub(crate) fn read_obj(reader: &mut dyn BufRead, path: &Path) -> Result<MeshAsset, IoError> {
     let mut obj = ObjReader::new(path);
     let mut lines = Lines::new(reader, path);
-    while let Some((number, line)) = lines.next_line()? {
+    let mut line = String::new();
+    while let Some(number) = lines.next_line(&mut line)? {
         obj.statement(number, &line)?;
     }
     obj.finish()
@@ -65,8 +67,9 @@ impl<'r> Lines<'r> {
         }
     }
 
-    fn next_line(&mut self) -> Result<Option<(usize, String)>, IoError> {
-        let mut joined = String::new();
+    /// Reads the next logical line into `joined` and returns its line number; `None` at the end.
+    fn next_line(&mut self, joined: &mut String) -> Result<Option<usize>, IoError> {
+        joined.clear();
         let mut first = None;
         loop {
             self.bytes.clear();
@@ -74,7 +77,7 @@ impl<'r> Lines<'r> {
                 .read_until(b'\n', &mut self.bytes)
                 .map_err(|e| IoError::read(self.path, e))?;
             if read == 0 {
-                return Ok(first.map(|n| (n, joined)));
+                return Ok(first);
             }
             self.number += 1;
             if self.bytes.len() > MAX_LINE_BYTES {
@@ -86,8 +89,14 @@ impl<'r> Lines<'r> {
                 ));
             }
             first.get_or_insert(self.number);
-            let text = String::from_utf8_lossy(&self.bytes);
-            let text = text.split('#').next().unwrap_or_default();
+            let content = match self.bytes.iter().position(|&b| b == b'#') {
+                Some(comment) => &self.bytes[..comment],
+                None => &self.bytes[..],
+            };
+            let text = match std::str::from_utf8(content) {
+                Ok(text) => std::borrow::Cow::Borrowed(text),
+                Err(_) => String::from_utf8_lossy(content),
+            };
             let text = text.trim_end();
             match text.strip_suffix('\\') {
                 Some(head) => {
@@ -96,18 +105,24 @@ impl<'r> Lines<'r> {
                 }
                 None => {
                     joined.push_str(text);
-                    return Ok(first.map(|n| (n, joined)));
+                    return Ok(first);
                 }
             }
         }
     }
 }
 
-/// The whitespace-separated words of `line`, each with its 1-based column.
+/// The whitespace-separated words of `line`, each with its 1-based column (in characters).
 fn words(line: &str) -> impl Iterator<Item = (usize, &str)> {
+    let ascii = line.is_ascii();
     line.split_whitespace().map(move |word| {
         let offset = word.as_ptr() as usize - line.as_ptr() as usize;
-        (line[..offset].chars().count() + 1, word)
+        let column = if ascii {
+            offset + 1
+        } else {
+            line[..offset].chars().count() + 1
+        };
+        (column, word)
     })
 }
 
@@ -204,6 +219,10 @@ struct ObjReader<'p> {
     parts: Vec<PartFaces>,
     part_of: HashMap<Option<String>, usize>,
     current: Option<String>,
+    /// The part of `current`, once a face has used it.
+    current_part: Option<usize>,
+    /// The corners of the face being read (kept to reuse its allocation).
+    scratch: Vec<[u32; 3]>,
     /// `mtllib` names with the place that named them.
     libraries: Vec<(String, usize, usize)>,
     /// The first `usemtl` line of each material name.
@@ -224,6 +243,8 @@ impl<'p> ObjReader<'p> {
             parts: Vec::new(),
             part_of: HashMap::new(),
             current: None,
+            current_part: None,
+            scratch: Vec::new(),
             libraries: Vec::new(),
             used_at: HashMap::new(),
             skipped: 0,
@@ -259,6 +280,7 @@ impl<'p> ObjReader<'p> {
             "o" | "g" | "s" | "mg" => {}
             "usemtl" => {
                 let name = rest_of_line(text);
+                self.current_part = None;
                 if name.is_empty() {
                     self.current = None;
                 } else {
@@ -323,24 +345,33 @@ impl<'p> ObjReader<'p> {
         line: usize,
         w: impl Iterator<Item = (usize, &'a str)>,
     ) -> Result<(), IoError> {
-        let mut corners: Vec<[u32; 3]> = Vec::with_capacity(4);
+        let mut corners = std::mem::take(&mut self.scratch);
+        corners.clear();
         for (column, word) in w {
             corners.push(self.corner(line, column, word)?);
         }
         if corners.len() < 3 {
             self.skipped += 1;
+            self.scratch = corners;
             return Ok(());
         }
-        let key = self.current.clone();
-        let index = match self.part_of.get(&key) {
-            Some(&i) => i,
+        let index = match self.current_part {
+            Some(i) => i,
             None => {
-                self.parts.push(PartFaces {
-                    material: key.clone(),
-                    ..PartFaces::default()
-                });
-                self.part_of.insert(key, self.parts.len() - 1);
-                self.parts.len() - 1
+                let key = self.current.clone();
+                let i = match self.part_of.get(&key) {
+                    Some(&i) => i,
+                    None => {
+                        self.parts.push(PartFaces {
+                            material: key.clone(),
+                            ..PartFaces::default()
+                        });
+                        self.part_of.insert(key, self.parts.len() - 1);
+                        self.parts.len() - 1
+                    }
+                };
+                self.current_part = Some(i);
+                i
             }
         };
         let part = &mut self.parts[index];
@@ -348,12 +379,13 @@ impl<'p> ObjReader<'p> {
         part.has_normals |= corners.iter().any(|c| c[2] != NONE);
         part.arities.push(corners.len() as u32);
         part.corners.extend_from_slice(&corners);
+        self.scratch = corners;
         Ok(())
     }
 
     /// One face corner, `p`, `p/t`, `p//n` or `p/t/n`, as absolute indices.
     fn corner(&self, line: usize, column: usize, word: &str) -> Result<[u32; 3], IoError> {
-        if word.split('/').count() > 3 {
+        if word.bytes().filter(|&b| b == b'/').count() > 2 {
             return Err(at(
                 self.path,
                 line,
@@ -487,7 +519,8 @@ impl<'p> ObjReader<'p> {
     /// The part's vertices, shared by value, and its triangles and quads.
     fn build(&self, part: &PartFaces) -> MeshData {
         let mut mesh = MeshData::default();
-        let mut index_of: HashMap<[u32; 8], u32> = HashMap::new();
+        let mut index_of: HashMap<[u32; 8], u32, Xxh3DefaultBuilder> =
+            HashMap::with_capacity_and_hasher(part.corners.len(), Xxh3DefaultBuilder);
         let mut start = 0usize;
         for &arity in &part.arities {
             let face = &part.corners[start..start + arity as usize];
@@ -636,7 +669,8 @@ fn read_mtl(
     let mut blocks: Vec<MtlBlock> = Vec::new();
     let mut lines = Lines::new(reader, path);
     let folder = path.parent().unwrap_or(Path::new(""));
-    while let Some((line, text)) = lines.next_line()? {
+    let mut text = String::new();
+    while let Some(line) = lines.next_line(&mut text)? {
         let mut w = words(&text);
         let Some((column, keyword)) = w.next() else {
             continue;

@@ -204,6 +204,18 @@ struct PendingInstance {
     span: Span,
 }
 
+/// A mesh block loaded from a file: one scene mesh per part of `asset`, the first at the key of
+/// [`Builder::mesh_parts`].
+struct FileParts {
+    mesh: String,
+    asset: Arc<MeshAsset>,
+    span: Span,
+    /// The scene material of each of the file's materials, made when an instance first uses it
+    /// (so that a material no instance uses loads no texture); `Some(None)` when its texture
+    /// failed to load, which was reported.
+    materials: Vec<Option<Option<MaterialId>>>,
+}
+
 /// Builds a scene from the statements, one block at a time.
 struct Builder<'s, 'l> {
     ctx: Ctx<'s>,
@@ -219,8 +231,9 @@ struct Builder<'s, 'l> {
     material_textures: Vec<(u32, String, Span)>,
     /// Mesh indices (the parts of one mesh block) → the vdmap they refer to.
     mesh_displacements: Vec<(std::ops::Range<u32>, String, Span)>,
-    /// First mesh index of a mesh block → its parts and the material each part's file gives it.
-    mesh_parts: HashMap<u32, Vec<(MeshId, Option<MaterialId>)>>,
+    /// First mesh index of a mesh block → the file it was loaded from, whose parts are the
+    /// meshes from there on.
+    mesh_parts: HashMap<MeshId, FileParts>,
     /// The material of faces that neither their file nor their instance gives one, once made.
     default_material: Option<MaterialId>,
     instances: Vec<PendingInstance>,
@@ -996,10 +1009,7 @@ impl Builder<'_, '_> {
                     );
                 }
             }
-            let materials = self.file_materials(&name, &asset, block.span);
-            let mut parts = Vec::with_capacity(asset.parts.len());
             for (k, part) in asset.parts.iter().enumerate() {
-                let material = part.material.and_then(|m| materials[m]);
                 let part_name = match (count, part.material) {
                     (1, _) => name.clone(),
                     (_, Some(m)) => format!("{name}/{}", asset.materials[m].name),
@@ -1012,44 +1022,51 @@ impl Builder<'_, '_> {
                     displacement: None,
                     span: block.span,
                 });
-                parts.push((first + k as u32, material));
+                debug_assert_eq!(self.scene.meshes.len() as u32, first + k as u32 + 1);
             }
             self.mesh_names.set(&name, first);
-            self.mesh_parts.insert(first, parts);
+            self.mesh_parts.insert(
+                first,
+                FileParts {
+                    mesh: name.clone(),
+                    materials: vec![None; asset.materials.len()],
+                    asset,
+                    span: block.span,
+                },
+            );
         }
     }
 
-    /// Adds the materials of a mesh file to the scene, named `mesh/material`, loading their
-    /// textures; returns the scene material of each (`None` where its texture failed to load,
-    /// which is reported).
-    fn file_materials(
-        &mut self,
-        mesh: &str,
-        asset: &MeshAsset,
-        span: Span,
-    ) -> Vec<Option<MaterialId>> {
-        let mut ids = Vec::with_capacity(asset.materials.len());
-        for material in &asset.materials {
-            let mut kind = material.kind.clone();
-            if let (Some(file), MaterialKind::Diffuse { texture, .. }) =
-                (&material.texture_file, &mut kind)
-            {
-                match self.file_texture(file, mesh, span) {
-                    Some(id) => *texture = Some(id),
-                    None => {
-                        ids.push(None);
-                        continue;
-                    }
-                }
-            }
+    /// The scene material for material `index` of the mesh file whose first part is `first`,
+    /// named `mesh/material`, made (with its texture loaded) on first use; `None` when its
+    /// texture fails to load, which is reported once.
+    fn file_material(&mut self, first: MeshId, index: usize) -> Option<MaterialId> {
+        let parts = self.mesh_parts.get(&first)?;
+        if let Some(made) = parts.materials[index] {
+            return made;
+        }
+        let (mesh, span) = (parts.mesh.clone(), parts.span);
+        let material = parts.asset.materials[index].clone();
+        let mut kind = material.kind;
+        let mut made = Some(());
+        if let (Some(file), MaterialKind::Diffuse { texture, .. }) =
+            (&material.texture_file, &mut kind)
+        {
+            *texture = self.file_texture(file, &mesh, span);
+            made = texture.map(|_| ());
+        }
+        let id = made.map(|()| {
             self.scene.materials.push(Material {
                 name: format!("{mesh}/{}", material.name),
                 kind,
                 span,
             });
-            ids.push(Some((self.scene.materials.len() - 1) as MaterialId));
+            (self.scene.materials.len() - 1) as MaterialId
+        });
+        if let Some(parts) = self.mesh_parts.get_mut(&first) {
+            parts.materials[index] = Some(id);
         }
-        ids
+        id
     }
 
     /// A texture named by a mesh file's material, at a path already resolved; each file is loaded
@@ -1495,11 +1512,13 @@ impl Builder<'_, '_> {
             let (Some(mesh), Some(Some(_)) | None) = (mesh, material) else {
                 continue;
             };
-            let parts = self
-                .mesh_parts
-                .get(&mesh)
-                .cloned()
-                .unwrap_or_else(|| vec![(mesh, None)]);
+            // Each part with the material its file gives it.
+            let parts: Vec<(MeshId, Option<usize>)> = match self.mesh_parts.get(&mesh) {
+                Some(file) => (file.asset.parts.iter().enumerate())
+                    .map(|(k, part)| (mesh + k as u32, part.material))
+                    .collect(),
+                None => vec![(mesh, None)],
+            };
             let material = material.flatten();
             if material.is_none() && parts.iter().all(|&(_, own)| own.is_none()) {
                 let name = &self.scene.meshes[mesh as usize].name;
@@ -1513,9 +1532,13 @@ impl Builder<'_, '_> {
                 continue;
             }
             for (part, own) in parts {
-                let material = match material.or(own) {
-                    Some(m) => m,
-                    None => {
+                let material = match (material, own) {
+                    (Some(m), _) => m,
+                    (None, Some(index)) => match self.file_material(mesh, index) {
+                        Some(m) => m,
+                        None => continue,
+                    },
+                    (None, None) => {
                         if warned_default.insert(mesh) {
                             log::warn!(
                                 "{}: mesh \"{}\" has faces without a material of their own; they are grey diffuse (0.5)",
