@@ -175,7 +175,7 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
         write_ply(&dir.join(&file), &positions, &normals, &triangles);
         let material = &scene.materials[instance.material as usize].kind;
         let emitter = match material {
-            MaterialKind::Emissive { radiance } => format!(
+            MaterialKind::Emissive { radiance, .. } => format!(
                 "<emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter>",
                 rgb(*radiance)
             ),
@@ -241,6 +241,8 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
             LightKind::Spot { .. } => {
                 fail("spot lights are not exported (Mitsuba's spot falloff differs)".into())
             }
+            // An emissive instance: its shape above carries an area emitter.
+            LightKind::Mesh { .. } => {}
         }
     }
     let _ = writeln!(xml, "</scene>");

@@ -135,7 +135,8 @@ fn mtl_statements_become_diffuse_emissive_dielectric_and_mirror_materials() {
     assert_eq!(
         kind("lamp").0,
         MaterialKind::Emissive {
-            radiance: Vec3::new(17.0, 12.0, 4.0)
+            radiance: Vec3::new(17.0, 12.0, 4.0),
+            samples: 1
         },
         "Ke makes a material emissive"
     );
@@ -320,7 +321,8 @@ fn mcguires_cornell_box_brings_its_walls_and_its_emissive_light() {
     assert_eq!(
         light.kind,
         MaterialKind::Emissive {
-            radiance: Vec3::new(17.0, 12.0, 4.0)
+            radiance: Vec3::new(17.0, 12.0, 4.0),
+            samples: 1
         }
     );
     let left = asset

@@ -66,7 +66,7 @@ fn materials_of_every_kind() {
          material chrome { mirror 0.9 0.8 0.7 }
          material glass { dielectric ior 1.33 tint 0.9 1 0.9 }
          material plain_glass { dielectric }
-         material lamp { emissive 10 10 8 }",
+         material lamp { emissive 10 10 8 samples 4 }",
     );
     let kinds: Vec<&MaterialKind> = s.materials.iter().map(|m| &m.kind).collect();
     assert_eq!(
@@ -108,7 +108,8 @@ fn materials_of_every_kind() {
     assert_eq!(
         kinds[5],
         &MaterialKind::Emissive {
-            radiance: Vec3::new(10.0, 10.0, 8.0)
+            radiance: Vec3::new(10.0, 10.0, 8.0),
+            samples: 4,
         }
     );
     assert_eq!(s.materials[3].name, "glass");

@@ -252,3 +252,79 @@ fn quad_light_far_from_a_floor_gives_the_irradiance_of_a_point_source() {
         assert!(rel < 0.01, "{c} vs {expected}");
     }
 }
+
+/// Irradiance / π under the centre of a square emitter of side `side` at `height`, facing down,
+/// from the form factor of a differential area to a parallel rectangle (four rectangles with a
+/// corner above the point).
+fn square_form_factor(side: f64, height: f64) -> f64 {
+    let (x, y) = (side / 2.0 / height, side / 2.0 / height);
+    let corner = (x / (1.0 + x * x).sqrt() * (y / (1.0 + x * x).sqrt()).atan()
+        + y / (1.0 + y * y).sqrt() * (x / (1.0 + y * y).sqrt()).atan())
+        / (2.0 * std::f64::consts::PI);
+    4.0 * corner
+}
+
+#[test]
+fn an_emissive_square_lights_the_point_below_it_by_its_form_factor() {
+    let radiance = Vec3::new(4.0, 3.0, 2.0);
+    let (side, height) = (1.0f32, 0.8f32);
+    // Facing down: the quad's +Y front turned over; once more with a mirroring scale, which
+    // must not turn the emitting side.
+    let down = Affine3A::from_translation(Vec3::new(0.0, height, 0.0))
+        * Affine3A::from_rotation_x(PI);
+    let mirrored = down * Affine3A::from_scale(Vec3::new(-1.0, 1.0, 1.0));
+    for transform in [down, mirrored] {
+        let mut scene = Scene {
+            camera: Camera {
+                position: Vec3::new(0.0, 0.5, 0.0),
+                look_at: Vec3::ZERO,
+                up: Vec3::Z,
+                fov_deg: 1.0,
+                ..Default::default()
+            },
+            film: Film {
+                width: 2,
+                height: 2,
+                spp: 4,
+                integrator: caustica::scene::Integrator::Whitted,
+                ..Default::default()
+            },
+            materials: vec![
+                material(
+                    "white",
+                    MaterialKind::Diffuse {
+                        albedo: Vec3::ONE,
+                        texture: None,
+                    },
+                ),
+                material(
+                    "lamp",
+                    MaterialKind::Emissive {
+                        radiance,
+                        samples: 256,
+                    },
+                ),
+            ],
+            meshes: vec![
+                mesh("floor", shapes::grid_quad(Vec2::splat(20.0), [1, 1])),
+                mesh("lamp", shapes::grid_quad(Vec2::splat(side), [1, 1])),
+            ],
+            instances: vec![
+                instance(0, 0, Affine3A::IDENTITY),
+                instance(1, 1, transform),
+            ],
+            ..Default::default()
+        };
+        scene.add_emissive_lights();
+        assert_eq!(scene.lights.len(), 1);
+        let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+        let frame = render_whitted(&scene, &prepared, &RenderOptions::default());
+        let expected = radiance * square_form_factor(side as f64, height as f64) as f32;
+        for c in &frame.color {
+            // 4 × 256 stratified samples of a smooth integrand; the pixels see points within
+            // 0.5 · tan(0.5°) ≈ 0.004 of the centre, where the form factor is flat.
+            let rel = ((*c - expected) / expected).abs().max_element();
+            assert!(rel < 0.01, "{c} vs {expected} (relative error {rel})");
+        }
+    }
+}

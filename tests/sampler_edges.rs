@@ -44,6 +44,7 @@ fn tilted_square(spp: u32, sampler: Sampler, seed: u64) -> (Scene, Affine3A) {
             "light",
             MaterialKind::Emissive {
                 radiance: Vec3::ONE,
+                samples: 1,
             },
         )],
         meshes: vec![mesh("square", shapes::grid_quad(Vec2::ONE, [1, 1]))],

@@ -54,10 +54,11 @@ fn scene_material_and_sampler_codes_match_their_rust_twins() {
         "MATERIAL_FRESNEL_SCHLICK",
         upload::MATERIAL_FRESNEL_SCHLICK,
     );
+    assert_u32("shared/types.wgsl", "LIGHT_MESH", upload::LIGHT_MESH);
     assert_u32(
         "shared/types.wgsl",
-        "MATERIAL_LIGHT_SURFACE",
-        upload::MATERIAL_LIGHT_SURFACE,
+        "LIGHT_MESH_TRIANGLE",
+        upload::LIGHT_MESH_TRIANGLE,
     );
     assert_u32("shared/rng.wgsl", "SAMPLER_SOBOL", upload::SAMPLER_SOBOL);
     assert_u32(
@@ -73,6 +74,8 @@ fn photon_codes_flags_and_stream_tags_match_their_rust_twins() {
     assert_u32(file, "EMITTER_SPOT", photons::EMITTER_SPOT);
     assert_u32(file, "EMITTER_DIRECTIONAL", photons::EMITTER_DIRECTIONAL);
     assert_u32(file, "EMITTER_QUAD", photons::EMITTER_QUAD);
+    assert_u32(file, "EMITTER_MESH", photons::EMITTER_MESH);
+    assert_u32(file, "EMITTER_TRIANGLE", photons::EMITTER_TRIANGLE);
     assert_u32(file, "PHOTON_BOUNCES_MASK", photons::PHOTON_BOUNCES_MASK);
     assert_u32(file, "PHOTON_SPECULAR_PATH", photons::PHOTON_SPECULAR_PATH);
     assert_u32(

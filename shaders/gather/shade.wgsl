@@ -57,10 +57,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         query_flags[i] = 1u;
         path.weight.w = 0.0;
     } else if m.kind == 3u {
-        // A quad light's surface is black here: its shadow rays and photons bring its light.
-        if dot3(dir, sp.geometric_normal) < 0.0 && (m.flags & MATERIAL_LIGHT_SURFACE) == 0u {
-            path.radiance += path.weight.xyz * m.color.xyz;
-        }
+        // Every emitter is a light: its shadow rays and photons bring its light, so it is black here.
         path.weight.w = 0.0;
     } else if m.kind == MATERIAL_MIRROR || m.kind == MATERIAL_CONDUCTOR {
         let n = face_forward(sp.shading_normal, dir);

@@ -14,6 +14,42 @@ struct EmittedPhoton {
     power: vec3<f32>,
 }
 
+// A point on a mesh emitter and the unit normal of its emitting side there.
+struct MeshPoint {
+    point: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// render::photons::mesh_emitter_point: scene::pick_by_cdf over the emitter's triangles (records
+// triangles .. triangles + triangle_count, axis.w the area fraction up to each), then
+// triangle_point.
+fn mesh_emitter_point(e: PhotonEmitter, u: vec2<f32>) -> MeshPoint {
+    if e.triangle_count == 0u {
+        return MeshPoint(e.position.xyz, vec3<f32>(0.0, 0.0, 1.0));
+    }
+    var lo = e.triangles;
+    var hi = e.triangles + e.triangle_count - 1u;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if emitters[mid].axis.w <= u.x {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    var below = 0.0;
+    if lo > e.triangles {
+        below = emitters[lo - 1u].axis.w;
+    }
+    let t = emitters[lo];
+    let width = t.axis.w - below;
+    var x = 0.5;
+    if width > 0.0 {
+        x = clamp((u.x - below) / width, 0.0, 1.0);
+    }
+    return MeshPoint(triangle_point(t.position.xyz, t.edge_u.xyz, t.edge_v.xyz, vec2<f32>(x, u.y)), t.axis.xyz);
+}
+
 // render::photons::target_cone: (axis, cos of the half-angle, solid angle) seen from `origin`.
 struct TargetCone {
     axis: vec3<f32>,
@@ -114,12 +150,19 @@ fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, 
 }
 
 // render::photons::emit_photon; aimed at the first `target_count` targets when there are any.
-fn emit_photon(e: PhotonEmitter, target_count: u32, stream: ptr<function, SampleStream>) -> EmittedPhoton {
+fn emit_photon(emitter: PhotonEmitter, target_count: u32, stream: ptr<function, SampleStream>) -> EmittedPhoton {
     let ux = next_f32(stream);
     let u_pos = vec2<f32>(ux, next_f32(stream));
     let vx = next_f32(stream);
     let u_dir = vec2<f32>(vx, next_f32(stream));
     let u_pick = next_f32(stream);
+    // A mesh emitter leaves like a quad from a point on one of its triangles.
+    var e = emitter;
+    if e.kind == EMITTER_MESH {
+        let m = mesh_emitter_point(emitter, u_pos);
+        e.position = vec4<f32>(m.point, 1.0);
+        e.axis = vec4<f32>(m.normal, 0.0);
+    }
     if target_count > 0u {
         return emit_aimed(e, target_count, u_pos, u_dir, u_pick);
     }
@@ -138,6 +181,9 @@ fn emit_photon(e: PhotonEmitter, target_count: u32, stream: ptr<function, Sample
     if e.kind == EMITTER_QUAD {
         return EmittedPhoton(p + e.edge_u.xyz * u_pos.x + e.edge_v.xyz * u_pos.y, cosine_direction(axis, u_dir), power);
     }
+    if e.kind == EMITTER_MESH {
+        return EmittedPhoton(p, cosine_direction(axis, u_dir), power);
+    }
     let z = 1.0 - 2.0 * u_dir.x;
     let r = sqrt(max(1.0 - z * z, 0.0));
     let phi = 2.0 * PI * u_dir.y;
@@ -151,14 +197,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let photon = photon_params.first_photon + i;
-    var e = emitters[0];
-    for (var k = 0u; k < photon_params.emitter_count; k++) {
-        let c = emitters[k];
-        if photon >= c.first && photon - c.first < c.count {
-            e = c;
-            break;
+    // render::photons::emitter_of: the first emitter whose range ends past the photon.
+    var lo = 0u;
+    var hi = photon_params.emitter_count;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        let c = emitters[mid];
+        if c.first + c.count <= photon {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
         }
     }
+    let e = emitters[min(lo, max(photon_params.emitter_count, 1u) - 1u)];
     var stream = sample_stream(params.seed_lo, params.seed_hi, photon, photon_params.stream_tag);
     let emitted = emit_photon(e, photon_params.target_count, &stream);
     rays[i] = Ray(emitted.origin, photon, emitted.dir, photon_params.stream_tag, stream.dimension, 0u, 0u, 0u);

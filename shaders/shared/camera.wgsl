@@ -45,6 +45,13 @@ fn stratified_sample(index: u32, count_in: u32, jitter: vec2<f32>) -> vec2<f32> 
     );
 }
 
+// Twin of scene::triangle_point: the point of triangle p0, p0 + e1, p0 + e2 for the uniform
+// numbers u (uniform in area).
+fn triangle_point(p0: vec3<f32>, e1: vec3<f32>, e2: vec3<f32>, u: vec2<f32>) -> vec3<f32> {
+    let root = sqrt(u.x);
+    return p0 + e1 * (u.y * root) + e2 * (root * (1.0 - u.y));
+}
+
 fn integer_sqrt(n: u32) -> u32 {
     var r = u32(sqrt(f32(n)));
     while r > 1u && r * r > n {

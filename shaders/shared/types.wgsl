@@ -47,8 +47,8 @@ struct VdPatch {
 
 // Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive,
 // 4 conductor. color: albedo, reflectance, tint (dielectric, conductor) or radiance; texture:
-// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK, MATERIAL_LIGHT_SURFACE (an emitter that
-// is a quad light's surface, black to gather rays); eta, k: a conductor's complex index.
+// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index.
+// Every emitter is a light (a quad light's surface or an emissive instance), black to gather rays.
 struct Material {
     kind: u32,
     texture: u32,
@@ -62,17 +62,25 @@ struct Material {
 const MATERIAL_MIRROR: u32 = 1u;
 const MATERIAL_CONDUCTOR: u32 = 4u;
 const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
-const MATERIAL_LIGHT_SURFACE: u32 = 2u;
+const LIGHT_MESH: u32 = 4u;
+const LIGHT_MESH_TRIANGLE: u32 = 5u;
 
-// Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad.
+// Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad, 4 mesh, 5 one
+// triangle of a mesh light (after the first params.light_count records).
 // point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;
 // directional: direction = unit direction towards the light, color = irradiance;
-// quad: position = corner, direction = edge_u, edge_v, normal = unit normal (w = area), color = radiance.
+// quad: position = corner, direction = edge_u, edge_v, normal = unit normal (w = area), color = radiance;
+// mesh: its triangles are records first .. first + count, normal.w = area, color = radiance;
+// mesh triangle: position = p0, direction = e1, edge_v = e2, normal = unit normal (w = the area
+// fraction up to and including it).
 struct Light {
     kind: u32,
     samples: u32,
     cos_outer: f32,
     cos_inner: f32,
+    first: u32,
+    count: u32,
+    _pad: vec2<u32>,
     position: vec4<f32>,
     direction: vec4<f32>,
     edge_v: vec4<f32>,

@@ -93,6 +93,38 @@ fn smoothstep_cpu(edge0: f32, edge1: f32, x: f32) -> f32 {
     return t * t * (3.0 - 2.0 * t);
 }
 
+// A point on a mesh light and the unit normal of its emitting side there.
+struct EmitterPoint {
+    point: vec3<f32>,
+    normal: vec3<f32>,
+}
+
+// MeshEmitter::sample: scene::pick_by_cdf over the triangles of mesh light `light` (records
+// first .. first + count, normal.w the area fraction up to each), then triangle_point.
+fn mesh_light_point(light: Light, u: vec2<f32>) -> EmitterPoint {
+    var lo = light.first;
+    var hi = light.first + max(light.count, 1u) - 1u;
+    while lo < hi {
+        let mid = (lo + hi) / 2u;
+        if lights[mid].normal.w <= u.x {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    var below = 0.0;
+    if lo > light.first {
+        below = lights[lo - 1u].normal.w;
+    }
+    let t = lights[lo];
+    let width = t.normal.w - below;
+    var x = 0.5;
+    if width > 0.0 {
+        x = clamp((u.x - below) / width, 0.0, 1.0);
+    }
+    return EmitterPoint(triangle_point(t.position.xyz, t.direction.xyz, t.edge_v.xyz, vec2<f32>(x, u.y)), t.normal.xyz);
+}
+
 // Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i.
 fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     let n = face_forward(sp.shading_normal, view_dir);
@@ -119,6 +151,30 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                 let cos = dot3(n, wi);
                 if cos > 0.0 && dot3(ng, wi) > 0.0 {
                     emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * cos);
+                }
+            }
+            case LIGHT_MESH: {
+                let count = max(light.samples, 1u);
+                let per_sample = light.normal.w / f32(count);
+                for (var s = 0u; s < count; s++) {
+                    let jx = next_f32(&stream);
+                    let u = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
+                    let e = mesh_light_point(light, u);
+                    // Just in front of the emitter, which is geometry.
+                    let target_point = e.point + e.normal * params.epsilon;
+                    let to_light = target_point - origin;
+                    let dist2 = dot3(to_light, to_light);
+                    if dist2 <= 0.0 {
+                        continue;
+                    }
+                    let wi = to_light / sqrt(dist2);
+                    let cos_surface = dot3(n, wi);
+                    let cos_light = -dot3(e.normal, wi);
+                    if cos_surface <= 0.0 || cos_light <= 0.0 || dot3(ng, wi) <= 0.0 {
+                        continue;
+                    }
+                    emit_shadow(origin, ray.pixel, to_light, 1.0 - 1e-4,
+                        (light.color.xyz * (cos_surface * cos_light / dist2)) * per_sample);
                 }
             }
             default: {

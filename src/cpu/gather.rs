@@ -465,16 +465,10 @@ pub fn gather_radiance(
                 let e = lookup.irradiance(sp.position, n);
                 return (weight * albedo * std::f32::consts::FRAC_1_PI * e, first_t);
             }
-            MaterialKind::Emissive { radiance } => {
-                let seen = if dir.dot(sp.geometric_normal) < 0.0 {
-                    *radiance
-                } else {
-                    Vec3::ZERO
-                };
-                return (weight * seen, first_t);
+            // Every emitter is a light: its shadow rays and photons bring its light.
+            MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
+                return (Vec3::ZERO, first_t)
             }
-            // The light's shadow rays and photons bring its light.
-            MaterialKind::LightSurface { .. } => return (Vec3::ZERO, first_t),
             MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 let n = face_forward(sp.shading_normal, dir);
                 weight *= specular_reflectance(material, -dir.dot(n));

@@ -81,7 +81,7 @@ pub fn trace_photons(
             // emitter_of finds one: the emitters' ranges cover 0..emitted.
             let e = emitter_of(&emitters, i).expect("photon index within the emitters");
             let mut rng = SampleStream::new(scene.film.seed, i, pass.stream_tag());
-            let photon = emit_photon(e, &targets, &mut rng);
+            let photon = emit_photon(e, &emitters, &targets, &mut rng);
             let mut ray = Ray::new(photon.origin, photon.dir);
             let mut power = photon.power;
             let mut specular_path = true;

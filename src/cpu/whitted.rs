@@ -3,13 +3,13 @@
 //!
 //! What it computes, per camera sample:
 //! - at a diffuse surface: `albedo/π · Σ_lights E_light`, each light's irradiance tested with
-//!   shadow rays (quad lights with `samples` stratified shadow rays each);
+//!   shadow rays (quad and mesh lights with `samples` stratified shadow rays each);
 //! - at a mirror: `reflectance · L(reflected ray)`; at a conductor the same with the
 //!   conductor's Fresnel reflectance at the hit's angle (`cpu::optics`);
 //! - at a dielectric: `F · L(reflected) + (1 − F) · tint · L(refracted)` with the exact (or, per
 //!   material, Schlick's) `F`, or total internal reflection;
-//! - at an emissive surface seen from its front: its radiance (emissive geometry does not light
-//!   other surfaces here; photon mapping brings that);
+//! - at an emissive surface seen from its front: its radiance (every emissive instance is also a
+//!   mesh light, `Scene::add_emissive_lights`, lighting other surfaces through shadow rays);
 //! - at a quad light's surface (`Scene::add_light_surfaces`) seen from its front: the light's
 //!   radiance; from behind, black.
 //!
@@ -252,7 +252,7 @@ impl<'a> Tracer<'a> {
             };
         }
         match &material.kind {
-            MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
+            MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
                 if dir.dot(sp.geometric_normal) < 0.0 {
                     *radiance
                 } else {
@@ -338,7 +338,7 @@ impl<'a> Tracer<'a> {
             // The reflectance at normal incidence.
             MaterialKind::Conductor { .. } => specular_reflectance(kind, 1.0),
             MaterialKind::Dielectric { tint, .. } => *tint,
-            MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
+            MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
                 radiance.min(Vec3::ONE)
             }
         }
@@ -444,6 +444,43 @@ impl<'a> Tracer<'a> {
                         }
                     }
                     e += sum * (area / count as f32);
+                }
+                LightKind::Mesh {
+                    ref emitter,
+                    radiance,
+                    samples,
+                    ..
+                } => {
+                    let count = samples.max(1);
+                    let mut sum = Vec3::ZERO;
+                    for s in 0..count {
+                        let u = stratified_sample(s, count, rng.next_vec2());
+                        let (point, light_n) = emitter.sample(u);
+                        // Just in front of the emitter, which is geometry.
+                        let target = point + light_n * self.epsilon;
+                        let to_light = target - origin;
+                        let dist2 = to_light.length_squared();
+                        if dist2 <= 0.0 {
+                            continue;
+                        }
+                        let wi = to_light / dist2.sqrt();
+                        let cos_surface = n.dot(wi);
+                        let cos_light = -light_n.dot(wi);
+                        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
+                            continue;
+                        }
+                        self.counters.shadow.add(1);
+                        let shadow = Ray {
+                            origin,
+                            dir: to_light,
+                            t_min: 0.0,
+                            t_max: 1.0 - 1e-4,
+                        };
+                        if !self.prepared.occluded_in(&self.vd, &shadow) {
+                            sum += radiance * (cos_surface * cos_light / dist2);
+                        }
+                    }
+                    e += sum * (emitter.area / count as f32);
                 }
             }
         }

@@ -30,15 +30,15 @@ pub const MATERIAL_EMISSIVE: u32 = 3;
 pub const MATERIAL_CONDUCTOR: u32 = 4;
 /// `GpuMaterial::flags` bit: the dielectric uses Schlick's Fresnel approximation.
 pub const MATERIAL_FRESNEL_SCHLICK: u32 = 1;
-/// `GpuMaterial::flags` bit: the emitter is a quad light's surface (`MaterialKind::LightSurface`),
-/// black to gather rays.
-pub const MATERIAL_LIGHT_SURFACE: u32 = 2;
 
 /// `GpuLight::kind` values.
 pub const LIGHT_POINT: u32 = 0;
 pub const LIGHT_SPOT: u32 = 1;
 pub const LIGHT_DIRECTIONAL: u32 = 2;
 pub const LIGHT_QUAD: u32 = 3;
+pub const LIGHT_MESH: u32 = 4;
+/// A record after the lights that holds one triangle of a mesh light.
+pub const LIGHT_MESH_TRIANGLE: u32 = 5;
 
 /// "No index" in the GPU structs (no texture, a miss, a padding ray).
 pub const NONE: u32 = u32::MAX;
@@ -50,7 +50,7 @@ pub struct GpuMaterial {
     pub kind: u32,
     pub texture: u32,
     pub ior: f32,
-    /// `MATERIAL_FRESNEL_SCHLICK`, `MATERIAL_LIGHT_SURFACE` or 0.
+    /// `MATERIAL_FRESNEL_SCHLICK` or 0.
     pub flags: u32,
     /// Albedo, reflectance, tint (dielectric and conductor) or radiance (w unused).
     pub color: [f32; 4],
@@ -61,7 +61,7 @@ pub struct GpuMaterial {
 }
 
 /// A light with the constants shading needs precomputed on the host (so that both backends
-/// use the same `cos`, normalisations and areas); 96 bytes.
+/// use the same `cos`, normalisations and areas); 112 bytes.
 /// WGSL twin: `struct Light` in shaders/shared/types.wgsl (which documents the fields per kind).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
@@ -70,6 +70,10 @@ pub struct GpuLight {
     pub samples: u32,
     pub cos_outer: f32,
     pub cos_inner: f32,
+    /// A mesh light's triangles: records `first .. first + count` of the same array.
+    pub first: u32,
+    pub count: u32,
+    pub _pad: [u32; 2],
     pub position: [f32; 4],
     pub direction: [f32; 4],
     pub edge_v: [f32; 4],
@@ -342,7 +346,7 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
                 }
                 MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
-                MaterialKind::Emissive { radiance } | MaterialKind::LightSurface { radiance } => {
+                MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
                     (MATERIAL_EMISSIVE, NONE, 1.0, *radiance)
                 }
             };
@@ -351,7 +355,6 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     fresnel: FresnelMode::Schlick,
                     ..
                 } => MATERIAL_FRESNEL_SCHLICK,
-                MaterialKind::LightSurface { .. } => MATERIAL_LIGHT_SURFACE,
                 _ => 0,
             };
             let (eta, k) = match m.kind {
@@ -374,7 +377,8 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
 /// The lights of `scene` as GPU records, with the same derived constants as the CPU tracer.
 pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
     let four_pi = 4.0 * std::f32::consts::PI;
-    scene
+    let mut triangles = Vec::new();
+    let mut lights: Vec<GpuLight> = scene
         .lights
         .iter()
         .map(|light| match light.kind {
@@ -434,8 +438,42 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
                     ..Default::default()
                 }
             }
+            LightKind::Mesh {
+                ref emitter,
+                radiance,
+                samples,
+                ..
+            } => {
+                let first = triangles.len() as u32;
+                triangles.extend(emitter.triangles.iter().map(|t| GpuLight {
+                    kind: LIGHT_MESH_TRIANGLE,
+                    position: vec4(t.p0, 1.0),
+                    direction: vec4(t.e1, 0.0),
+                    edge_v: vec4(t.e2, 0.0),
+                    normal: vec4(t.normal, t.cdf),
+                    ..Default::default()
+                }));
+                GpuLight {
+                    kind: LIGHT_MESH,
+                    samples: samples.max(1),
+                    first,
+                    count: emitter.triangles.len() as u32,
+                    normal: vec4(Vec3::ZERO, emitter.area),
+                    color: vec4(radiance, 0.0),
+                    ..Default::default()
+                }
+            }
         })
-        .collect()
+        .collect();
+    // The mesh lights' triangles follow the lights.
+    let count = lights.len() as u32;
+    for light in &mut lights {
+        if light.kind == LIGHT_MESH {
+            light.first += count;
+        }
+    }
+    lights.extend(triangles);
+    lights
 }
 
 /// The textures of `scene`: records and the texels of all of them, concatenated.
@@ -495,7 +533,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
 }
 
 /// The most shadow rays one diffuse hit emits: one per point, spot and directional light,
-/// `samples` per quad light of non-zero area.
+/// `samples` per quad light of non-zero area and per mesh light.
 pub fn shadows_per_hit(scene: &Scene) -> u32 {
     scene
         .lights
@@ -513,6 +551,7 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
                     0
                 }
             }
+            LightKind::Mesh { samples, .. } => samples.max(1),
             _ => 1,
         })
         .sum()

@@ -835,6 +835,7 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
     if let Some(radiance) = block.ke.filter(|ke| ke.max_element() > 0.0) {
         kind = MaterialKind::Emissive {
             radiance: radiance.max(Vec3::ZERO),
+            samples: 1,
         };
     } else if matches!(illum, Some(4 | 6 | 7))
         || (block.ni.is_some() && block.d.is_some_and(|(d, _)| d < 1.0))

@@ -295,6 +295,7 @@ pub fn evaluate(
     b.warn_about_unused_and_empty();
     if b.ctx.errors.is_empty() {
         b.scene.add_light_surfaces();
+        b.scene.add_emissive_lights();
         Ok(b.scene)
     } else {
         Err(b.ctx.errors)
@@ -335,6 +336,7 @@ const MATERIAL: &[ParamSpec] = &[
     numbers("conductor"),
     numbers("eta"),
     numbers("k"),
+    numbers("samples"),
 ];
 const MATERIAL_KINDS: [&str; 5] = ["diffuse", "mirror", "dielectric", "conductor", "emissive"];
 /// The Fresnel formulas a dielectric may choose.
@@ -795,6 +797,7 @@ impl Builder<'_, '_> {
             },
             "emissive" => MaterialKind::Emissive {
                 radiance: kind_color(&p, ctx, "emissive", Vec3::ONE, false),
+                samples: p.whole(ctx, "samples", 1, 1, 65536) as u32,
             },
             "conductor" => {
                 let _ = p.numbers(ctx, "conductor", &[0]);

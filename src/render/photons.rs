@@ -43,6 +43,9 @@ pub const EMITTER_POINT: u32 = 0;
 pub const EMITTER_SPOT: u32 = 1;
 pub const EMITTER_DIRECTIONAL: u32 = 2;
 pub const EMITTER_QUAD: u32 = 3;
+pub const EMITTER_MESH: u32 = 4;
+/// A record after the emitters that holds one triangle of a mesh emitter.
+pub const EMITTER_TRIANGLE: u32 = 5;
 
 /// A photon record's `flags`: the number of surface interactions before this one (bits 0–7),
 /// and whether every one of them was specular (bit 8), so `L S+ D` paths are
@@ -96,13 +99,21 @@ impl PhotonPass {
 ///   radius; `edge_u`/`edge_v` xyz = the disk's unit axes; `power` = E·πR² / count.
 /// - quad: `position` = corner, `edge_u`, `edge_v` the edges, `axis` = unit normal;
 ///   `power` = L·A·π / count (cosine-weighted directions).
+/// - mesh: its triangles are the records `triangles .. triangles + triangle_count` of the
+///   same array (after every emitter), each an `EMITTER_TRIANGLE` with `position` = p0,
+///   `edge_u` = e1, `edge_v` = e2, `axis` = (unit normal, the area fraction up to and including
+///   it), `first` past every photon and `count` 0; `power` = L·A·π / count, as a quad's.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct PhotonEmitter {
     pub kind: u32,
     pub first: u32,
     pub count: u32,
-    pub _pad: u32,
+    pub triangles: u32,
+    pub triangle_count: u32,
+    pub _pad0: u32,
+    pub _pad1: u32,
+    pub _pad2: u32,
     pub position: [f32; 4],
     pub axis: [f32; 4],
     pub edge_u: [f32; 4],
@@ -139,6 +150,11 @@ pub fn light_power(kind: &LightKind, scene_radius: f32) -> Vec3 {
             radiance,
             ..
         } => radiance * (edge_u.cross(edge_v).length() * pi),
+        LightKind::Mesh {
+            ref emitter,
+            radiance,
+            ..
+        } => radiance * (emitter.area * pi),
     }
 }
 
@@ -199,13 +215,13 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
         left -= 1;
     }
     let mut emitters = Vec::new();
+    let mut meshes = Vec::new();
     let mut first = 0u32;
     for (light, &count) in scene.lights.iter().zip(&counts) {
         if count == 0 {
             continue;
         }
         let n = count as f32;
-        let v4 = |v: Vec3, w: f32| [v.x, v.y, v.z, w];
         let mut e = PhotonEmitter {
             first,
             count,
@@ -264,11 +280,64 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
                 e.axis = v4(normal_area.normalize_or_zero(), area);
                 e.power = v4(radiance * (area * std::f32::consts::PI) / n, 0.0);
             }
+            LightKind::Mesh {
+                ref emitter,
+                radiance,
+                ..
+            } => {
+                e.kind = EMITTER_MESH;
+                e.triangle_count = emitter.triangles.len() as u32;
+                e.power = v4(
+                    radiance * (emitter.area * std::f32::consts::PI) / n,
+                    0.0,
+                );
+                meshes.push((emitters.len(), emitter));
+            }
         }
         emitters.push(e);
         first += count;
     }
+    // The mesh emitters' triangles after every emitter, with empty photon ranges past the last
+    // photon, so that the emitters' ranges stay in order for `emitter_of`. Photons leave from
+    // just in front of the emitter, which is geometry.
+    let epsilon = prepared.ray_epsilon();
+    for (index, emitter) in meshes {
+        emitters[index].triangles = emitters.len() as u32;
+        emitters.extend(emitter.triangles.iter().map(|t| PhotonEmitter {
+            kind: EMITTER_TRIANGLE,
+            first,
+            position: v4(t.p0 + t.normal * epsilon, 1.0),
+            edge_u: v4(t.e1, 0.0),
+            edge_v: v4(t.e2, 0.0),
+            axis: v4(t.normal, t.cdf),
+            ..Default::default()
+        }));
+    }
     emitters
+}
+
+fn v4(v: Vec3, w: f32) -> [f32; 4] {
+    [v.x, v.y, v.z, w]
+}
+
+/// A point on mesh emitter `e` (a point and its unit normal), from the triangles after the
+/// emitters (see [`PhotonEmitter`]); `u.x` picks the triangle by area and, rescaled, the point
+/// with `u.y`. Twin of `mesh_emitter_point` in `shaders/photons/emit.wgsl`.
+fn mesh_emitter_point(e: &PhotonEmitter, emitters: &[PhotonEmitter], u: Vec2) -> (Vec3, Vec3) {
+    let start = e.triangles as usize;
+    let end = (start + e.triangle_count as usize).min(emitters.len());
+    let Some(triangles) = emitters.get(start..end).filter(|t| !t.is_empty()) else {
+        return (Vec3::from_slice(&e.position), Vec3::Z);
+    };
+    let (i, x) = crate::scene::pick_by_cdf(triangles.len(), |k| triangles[k].axis[3], u.x);
+    let t = &triangles[i];
+    let point = crate::scene::triangle_point(
+        Vec3::from_slice(&t.position),
+        Vec3::from_slice(&t.edge_u),
+        Vec3::from_slice(&t.edge_v),
+        Vec2::new(x, u.y),
+    );
+    (point, Vec3::from_slice(&t.axis))
 }
 
 /// A unit vector's two perpendicular unit vectors (Duff et al. 2017, branchless).
@@ -318,11 +387,14 @@ pub struct EmittedPhoton {
     pub power: Vec3,
 }
 
-/// The emitter of photon `index` (the emitters' ranges are consecutive).
+/// The emitter of photon `index`, by binary search (the emitters' ranges are consecutive and
+/// in order, the mesh emitters' triangles after them with empty ranges past every photon).
+/// Twin of the search in `shaders/photons/emit.wgsl`.
 pub fn emitter_of(emitters: &[PhotonEmitter], index: u32) -> Option<&PhotonEmitter> {
+    let k = emitters.partition_point(|e| e.first as u64 + e.count as u64 <= index as u64);
     emitters
-        .iter()
-        .find(|e| index >= e.first && index - e.first < e.count)
+        .get(k)
+        .filter(|e| index >= e.first && index - e.first < e.count)
 }
 
 /// Photon `index` of a pass, drawing [`EMIT_DIMENSIONS`] numbers from `rng`; aimed at
@@ -330,12 +402,26 @@ pub fn emitter_of(emitters: &[PhotonEmitter], index: u32) -> Option<&PhotonEmitt
 /// `shaders/photons/common.wgsl`.
 pub fn emit_photon(
     e: &PhotonEmitter,
+    emitters: &[PhotonEmitter],
     targets: &[[f32; 4]],
     rng: &mut SampleStream,
 ) -> EmittedPhoton {
     let u_pos = rng.next_vec2();
     let u_dir = rng.next_vec2();
     let u_pick = rng.next_f32();
+    // A mesh emitter leaves like a quad from a point on one of its triangles.
+    let mesh_point;
+    let e = if e.kind == EMITTER_MESH {
+        let (point, normal) = mesh_emitter_point(e, emitters, u_pos);
+        mesh_point = PhotonEmitter {
+            position: v4(point, 1.0),
+            axis: v4(normal, 0.0),
+            ..*e
+        };
+        &mesh_point
+    } else {
+        e
+    };
     if !targets.is_empty() {
         return emit_aimed(e, targets, u_pos, u_dir, u_pick);
     }
@@ -364,6 +450,11 @@ pub fn emit_photon(
             origin: p
                 + Vec3::from_slice(&e.edge_u) * u_pos.x
                 + Vec3::from_slice(&e.edge_v) * u_pos.y,
+            dir: cosine_direction(axis, u_dir),
+            power,
+        },
+        EMITTER_MESH => EmittedPhoton {
+            origin: p,
             dir: cosine_direction(axis, u_dir),
             power,
         },

@@ -254,8 +254,11 @@ pub enum MaterialKind {
     /// Fresnel term of the complex index `eta + i·k` (per RGB channel, relative to the outside)
     /// at the hit's angle, times `tint`.
     Conductor { eta: Vec3, k: Vec3, tint: Vec3 },
-    /// Emits `radiance` from its front side and reflects nothing.
-    Emissive { radiance: Vec3 },
+    /// Emits `radiance` from its front side and reflects nothing. Every instance with this
+    /// material is a light ([`Scene::add_emissive_lights`]): `samples` shadow rays per shading
+    /// point go to points on its faces, and it emits photons. Gather rays that reach it see
+    /// black, since those bring its light already.
+    Emissive { radiance: Vec3, samples: u32 },
     /// The surface of a quad light ([`Scene::add_light_surfaces`]; scenes do not write it):
     /// black and opaque from both sides, showing the light's radiance from its front. The
     /// light's shadow rays and photons bring its light to other surfaces, so a gather ray that
@@ -343,6 +346,141 @@ pub enum LightKind {
         radiance: Vec3,
         samples: u32,
     },
+    /// The faces of an instance with an [`MaterialKind::Emissive`] material, emitting uniform
+    /// `radiance` from their front sides ([`Scene::add_emissive_lights`]). Points on them are
+    /// chosen in proportion to area: `samples` shadow rays per shading point.
+    Mesh {
+        /// Index into [`Scene::instances`].
+        instance: u32,
+        emitter: Arc<MeshEmitter>,
+        radiance: Vec3,
+        samples: u32,
+    },
+}
+
+/// The emitting faces of one instance in world space: its triangles, and its quads split along
+/// `v0 v2`, each with the fraction of the total area up to and including it.
+#[derive(Clone, Default, PartialEq)]
+pub struct MeshEmitter {
+    pub triangles: Vec<EmitterTriangle>,
+    /// Total area of the triangles.
+    pub area: f32,
+}
+
+/// A world-space emitting triangle `p0, p0 + e1, p0 + e2`; `normal` is the unit normal of its
+/// emitting side and `cdf` the fraction of the emitter's area up to and including it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct EmitterTriangle {
+    pub p0: Vec3,
+    pub e1: Vec3,
+    pub e2: Vec3,
+    pub normal: Vec3,
+    pub cdf: f32,
+}
+
+impl std::fmt::Debug for MeshEmitter {
+    /// The counts, not every triangle (a lamp has thousands).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "MeshEmitter {{ {} triangles, area {} }}",
+            self.triangles.len(),
+            self.area
+        )
+    }
+}
+
+impl MeshEmitter {
+    /// The emitting faces of `data` placed by `transform`; faces of zero area are left out.
+    /// Front sides are the sides the renderer's geometric normals point to (the winding's,
+    /// turned by the transform like a normal).
+    pub fn new(data: &MeshData, transform: &Affine3A) -> MeshEmitter {
+        let flip = if transform.matrix3.determinant() < 0.0 {
+            -1.0
+        } else {
+            1.0
+        };
+        let mut triangles = Vec::with_capacity(data.triangles.len() + 2 * data.quads.len());
+        let corners = data
+            .triangles
+            .iter()
+            .copied()
+            .chain(data.quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]));
+        let mut total = 0.0f64;
+        for [a, b, c] in corners {
+            let [p0, p1, p2] = [a, b, c].map(|v| transform.transform_point3(data.positions[v as usize]));
+            let (e1, e2) = (p1 - p0, p2 - p0);
+            let cross = e1.cross(e2) * flip;
+            let area = 0.5 * cross.length();
+            if !(area > 0.0 && area.is_finite()) {
+                continue;
+            }
+            total += area as f64;
+            triangles.push(EmitterTriangle {
+                p0,
+                e1,
+                e2,
+                normal: cross.normalize(),
+                cdf: total as f32,
+            });
+        }
+        for t in &mut triangles {
+            t.cdf = (t.cdf as f64 / total) as f32;
+        }
+        if let Some(last) = triangles.last_mut() {
+            last.cdf = 1.0;
+        }
+        MeshEmitter {
+            triangles,
+            area: total as f32,
+        }
+    }
+
+    /// A point on the emitter and the unit normal there, chosen in proportion to area from two
+    /// uniform numbers: `u.x` picks the triangle and, rescaled, the point with `u.y`.
+    pub fn sample(&self, u: Vec2) -> (Vec3, Vec3) {
+        sample_emitter_triangles(&self.triangles, u)
+    }
+}
+
+/// [`MeshEmitter::sample`] over a slice of triangles whose `cdf` ends at 1. Twin of
+/// `sample_mesh_light` in `shaders/shared/emitters.wgsl`.
+pub fn sample_emitter_triangles(triangles: &[EmitterTriangle], u: Vec2) -> (Vec3, Vec3) {
+    if triangles.is_empty() {
+        return (Vec3::ZERO, Vec3::Z);
+    }
+    let (i, x) = pick_by_cdf(triangles.len(), |k| triangles[k].cdf, u.x);
+    let t = &triangles[i];
+    (triangle_point(t.p0, t.e1, t.e2, Vec2::new(x, u.y)), t.normal)
+}
+
+/// The entry of `count` (at least 1) whose cumulative fraction `cdf(i)` (ascending, ending at 1)
+/// first exceeds `u`, and `u` rescaled to [0, 1] within that entry's share. Twin of
+/// `pick_by_cdf` in the WGSL samplers of mesh lights.
+pub fn pick_by_cdf(count: usize, cdf: impl Fn(usize) -> f32, u: f32) -> (usize, f32) {
+    let (mut lo, mut hi) = (0usize, count - 1);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if cdf(mid) <= u {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    let below = if lo == 0 { 0.0 } else { cdf(lo - 1) };
+    let width = cdf(lo) - below;
+    let x = if width > 0.0 {
+        ((u - below) / width).clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    (lo, x)
+}
+
+/// The point of triangle `p0, p0 + e1, p0 + e2` for the uniform numbers `u` (uniform in area).
+pub fn triangle_point(p0: Vec3, e1: Vec3, e2: Vec3, u: Vec2) -> Vec3 {
+    let root = u.x.sqrt();
+    p0 + e1 * (u.y * root) + e2 * (root * (1.0 - u.y))
 }
 
 /// A light with the span that declared it.
@@ -686,6 +824,45 @@ impl Scene {
                 material: (self.materials.len() - 1) as MaterialId,
                 transform: Affine3A::IDENTITY,
                 span: light.span,
+            });
+        }
+    }
+
+    /// Makes every instance with an emissive material a light ([`LightKind::Mesh`]), appended
+    /// after the scene's own lights. The surfaces of quad lights ([`Scene::add_light_surfaces`])
+    /// are not emissive and stay out. Instances whose faces have no area are left out; a
+    /// displaced mesh emits from its undisplaced faces (with a warning).
+    pub fn add_emissive_lights(&mut self) {
+        for (index, instance) in self.instances.iter().enumerate() {
+            let Some(MaterialKind::Emissive { radiance, samples }) =
+                self.materials.get(instance.material as usize).map(|m| &m.kind)
+            else {
+                continue;
+            };
+            let Some(mesh) = self.meshes.get(instance.mesh as usize) else {
+                continue;
+            };
+            if radiance.max_element() <= 0.0 {
+                continue;
+            }
+            if mesh.displacement.is_some() {
+                log::warn!(
+                    "mesh \"{}\" is displaced and emissive: it emits from its undisplaced faces",
+                    mesh.name
+                );
+            }
+            let emitter = MeshEmitter::new(&mesh.data, &instance.transform);
+            if emitter.triangles.is_empty() {
+                continue;
+            }
+            self.lights.push(Light {
+                kind: LightKind::Mesh {
+                    instance: index as u32,
+                    emitter: Arc::new(emitter),
+                    radiance: *radiance,
+                    samples: *samples,
+                },
+                span: instance.span,
             });
         }
     }

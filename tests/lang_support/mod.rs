@@ -63,6 +63,7 @@ impl AssetLoader for MemoryLoader {
                         name: "lamp".into(),
                         kind: MaterialKind::Emissive {
                             radiance: Vec3::new(17.0, 12.0, 4.0),
+                            samples: 1,
                         },
                         texture_file: None,
                     },
