@@ -201,7 +201,13 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
             LightKind::Directional {
                 direction,
                 irradiance,
+                angle_deg,
             } => {
+                if angle_deg > 0.0 {
+                    eprintln!(
+                        "mitsuba_export: a sun's {angle_deg}° disk is exported as Mitsuba's directional light, from one direction"
+                    );
+                }
                 let _ = writeln!(
                     xml,
                     "  <emitter type=\"directional\"><vector name=\"direction\" value=\"{}\"/><rgb name=\"irradiance\" value=\"{}\"/></emitter>",

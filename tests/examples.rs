@@ -97,6 +97,7 @@ fn the_example_scenes_are_the_expected_set() {
         "cornell_point.csc",
         "cornell_spheres.csc",
         INCLUDE_ONLY,
+        "sun.csc",
         "vd_patches.csc",
     ] {
         assert!(

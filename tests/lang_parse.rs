@@ -358,11 +358,28 @@ fn lights_of_every_kind() {
         s.lights[3].kind,
         LightKind::Directional {
             direction: Vec3::NEG_Y,
-            irradiance: Vec3::splat(3.0)
+            irradiance: Vec3::splat(3.0),
+            angle_deg: 0.0,
         }
     );
     assert!(
         matches!(s.lights[4].kind, LightKind::Quad { samples: 4, radiance, .. } if radiance == Vec3::new(17.0, 12.0, 4.0))
+    );
+    let suns = scene(
+        "light sun { direction 0 -1 0 irradiance 1000 }\nlight sun { direction 1 -1 0 angle 2 }\nlight directional { direction 0 -1 0 angle 0.5 }",
+    );
+    let angles: Vec<f32> = suns
+        .lights
+        .iter()
+        .map(|l| match l.kind {
+            LightKind::Directional { angle_deg, .. } => angle_deg,
+            _ => panic!("not directional: {:?}", l.kind),
+        })
+        .collect();
+    assert_eq!(
+        angles,
+        [0.53, 2.0, 0.5],
+        "the sun's default is 0.53 degrees"
     );
     let LightKind::Quad {
         corner,

@@ -282,15 +282,33 @@ fn matching_fraction(a: &[PhotonRecord], b: &[PhotonRecord], tolerance: f32) -> 
 fn gpu_and_cpu_photon_maps_agree_in_the_glass_sphere_scene() {
     let Some(ctx) = test_context() else { return };
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let scene = glass_sphere_over_floor();
-    let prepared = prepared(&scene);
+    // Under the point light, under a sun (its photons' directions spread over its disk), and
+    // under an emissive sphere (photons from points on its triangles).
+    let point = glass_sphere_over_floor();
+    let mut sun = glass_sphere_over_floor();
+    sun.lights = vec![light(LightKind::Directional {
+        direction: Vec3::new(0.2, -1.0, 0.1),
+        irradiance: Vec3::splat(2.0),
+        angle_deg: 4.0,
+    })];
+    let mut lamp = glass_sphere_over_floor();
+    lamp.lights.clear();
+    add_emissive_sphere(&mut lamp, Vec3::new(0.2, 3.0, 0.1), 0.2, Vec3::splat(20.0));
+    for scene in [point, sun, lamp] {
+        photon_maps_agree(&gpu, &scene);
+    }
+}
+
+fn photon_maps_agree(gpu: &GpuBackend, scene: &Scene) {
+    let prepared = prepared(scene);
+    let light = &scene.lights[0].kind;
     for pass in [PhotonPass::Global, PhotonPass::Caustic] {
         let photons = 20_000;
-        let cpu: PhotonMap = trace_photons(&scene, &prepared, &Default::default(), pass, photons);
+        let cpu: PhotonMap = trace_photons(scene, &prepared, &Default::default(), pass, photons);
         let (records, stats) = gpu
-            .trace_photons_vec(&scene, &prepared, pass, photons)
+            .trace_photons_vec(scene, &prepared, pass, photons)
             .unwrap();
-        let name = pass.name();
+        let name = format!("{} {light:?}", pass.name());
         let (n_cpu, n_gpu) = (cpu.records.len() as f64, records.len() as f64);
         assert!(n_cpu > 1000.0, "{name}: {n_cpu} photons stored");
         assert!(
@@ -386,6 +404,13 @@ fn aimed_caustic_photons_carry_the_same_power_as_uniformly_emitted_ones_for_ever
         LightKind::Directional {
             direction: Vec3::new(0.2, -1.0, 0.1),
             irradiance: Vec3::splat(2.0),
+            angle_deg: 0.0,
+        },
+        // A sun of a large disk, whose aimed photons stray furthest from their targets.
+        LightKind::Directional {
+            direction: Vec3::new(0.2, -1.0, 0.1),
+            irradiance: Vec3::splat(2.0),
+            angle_deg: 8.0,
         },
     ];
     let mut with_lamp = glass_sphere_over_floor();
@@ -425,8 +450,18 @@ fn aimed_caustic_photons_carry_the_same_power_as_uniformly_emitted_ones_for_ever
         );
         // Aiming wastes few photons: most of those that leave a point facing the glass sphere
         // make it into the map. Every point of a flat or point light faces it; of a spherical
-        // lamp only the part of its area whose front sees the sphere's centre.
+        // lamp only the part of its area whose front sees the sphere's centre; of a sun, whose
+        // aimed disk is grown by how far its directions stray, the sphere's share of that disk.
         let facing = match &kind {
+            LightKind::Directional { angle_deg, .. } => {
+                let (_, radius) = caustica::render::photons::scene_sphere(&prepared);
+                let cos_max = caustica::scene::directional_cos_max(*angle_deg);
+                let disk = caustica::scene::directional_disk_radius(radius, cos_max);
+                let tan_max = (1.0 - cos_max * cos_max).sqrt() / cos_max;
+                let r = 0.5 * 1.001;
+                let grown = r + (2.02 * disk + r) * tan_max;
+                (r / grown).powi(2)
+            }
             LightKind::Mesh { emitter, .. } => {
                 let centre = Vec3::new(0.0, 1.0, 0.0);
                 let mut area = 0.0;

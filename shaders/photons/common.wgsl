@@ -18,34 +18,11 @@ const PASS_GLOBAL: u32 = 0u;
 const PASS_CAUSTIC: u32 = 1u;
 const PI: f32 = 3.14159265358979;
 
-// render::photons::orthonormal_basis (Duff et al.).
-fn orthonormal_basis_t(n: vec3<f32>) -> vec3<f32> {
-    let sign = select(-1.0, 1.0, n.z >= 0.0);
-    let a = -1.0 / (sign + n.z);
-    let b = n.x * n.y * a;
-    return vec3<f32>(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
-}
-
-fn orthonormal_basis_b(n: vec3<f32>) -> vec3<f32> {
-    let sign = select(-1.0, 1.0, n.z >= 0.0);
-    let a = -1.0 / (sign + n.z);
-    let b = n.x * n.y * a;
-    return vec3<f32>(b, sign + n.y * n.y * a, -n.y);
-}
-
 // render::photons::cosine_direction.
 fn cosine_direction(n: vec3<f32>, u: vec2<f32>) -> vec3<f32> {
     let d = concentric_disk(u);
     let z = sqrt(max(1.0 - d.x * d.x - d.y * d.y, 0.0));
     return orthonormal_basis_t(n) * d.x + orthonormal_basis_b(n) * d.y + n * z;
-}
-
-// render::photons::cone_direction.
-fn cone_direction(axis: vec3<f32>, cos_max: f32, u: vec2<f32>) -> vec3<f32> {
-    let c = 1.0 - u.x * (1.0 - cos_max);
-    let s = sqrt(max(1.0 - c * c, 0.0));
-    let phi = 2.0 * PI * u.y;
-    return orthonormal_basis_t(axis) * (s * cos(phi)) + orthonormal_basis_b(axis) * (s * sin(phi)) + axis * c;
 }
 
 // render::photons::spot_falloff.

@@ -50,6 +50,20 @@ fn mesh_emitter_point(e: PhotonEmitter, u: vec2<f32>) -> MeshPoint {
     return MeshPoint(triangle_point(t.position.xyz, t.edge_u.xyz, t.edge_v.xyz, vec2<f32>(x, u.y)), t.axis.xyz);
 }
 
+// render::photons::directional_direction.
+fn directional_direction(axis: vec3<f32>, cos_max: f32, u: vec2<f32>) -> vec3<f32> {
+    if cos_max < 1.0 {
+        return cone_direction(axis, cos_max, u);
+    }
+    return axis;
+}
+
+// The `radius` of render::photons::emit_aimed: a target's disk for a directional light, grown
+// for a sun by how far its directions stray from 2.02 R before the target's centre through it.
+fn aimed_disk_radius(r: f32, scene_radius: f32, tan_max: f32) -> f32 {
+    return r + (2.02 * scene_radius + r) * tan_max;
+}
+
 // render::photons::target_cone: (axis, cos of the half-angle, solid angle) seen from `origin`.
 struct TargetCone {
     axis: vec3<f32>,
@@ -75,14 +89,18 @@ fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, 
     let power = e.power.xyz;
     let dark = EmittedPhoton(p, vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0));
     if e.kind == EMITTER_DIRECTIONAL {
+        let cos_max = e.axis.w;
+        let tan_max = sqrt(max(1.0 - cos_max * cos_max, 0.0)) / cos_max;
         var total = 0.0;
         for (var k = 0u; k < count; k++) {
-            total += targets[k].w * targets[k].w;
+            let r = aimed_disk_radius(targets[k].w, e.edge_v.w, tan_max);
+            total += r * r;
         }
         var pick = u_pick * total;
         var chosen = count - 1u;
         for (var k = 0u; k < count; k++) {
-            let a = targets[k].w * targets[k].w;
+            let r = aimed_disk_radius(targets[k].w, e.edge_v.w, tan_max);
+            let a = r * r;
             if pick < a {
                 chosen = k;
                 break;
@@ -90,18 +108,19 @@ fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, 
             pick -= a;
         }
         let t = targets[chosen];
-        let d = concentric_disk(u_pos) * t.w;
+        let d = concentric_disk(u_pos) * aimed_disk_radius(t.w, e.edge_v.w, tan_max);
         let point = t.xyz + e.edge_u.xyz * d.x + e.edge_v.xyz * d.y;
         var covered = 0u;
         for (var k = 0u; k < count; k++) {
             let off = point - targets[k].xyz;
             let side = off - axis * dot3(off, axis);
-            if dot3(side, side) <= targets[k].w * targets[k].w {
+            let r = aimed_disk_radius(targets[k].w, e.edge_v.w, tan_max);
+            if dot3(side, side) <= r * r {
                 covered += 1u;
             }
         }
         let scene_area = e.edge_v.w * e.edge_v.w;
-        return EmittedPhoton(point - axis * (2.02 * e.edge_v.w), axis, power * (total / scene_area / f32(max(covered, 1u))));
+        return EmittedPhoton(point - axis * (2.02 * e.edge_v.w), directional_direction(axis, cos_max, u_dir), power * (total / scene_area / f32(max(covered, 1u))));
     }
     var origin = p;
     if e.kind == EMITTER_QUAD {
@@ -176,7 +195,7 @@ fn emit_photon(emitter: PhotonEmitter, target_count: u32, stream: ptr<function, 
     }
     if e.kind == EMITTER_DIRECTIONAL {
         let d = concentric_disk(u_pos) * e.edge_v.w;
-        return EmittedPhoton(p + e.edge_u.xyz * d.x + e.edge_v.xyz * d.y, axis, power);
+        return EmittedPhoton(p + e.edge_u.xyz * d.x + e.edge_v.xyz * d.y, directional_direction(axis, e.axis.w, u_dir), power);
     }
     if e.kind == EMITTER_QUAD {
         return EmittedPhoton(p + e.edge_u.xyz * u_pos.x + e.edge_v.xyz * u_pos.y, cosine_direction(axis, u_dir), power);

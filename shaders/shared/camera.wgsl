@@ -52,6 +52,30 @@ fn triangle_point(p0: vec3<f32>, e1: vec3<f32>, e2: vec3<f32>, u: vec2<f32>) -> 
     return p0 + e1 * (u.y * root) + e2 * (root * (1.0 - u.y));
 }
 
+// render::photons::orthonormal_basis (Duff et al.).
+fn orthonormal_basis_t(n: vec3<f32>) -> vec3<f32> {
+    let sign = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(1.0 + sign * n.x * n.x * a, sign * b, -sign * n.x);
+}
+
+fn orthonormal_basis_b(n: vec3<f32>) -> vec3<f32> {
+    let sign = select(-1.0, 1.0, n.z >= 0.0);
+    let a = -1.0 / (sign + n.z);
+    let b = n.x * n.y * a;
+    return vec3<f32>(b, sign + n.y * n.y * a, -n.y);
+}
+
+// render::photons::cone_direction.
+fn cone_direction(axis: vec3<f32>, cos_max: f32, u: vec2<f32>) -> vec3<f32> {
+    let c = 1.0 - u.x * (1.0 - cos_max);
+    let s = sqrt(max(1.0 - c * c, 0.0));
+    // 2π as render::photons::cone_direction computes it in f32.
+    let phi = 2.0 * 3.14159265358979 * u.y;
+    return orthonormal_basis_t(axis) * (s * cos(phi)) + orthonormal_basis_b(axis) * (s * sin(phi)) + axis * c;
+}
+
 fn integer_sqrt(n: u32) -> u32 {
     var r = u32(sqrt(f32(n)));
     while r > 1u && r * r > n {

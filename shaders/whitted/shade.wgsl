@@ -147,10 +147,18 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                 }
             }
             case 2u: {
-                let wi = light.direction.xyz;
+                // A sun's disk (cos_outer < 1): a direction uniform in its cone, weighted so that
+                // a surface facing it gets the irradiance.
+                var wi = light.direction.xyz;
+                var scale = 1.0;
+                if light.cos_outer < 1.0 {
+                    let jx = next_f32(&stream);
+                    wi = cone_direction(wi, light.cos_outer, vec2<f32>(jx, next_f32(&stream)));
+                    scale = 2.0 / (1.0 + light.cos_outer);
+                }
                 let cos = dot3(n, wi);
                 if cos > 0.0 && dot3(ng, wi) > 0.0 {
-                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * cos);
+                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * (scale * cos));
                 }
             }
             case LIGHT_MESH: {

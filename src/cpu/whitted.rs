@@ -22,11 +22,12 @@ use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::render::gather::ShadingPoint;
+use crate::render::photons::cone_direction;
 use crate::render::plan::PassPlan;
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::CameraModel;
-use crate::scene::{Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
+use crate::scene::{directional_cos_max, Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
 
 /// Per-pixel results of a tile.
 pub(crate) struct TileOutput {
@@ -387,8 +388,18 @@ impl<'a> Tracer<'a> {
                 LightKind::Directional {
                     direction,
                     irradiance,
+                    angle_deg,
                 } => {
-                    let wi = -direction.normalize_or_zero();
+                    // A sun's disk: a direction uniform in its cone, weighted so that a surface
+                    // facing it gets `irradiance` (∫ L cos dω = L π sin²θ over the cone).
+                    let toward = -direction.normalize_or_zero();
+                    let cos_max = directional_cos_max(angle_deg);
+                    let (wi, scale) = if cos_max < 1.0 {
+                        let u = rng.next_vec2();
+                        (cone_direction(toward, cos_max, u), 2.0 / (1.0 + cos_max))
+                    } else {
+                        (toward, 1.0)
+                    };
                     let cos = n.dot(wi);
                     if cos > 0.0 && ng.dot(wi) > 0.0 {
                         self.counters.shadow.add(1);
@@ -399,7 +410,7 @@ impl<'a> Tracer<'a> {
                             t_max: f32::INFINITY,
                         };
                         if !self.prepared.occluded_in(&self.vd, &shadow) {
-                            e += irradiance * cos;
+                            e += irradiance * (scale * cos);
                         }
                     }
                 }

@@ -346,7 +346,8 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
                 }
                 MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
-                MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
+                MaterialKind::Emissive { radiance, .. }
+                | MaterialKind::LightSurface { radiance } => {
                     (MATERIAL_EMISSIVE, NONE, 1.0, *radiance)
                 }
             };
@@ -407,8 +408,10 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
             LightKind::Directional {
                 direction,
                 irradiance,
+                angle_deg,
             } => GpuLight {
                 kind: LIGHT_DIRECTIONAL,
+                cos_outer: crate::scene::directional_cos_max(angle_deg),
                 direction: vec4(-direction.normalize_or_zero(), 0.0),
                 color: vec4(irradiance, 0.0),
                 ..Default::default()

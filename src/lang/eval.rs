@@ -390,9 +390,12 @@ const LIGHT: &[ParamSpec] = &[
     numbers("center"),
     numbers("size"),
     numbers("radiance"),
+    numbers("angle"),
     numbers("samples"),
 ];
-const LIGHT_KINDS: [&str; 4] = ["point", "spot", "directional", "quad"];
+const LIGHT_KINDS: [&str; 5] = ["point", "spot", "directional", "sun", "quad"];
+/// The sun's apparent diameter seen from the earth, in degrees: `light sun`'s default `angle`.
+const SUN_ANGLE_DEG: f32 = 0.53;
 const PHOTONS: &[ParamSpec] = &[
     numbers("global"),
     numbers("caustic"),
@@ -498,7 +501,7 @@ impl Builder<'_, '_> {
             (Some(h), true) => h.clone(),
             (None, true) => {
                 let what = if takes_kind {
-                    "a kind (point, spot, directional or quad)"
+                    "a kind (point, spot, directional, sun or quad)"
                 } else {
                     "a name"
                 };
@@ -1269,7 +1272,7 @@ impl Builder<'_, '_> {
         let ctx = &mut self.ctx;
         if !LIGHT_KINDS.contains(&kind.as_str()) {
             let hint = suggest::did_you_mean(&kind, LIGHT_KINDS);
-            ctx.error(kind_span, format!("unknown light kind \"{kind}\"{hint}: expected point, spot, directional or quad"));
+            ctx.error(kind_span, format!("unknown light kind \"{kind}\"{hint}: expected point, spot, directional, sun or quad"));
             return;
         }
         let p = params::split(block, LIGHT, &format!("{kind} light"), ctx);
@@ -1327,10 +1330,18 @@ impl Builder<'_, '_> {
                     cone_outer_deg: outer,
                 })
             }
-            "directional" => {
+            "directional" | "sun" => {
                 p.require(ctx, "direction", &who);
                 let direction = p.vec3_opt(ctx, "direction");
                 let irradiance = p.color(ctx, "irradiance", Vec3::ONE);
+                let default_angle = if kind == "sun" { SUN_ANGLE_DEG } else { 0.0 };
+                let angle_deg = p.float(
+                    ctx,
+                    "angle",
+                    default_angle,
+                    |a| (0.0..=90.0).contains(&a),
+                    "between 0 and 90 degrees",
+                );
                 direction.and_then(|(d, span)| {
                     if d.length_squared() == 0.0 {
                         ctx.error(span, "the light's direction is zero");
@@ -1339,6 +1350,7 @@ impl Builder<'_, '_> {
                     Some(LightKind::Directional {
                         direction: d.normalize(),
                         irradiance,
+                        angle_deg,
                     })
                 })
             }

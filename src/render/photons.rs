@@ -31,7 +31,9 @@ use crate::accel::photon_estimate::EstimateFilter;
 use crate::accel::prepared::MESH_DISPLACED;
 use crate::accel::Aabb;
 use crate::accel::Prepared;
-use crate::scene::{LightKind, MaterialKind, PhotonFilter, Scene};
+use crate::scene::{
+    directional_cos_max, directional_disk_radius, LightKind, MaterialKind, PhotonFilter, Scene,
+};
 
 /// Random dimensions drawn at emission.
 pub const EMIT_DIMENSIONS: u32 = 5;
@@ -94,9 +96,11 @@ impl PhotonPass {
 /// - spot: `position`, `axis` (unit, w = cos of the outer half-angle), `edge_u.w` = cos of the
 ///   inner half-angle; `power` = I·Ω_outer / count, where I = Φ/4π, times the falloff of each
 ///   photon's direction (directions are uniform in the outer cone).
-/// - directional: `axis` = unit direction of travel; `position` = centre of the disk that covers
-///   the scene's bounds, already moved back along `-axis` out of them; `edge_v.w` = the disk's
-///   radius; `edge_u`/`edge_v` xyz = the disk's unit axes; `power` = E·πR² / count.
+/// - directional: `axis` = unit direction of travel (w = cos of the half-angle of a sun's cone of
+///   directions, 1 for one direction); `position` = centre of the disk that covers the scene's
+///   bounds (grown for a sun, `scene::directional_disk_radius`), already moved back along
+///   `-axis` out of them; `edge_v.w` = the disk's radius R; `edge_u`/`edge_v` xyz = the disk's
+///   unit axes; `power` = E·πR² / count.
 /// - quad: `position` = corner, `edge_u`, `edge_v` the edges, `axis` = unit normal;
 ///   `power` = L·A·π / count (cosine-weighted directions).
 /// - mesh: its triangles are the records `triangles .. triangles + triangle_count` of the
@@ -141,8 +145,13 @@ pub fn light_power(kind: &LightKind, scene_radius: f32) -> Vec3 {
             };
             power / (4.0 * pi) * (2.0 * pi * effective)
         }
-        LightKind::Directional { irradiance, .. } => {
-            irradiance * (pi * scene_radius * scene_radius)
+        LightKind::Directional {
+            irradiance,
+            angle_deg,
+            ..
+        } => {
+            let disk = directional_disk_radius(scene_radius, directional_cos_max(angle_deg));
+            irradiance * (pi * disk * disk)
         }
         LightKind::Quad {
             edge_u,
@@ -251,18 +260,18 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
             LightKind::Directional {
                 direction,
                 irradiance,
+                angle_deg,
             } => {
                 let d = direction.normalize_or_zero();
                 let (u, v) = orthonormal_basis(d);
+                let cos_max = directional_cos_max(angle_deg);
+                let disk = directional_disk_radius(radius, cos_max);
                 e.kind = EMITTER_DIRECTIONAL;
-                e.axis = v4(d, 0.0);
+                e.axis = v4(d, cos_max);
                 e.position = v4(centre - d * (radius * 1.01), 1.0);
                 e.edge_u = v4(u, 0.0);
-                e.edge_v = v4(v, radius);
-                e.power = v4(
-                    irradiance * (std::f32::consts::PI * radius * radius) / n,
-                    0.0,
-                );
+                e.edge_v = v4(v, disk);
+                e.power = v4(irradiance * (std::f32::consts::PI * disk * disk) / n, 0.0);
             }
             LightKind::Quad {
                 corner,
@@ -287,10 +296,7 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
             } => {
                 e.kind = EMITTER_MESH;
                 e.triangle_count = emitter.triangles.len() as u32;
-                e.power = v4(
-                    radiance * (emitter.area * std::f32::consts::PI) / n,
-                    0.0,
-                );
+                e.power = v4(radiance * (emitter.area * std::f32::consts::PI) / n, 0.0);
                 meshes.push((emitters.len(), emitter));
             }
         }
@@ -358,6 +364,16 @@ pub fn cosine_direction(n: Vec3, u: Vec2) -> Vec3 {
     let z = (1.0 - d.x * d.x - d.y * d.y).max(0.0).sqrt();
     let (t, b) = orthonormal_basis(n);
     t * d.x + b * d.y + n * z
+}
+
+/// The direction of a photon of a directional light travelling along `axis`: uniform in its
+/// cone of half-angle acos(`cos_max`) for a sun, `axis` itself when `cos_max` is 1.
+pub fn directional_direction(axis: Vec3, cos_max: f32, u: Vec2) -> Vec3 {
+    if cos_max < 1.0 {
+        cone_direction(axis, cos_max, u)
+    } else {
+        axis
+    }
 }
 
 /// A uniform direction in the cone of half-angle acos(`cos_max`) about `axis`.
@@ -442,7 +458,7 @@ pub fn emit_photon(
             let d = concentric_disk(u_pos) * e.edge_v[3];
             EmittedPhoton {
                 origin: p + Vec3::from_slice(&e.edge_u) * d.x + Vec3::from_slice(&e.edge_v) * d.y,
-                dir: axis,
+                dir: directional_direction(axis, e.axis[3], u_dir),
                 power,
             }
         }
@@ -591,21 +607,27 @@ fn emit_aimed(
         power: Vec3::ZERO,
     };
     if e.kind == EMITTER_DIRECTIONAL {
-        // Disks of the targets' radii, perpendicular to the light, chosen by area.
+        // Disks around the targets, perpendicular to the light, chosen by area: of the targets'
+        // radii, grown for a sun by how far its cone's directions stray on the way from the
+        // photon's origin (2.02 R before the target's centre) through the target.
         let u = Vec3::from_slice(&e.edge_u);
         let v = Vec3::from_slice(&e.edge_v);
-        let total: f32 = targets.iter().map(|t| t[3] * t[3]).sum();
+        let cos_max = e.axis[3];
+        let tan_max = (1.0 - cos_max * cos_max).max(0.0).sqrt() / cos_max;
+        let radius = |t: &[f32; 4]| t[3] + (2.02 * e.edge_v[3] + t[3]) * tan_max;
+        let total: f32 = targets.iter().map(|t| radius(t) * radius(t)).sum();
         let mut pick = u_pick * total;
         let mut chosen = targets.len() - 1;
         for (k, t) in targets.iter().enumerate() {
-            if pick < t[3] * t[3] {
+            let area = radius(t) * radius(t);
+            if pick < area {
                 chosen = k;
                 break;
             }
-            pick -= t[3] * t[3];
+            pick -= area;
         }
         let t = targets[chosen];
-        let d = concentric_disk(u_pos) * t[3];
+        let d = concentric_disk(u_pos) * radius(&t);
         let centre = Vec3::new(t[0], t[1], t[2]);
         let point = centre + u * d.x + v * d.y;
         let covered = targets
@@ -613,7 +635,7 @@ fn emit_aimed(
             .filter(|t| {
                 let c = Vec3::new(t[0], t[1], t[2]);
                 let off = point - c;
-                (off - axis * off.dot(axis)).length_squared() <= t[3] * t[3]
+                (off - axis * off.dot(axis)).length_squared() <= radius(t) * radius(t)
             })
             .count()
             .max(1);
@@ -621,7 +643,7 @@ fn emit_aimed(
         let scene_area = e.edge_v[3] * e.edge_v[3];
         return EmittedPhoton {
             origin: point - axis * (2.02 * e.edge_v[3]),
-            dir: axis,
+            dir: directional_direction(axis, cos_max, u_dir),
             power: power * (total / scene_area / covered as f32),
         };
     }

@@ -335,8 +335,13 @@ pub enum LightKind {
         cone_outer_deg: f32,
     },
     /// Light arriving from infinitely far away along `direction`, with irradiance `irradiance`
-    /// (W/m²) on a surface facing it.
-    Directional { direction: Vec3, irradiance: Vec3 },
+    /// (W/m²) on a surface facing it, from a disk of apparent diameter `angle_deg` around
+    /// `-direction` (0: from that one direction; the sun's 0.53° casts soft shadows).
+    Directional {
+        direction: Vec3,
+        irradiance: Vec3,
+        angle_deg: f32,
+    },
     /// One-sided parallelogram emitter at `corner` spanned by `edge_u` and `edge_v`, emitting
     /// uniform `radiance` on the side of `edge_u × edge_v`. `samples` shadow rays per shading point.
     Quad {
@@ -356,6 +361,21 @@ pub enum LightKind {
         radiance: Vec3,
         samples: u32,
     },
+}
+
+/// The cosine of the half-angle of a directional light's cone of directions, from its apparent
+/// diameter in degrees, taken between 0 and 90 (1 for a single direction). Both backends use
+/// this value.
+pub fn directional_cos_max(angle_deg: f32) -> f32 {
+    (0.5 * angle_deg.clamp(0.0, 90.0)).to_radians().cos()
+}
+
+/// The radius of the disk a directional light's photons leave from, for a scene of radius
+/// `scene_radius`: the scene's, grown for a sun by how far its directions stray (`tan` of the
+/// cone's half-angle per unit of travel) over the about 3 radii a photon crosses.
+pub fn directional_disk_radius(scene_radius: f32, cos_max: f32) -> f32 {
+    let tan_max = (1.0 - cos_max * cos_max).max(0.0).sqrt() / cos_max;
+    scene_radius * (1.0 + 3.03 * tan_max)
 }
 
 /// The emitting faces of one instance in world space: its triangles, and its quads split along
@@ -401,14 +421,15 @@ impl MeshEmitter {
             1.0
         };
         let mut triangles = Vec::with_capacity(data.triangles.len() + 2 * data.quads.len());
-        let corners = data
-            .triangles
-            .iter()
-            .copied()
-            .chain(data.quads.iter().flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]));
+        let corners = data.triangles.iter().copied().chain(
+            data.quads
+                .iter()
+                .flat_map(|q| [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]),
+        );
         let mut total = 0.0f64;
         for [a, b, c] in corners {
-            let [p0, p1, p2] = [a, b, c].map(|v| transform.transform_point3(data.positions[v as usize]));
+            let [p0, p1, p2] =
+                [a, b, c].map(|v| transform.transform_point3(data.positions[v as usize]));
             let (e1, e2) = (p1 - p0, p2 - p0);
             let cross = e1.cross(e2) * flip;
             let area = 0.5 * cross.length();
@@ -451,7 +472,10 @@ pub fn sample_emitter_triangles(triangles: &[EmitterTriangle], u: Vec2) -> (Vec3
     }
     let (i, x) = pick_by_cdf(triangles.len(), |k| triangles[k].cdf, u.x);
     let t = &triangles[i];
-    (triangle_point(t.p0, t.e1, t.e2, Vec2::new(x, u.y)), t.normal)
+    (
+        triangle_point(t.p0, t.e1, t.e2, Vec2::new(x, u.y)),
+        t.normal,
+    )
 }
 
 /// The entry of `count` (at least 1) whose cumulative fraction `cdf(i)` (ascending, ending at 1)
@@ -834,8 +858,10 @@ impl Scene {
     /// displaced mesh emits from its undisplaced faces (with a warning).
     pub fn add_emissive_lights(&mut self) {
         for (index, instance) in self.instances.iter().enumerate() {
-            let Some(MaterialKind::Emissive { radiance, samples }) =
-                self.materials.get(instance.material as usize).map(|m| &m.kind)
+            let Some(MaterialKind::Emissive { radiance, samples }) = self
+                .materials
+                .get(instance.material as usize)
+                .map(|m| &m.kind)
             else {
                 continue;
             };
