@@ -474,3 +474,42 @@ fn a_render_that_stops_removes_its_placeholders_and_keeps_its_finished_frames() 
     );
     caustica::io::read_frame(&dir.path().join("p_0001.exr")).unwrap();
 }
+
+/// A frame without caustic photons (McGuire's box: its one light is diffuse) rendered again
+/// sends the device only its per-dispatch parameters, not an image-sized buffer of zeros for
+/// the absent caustics.
+#[test]
+fn a_frame_without_caustic_photons_uploads_no_stand_in_for_them() {
+    use caustica::gpu::GpuBackend;
+    use caustica::render::Backend;
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenes/cornell_mcguire.csc");
+    let file = caustica::load_scene(&path).unwrap();
+    let overrides = Overrides {
+        resolution: Some((128, 128)),
+        spp: Some(1),
+        integrator: Some(caustica::scene::Integrator::PhotonMap),
+        ..Default::default()
+    };
+    let mut scene = caustica::evaluate_frame(&file, 1, &AssetCache::default(), &overrides).unwrap();
+    scene.photons.global = 10_000;
+    scene.gather.seeds = 64;
+    scene.gather.rays = 16;
+    assert_eq!(scene.photons.caustic, 0);
+    let prepared = caustica::prepare(&scene).unwrap();
+    let backend = GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    let again = backend
+        .render_frame(&scene, &prepared, &Default::default())
+        .unwrap();
+    let uploaded = stat(&again, "gpu/uploaded_bytes");
+    // 128 × 128 shading points' zero caustics were 256 KiB.
+    assert!(
+        uploaded < 64.0 * 1024.0,
+        "the frame uploaded {uploaded} bytes"
+    );
+}

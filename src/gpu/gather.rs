@@ -11,8 +11,8 @@ use super::irradiance::IrradianceKernels;
 use super::irradiance_photons::{GpuIrradiancePhotons, IrradiancePhotonKernels};
 use super::kdtree::KdTreeBuilder;
 use super::kernel::{
-    read_buffer, read_words, stage_words, storage_buffer, storage_buffer_sized, uniform_buffer,
-    Checks, Kernel, StagedWords,
+    read_buffer, read_words, stage_words, storage_buffer_sized, uniform_buffer, Checks, Kernel,
+    StagedWords,
 };
 use super::knn::status_error;
 use super::knn::KnnQueries;
@@ -285,8 +285,10 @@ impl GpuCore {
         prepared: &Prepared,
     ) -> Result<GpuBuffer, GpuError> {
         if caustic.map.count == 0 || points.count == 0 {
-            let zeros = vec![[0.0f32; 4]; points.count.max(1) as usize];
-            return storage_buffer(&self.ctx, "no caustics", &zeros);
+            // Cleared on the device, not uploaded: a scene without caustic photons sends nothing
+            // per frame for them.
+            let bytes = points.count.max(1) as u64 * std::mem::size_of::<[f32; 4]>() as u64;
+            return storage_buffer_sized(&self.ctx, "no caustics", bytes);
         }
         let queries = (&points.buffer, points.count);
         self.map_density(kernels, caustic, queries, settings, prepared)
