@@ -121,7 +121,9 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 offset,
                 width,
                 height,
-                _pad
+                _pad,
+                uv_scale,
+                uv_offset
             }),
         ),
         (

@@ -36,7 +36,7 @@ newmtl wall
 Ka 0.1 0.1 0.1
 Kd 0.63 0.065 0.05
 Ks 0 0 0
-map_Kd -s 2 2 1 bricks.png
+map_Kd -s 2 3 1 -o 0.5 0 -bm 0.5 bricks.png
 newmtl lamp
 Kd 0.78 0.78 0.78
 Ke 17 12 4
@@ -132,6 +132,12 @@ fn mtl_statements_become_diffuse_emissive_dielectric_and_mirror_materials() {
         texture.unwrap().ends_with("bricks.png"),
         "options before the file name are skipped"
     );
+    let wall = asset.materials.iter().find(|m| m.name == "wall").unwrap();
+    assert_eq!(
+        (wall.texture_scale, wall.texture_offset),
+        (Vec2::new(2.0, 3.0), Vec2::new(0.5, 0.0)),
+        "-s and -o give the texture's UV scale and offset"
+    );
     assert_eq!(
         kind("lamp").0,
         MaterialKind::Emissive {
@@ -174,8 +180,8 @@ fn what_a_material_cannot_say_is_warned_once_with_its_line() {
         pr.contains("m.mtl:20:1: the MTL statement \"Pr\" is not supported and was ignored (and on 1 more line)"),
         "{pr}"
     );
-    let option = find("\"-s\"");
-    assert!(option.contains("m.mtl:5:8:"), "{option}");
+    let option = find("\"-bm\"");
+    assert!(option.contains("m.mtl:5:26:"), "{option}");
     let opacity = find("partial opacity");
     assert!(
         opacity.contains("m.mtl:19:1: material \"hazy\""),

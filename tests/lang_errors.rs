@@ -430,3 +430,15 @@ fn a_malformed_film_device_list_is_reported_at_its_text() {
         "scene.csc:1:16: error: \"devices\": bad device list \"0,,1\": expected auto, all, or indices and names separated by commas (see caustica info --gpu)\n",
     );
 }
+
+#[test]
+fn a_zero_texture_scale_and_a_quad_repeat_of_zero_are_errors_at_their_values() {
+    assert_error(
+        "texture t { file \"a.png\" scale 0 1 }",
+        "scene.csc:1:26: error: a texture's \"scale\" must be finite and not zero",
+    );
+    assert_error(
+        "mesh m { quad repeat 0 2 }",
+        "scene.csc:1:15: error: \"repeat\" must be greater than 0",
+    );
+}

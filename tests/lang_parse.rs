@@ -184,6 +184,32 @@ fn textures_named_and_inline_load_once_each() {
 }
 
 #[test]
+fn textures_take_a_uv_scale_and_offset_and_quads_uv_repeats() {
+    let s = scene(
+        "texture tiles { file \"tiles.png\" scale 4 2 offset 0.5 0.25 }
+         texture even { file \"tiles.png\" scale 3 }
+         texture plain { file \"tiles.png\" }
+         mesh floor { quad size 2 2 repeat 8 4 }",
+    );
+    let transform = |i: usize| (s.textures[i].uv_scale, s.textures[i].uv_offset);
+    assert_eq!(transform(0), (Vec2::new(4.0, 2.0), Vec2::new(0.5, 0.25)));
+    assert_eq!(transform(1), (Vec2::splat(3.0), Vec2::ZERO));
+    assert_eq!(transform(2), (Vec2::ONE, Vec2::ZERO));
+    let uvs = &s.meshes[0].data.uvs;
+    assert_eq!(
+        uvs.iter().fold(Vec2::ZERO, |m, uv| m.max(*uv)),
+        Vec2::new(8.0, 4.0),
+        "the quad's UVs run to its repeats"
+    );
+    // A lookup goes through the transform: uv (0.125, 0.375) reads the image at (1, 1).
+    let texture = &s.textures[0];
+    assert_eq!(
+        texture.sample(Vec2::new(0.125, 0.375)),
+        texture.image.sample(Vec2::ONE)
+    );
+}
+
+#[test]
 fn built_in_shapes_and_inline_meshes() {
     let s = scene(
         "mesh ball { sphere radius 2 segments 8 }

@@ -131,12 +131,14 @@ fn surface_point(ray_origin: vec3<f32>, ray_dir: vec3<f32>, hit: Hit) -> Surface
     return SurfacePoint(rows_point(record.object_to_world, position), geometric_normal, shading_normal, uv, record.material);
 }
 
-// TextureImage::sample: bilinear with wrap-around, v = 1 at the top row.
-fn sample_texture(index: u32, uv: vec2<f32>) -> vec3<f32> {
+// Texture::sample: TextureImage::sample (bilinear with wrap-around, v = 1 at the top row) at
+// the UV through the texture's scale and offset.
+fn sample_texture(index: u32, surface_uv: vec2<f32>) -> vec3<f32> {
     let tex = textures[index];
     if tex.width == 0u || tex.height == 0u {
         return vec3<f32>(1.0);
     }
+    let uv = surface_uv * tex.uv_scale + tex.uv_offset;
     let w = i32(tex.width);
     let h = i32(tex.height);
     let x = uv.x * f32(tex.width) - 0.5;

@@ -88,12 +88,15 @@ struct Light {
     color: vec4<f32>,
 }
 
-// Twin of gpu::upload::GpuTexture: texels[offset .. offset + width * height], rows from the top.
+// Twin of gpu::upload::GpuTexture: texels[offset .. offset + width * height], rows from the top,
+// looked up at uv * uv_scale + uv_offset.
 struct Texture {
     offset: u32,
     width: u32,
     height: u32,
     _pad: u32,
+    uv_scale: vec2<f32>,
+    uv_offset: vec2<f32>,
 }
 
 // Twin of gpu::upload::FrameParams: the camera model, the film and the state of one dispatch.

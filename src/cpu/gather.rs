@@ -458,7 +458,7 @@ pub fn gather_radiance(
         match material {
             MaterialKind::Diffuse { albedo, texture } => {
                 let albedo = match texture {
-                    Some(t) => *albedo * scene.textures[*t as usize].image.sample(sp.uv),
+                    Some(t) => *albedo * scene.textures[*t as usize].sample(sp.uv),
                     None => *albedo,
                 };
                 let n = face_forward(sp.shading_normal, dir);

@@ -164,7 +164,7 @@ pub fn trace_photons(
 pub(crate) fn albedo_at(scene: &Scene, material: &MaterialKind, uv: glam::Vec2) -> Vec3 {
     match material {
         MaterialKind::Diffuse { albedo, texture } => match texture {
-            Some(t) => *albedo * scene.textures[*t as usize].image.sample(uv),
+            Some(t) => *albedo * scene.textures[*t as usize].sample(uv),
             None => *albedo,
         },
         _ => Vec3::ZERO,

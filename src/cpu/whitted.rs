@@ -332,7 +332,7 @@ impl<'a> Tracer<'a> {
     fn albedo_of(&self, kind: &MaterialKind, sp: &SurfacePoint) -> Vec3 {
         match kind {
             MaterialKind::Diffuse { albedo, texture } => match texture {
-                Some(t) => *albedo * self.scene.textures[*t as usize].image.sample(sp.uv),
+                Some(t) => *albedo * self.scene.textures[*t as usize].sample(sp.uv),
                 None => *albedo,
             },
             MaterialKind::Mirror { reflectance } => *reflectance,

@@ -89,6 +89,8 @@ pub struct GpuTexture {
     pub width: u32,
     pub height: u32,
     pub _pad: u32,
+    pub uv_scale: [f32; 2],
+    pub uv_offset: [f32; 2],
 }
 
 /// The camera model, the film and the per-dispatch state; 160 bytes, a uniform.
@@ -489,6 +491,8 @@ pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
             width: t.image.width,
             height: t.image.height,
             _pad: 0,
+            uv_scale: t.uv_scale.to_array(),
+            uv_offset: t.uv_offset.to_array(),
         });
         texels.extend(t.image.texels.iter().map(|c| vec4(*c, 1.0)));
     }

@@ -657,6 +657,8 @@ struct MtlBlock {
     d: Option<(f32, usize)>,
     illum: Option<(i64, usize)>,
     map_kd: Option<PathBuf>,
+    map_scale: Vec2,
+    map_offset: Vec2,
 }
 
 /// Reads an MTL file: its materials, translated, and warnings for what it says that a Caustica
@@ -682,6 +684,7 @@ fn read_mtl(
             }
             blocks.push(MtlBlock {
                 name: name.to_string(),
+                map_scale: Vec2::ONE,
                 ..MtlBlock::default()
             });
             continue;
@@ -743,11 +746,18 @@ fn read_mtl(
                 block.illum = Some((value as i64, line));
             }
             "map_Kd" => {
-                let (file, options) = texture_file(&text);
-                if file.is_empty() {
+                let statement = texture_file(&text);
+                if statement.file.is_empty() {
                     return Err(at(path, line, column, "\"map_Kd\" needs a file name"));
                 }
-                if let Some((c, option)) = options {
+                if let Some(scale) = statement.scale {
+                    if scale.x == 0.0 || scale.y == 0.0 {
+                        return Err(at(path, line, column, "\"map_Kd -s\" must not be zero"));
+                    }
+                    block.map_scale = scale;
+                }
+                block.map_offset = statement.offset.unwrap_or(Vec2::ZERO);
+                if let Some((c, option)) = statement.unsupported {
                     warnings.warn(
                         format!("map option {option}"),
                         line,
@@ -755,7 +765,7 @@ fn read_mtl(
                         format!("the texture option \"{option}\" is not supported and was ignored"),
                     );
                 }
-                block.map_kd = Some(folder.join(file));
+                block.map_kd = Some(folder.join(statement.file));
             }
             other => warnings.warn(
                 format!("statement {other}"),
@@ -790,10 +800,26 @@ fn one_number<'a>(
     }
 }
 
-/// The file name of a texture statement, after its options (`-s 2 2 1 file.png`), and the first
-/// option given, if any.
-fn texture_file(text: &str) -> (&str, Option<(usize, &str)>) {
-    let mut first_option = None;
+/// A texture statement's file and options.
+struct TextureStatement<'t> {
+    file: &'t str,
+    /// `-s u v`: the UV scale.
+    scale: Option<Vec2>,
+    /// `-o u v`: the UV offset.
+    offset: Option<Vec2>,
+    /// The first option other than those two, with its column.
+    unsupported: Option<(usize, &'t str)>,
+}
+
+/// The file name of a texture statement, after its options (`-s 2 2 1 file.png`), with the UV
+/// scale and offset options read and the first other option noted.
+fn texture_file(text: &str) -> TextureStatement<'_> {
+    let mut statement = TextureStatement {
+        file: "",
+        scale: None,
+        offset: None,
+        unsupported: None,
+    };
     let mut rest = rest_of_line(text);
     let offset = |s: &str| {
         text[..s.as_ptr() as usize - text.as_ptr() as usize]
@@ -804,7 +830,9 @@ fn texture_file(text: &str) -> (&str, Option<(usize, &str)>) {
     while rest.starts_with('-') {
         let mut parts = rest.splitn(2, char::is_whitespace);
         let option = parts.next().unwrap_or_default();
-        first_option.get_or_insert((offset(rest), option));
+        if !matches!(option, "-s" | "-o") {
+            statement.unsupported.get_or_insert((offset(rest), option));
+        }
         rest = parts.next().unwrap_or_default().trim_start();
         // Options take one word, except -o, -s, -t (up to three numbers) and -mm (two).
         let most = match option {
@@ -812,16 +840,30 @@ fn texture_file(text: &str) -> (&str, Option<(usize, &str)>) {
             "-mm" => 2,
             _ => 1,
         };
+        let mut values = Vec::with_capacity(most);
         for taken in 0..most {
             let mut parts = rest.splitn(2, char::is_whitespace);
             let word = parts.next().unwrap_or_default();
-            if taken > 0 && word.parse::<f32>().is_err() {
+            let value = word.parse::<f32>();
+            if taken > 0 && value.is_err() {
                 break;
             }
+            values.extend(value.ok().filter(|v| v.is_finite()));
             rest = parts.next().unwrap_or_default().trim_start();
         }
+        // u, then v (by default 1 for a scale, 0 for an offset); w is for 3D textures.
+        let uv = |default_v: f32| {
+            let u = *values.first()?;
+            Some(Vec2::new(u, values.get(1).copied().unwrap_or(default_v)))
+        };
+        match option {
+            "-s" => statement.scale = uv(1.0),
+            "-o" => statement.offset = uv(0.0),
+            _ => {}
+        }
     }
-    (rest.trim(), first_option)
+    statement.file = rest.trim();
+    statement
 }
 
 /// The Caustica material an MTL block describes (see `docs/language.md`, "Materials from OBJ
@@ -881,5 +923,7 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
         name,
         kind,
         texture_file,
+        texture_scale: block.map_scale,
+        texture_offset: block.map_offset,
     }
 }

@@ -15,9 +15,10 @@ use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
-    self, shapes, Aov, AssetLoader, Camera, FrameRange, FresnelMode, GatherSettings, Instance,
-    Light, LightKind, Material, MaterialId, MaterialKind, Mesh, MeshAsset, MeshData, MeshId,
-    MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap, VdSpace,
+    self, shapes, Aov, AssetLoader, Camera, FileMaterial, FrameRange, FresnelMode, GatherSettings,
+    Instance, Light, LightKind, Material, MaterialId, MaterialKind, Mesh, MeshAsset, MeshData,
+    MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap,
+    VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -341,7 +342,7 @@ const MATERIAL: &[ParamSpec] = &[
 const MATERIAL_KINDS: [&str; 5] = ["diffuse", "mirror", "dielectric", "conductor", "emissive"];
 /// The Fresnel formulas a dielectric may choose.
 const FRESNEL_MODES: [&str; 2] = ["exact", "schlick"];
-const TEXTURE: &[ParamSpec] = &[text("file")];
+const TEXTURE: &[ParamSpec] = &[text("file"), numbers("scale"), numbers("offset")];
 const MESH: &[ParamSpec] = &[
     text("file"),
     numbers("sphere"),
@@ -356,6 +357,7 @@ const MESH: &[ParamSpec] = &[
     numbers("segments"),
     numbers("size"),
     numbers("divisions"),
+    numbers("repeat"),
     names("displacement"),
 ];
 const MESH_KINDS: [&str; 5] = ["file", "sphere", "quad", "box", "vertices"];
@@ -714,6 +716,23 @@ impl Builder<'_, '_> {
         } else {
             None
         };
+        let ctx = &mut self.ctx;
+        let mut uv_scale = Vec2::ONE;
+        if let Some((v, span)) = p.numbers(ctx, "scale", &[1, 2]) {
+            let s = if v.len() == 1 {
+                Vec2::splat(v[0] as f32)
+            } else {
+                Vec2::new(v[0] as f32, v[1] as f32)
+            };
+            if s.x == 0.0 || s.y == 0.0 || !s.is_finite() {
+                ctx.error(span, "a texture's \"scale\" must be finite and not zero");
+            } else {
+                uv_scale = s;
+            }
+        }
+        let uv_offset = p
+            .numbers(ctx, "offset", &[2])
+            .map_or(Vec2::ZERO, |(v, _)| Vec2::new(v[0] as f32, v[1] as f32));
         p.finish(&mut self.ctx, "a texture");
         let Some((written, span)) = file else { return };
         let Some((image, path)) = self.load("texture", &written, span, |l, p| l.load_texture(p))
@@ -725,6 +744,8 @@ impl Builder<'_, '_> {
                 name: name.clone(),
                 path,
                 image,
+                uv_scale,
+                uv_offset,
                 span: block.span,
             });
             self.texture_names
@@ -735,12 +756,12 @@ impl Builder<'_, '_> {
     /// A texture named by its file inside a material; the same file is loaded once.
     fn inline_texture(&mut self, written: &str, span: Span) -> Option<u32> {
         let path = self.ctx.sources.resolve(span.file, written);
-        if let Some(i) = self
-            .scene
-            .textures
-            .iter()
-            .position(|t| t.path == path && t.name == written)
-        {
+        if let Some(i) = self.scene.textures.iter().position(|t| {
+            t.path == path
+                && t.name == written
+                && t.uv_scale == Vec2::ONE
+                && t.uv_offset == Vec2::ZERO
+        }) {
             return Some(i as u32);
         }
         let (image, path) = self.load("texture", written, span, |l, p| l.load_texture(p))?;
@@ -748,6 +769,8 @@ impl Builder<'_, '_> {
             name: written.to_string(),
             path,
             image,
+            uv_scale: Vec2::ONE,
+            uv_offset: Vec2::ZERO,
             span,
         });
         Some((self.scene.textures.len() - 1) as u32)
@@ -979,8 +1002,22 @@ impl Builder<'_, '_> {
                         }
                     }
                 }
+                // UV repeats: the texture coordinates run 0..U and 0..V across the quad.
+                let mut repeat = Vec2::ONE;
+                if let Some((v, span)) = p.numbers(ctx, "repeat", &[1, 2]) {
+                    let r = Vec2::new(v[0] as f32, *v.last().unwrap_or(&v[0]) as f32);
+                    if r.x > 0.0 && r.y > 0.0 && r.is_finite() {
+                        repeat = r;
+                    } else {
+                        ctx.error(span, "\"repeat\" must be greater than 0");
+                    }
+                }
                 p.finish(ctx, "a quad mesh");
-                Some((single(shapes::grid_quad(size, divisions)), MeshOrigin::Quad))
+                let mut quad = shapes::grid_quad(size, divisions);
+                for uv in &mut quad.uvs {
+                    *uv *= repeat;
+                }
+                Some((single(quad), MeshOrigin::Quad))
             }
             "box" => {
                 let ctx = &mut self.ctx;
@@ -1053,12 +1090,12 @@ impl Builder<'_, '_> {
         }
         let (mesh, span) = (parts.mesh.clone(), parts.span);
         let material = parts.asset.materials[index].clone();
-        let mut kind = material.kind;
+        let mut kind = material.kind.clone();
         let mut made = Some(());
-        if let (Some(file), MaterialKind::Diffuse { texture, .. }) =
-            (&material.texture_file, &mut kind)
+        if let (true, MaterialKind::Diffuse { texture, .. }) =
+            (material.texture_file.is_some(), &mut kind)
         {
-            *texture = self.file_texture(file, &mesh, span);
+            *texture = self.file_texture(&material, &mesh, span);
             made = texture.map(|_| ());
         }
         let id = made.map(|()| {
@@ -1075,10 +1112,17 @@ impl Builder<'_, '_> {
         id
     }
 
-    /// A texture named by a mesh file's material, at a path already resolved; each file is loaded
-    /// once.
-    fn file_texture(&mut self, path: &std::path::Path, mesh: &str, span: Span) -> Option<u32> {
-        if let Some(i) = self.scene.textures.iter().position(|t| t.path == path) {
+    /// The texture named by a mesh file's material (a path already resolved, with its UV scale
+    /// and offset); each file and transform is loaded once.
+    fn file_texture(&mut self, material: &FileMaterial, mesh: &str, span: Span) -> Option<u32> {
+        let path = material.texture_file.as_deref()?;
+        let (uv_scale, uv_offset) = (material.texture_scale, material.texture_offset);
+        if let Some(i) = self
+            .scene
+            .textures
+            .iter()
+            .position(|t| t.path == path && t.uv_scale == uv_scale && t.uv_offset == uv_offset)
+        {
             return Some(i as u32);
         }
         match self.loader.load_texture(path) {
@@ -1087,6 +1131,8 @@ impl Builder<'_, '_> {
                     name: path.display().to_string(),
                     path: path.to_path_buf(),
                     image,
+                    uv_scale,
+                    uv_offset,
                     span,
                 });
                 Some((self.scene.textures.len() - 1) as u32)

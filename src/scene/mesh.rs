@@ -118,6 +118,9 @@ pub struct FileMaterial {
     pub kind: MaterialKind,
     /// The diffuse colour map (`map_Kd`), resolved against the MTL file's folder.
     pub texture_file: Option<PathBuf>,
+    /// The map's UV scale and offset (`map_Kd -s u v -o u v`).
+    pub texture_scale: glam::Vec2,
+    pub texture_offset: glam::Vec2,
 }
 
 impl MeshAsset {

@@ -190,13 +190,24 @@ impl Default for Film {
     }
 }
 
-/// A named texture image (linear RGB, row 0 at the top, addressed by OBJ-style UVs with v up).
+/// A named texture image (linear RGB, row 0 at the top, addressed by OBJ-style UVs with v up),
+/// looked up at `uv · uv_scale + uv_offset`.
 #[derive(Clone, Debug)]
 pub struct Texture {
     pub name: String,
     pub path: PathBuf,
     pub image: Arc<TextureImage>,
+    pub uv_scale: Vec2,
+    pub uv_offset: Vec2,
     pub span: Span,
+}
+
+impl Texture {
+    /// The texture's colour at the surface's `uv`, through its UV scale and offset. Twin of
+    /// `sample_texture` in `shaders/shared/shading.wgsl`.
+    pub fn sample(&self, uv: Vec2) -> Vec3 {
+        self.image.sample(uv * self.uv_scale + self.uv_offset)
+    }
 }
 
 /// Decoded texels of a [`Texture`], linear RGB.

@@ -49,6 +49,8 @@ impl AssetLoader for MemoryLoader {
                 texture: None,
             },
             texture_file: Some(folder.join(texture)),
+            texture_scale: glam::Vec2::ONE,
+            texture_offset: glam::Vec2::ZERO,
         };
         let part = |material| MeshPart {
             material,
@@ -66,6 +68,8 @@ impl AssetLoader for MemoryLoader {
                             samples: 1,
                         },
                         texture_file: None,
+                        texture_scale: glam::Vec2::ONE,
+                        texture_offset: glam::Vec2::ZERO,
                     },
                 ],
                 warnings: Vec::new(),
