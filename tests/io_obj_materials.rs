@@ -369,3 +369,41 @@ fn sponza_loads_its_twenty_materials_and_shares_vertices() {
     );
     assert!(asset.warnings.iter().any(|w| w.contains("\"bump\"")));
 }
+
+#[test]
+fn sponza_with_its_textured_materials_renders_lit_by_a_sun_on_the_cpu() {
+    if shared_asset("scenes/dabrovic_sponza/sponza.obj").is_none() {
+        return;
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/scenes/sponza_sun.csc");
+    let file = caustica::load_scene(&path).unwrap();
+    let overrides = caustica::Overrides {
+        resolution: Some((64, 40)),
+        spp: Some(1),
+        ..Default::default()
+    };
+    let assets = caustica::io::AssetCache::default();
+    let mut scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
+    scene.photons.global = 20_000;
+    scene.gather.seeds = 256;
+    scene.gather.rays = 32;
+    assert_eq!(scene.instances.len(), 20, "one instance per material part");
+    assert!(
+        scene.textures.len() >= 10,
+        "{} textures loaded",
+        scene.textures.len()
+    );
+    let prepared = caustica::prepare(&scene).unwrap();
+    let frame = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
+    assert!(frame.color.iter().all(|c| c.is_finite()));
+    let lit = frame
+        .color
+        .iter()
+        .filter(|c| c.max_element() > 1e-3)
+        .count();
+    assert!(
+        lit > frame.color.len() / 2,
+        "{lit} of {} pixels lit",
+        frame.color.len()
+    );
+}

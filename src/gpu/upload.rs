@@ -483,20 +483,34 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
 
 /// The textures of `scene`: records and the texels of all of them, concatenated.
 pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
-    let mut records = Vec::with_capacity(scene.textures.len());
-    let mut texels = Vec::new();
+    let records = gpu_texture_records(scene);
+    let mut texels = Vec::with_capacity(scene.textures.iter().map(|t| t.image.texels.len()).sum());
     for t in &scene.textures {
-        records.push(GpuTexture {
-            offset: texels.len() as u32,
-            width: t.image.width,
-            height: t.image.height,
-            _pad: 0,
-            uv_scale: t.uv_scale.to_array(),
-            uv_offset: t.uv_offset.to_array(),
-        });
         texels.extend(t.image.texels.iter().map(|c| vec4(*c, 1.0)));
     }
     (records, texels)
+}
+
+/// The records of [`gpu_textures`] alone: each texture's place in the texels, size and UV
+/// transform.
+pub fn gpu_texture_records(scene: &Scene) -> Vec<GpuTexture> {
+    let mut offset = 0usize;
+    scene
+        .textures
+        .iter()
+        .map(|t| {
+            let record = GpuTexture {
+                offset: offset as u32,
+                width: t.image.width,
+                height: t.image.height,
+                _pad: 0,
+                uv_scale: t.uv_scale.to_array(),
+                uv_offset: t.uv_offset.to_array(),
+            };
+            offset += t.image.texels.len();
+            record
+        })
+        .collect()
 }
 
 /// The frame parameters of `scene`: camera, film, seed, and the scene-relative offset of
@@ -598,9 +612,14 @@ pub fn upload_scene(
 /// when its bytes changed (compared by their 128-bit XXH3 hash), into the same buffer when its
 /// size did not change. An animation whose meshes stay the same uploads only what moved: the
 /// instances, the top level, the lights and the materials that changed.
+/// Texels are the largest array (a textured scene holds tens of megabytes of them) and the
+/// images are shared from frame to frame: while a frame's textures are the very images of the
+/// last (the same `Arc`s, kept here so that none is freed and replaced at its address), the
+/// texels are neither gathered nor hashed again.
 #[derive(Default)]
 pub struct ResidentScene {
     arrays: HashMap<&'static str, (u128, GpuBuffer)>,
+    texel_images: Vec<std::sync::Arc<crate::scene::TextureImage>>,
 }
 
 impl ResidentScene {
@@ -614,7 +633,18 @@ impl ResidentScene {
     ) -> Result<SceneBuffers, GpuError> {
         let materials = gpu_materials(scene);
         let lights = gpu_lights(scene);
-        let (textures, texels) = gpu_textures(scene);
+        let textures = gpu_texture_records(scene);
+        let same_images = self.texel_images.len() == scene.textures.len()
+            && self
+                .texel_images
+                .iter()
+                .zip(&scene.textures)
+                .all(|(kept, t)| std::sync::Arc::ptr_eq(kept, &t.image));
+        let kept_texels = self
+            .arrays
+            .get("texels")
+            .filter(|_| same_images)
+            .map(|(_, buffer)| buffer.clone());
         let p = prepared;
         let (mut bytes, mut uploaded) = (0u64, 0u64);
         macro_rules! array {
@@ -642,7 +672,17 @@ impl ResidentScene {
             materials: array!("materials", &materials),
             lights: array!("lights", &lights),
             textures: array!("textures", &textures),
-            texels: array!("texels", &texels),
+            texels: match kept_texels {
+                Some(buffer) => {
+                    bytes += buffer.size();
+                    buffer
+                }
+                None => {
+                    let (_, texels) = gpu_textures(scene);
+                    self.texel_images = scene.textures.iter().map(|t| t.image.clone()).collect();
+                    array!("texels", &texels)
+                }
+            },
             bytes,
             uploaded,
         })
