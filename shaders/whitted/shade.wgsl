@@ -125,6 +125,24 @@ fn mesh_light_point(light: Light, u: vec2<f32>) -> EmitterPoint {
     return EmitterPoint(triangle_point(t.position.xyz, t.direction.xyz, t.edge_v.xyz, vec2<f32>(x, u.y)), t.normal.xyz);
 }
 
+// Tracer::area_light_sample without the visibility: the shadow ray from `origin` to the point
+// `target_point` of an area light (unit normal `light_n` on its emitting side), carrying
+// radiance · cos_surface · cos_light / d² times the sample's share of the area.
+fn area_light_shadow(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, target_point: vec3<f32>, light_n: vec3<f32>, radiance: vec3<f32>, per_sample: f32, pixel: u32) {
+    let to_light = target_point - origin;
+    let dist2 = dot3(to_light, to_light);
+    if dist2 <= 0.0 {
+        return;
+    }
+    let wi = to_light / sqrt(dist2);
+    let cos_surface = dot3(n, wi);
+    let cos_light = -dot3(light_n, wi);
+    if cos_surface <= 0.0 || cos_light <= 0.0 || dot3(ng, wi) <= 0.0 {
+        return;
+    }
+    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, (radiance * (cos_surface * cos_light / dist2)) * per_sample);
+}
+
 // Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i.
 fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
     let n = face_forward(sp.shading_normal, view_dir);
@@ -170,19 +188,7 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                     let e = mesh_light_point(light, u);
                     // Just in front of the emitter, which is geometry.
                     let target_point = e.point + e.normal * params.epsilon;
-                    let to_light = target_point - origin;
-                    let dist2 = dot3(to_light, to_light);
-                    if dist2 <= 0.0 {
-                        continue;
-                    }
-                    let wi = to_light / sqrt(dist2);
-                    let cos_surface = dot3(n, wi);
-                    let cos_light = -dot3(e.normal, wi);
-                    if cos_surface <= 0.0 || cos_light <= 0.0 || dot3(ng, wi) <= 0.0 {
-                        continue;
-                    }
-                    emit_shadow(origin, ray.pixel, to_light, 1.0 - 1e-4,
-                        (light.color.xyz * (cos_surface * cos_light / dist2)) * per_sample);
+                    area_light_shadow(origin, n, ng, target_point, e.normal, light.color.xyz, per_sample, ray.pixel);
                 }
             }
             default: {
@@ -196,19 +202,7 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                     let jx = next_f32(&stream);
                     let uv = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
                     let target_point = light.position.xyz + light.direction.xyz * uv.x + light.edge_v.xyz * uv.y;
-                    let to_light = target_point - origin;
-                    let dist2 = dot3(to_light, to_light);
-                    if dist2 <= 0.0 {
-                        continue;
-                    }
-                    let wi = to_light / sqrt(dist2);
-                    let cos_surface = dot3(n, wi);
-                    let cos_light = -dot3(light.normal.xyz, wi);
-                    if cos_surface <= 0.0 || cos_light <= 0.0 || dot3(ng, wi) <= 0.0 {
-                        continue;
-                    }
-                    emit_shadow(origin, ray.pixel, to_light, 1.0 - 1e-4,
-                        (light.color.xyz * (cos_surface * cos_light / dist2)) * per_sample);
+                    area_light_shadow(origin, n, ng, target_point, light.normal.xyz, light.color.xyz, per_sample, ray.pixel);
                 }
             }
         }

@@ -432,27 +432,7 @@ impl<'a> Tracer<'a> {
                     for s in 0..count {
                         let uv = stratified_sample(s, count, rng.next_vec2());
                         let target = corner + edge_u * uv.x + edge_v * uv.y;
-                        let to_light = target - origin;
-                        let dist2 = to_light.length_squared();
-                        if dist2 <= 0.0 {
-                            continue;
-                        }
-                        let wi = to_light / dist2.sqrt();
-                        let cos_surface = n.dot(wi);
-                        let cos_light = -light_n.dot(wi);
-                        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
-                            continue;
-                        }
-                        self.counters.shadow.add(1);
-                        let shadow = Ray {
-                            origin,
-                            dir: to_light,
-                            t_min: 0.0,
-                            t_max: 1.0 - 1e-4,
-                        };
-                        if !self.prepared.occluded_in(&self.vd, &shadow) {
-                            sum += radiance * (cos_surface * cos_light / dist2);
-                        }
+                        sum += self.area_light_sample(origin, n, ng, target, light_n, radiance);
                     }
                     e += sum * (area / count as f32);
                 }
@@ -469,33 +449,50 @@ impl<'a> Tracer<'a> {
                         let (point, light_n) = emitter.sample(u);
                         // Just in front of the emitter, which is geometry.
                         let target = point + light_n * self.epsilon;
-                        let to_light = target - origin;
-                        let dist2 = to_light.length_squared();
-                        if dist2 <= 0.0 {
-                            continue;
-                        }
-                        let wi = to_light / dist2.sqrt();
-                        let cos_surface = n.dot(wi);
-                        let cos_light = -light_n.dot(wi);
-                        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
-                            continue;
-                        }
-                        self.counters.shadow.add(1);
-                        let shadow = Ray {
-                            origin,
-                            dir: to_light,
-                            t_min: 0.0,
-                            t_max: 1.0 - 1e-4,
-                        };
-                        if !self.prepared.occluded_in(&self.vd, &shadow) {
-                            sum += radiance * (cos_surface * cos_light / dist2);
-                        }
+                        sum += self.area_light_sample(origin, n, ng, target, light_n, radiance);
                     }
                     e += sum * (emitter.area / count as f32);
                 }
             }
         }
         e
+    }
+
+    /// One sample of an area light: `radiance · cos_surface · cos_light / d²` from the point
+    /// `target` of the light (unit normal `light_n` on its emitting side) when its shadow ray
+    /// from `origin` is clear, else zero. Twin of `area_light_shadow` in
+    /// `shaders/whitted/shade.wgsl`.
+    fn area_light_sample(
+        &self,
+        origin: Vec3,
+        n: Vec3,
+        ng: Vec3,
+        target: Vec3,
+        light_n: Vec3,
+        radiance: Vec3,
+    ) -> Vec3 {
+        let to_light = target - origin;
+        let dist2 = to_light.length_squared();
+        if dist2 <= 0.0 {
+            return Vec3::ZERO;
+        }
+        let wi = to_light / dist2.sqrt();
+        let cos_surface = n.dot(wi);
+        let cos_light = -light_n.dot(wi);
+        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
+            return Vec3::ZERO;
+        }
+        self.counters.shadow.add(1);
+        let shadow = Ray {
+            origin,
+            dir: to_light,
+            t_min: 0.0,
+            t_max: 1.0 - 1e-4,
+        };
+        if self.prepared.occluded_in(&self.vd, &shadow) {
+            return Vec3::ZERO;
+        }
+        radiance * (cos_surface * cos_light / dist2)
     }
 
     /// Irradiance from an isotropic point source of intensity `intensity` (W/sr), with a shadow ray.
