@@ -90,22 +90,6 @@ pub(crate) fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>, IoError> 
     }
 }
 
-/// Adds a polygon given by its corner indices: a triangle, a quad, or a fan of triangles.
-/// Returns false when the polygon has fewer than three corners and was skipped.
-pub(super) fn push_polygon(mesh: &mut MeshData, corners: &[u32]) -> bool {
-    match *corners {
-        [a, b, c] => mesh.triangles.push([a, b, c]),
-        [a, b, c, d] => mesh.quads.push([a, b, c, d]),
-        [first, ref rest @ ..] if rest.len() >= 4 => {
-            for pair in rest.windows(2) {
-                mesh.triangles.push([first, pair[0], pair[1]]);
-            }
-        }
-        _ => return false,
-    }
-    true
-}
-
 // ---------------------------------------------------------------------------------------------
 // PLY
 
@@ -262,7 +246,7 @@ fn read_ply(reader: &mut dyn BufRead, path: &Path) -> Result<MeshData, IoError> 
                             format!("PLY face {i} has a negative vertex index"),
                         ));
                     }
-                    if !push_polygon(&mut mesh, &face.corners) {
+                    if !mesh.push_polygon(&face.corners) {
                         skipped_faces += 1;
                     }
                 }
@@ -330,10 +314,10 @@ mod tests {
     #[test]
     fn polygons_become_triangles_quads_or_fans() {
         let mut mesh = MeshData::default();
-        assert!(push_polygon(&mut mesh, &[0, 1, 2]));
-        assert!(push_polygon(&mut mesh, &[0, 1, 2, 3]));
-        assert!(push_polygon(&mut mesh, &[0, 1, 2, 3, 4]));
-        assert!(!push_polygon(&mut mesh, &[0, 1]));
+        assert!(mesh.push_polygon(&[0, 1, 2]));
+        assert!(mesh.push_polygon(&[0, 1, 2, 3]));
+        assert!(mesh.push_polygon(&[0, 1, 2, 3, 4]));
+        assert!(!mesh.push_polygon(&[0, 1]));
         assert_eq!(
             mesh.triangles,
             vec![[0, 1, 2], [0, 1, 2], [0, 2, 3], [0, 3, 4]]

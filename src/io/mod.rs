@@ -5,11 +5,13 @@ mod cache;
 mod error;
 mod exr;
 mod mesh;
+mod mtl;
 mod obj;
 mod preview;
 mod texture;
 pub mod vdgen;
 pub mod vdgen_party;
+mod wavefront_text;
 
 pub use self::exr::{read_frame, write_frame};
 pub use cache::AssetCache;

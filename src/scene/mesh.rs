@@ -54,6 +54,23 @@ impl MeshData {
         Ok(())
     }
 
+    /// Adds a polygon given by its corner indices: a triangle, a quad, or a fan of triangles
+    /// from its first corner. Returns false when the polygon has fewer than three corners and
+    /// was skipped.
+    pub fn push_polygon(&mut self, corners: &[u32]) -> bool {
+        match *corners {
+            [a, b, c] => self.triangles.push([a, b, c]),
+            [a, b, c, d] => self.quads.push([a, b, c, d]),
+            [first, ref rest @ ..] if rest.len() >= 4 => {
+                for pair in rest.windows(2) {
+                    self.triangles.push([first, pair[0], pair[1]]);
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
     /// Number of triangles plus quads.
     pub fn face_count(&self) -> usize {
         self.triangles.len() + self.quads.len()
