@@ -482,6 +482,15 @@ impl<'a> Tracer<'a> {
         if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
             return Vec3::ZERO;
         }
+        if !self.segment_clear(origin, to_light) {
+            return Vec3::ZERO;
+        }
+        radiance * (cos_surface * cos_light / dist2)
+    }
+
+    /// Whether the shadow ray from `origin` along `to_light` reaches (just short of) its end
+    /// unblocked; counts the ray.
+    fn segment_clear(&self, origin: Vec3, to_light: Vec3) -> bool {
         self.counters.shadow.add(1);
         let shadow = Ray {
             origin,
@@ -489,10 +498,7 @@ impl<'a> Tracer<'a> {
             t_min: 0.0,
             t_max: 1.0 - 1e-4,
         };
-        if self.prepared.occluded_in(&self.vd, &shadow) {
-            return Vec3::ZERO;
-        }
-        radiance * (cos_surface * cos_light / dist2)
+        !self.prepared.occluded_in(&self.vd, &shadow)
     }
 
     /// Irradiance from an isotropic point source of intensity `intensity` (W/sr), with a shadow ray.
@@ -503,17 +509,7 @@ impl<'a> Tracer<'a> {
             return Vec3::ZERO;
         }
         let cos = n.dot(to_light) / dist2.sqrt();
-        if cos <= 0.0 {
-            return Vec3::ZERO;
-        }
-        self.counters.shadow.add(1);
-        let shadow = Ray {
-            origin,
-            dir: to_light,
-            t_min: 0.0,
-            t_max: 1.0 - 1e-4,
-        };
-        if self.prepared.occluded_in(&self.vd, &shadow) {
+        if cos <= 0.0 || !self.segment_clear(origin, to_light) {
             return Vec3::ZERO;
         }
         intensity * (cos / dist2)
