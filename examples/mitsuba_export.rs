@@ -10,7 +10,9 @@
 //! `specular_reflectance`; dielectric → `dielectric` (exact Fresnel: a `fresnel schlick`
 //! material is exported with a warning) with the tint as transmittance; emissive → an area
 //! emitter on a black surface;
-//! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter.
+//! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter;
+//! an environment light → `envmap` (its map written as `environment.exr`) or, when uniform,
+//! `constant`.
 //! Spot lights (Mitsuba's falloff differs), textures and VD maps are refused with a message.
 
 use std::fmt::Write as _;
@@ -249,6 +251,36 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
             }
             // An emissive instance: its shape above carries an area emitter.
             LightKind::Mesh { .. } => {}
+            LightKind::Environment(ref env) => {
+                let map = &env.map;
+                let first = map.texels.first().copied().unwrap_or(Vec3::ZERO);
+                if map.texels.iter().all(|t| *t == first) {
+                    let _ = writeln!(
+                        xml,
+                        "  <emitter type=\"constant\"><rgb name=\"radiance\" value=\"{}\"/></emitter>",
+                        rgb(first * env.scale)
+                    );
+                    continue;
+                }
+                // The map as Caustica reads it (negative and non-finite texels zeroed), in
+                // Mitsuba's envmap conventions, which are Caustica's (scene::environment).
+                let (w, h) = (map.width as usize, map.height as usize);
+                exr::prelude::write_rgb_file(dir.join("environment.exr"), w, h, |x, y| {
+                    let t = map.texels[y * w + x];
+                    (t.x, t.y, t.z)
+                })
+                .unwrap_or_else(|e| fail(format!("environment.exr: {e}")));
+                let m = env.to_world;
+                let _ = writeln!(
+                    xml,
+                    "  <emitter type=\"envmap\"><string name=\"filename\" value=\"environment.exr\"/><float name=\"scale\" value=\"{}\"/>\
+                     <transform name=\"to_world\"><matrix value=\"{} {} {} 0 {} {} {} 0 {} {} {} 0 0 0 0 1\"/></transform></emitter>",
+                    env.scale,
+                    m.x_axis.x, m.y_axis.x, m.z_axis.x,
+                    m.x_axis.y, m.y_axis.y, m.z_axis.y,
+                    m.x_axis.z, m.y_axis.z, m.z_axis.z
+                );
+            }
         }
     }
     let _ = writeln!(xml, "</scene>");

@@ -160,3 +160,33 @@ fn the_asset_cache_shares_textures_and_reports_bad_files() {
         .contains("not an OpenEXR file"));
     assert!(!cache.load_texture(&not_exr).unwrap_err().is_empty());
 }
+
+/// A 4×2 Radiance HDR file of `texels` (rows from the top) in `dir`.
+fn write_hdr(dir: &Path, texels: &[Vec3]) -> PathBuf {
+    let path = dir.join("sky.hdr");
+    let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let pixels: Vec<image::Rgb<f32>> = texels.iter().map(|c| image::Rgb(c.to_array())).collect();
+    image::codecs::hdr::HdrEncoder::new(file)
+        .encode(&pixels, 4, 2)
+        .unwrap();
+    path
+}
+
+#[test]
+fn a_radiance_hdr_file_loads_as_linear_values_above_one() {
+    let dir = tempfile::tempdir().unwrap();
+    // Values the shared-exponent format holds exactly; sRGB decoding would make 3.5 into 18.5.
+    let texels: Vec<Vec3> = (0..8)
+        .map(|i| Vec3::new(3.5, 2.0, 0.25) * (1 + i % 2) as f32)
+        .collect();
+    let path = write_hdr(dir.path(), &texels);
+    let image = load_texture(&path).unwrap();
+    assert_eq!((image.width, image.height), (4, 2));
+    assert_eq!(image.texels, texels);
+    // The asset cache builds the environment map's sampling distribution from it once.
+    let cache = AssetCache::new();
+    let map = cache.load_environment(&path).unwrap();
+    assert!(Arc::ptr_eq(&map, &cache.load_environment(&path).unwrap()));
+    assert_eq!(map.texels, texels);
+    assert_eq!(*map.marginal.last().unwrap(), 1.0);
+}

@@ -442,3 +442,31 @@ fn a_zero_texture_scale_and_a_quad_repeat_of_zero_are_errors_at_their_values() {
         "scene.csc:1:15: error: \"repeat\" must be greater than 0",
     );
 }
+
+#[test]
+fn environment_light_combinations_and_a_second_environment_are_errors_at_their_place() {
+    assert_error(
+        "light environment { file \"sky.exr\" radiance 1 1 1 }",
+        "scene.csc:1:1: error: an environment light takes \"file\" or \"radiance\", not both\n",
+    );
+    assert_error(
+        "light environment { radiance 1 }\nlight environment { radiance 2 }",
+        "scene.csc:2:1: error: a scene takes one environment light\nlight environment { radiance 2 }\n^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n  = note: the first is at scene.csc:1:1\n",
+    );
+    assert_error(
+        "light environment { radiance 1 position 0 1 0 }",
+        "scene.csc:1:32: error: unused parameter \"position\": an environment light does not use it\n",
+    );
+    assert_error(
+        "light environment { file \"missing_sky.hdr\" }",
+        "scene.csc:1:26: error: missing file \"missing_sky.hdr\"",
+    );
+    assert_error(
+        "light environment { radiance 1 scale -2 }",
+        "scene.csc:1:32: error: \"scale\" must be at least 0, but it is -2\n",
+    );
+    assert_error(
+        "light environment { radiance 1 rotate 0 90 }",
+        "scene.csc:1:32: error: \"rotate\" takes 3 values, but 2 were given",
+    );
+}

@@ -424,6 +424,26 @@ fn lights_of_every_kind() {
 }
 
 #[test]
+fn environment_lights_from_a_file_or_a_uniform_radiance() {
+    let s = scene("light environment { file \"sky.hdr\" scale 2.5 rotate 0 90 0 samples 8 }");
+    let LightKind::Environment(env) = &s.lights[0].kind else {
+        panic!("not an environment light: {:?}", s.lights[0].kind)
+    };
+    // MemoryLoader's maps are 4×2.
+    assert_eq!((env.map.width, env.map.height), (4, 2));
+    assert_eq!((env.scale, env.samples), (2.5, 8));
+    // Turned 90° about +Y: the map's +Z looks down world +X.
+    assert!((env.to_world * Vec3::Z - Vec3::X).length() < 1e-6);
+    let uniform = scene("light environment { radiance 0.2 0.3 0.5 }");
+    let LightKind::Environment(env) = &uniform.lights[0].kind else {
+        panic!("not an environment light")
+    };
+    assert_eq!((env.scale, env.samples), (1.0, 1));
+    assert_eq!(env.radiance(Vec3::NEG_Y), Vec3::new(0.2, 0.3, 0.5));
+    assert_eq!(uniform.environment(), Some(env));
+}
+
+#[test]
 fn photon_gather_output_and_frame_settings() {
     let s = scene(
         "photons { global 500000 caustic 200000 max_bounces 5 knn 32 max_radius 0.1 }

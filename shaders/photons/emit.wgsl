@@ -1,6 +1,7 @@
 // Photon emission (paper 003 listing 6.2): photon first_photon + i of the pass leaves its
 // emitter as ray i, with its power in paths[i]. Twin of render::photons::emit_photon.
 //!include "photons/common.wgsl"
+//!include "shared/environment.wgsl"
 
 @group(0) @binding(20) var<uniform> photon_params: PhotonParams;
 @group(0) @binding(21) var<storage, read> emitters: array<PhotonEmitter>;
@@ -168,6 +169,27 @@ fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, 
     return EmittedPhoton(origin, dir, power * weight);
 }
 
+// render::photons::environment_as_directional: the directional emitter a photon of environment
+// emitter `e` leaves from, towards a direction chosen from `u` by the map's luminance; its
+// kind stays EMITTER_ENVIRONMENT (no photon) for a black map or a pole.
+fn environment_as_directional(e: PhotonEmitter, u: vec2<f32>) -> PhotonEmitter {
+    let m = EnvMapRef(e.triangles, max(e.triangle_count, 1u), max(e._pad0, 1u));
+    let chosen = env_sample(m, u);
+    var d = e;
+    if chosen.pdf <= 0.0 {
+        return d;
+    }
+    let travel = -(e.axis.xyz * chosen.dir.x + e.edge_u.xyz * chosen.dir.y + e.edge_v.xyz * chosen.dir.z);
+    let radius = e.edge_v.w;
+    d.kind = EMITTER_DIRECTIONAL;
+    d.position = vec4<f32>(e.position.xyz - travel * (radius * 1.01), 1.0);
+    d.axis = vec4<f32>(travel, 1.0);
+    d.edge_u = vec4<f32>(orthonormal_basis_t(travel), 0.0);
+    d.edge_v = vec4<f32>(orthonormal_basis_b(travel), radius);
+    d.power = vec4<f32>(e.power.xyz * env_lookup(m, chosen.dir) / chosen.pdf, 0.0);
+    return d;
+}
+
 // render::photons::emit_photon; aimed at the first `target_count` targets when there are any.
 fn emit_photon(emitter: PhotonEmitter, target_count: u32, stream: ptr<function, SampleStream>) -> EmittedPhoton {
     let ux = next_f32(stream);
@@ -177,6 +199,12 @@ fn emit_photon(emitter: PhotonEmitter, target_count: u32, stream: ptr<function, 
     let u_pick = next_f32(stream);
     // A mesh emitter leaves like a quad from a point on one of its triangles.
     var e = emitter;
+    if e.kind == EMITTER_ENVIRONMENT {
+        e = environment_as_directional(emitter, u_dir);
+        if e.kind == EMITTER_ENVIRONMENT {
+            return EmittedPhoton(emitter.position.xyz, vec3<f32>(0.0, 0.0, 1.0), vec3<f32>(0.0));
+        }
+    }
     if e.kind == EMITTER_MESH {
         let m = mesh_emitter_point(emitter, u_pos);
         e.position = vec4<f32>(m.point, 1.0);

@@ -64,15 +64,18 @@ const MATERIAL_CONDUCTOR: u32 = 4u;
 const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
 const LIGHT_MESH: u32 = 4u;
 const LIGHT_MESH_TRIANGLE: u32 = 5u;
+const LIGHT_ENVIRONMENT: u32 = 6u;
 
 // Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad, 4 mesh, 5 one
-// triangle of a mesh light (after the first params.light_count records).
+// triangle of a mesh light (after the first params.light_count records), 6 environment.
 // point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;
 // directional: direction = unit direction towards the light, color = irradiance;
 // quad: position = corner, direction = edge_u, edge_v, normal = unit normal (w = area), color = radiance;
 // mesh: its triangles are records first .. first + count, normal.w = area, color = radiance;
 // mesh triangle: position = p0, direction = e1, edge_v = e2, normal = unit normal (w = the area
-// fraction up to and including it).
+// fraction up to and including it);
+// environment: first = the map's texel offset, count = width, _pad.x = height, direction /
+// edge_v / normal = the columns of map-to-world, color = scale (shared/environment.wgsl).
 struct Light {
     kind: u32,
     samples: u32,

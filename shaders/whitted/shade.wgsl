@@ -1,13 +1,14 @@
 // One bounce of the Whitted shade trees as a wavefront (paper 003 section 5.1.2): for each ray of
 // the level (a chunk of it from params.ray_offset), with its hit from trace.wgsl, it writes the
-// ray's shade-tree node: what the ray sees directly (a quad light from its front, an emitter) as
-// a leaf; at a diffuse hit albedo/pi, and one shadow ray per light (and per quad-light sample)
+// ray's shade-tree node: what the ray sees directly (a quad light from its front, an emitter,
+// the environment light when it leaves the scene) as a leaf; at a diffuse hit albedo/pi, and one shadow ray per light (and per quad-light sample)
 // into the ray's own shadow slots, flagged for compaction; at a mirror or dielectric hit the
 // child weights, and the child rays (reflected, refracted) as candidates 2i and 2i + 1, flagged
 // for the scan that places them in the next level (spawn.wgsl). Camera rays (bounce 0) also
 // record the first-hit AOV values.
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
+//!include "shared/environment.wgsl"
 //!include "shared/rng.wgsl"
 //!include "shared/gather_types.wgsl"
 
@@ -179,6 +180,25 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                     emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * (scale * cos));
                 }
             }
+            case LIGHT_ENVIRONMENT: {
+                // Directions chosen by the map's luminance: L cos / pdf each.
+                let count = max(light.samples, 1u);
+                let m = env_map_of(light);
+                for (var s = 0u; s < count; s++) {
+                    let jx = next_f32(&stream);
+                    let u = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
+                    let e = env_sample(m, u);
+                    if e.pdf <= 0.0 {
+                        continue;
+                    }
+                    let wi = env_to_world(light, e.dir);
+                    let cos = dot3(n, wi);
+                    if cos > 0.0 && dot3(ng, wi) > 0.0 {
+                        let radiance = env_lookup(m, e.dir) * light.color.xyz;
+                        emit_shadow(origin, ray.pixel, wi, f32_infinity(), radiance * (cos / e.pdf) / f32(count));
+                    }
+                }
+            }
             case LIGHT_MESH: {
                 let count = max(light.samples, 1u);
                 let per_sample = light.normal.w / f32(count);
@@ -245,8 +265,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let hit = hits[i];
     if hit.instance == NONE {
+        // A ray that leaves the scene sees the environment light, if there is one.
+        var seen = vec3<f32>(0.0);
+        for (var l = 0u; l < params.light_count; l++) {
+            if lights[l].kind == LIGHT_ENVIRONMENT {
+                seen += env_radiance(lights[l], normalize3(ray.dir));
+            }
+        }
         record_first_hit(0.0, vec3<f32>(0.0), none);
-        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
+        write_node(NODE_LEAF, seen, vec3<f32>(0.0), 0.0);
         return;
     }
     let sp = surface_point(ray.origin, ray.dir, hit);

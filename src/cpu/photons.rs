@@ -75,13 +75,14 @@ pub fn trace_photons(
     let emitted: u32 = emitters.iter().map(|e| e.count).sum();
     let max_hits = scene.photons.max_bounces;
     let epsilon = prepared.ray_epsilon();
+    let environment = scene.environment().map(|e| &*e.map);
     let per_photon: Vec<(Vec<(u32, PhotonRecord)>, u64)> = (0..emitted)
         .into_par_iter()
         .map(|i| {
             // emitter_of finds one: the emitters' ranges cover 0..emitted.
             let e = emitter_of(&emitters, i).expect("photon index within the emitters");
             let mut rng = SampleStream::new(scene.film.seed, i, pass.stream_tag());
-            let photon = emit_photon(e, &emitters, &targets, &mut rng);
+            let photon = emit_photon(e, &emitters, environment, &targets, &mut rng);
             let mut ray = Ray::new(photon.origin, photon.dir);
             let mut power = photon.power;
             let mut specular_path = true;

@@ -13,7 +13,9 @@
 //! - at a quad light's surface (`Scene::add_light_surfaces`) seen from its front: the light's
 //!   radiance; from behind, black.
 //!
-//! Specular branches stop after `film.max_depth` bounces. Misses are black.
+//! Specular branches stop after `film.max_depth` bounces. Misses see the environment light
+//! (black without one), which also lights diffuse points through `samples` shadow rays towards
+//! directions chosen by its luminance.
 
 use glam::{Vec2, Vec3};
 
@@ -238,7 +240,11 @@ impl<'a> Tracer<'a> {
     ) -> Vec3 {
         let hit = self.prepared.intersect_in(&self.vd, ray);
         let Some(hit) = hit else {
-            return Vec3::ZERO;
+            // A ray that leaves the scene sees the environment.
+            return self
+                .scene
+                .environment()
+                .map_or(Vec3::ZERO, |env| env.radiance(ray.dir.normalize()));
         };
         let sp = self.prepared.surface_point(ray, &hit);
         let material = &self.scene.materials[sp.material as usize];
@@ -401,18 +407,28 @@ impl<'a> Tracer<'a> {
                         (toward, 1.0)
                     };
                     let cos = n.dot(wi);
-                    if cos > 0.0 && ng.dot(wi) > 0.0 {
-                        self.counters.shadow.add(1);
-                        let shadow = Ray {
-                            origin,
-                            dir: wi,
-                            t_min: 0.0,
-                            t_max: f32::INFINITY,
+                    if cos > 0.0 && ng.dot(wi) > 0.0 && self.direction_clear(origin, wi) {
+                        e += irradiance * (scale * cos);
+                    }
+                }
+                LightKind::Environment(ref env) => {
+                    // Directions chosen by the map's luminance: `L cos / pdf` each.
+                    let count = env.samples.max(1);
+                    let mut sum = Vec3::ZERO;
+                    for s in 0..count {
+                        let u = stratified_sample(s, count, rng.next_vec2());
+                        let Some(sample) = env.sample(u) else {
+                            continue;
                         };
-                        if !self.prepared.occluded_in(&self.vd, &shadow) {
-                            e += irradiance * (scale * cos);
+                        let cos = n.dot(sample.dir);
+                        if cos > 0.0
+                            && ng.dot(sample.dir) > 0.0
+                            && self.direction_clear(origin, sample.dir)
+                        {
+                            sum += sample.radiance * (cos / sample.pdf);
                         }
                     }
+                    e += sum / count as f32;
                 }
                 LightKind::Quad {
                     corner,
@@ -497,6 +513,19 @@ impl<'a> Tracer<'a> {
             dir: to_light,
             t_min: 0.0,
             t_max: 1.0 - 1e-4,
+        };
+        !self.prepared.occluded_in(&self.vd, &shadow)
+    }
+
+    /// Whether the shadow ray from `origin` along `dir` leaves the scene unblocked (a light
+    /// infinitely far away); counts the ray.
+    fn direction_clear(&self, origin: Vec3, dir: Vec3) -> bool {
+        self.counters.shadow.add(1);
+        let shadow = Ray {
+            origin,
+            dir,
+            t_min: 0.0,
+            t_max: f32::INFINITY,
         };
         !self.prepared.occluded_in(&self.vd, &shadow)
     }

@@ -16,7 +16,7 @@ use super::context::{GpuContext, GpuError};
 use crate::accel::Prepared;
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
-use crate::scene::{FresnelMode, LightKind, MaterialKind, Sampler, Scene};
+use crate::scene::{EnvMap, FresnelMode, LightKind, MaterialKind, Sampler, Scene};
 
 /// `GpuMaterial::kind` of a diffuse material.
 pub const MATERIAL_DIFFUSE: u32 = 0;
@@ -39,6 +39,8 @@ pub const LIGHT_QUAD: u32 = 3;
 pub const LIGHT_MESH: u32 = 4;
 /// A record after the lights that holds one triangle of a mesh light.
 pub const LIGHT_MESH_TRIANGLE: u32 = 5;
+/// An environment light; its map lies in the texel array ([`environment_texels`]).
+pub const LIGHT_ENVIRONMENT: u32 = 6;
 
 /// "No index" in the GPU structs (no texture, a miss, a padding ray).
 pub const NONE: u32 = u32::MAX;
@@ -468,6 +470,19 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
                     ..Default::default()
                 }
             }
+            LightKind::Environment(ref env) => GpuLight {
+                kind: LIGHT_ENVIRONMENT,
+                samples: env.samples.max(1),
+                first: scene.texture_texel_count() as u32,
+                count: env.map.width,
+                _pad: [env.map.height, 0],
+                // The columns of map-to-world: their dot products turn world into map space.
+                direction: vec4(env.to_world.x_axis, 0.0),
+                edge_v: vec4(env.to_world.y_axis, 0.0),
+                normal: vec4(env.to_world.z_axis, 0.0),
+                color: vec4(Vec3::splat(env.scale), 0.0),
+                ..Default::default()
+            },
         })
         .collect();
     // The mesh lights' triangles follow the lights.
@@ -481,14 +496,30 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
     lights
 }
 
-/// The textures of `scene`: records and the texels of all of them, concatenated.
+/// The textures of `scene`: records and the texels of all of them, concatenated, followed by
+/// the environment map's ([`environment_texels`]).
 pub fn gpu_textures(scene: &Scene) -> (Vec<GpuTexture>, Vec<[f32; 4]>) {
     let records = gpu_texture_records(scene);
-    let mut texels = Vec::with_capacity(scene.textures.iter().map(|t| t.image.texels.len()).sum());
+    let mut texels = Vec::with_capacity(scene.texture_texel_count());
     for t in &scene.textures {
         texels.extend(t.image.texels.iter().map(|c| vec4(*c, 1.0)));
     }
+    if let Some(env) = scene.environment() {
+        texels.extend(environment_texels(&env.map));
+    }
     (records, texels)
+}
+
+/// An environment map in the texel array, at the offset its light record names: `width ×
+/// height` texels (rgb = radiance, w = the row's conditional CDF), then one per row (w = the
+/// marginal CDF). Read by `shaders/shared/environment.wgsl`.
+pub fn environment_texels(map: &EnvMap) -> impl Iterator<Item = [f32; 4]> + '_ {
+    let texels = map
+        .texels
+        .iter()
+        .zip(&map.conditional)
+        .map(|(c, cdf)| vec4(*c, *cdf));
+    texels.chain(map.marginal.iter().map(|m| [0.0, 0.0, 0.0, *m]))
 }
 
 /// The records of [`gpu_textures`] alone: each texture's place in the texels, size and UV
@@ -554,7 +585,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
 }
 
 /// The most shadow rays one diffuse hit emits: one per point, spot and directional light,
-/// `samples` per quad light of non-zero area and per mesh light.
+/// `samples` per quad light of non-zero area, per mesh light and per environment light.
 pub fn shadows_per_hit(scene: &Scene) -> u32 {
     scene
         .lights
@@ -573,6 +604,7 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
                 }
             }
             LightKind::Mesh { samples, .. } => samples.max(1),
+            LightKind::Environment(ref env) => env.samples.max(1),
             _ => 1,
         })
         .sum()
@@ -613,13 +645,14 @@ pub fn upload_scene(
 /// size did not change. An animation whose meshes stay the same uploads only what moved: the
 /// instances, the top level, the lights and the materials that changed.
 /// Texels are the largest array (a textured scene holds tens of megabytes of them) and the
-/// images are shared from frame to frame: while a frame's textures are the very images of the
-/// last (the same `Arc`s, kept here so that none is freed and replaced at its address), the
+/// images are shared from frame to frame: while a frame's textures and environment map are the
+/// very images of the last (the same `Arc`s, kept here so that none is freed and replaced at its address), the
 /// texels are neither gathered nor hashed again.
 #[derive(Default)]
 pub struct ResidentScene {
     arrays: HashMap<&'static str, (u128, GpuBuffer)>,
     texel_images: Vec<std::sync::Arc<crate::scene::TextureImage>>,
+    texel_environment: Option<std::sync::Arc<EnvMap>>,
 }
 
 impl ResidentScene {
@@ -639,7 +672,12 @@ impl ResidentScene {
                 .texel_images
                 .iter()
                 .zip(&scene.textures)
-                .all(|(kept, t)| std::sync::Arc::ptr_eq(kept, &t.image));
+                .all(|(kept, t)| std::sync::Arc::ptr_eq(kept, &t.image))
+            && match (&self.texel_environment, scene.environment()) {
+                (Some(kept), Some(env)) => std::sync::Arc::ptr_eq(kept, &env.map),
+                (None, None) => true,
+                _ => false,
+            };
         let kept_texels = self
             .arrays
             .get("texels")
@@ -680,6 +718,7 @@ impl ResidentScene {
                 None => {
                     let (_, texels) = gpu_textures(scene);
                     self.texel_images = scene.textures.iter().map(|t| t.image.clone()).collect();
+                    self.texel_environment = scene.environment().map(|e| e.map.clone());
                     array!("texels", &texels)
                 }
             },

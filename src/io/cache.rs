@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::IoError;
-use crate::scene::{AssetLoader, MeshAsset, TextureImage, VdImage};
+use crate::scene::{AssetLoader, EnvMap, MeshAsset, TextureImage, VdImage};
 
 /// Loads scene assets through [`load_mesh_asset`](super::load_mesh_asset), [`load_texture`](super::load_texture)
 /// and [`load_vd_image`](super::load_vd_image), keeping every file it loaded, keyed by its
@@ -20,6 +20,7 @@ pub struct AssetCache {
     meshes: Mutex<HashMap<PathBuf, Arc<MeshAsset>>>,
     textures: Mutex<HashMap<PathBuf, Arc<TextureImage>>>,
     vd_images: Mutex<HashMap<PathBuf, Arc<VdImage>>>,
+    environments: Mutex<HashMap<PathBuf, Arc<EnvMap>>>,
 }
 
 impl AssetCache {
@@ -27,9 +28,12 @@ impl AssetCache {
         AssetCache::default()
     }
 
-    /// Number of files held: meshes, textures and VD images together.
+    /// Number of files held: meshes, textures, VD images and environment maps together.
     pub fn len(&self) -> usize {
-        lock(&self.meshes).len() + lock(&self.textures).len() + lock(&self.vd_images).len()
+        lock(&self.meshes).len()
+            + lock(&self.textures).len()
+            + lock(&self.vd_images).len()
+            + lock(&self.environments).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -70,5 +74,11 @@ impl AssetLoader for AssetCache {
 
     fn load_vd_image(&self, path: &Path) -> Result<Arc<VdImage>, String> {
         cached(&self.vd_images, path, super::load_vd_image)
+    }
+
+    fn load_environment(&self, path: &Path) -> Result<Arc<EnvMap>, String> {
+        cached(&self.environments, path, |p| {
+            super::load_texture(p).map(|image| EnvMap::new(&image))
+        })
     }
 }

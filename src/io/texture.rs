@@ -1,4 +1,5 @@
-//! Images in: textures (PNG and JPEG decoded from sRGB, OpenEXR as linear) and float EXR vector-displacement maps.
+//! Images in: textures and environment maps (PNG and JPEG decoded from sRGB, OpenEXR and
+//! Radiance HDR as linear) and float EXR vector-displacement maps.
 
 use std::fs::File;
 use std::io::{BufReader, Read};
@@ -13,7 +14,7 @@ use crate::scene::{TextureImage, VdImage};
 const EXR_MAGIC: [u8; 4] = [0x76, 0x2f, 0x31, 0x01];
 
 /// Loads a texture as linear RGB, row 0 at the top. PNG and JPEG are decoded from sRGB (their
-/// alpha is dropped, grey is repeated into R, G and B); OpenEXR is taken as linear, see
+/// alpha is dropped, grey is repeated into R, G and B); OpenEXR and Radiance HDR are linear, see
 /// [`read_exr_rgb`] for the channels used. The format is recognised from the file's first bytes.
 pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
     let (width, height, texels) = if starts_with_exr_magic(path)? {
@@ -60,18 +61,23 @@ fn starts_with_exr_magic(path: &Path) -> Result<bool, IoError> {
     Ok(filled == head.len() && head == EXR_MAGIC)
 }
 
-/// PNG or JPEG through the `image` crate, converted from sRGB to linear.
+/// PNG or JPEG through the `image` crate, converted from sRGB to linear; Radiance HDR
+/// (`.hdr`, RGBE), which is linear already, as stored.
 fn read_srgb_image(path: &Path) -> Result<(u32, u32, Vec<Vec3>), IoError> {
     let file = File::open(path).map_err(|e| IoError::read(path, e))?;
-    let decoded = image::ImageReader::new(BufReader::new(file))
+    let reader = image::ImageReader::new(BufReader::new(file))
         .with_guessed_format()
-        .map_err(|e| IoError::read(path, e))?
-        .decode()
-        .map_err(|e| match e {
-            image::ImageError::IoError(source) => IoError::read(path, source),
-            other => IoError::format(path, other.to_string()),
-        })?;
+        .map_err(|e| IoError::read(path, e))?;
+    let linear = reader.format() == Some(image::ImageFormat::Hdr);
+    let decoded = reader.decode().map_err(|e| match e {
+        image::ImageError::IoError(source) => IoError::read(path, source),
+        other => IoError::format(path, other.to_string()),
+    })?;
     let rgb = decoded.to_rgb32f();
+    if linear {
+        let texels = rgb.pixels().map(|p| Vec3::new(p[0], p[1], p[2])).collect();
+        return Ok((rgb.width(), rgb.height(), texels));
+    }
     let texels = rgb
         .pixels()
         .map(|p| {

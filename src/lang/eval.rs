@@ -15,10 +15,10 @@ use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
-    self, shapes, Aov, AssetLoader, Camera, FileMaterial, FrameRange, FresnelMode, GatherSettings,
-    Instance, Light, LightKind, Material, MaterialId, MaterialKind, Mesh, MeshAsset, MeshData,
-    MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings, Scene, Span, Texture, VdMap,
-    VdSpace,
+    self, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FileMaterial, FrameRange,
+    FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId, MaterialKind,
+    Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings,
+    Scene, Span, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -394,8 +394,11 @@ const LIGHT: &[ParamSpec] = &[
     numbers("radiance"),
     numbers("angle"),
     numbers("samples"),
+    text("file"),
+    numbers("scale"),
+    numbers("rotate"),
 ];
-const LIGHT_KINDS: [&str; 5] = ["point", "spot", "directional", "sun", "quad"];
+const LIGHT_KINDS: [&str; 6] = ["point", "spot", "directional", "sun", "quad", "environment"];
 /// The sun's apparent diameter seen from the earth, in degrees: `light sun`'s default `angle`.
 const SUN_ANGLE_DEG: f32 = 0.53;
 const PHOTONS: &[ParamSpec] = &[
@@ -1318,7 +1321,11 @@ impl Builder<'_, '_> {
         let ctx = &mut self.ctx;
         if !LIGHT_KINDS.contains(&kind.as_str()) {
             let hint = suggest::did_you_mean(&kind, LIGHT_KINDS);
-            ctx.error(kind_span, format!("unknown light kind \"{kind}\"{hint}: expected point, spot, directional, sun or quad"));
+            ctx.error(kind_span, format!("unknown light kind \"{kind}\"{hint}: expected point, spot, directional, sun, quad or environment"));
+            return;
+        }
+        if kind == "environment" {
+            self.environment_light(block);
             return;
         }
         let p = params::split(block, LIGHT, &format!("{kind} light"), ctx);
@@ -1452,6 +1459,62 @@ impl Builder<'_, '_> {
                 span: block.span,
             });
         }
+    }
+
+    /// `light environment { file | radiance, scale, rotate, samples }`: one per scene.
+    fn environment_light(&mut self, block: &Block) {
+        let who = "an environment light";
+        let p = params::split(block, LIGHT, "environment light", &mut self.ctx);
+        let ctx = &mut self.ctx;
+        if p.has("file") && p.has("radiance") {
+            ctx.error(
+                block.span,
+                "an environment light takes \"file\" or \"radiance\", not both",
+            );
+        }
+        let radiance = p.color(ctx, "radiance", Vec3::ONE);
+        let scale = p.float(ctx, "scale", 1.0, nonnegative, "at least 0");
+        let samples = p.whole(ctx, "samples", 1, 1, 65536) as u32;
+        let to_world = match p.numbers(ctx, "rotate", &[3]) {
+            Some((v, _)) => {
+                let r = vec3(&v) * (std::f32::consts::PI / 180.0);
+                Mat3::from_rotation_z(r.z) * Mat3::from_rotation_y(r.y) * Mat3::from_rotation_x(r.x)
+            }
+            None => Mat3::IDENTITY,
+        };
+        let file = p.string(ctx, "file");
+        p.finish(ctx, who);
+        if let Some(first) = self
+            .scene
+            .lights
+            .iter()
+            .find(|l| matches!(l.kind, LightKind::Environment(_)))
+        {
+            let d = Diagnostic::error(block.span, "a scene takes one environment light")
+                .with_note(format!("the first is at {}", self.ctx.place(first.span)));
+            self.ctx.errors.push(d);
+            return;
+        }
+        let map = match file {
+            Some((written, span)) => {
+                let Some((map, _)) = self.load("environment map", &written, span, |l, p| {
+                    l.load_environment(p)
+                }) else {
+                    return;
+                };
+                map
+            }
+            None => Arc::new(EnvMap::uniform(radiance)),
+        };
+        self.scene.lights.push(Light {
+            kind: LightKind::Environment(Environment {
+                map,
+                scale,
+                to_world,
+                samples,
+            }),
+            span: block.span,
+        });
     }
 
     fn photons(&mut self, block: &Block) {

@@ -32,7 +32,8 @@ use crate::accel::prepared::MESH_DISPLACED;
 use crate::accel::Aabb;
 use crate::accel::Prepared;
 use crate::scene::{
-    directional_cos_max, directional_disk_radius, LightKind, MaterialKind, PhotonFilter, Scene,
+    directional_cos_max, directional_disk_radius, EnvMap, LightKind, MaterialKind, PhotonFilter,
+    Scene,
 };
 
 /// Random dimensions drawn at emission.
@@ -48,6 +49,7 @@ pub const EMITTER_QUAD: u32 = 3;
 pub const EMITTER_MESH: u32 = 4;
 /// A record after the emitters that holds one triangle of a mesh emitter.
 pub const EMITTER_TRIANGLE: u32 = 5;
+pub const EMITTER_ENVIRONMENT: u32 = 6;
 
 /// A photon record's `flags`: the number of surface interactions before this one (bits 0–7),
 /// and whether every one of them was specular (bit 8), so `L S+ D` paths are
@@ -107,6 +109,12 @@ impl PhotonPass {
 ///   same array (after every emitter), each an `EMITTER_TRIANGLE` with `position` = p0,
 ///   `edge_u` = e1, `edge_v` = e2, `axis` = (unit normal, the area fraction up to and including
 ///   it), `first` past every photon and `count` 0; `power` = L·A·π / count, as a quad's.
+/// - environment: `triangles` = the map's offset in the GPU's texel array, `triangle_count` =
+///   its width, `_pad0` = its height; `axis`/`edge_u`/`edge_v` xyz = the columns of
+///   map-to-world; `position` = the centre of the scene's sphere, `edge_v.w` = its radius R;
+///   `power` = scale·πR² / count. A photon picks its direction ω by the map's luminance and
+///   then leaves like a directional light's towards −ω, of power `power`·L(ω)/pdf(ω)
+///   ([`environment_as_directional`]).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct PhotonEmitter {
@@ -164,6 +172,7 @@ pub fn light_power(kind: &LightKind, scene_radius: f32) -> Vec3 {
             radiance,
             ..
         } => radiance * (emitter.area * pi),
+        LightKind::Environment(ref env) => env.integral() * (pi * scene_radius * scene_radius),
     }
 }
 
@@ -299,6 +308,20 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
                 e.power = v4(radiance * (emitter.area * std::f32::consts::PI) / n, 0.0);
                 meshes.push((emitters.len(), emitter));
             }
+            LightKind::Environment(ref env) => {
+                e.kind = EMITTER_ENVIRONMENT;
+                e.triangles = scene.texture_texel_count() as u32;
+                e.triangle_count = env.map.width;
+                e._pad0 = env.map.height;
+                e.position = v4(centre, 1.0);
+                e.axis = v4(env.to_world.x_axis, 0.0);
+                e.edge_u = v4(env.to_world.y_axis, 0.0);
+                e.edge_v = v4(env.to_world.z_axis, radius);
+                e.power = v4(
+                    Vec3::splat(env.scale * std::f32::consts::PI * radius * radius / n),
+                    0.0,
+                );
+            }
         }
         emitters.push(e);
         first += count;
@@ -419,12 +442,29 @@ pub fn emitter_of(emitters: &[PhotonEmitter], index: u32) -> Option<&PhotonEmitt
 pub fn emit_photon(
     e: &PhotonEmitter,
     emitters: &[PhotonEmitter],
+    environment: Option<&EnvMap>,
     targets: &[[f32; 4]],
     rng: &mut SampleStream,
 ) -> EmittedPhoton {
     let u_pos = rng.next_vec2();
     let u_dir = rng.next_vec2();
     let u_pick = rng.next_f32();
+    // An environment's photon leaves like a directional light's, in a direction of its own.
+    let from_sky;
+    let e = if e.kind == EMITTER_ENVIRONMENT {
+        let Some(sky) = environment.and_then(|map| environment_as_directional(e, map, u_dir))
+        else {
+            return EmittedPhoton {
+                origin: Vec3::from_slice(&e.position),
+                dir: Vec3::Z,
+                power: Vec3::ZERO,
+            };
+        };
+        from_sky = sky;
+        &from_sky
+    } else {
+        e
+    };
     // A mesh emitter leaves like a quad from a point on one of its triangles.
     let mesh_point;
     let e = if e.kind == EMITTER_MESH {
@@ -486,6 +526,40 @@ pub fn emit_photon(
             }
         }
     }
+}
+
+/// The directional emitter that photon of environment emitter `e` (see [`PhotonEmitter`]) leaves
+/// from: a direction ω towards the sky chosen from `u` by the map's luminance, photons
+/// travelling along −ω from a disk of the scene's radius beyond the scene, each of power
+/// `power`·L(ω)/pdf(ω); `None` for a black map or a pole. Twin of `environment_as_directional`
+/// in `shaders/photons/emit.wgsl`.
+pub fn environment_as_directional(
+    e: &PhotonEmitter,
+    map: &EnvMap,
+    u: Vec2,
+) -> Option<PhotonEmitter> {
+    let (d, pdf) = map.sample(u)?;
+    let to_world = glam::Mat3::from_cols(
+        Vec3::from_slice(&e.axis),
+        Vec3::from_slice(&e.edge_u),
+        Vec3::from_slice(&e.edge_v),
+    );
+    let travel = -(to_world * d);
+    let radius = e.edge_v[3];
+    let (u_axis, v_axis) = orthonormal_basis(travel);
+    let power = Vec3::from_slice(&e.power) * map.lookup(d) / pdf;
+    Some(PhotonEmitter {
+        kind: EMITTER_DIRECTIONAL,
+        position: v4(
+            Vec3::from_slice(&e.position) - travel * (radius * 1.01),
+            1.0,
+        ),
+        axis: v4(travel, 1.0),
+        edge_u: v4(u_axis, 0.0),
+        edge_v: v4(v_axis, radius),
+        power: v4(power, 0.0),
+        ..*e
+    })
 }
 
 /// Counts of one photon pass.

@@ -5,6 +5,7 @@
 //! so later stages can still point at `file:line:col` when they reject something.
 
 pub mod devices;
+pub mod environment;
 pub mod mesh;
 pub mod shapes;
 pub mod span;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use glam::{Affine3A, Vec2, Vec3};
 
 pub use devices::{DeviceChoice, DeviceList};
+pub use environment::{EnvMap, EnvSample, Environment};
 pub use mesh::{FileMaterial, MeshAsset, MeshData, MeshPart};
 pub use span::Span;
 pub use vdmap::{VdImage, VdMap, VdSpace};
@@ -372,6 +374,9 @@ pub enum LightKind {
         radiance: Vec3,
         samples: u32,
     },
+    /// Radiance from every direction, infinitely far away ([`Environment`]): at most one per
+    /// scene. Camera and specular rays that leave the scene see it.
+    Environment(Environment),
 }
 
 /// The cosine of the half-angle of a directional light's cone of directions, from its apparent
@@ -904,6 +909,20 @@ impl Scene {
         }
     }
 
+    /// The scene's environment light, if it has one.
+    pub fn environment(&self) -> Option<&Environment> {
+        self.lights.iter().find_map(|l| match &l.kind {
+            LightKind::Environment(e) => Some(e),
+            _ => None,
+        })
+    }
+
+    /// How many texels the scene's textures hold together: the GPU's texel array holds them
+    /// first and the environment map after them.
+    pub fn texture_texel_count(&self) -> usize {
+        self.textures.iter().map(|t| t.image.texels.len()).sum()
+    }
+
     /// Scales the photon counts, seeds and gather rays by `film.quality` and resets it to
     /// `Default`, so that applying it twice changes nothing.
     pub fn apply_quality(&mut self) {
@@ -944,6 +963,9 @@ pub trait AssetLoader: Sync {
     fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
     /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.
     fn load_vd_image(&self, path: &std::path::Path) -> Result<Arc<VdImage>, String>;
+    /// Loads a latitude-longitude environment map (EXR, Radiance HDR, or PNG/JPEG from sRGB)
+    /// with its sampling distribution.
+    fn load_environment(&self, path: &std::path::Path) -> Result<Arc<EnvMap>, String>;
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use caustica::lang::SceneFile;
 use caustica::scene::{
-    AssetLoader, FileMaterial, MaterialKind, MeshAsset, MeshData, MeshPart, Scene, TextureImage,
-    VdImage,
+    AssetLoader, EnvMap, FileMaterial, MaterialKind, MeshAsset, MeshData, MeshPart, Scene,
+    TextureImage, VdImage,
 };
 use glam::Vec3;
 
 /// Serves files by their file name: meshes named `*.obj`/`*.ply`/`*.ply.gz` are a unit quad,
-/// `bad.obj` is malformed, textures and VD images are 2×2; names starting with `missing` fail
+/// `bad.obj` is malformed, textures and VD images are 2×2, environment maps 4×2 of radiance 1; names starting with `missing` fail
 /// like a file that does not exist. Three OBJ files carry materials of their own:
 /// `parts.obj` has a quad of the textured diffuse material `red` (texture `wood.png`) and a quad
 /// of the emissive `lamp`; `partial.obj` has a `red` quad and a quad without a material;
@@ -113,6 +113,17 @@ impl AssetLoader for MemoryLoader {
             height: 2,
             texels: vec![Vec3::new(0.0, 0.0, 1.0); 4],
         }))
+    }
+
+    fn load_environment(&self, path: &Path) -> Result<Arc<EnvMap>, String> {
+        if file_name(path).starts_with("missing") {
+            return Err("No such file or directory (os error 2)".into());
+        }
+        Ok(Arc::new(EnvMap::new(&TextureImage {
+            width: 4,
+            height: 2,
+            texels: vec![Vec3::ONE; 8],
+        })))
     }
 }
 
