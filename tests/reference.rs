@@ -118,3 +118,41 @@ fn mcguires_obj_cornell_box_lit_by_its_emissive_face_is_within_relmse_0_003_of_t
         whole.reference_mean
     );
 }
+
+/// The objects of `scenes/environment.csc` (diffuse, chrome, glass) under its sky map alone,
+/// against Mitsuba 3.9.1 (`scalar_rgb`, 8192 spp, depth 32) of the identical scene, whose
+/// exported `envmap` reads the map in the same conventions:
+/// `tests/data/reference/sky_objects_128.exr`.
+#[test]
+fn objects_under_a_sky_map_are_within_relmse_0_003_of_the_mitsuba_reference() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let reference =
+        caustica::io::read_frame(&root.join("tests/data/reference/sky_objects_128.exr"))
+            .expect("the committed reference");
+    let file = caustica::load_scene(&root.join("tests/data/scenes/sky_objects.csc")).unwrap();
+    let assets = caustica::io::AssetCache::default();
+    let overrides = Overrides {
+        integrator: Some(Integrator::PhotonMap),
+        layers: Some(Vec::new()),
+        ..Default::default()
+    };
+    let scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
+    let prepared = caustica::prepare(&scene).unwrap();
+    let frame = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
+    assert_eq!((reference.width, reference.height), (128, 128));
+    let whole = compare(&frame.color, &reference.color, 128, &[]).unwrap();
+    println!(
+        "relMSE {:.5}; mean {} against {}",
+        whole.relmse, whole.mean, whole.reference_mean
+    );
+    // Measured 0.00103 on the CPU backend (x86-64), means within 0.2% per channel; the bound
+    // leaves room for other platforms' rounding and the reference's own noise.
+    assert!(whole.relmse < 0.003, "relMSE {}", whole.relmse);
+    let ratio = whole.mean / whole.reference_mean;
+    assert!(
+        (ratio - glam::Vec3::ONE).abs().max_element() < 0.01,
+        "mean {} against {}",
+        whole.mean,
+        whole.reference_mean
+    );
+}

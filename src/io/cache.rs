@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::IoError;
-use crate::scene::{AssetLoader, EnvMap, MeshAsset, TextureImage, VdImage};
+use crate::scene::{AssetLoader, EnvMap, MeshAsset, SceneAsset, TextureImage, VdImage};
 
 /// Loads scene assets through [`load_mesh_asset`](super::load_mesh_asset), [`load_texture`](super::load_texture)
 /// and [`load_vd_image`](super::load_vd_image), keeping every file it loaded, keyed by its
@@ -21,6 +21,7 @@ pub struct AssetCache {
     textures: Mutex<HashMap<PathBuf, Arc<TextureImage>>>,
     vd_images: Mutex<HashMap<PathBuf, Arc<VdImage>>>,
     environments: Mutex<HashMap<PathBuf, Arc<EnvMap>>>,
+    scene_files: Mutex<HashMap<PathBuf, Arc<SceneAsset>>>,
 }
 
 impl AssetCache {
@@ -28,12 +29,14 @@ impl AssetCache {
         AssetCache::default()
     }
 
-    /// Number of files held: meshes, textures, VD images and environment maps together.
+    /// Number of files held: meshes, textures, VD images, environment maps and scene files
+    /// together.
     pub fn len(&self) -> usize {
         lock(&self.meshes).len()
             + lock(&self.textures).len()
             + lock(&self.vd_images).len()
             + lock(&self.environments).len()
+            + lock(&self.scene_files).len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -80,5 +83,9 @@ impl AssetLoader for AssetCache {
         cached(&self.environments, path, |p| {
             super::load_texture(p).map(|image| EnvMap::new(&image))
         })
+    }
+
+    fn load_scene_file(&self, path: &Path) -> Result<Arc<SceneAsset>, String> {
+        cached(&self.scene_files, path, super::load_gltf)
     }
 }

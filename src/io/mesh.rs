@@ -1,5 +1,5 @@
 //! Meshes in: OBJ with its MTL materials ([`super::obj`]) and PLY (via `ply-rs-bw`, ascii or
-//! binary), each optionally gzip-compressed.
+//! binary), each optionally gzip-compressed, and glTF's placed meshes ([`super::gltf`]).
 //!
 //! Triangles stay triangles and four-sided faces stay quads (they may become VD patches);
 //! polygons with more sides are split into triangle fans. Faces with fewer than three corners
@@ -31,11 +31,11 @@ pub fn load_mesh(path: &Path) -> Result<MeshData, IoError> {
 /// [`MeshData::validate`]. Gzip compression is recognised by its magic bytes. What the file
 /// says that cannot be used is in [`MeshAsset::warnings`], and is logged here.
 pub fn load_mesh_asset(path: &Path) -> Result<MeshAsset, IoError> {
-    let format = mesh_format(path)?;
-    let mut reader = open_maybe_gzip(path)?;
-    let asset = match format {
-        MeshFormat::Obj => super::obj::read_obj(&mut reader, path)?,
-        MeshFormat::Ply => MeshAsset::single(read_ply(&mut reader, path)?),
+    let asset = match mesh_format(path)? {
+        MeshFormat::Obj => super::obj::read_obj(&mut open_maybe_gzip(path)?, path)?,
+        MeshFormat::Ply => MeshAsset::single(read_ply(&mut open_maybe_gzip(path)?, path)?),
+        // Checked, and its warnings logged, by the glTF reader.
+        MeshFormat::Gltf => return super::gltf::load_gltf_mesh(path),
     };
     for part in &asset.parts {
         part.data
@@ -52,6 +52,7 @@ pub fn load_mesh_asset(path: &Path) -> Result<MeshAsset, IoError> {
 enum MeshFormat {
     Obj,
     Ply,
+    Gltf,
 }
 
 /// The format named by the file extension, ignoring a final `.gz`.
@@ -65,10 +66,13 @@ fn mesh_format(path: &Path) -> Result<MeshFormat, IoError> {
         Ok(MeshFormat::Obj)
     } else if name.ends_with(".ply") {
         Ok(MeshFormat::Ply)
+    } else if name.ends_with(".gltf") || name.ends_with(".glb") {
+        Ok(MeshFormat::Gltf)
     } else {
         Err(IoError::UnknownFormat {
             path: path.to_path_buf(),
-            message: "unknown mesh format (expected .obj, .ply, .obj.gz or .ply.gz)".into(),
+            message: "unknown mesh format (expected .obj, .ply, .gltf, .glb, .obj.gz or .ply.gz)"
+                .into(),
         })
     }
 }

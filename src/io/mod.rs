@@ -4,6 +4,7 @@ mod atomic;
 mod cache;
 mod error;
 mod exr;
+mod gltf;
 mod mesh;
 mod mtl;
 mod obj;
@@ -14,6 +15,7 @@ pub mod vdgen_party;
 mod wavefront_text;
 
 pub use self::exr::{read_frame, write_frame};
+pub use self::gltf::load_gltf;
 pub use cache::AssetCache;
 pub use error::IoError;
 pub use mesh::{load_mesh, load_mesh_asset};

@@ -290,5 +290,6 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
         texture_file,
         texture_scale: block.map_scale,
         texture_offset: block.map_offset,
+        texture_image: None,
     }
 }

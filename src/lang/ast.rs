@@ -75,4 +75,10 @@ pub enum Statement {
         span: Span,
     },
     Block(Block),
+    /// `import "scene.glb"`: a scene file's meshes, instances, camera and lights.
+    Import {
+        path: String,
+        path_span: Span,
+        span: Span,
+    },
 }

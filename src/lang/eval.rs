@@ -103,7 +103,7 @@ pub fn frame_range(
                     }
                 }
             }
-            Statement::Block(_) => {}
+            Statement::Block(_) | Statement::Import { .. } => {}
         }
     }
     if ctx.errors.is_empty() {
@@ -238,6 +238,8 @@ struct Builder<'s, 'l> {
     /// The material of faces that neither their file nor their instance gives one, once made.
     default_material: Option<MaterialId>,
     instances: Vec<PendingInstance>,
+    /// The first camera an `import`ed file brought, and the place of the import.
+    imported_camera: Option<(scene::FileCamera, Span)>,
 }
 
 /// Evaluates the scene for `frame`.
@@ -279,6 +281,7 @@ pub fn evaluate(
         mesh_parts: HashMap::new(),
         default_material: None,
         instances: Vec::new(),
+        imported_camera: None,
     };
     for statement in statements {
         match statement {
@@ -290,8 +293,12 @@ pub fn evaluate(
             } => b.define(name, *name_span, value),
             Statement::Frames { .. } => {}
             Statement::Block(block) => b.block(block),
+            Statement::Import {
+                path, path_span, ..
+            } => b.import(path, *path_span),
         }
     }
+    b.use_imported_camera();
     b.resolve_references();
     b.warn_about_unused_and_empty();
     if b.ctx.errors.is_empty() {
@@ -1055,31 +1062,118 @@ impl Builder<'_, '_> {
                     );
                 }
             }
-            for (k, part) in asset.parts.iter().enumerate() {
-                let part_name = match (count, part.material) {
-                    (1, _) => name.clone(),
-                    (_, Some(m)) => format!("{name}/{}", asset.materials[m].name),
-                    (_, None) => format!("{name}/(no material)"),
-                };
-                self.scene.meshes.push(Mesh {
-                    name: part_name,
-                    origin: origin.clone(),
-                    data: Arc::clone(&part.data),
-                    displacement: None,
-                    span: block.span,
-                });
-                debug_assert_eq!(self.scene.meshes.len() as u32, first + k as u32 + 1);
+            self.add_mesh_parts(&name, asset, origin, block.span);
+        }
+    }
+
+    /// Adds one scene mesh per part of `asset` (named `name/material` when there are several)
+    /// as the mesh `name`, whose parts take the file's materials unless an instance overrides
+    /// them.
+    fn add_mesh_parts(
+        &mut self,
+        name: &str,
+        asset: Arc<MeshAsset>,
+        origin: MeshOrigin,
+        span: Span,
+    ) -> MeshId {
+        let first = self.scene.meshes.len() as u32;
+        let count = asset.parts.len() as u32;
+        for part in asset.parts.iter() {
+            let part_name = match (count, part.material) {
+                (1, _) => name.to_string(),
+                (_, Some(m)) => format!("{name}/{}", asset.materials[m].name),
+                (_, None) => format!("{name}/(no material)"),
+            };
+            self.scene.meshes.push(Mesh {
+                name: part_name,
+                origin: origin.clone(),
+                data: Arc::clone(&part.data),
+                displacement: None,
+                span,
+            });
+        }
+        self.mesh_names.set(name, first);
+        self.mesh_parts.insert(
+            first,
+            FileParts {
+                mesh: name.to_string(),
+                materials: vec![None; asset.materials.len()],
+                asset,
+                span,
+            },
+        );
+        first
+    }
+
+    /// `import "scene.glb"`: every mesh of the file becomes the mesh `FILE/MESH` (the file's
+    /// name, and the mesh's), every node that places one an instance with the file's
+    /// materials, the file's punctual lights lights of the scene, and its first camera the
+    /// scene's camera unless the scene has a `camera` block.
+    fn import(&mut self, written: &str, span: Span) {
+        let Some((asset, path)) =
+            self.load("scene file", written, span, |l, p| l.load_scene_file(p))
+        else {
+            return;
+        };
+        let file = path
+            .file_name()
+            .map_or_else(|| written.to_string(), |n| n.to_string_lossy().into_owned());
+        let mut names = Vec::with_capacity(asset.meshes.len());
+        for (k, mesh) in asset.meshes.iter().enumerate() {
+            let given = asset.mesh_names.get(k).cloned().unwrap_or_default();
+            let mut name = format!("{file}/{given}");
+            // Files may repeat a mesh name: the later ones take their index.
+            if self.mesh_names.map.contains_key(&name) {
+                name = format!("{file}/{given}#{k}");
             }
-            self.mesh_names.set(&name, first);
-            self.mesh_parts.insert(
-                first,
-                FileParts {
-                    mesh: name.clone(),
-                    materials: vec![None; asset.materials.len()],
-                    asset,
-                    span: block.span,
-                },
+            if !self.mesh_names.declare(&mut self.ctx, "mesh", &name, span) {
+                names.push(None);
+                continue;
+            }
+            self.add_mesh_parts(
+                &name,
+                Arc::clone(mesh),
+                MeshOrigin::File(path.clone()),
+                span,
             );
+            names.push(Some(name));
+        }
+        for placement in &asset.placements {
+            let Some(Some(name)) = names.get(placement.mesh) else {
+                continue;
+            };
+            self.instances.push(PendingInstance {
+                mesh: Some((name.clone(), span)),
+                material: None,
+                transform: placement.transform,
+                span,
+            });
+        }
+        for light in &asset.lights {
+            self.scene.lights.push(Light {
+                kind: light.clone(),
+                span,
+            });
+        }
+        if let (Some(camera), None) = (&asset.camera, &self.imported_camera) {
+            self.imported_camera = Some((camera.clone(), span));
+        }
+    }
+
+    /// The first imported camera, unless the scene has a `camera` block.
+    fn use_imported_camera(&mut self) {
+        if self.singles.contains_key("camera") {
+            return;
+        }
+        if let Some((c, span)) = self.imported_camera.take() {
+            self.scene.camera = Camera {
+                position: c.position,
+                look_at: c.look_at,
+                up: c.up,
+                fov_deg: c.fov_deg,
+                span,
+                ..Camera::default()
+            };
         }
     }
 
@@ -1128,7 +1222,12 @@ impl Builder<'_, '_> {
         {
             return Some(i as u32);
         }
-        match self.loader.load_texture(path) {
+        let loaded = match &material.texture_image {
+            // An image the mesh file holds itself (glTF), decoded with it.
+            Some(image) => Ok(Arc::clone(image)),
+            None => self.loader.load_texture(path),
+        };
+        match loaded {
             Ok(image) => {
                 self.scene.textures.push(Texture {
                     name: path.display().to_string(),

@@ -30,8 +30,13 @@ fn describe_rule(rule: Rule) -> &'static str {
             "a statement"
         }
         Rule::atom | Rule::neg_target => "a value",
-        Rule::include_stmt | Rule::let_stmt | Rule::frames_stmt | Rule::block => "a statement",
+        Rule::include_stmt
+        | Rule::import_stmt
+        | Rule::let_stmt
+        | Rule::frames_stmt
+        | Rule::block => "a statement",
         Rule::kw_include => "`include`",
+        Rule::kw_import => "`import`",
         Rule::kw_let => "`let`",
         Rule::kw_frames => "`frames`",
         Rule::kw_fps => "`fps`",
@@ -161,6 +166,17 @@ fn parse_statements(text: &str, file: u32) -> Result<Vec<RawStatement>, Diagnost
                     path_span,
                     span,
                 });
+            }
+            Rule::import_stmt => {
+                let string = pair.into_inner().find(|p| p.as_rule() == Rule::string);
+                // Invariant: the grammar requires the string after `import`.
+                let string = string.expect("import has a string");
+                let path_span = span_of(&string, file);
+                statements.push(RawStatement::Plain(Box::new(Statement::Import {
+                    path: string_value(string),
+                    path_span,
+                    span,
+                })));
             }
             Rule::let_stmt => {
                 let mut name = None;

@@ -3,9 +3,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use glam::{Vec2, Vec3};
+use glam::{Affine3A, Vec2, Vec3};
 
-use super::MaterialKind;
+use super::{LightKind, MaterialKind, TextureImage};
 
 /// Indexed geometry of one mesh in object space. Attributes are per vertex; `normals` and `uvs`
 /// are either empty or exactly as long as `positions`. Quads are given in order around the
@@ -133,8 +133,12 @@ pub struct FileMaterial {
     /// The material; a diffuse albedo texture is not resolved yet (`texture: None`) and is named
     /// by `texture_file` instead.
     pub kind: MaterialKind,
-    /// The diffuse colour map (`map_Kd`), resolved against the MTL file's folder.
+    /// The diffuse colour map (`map_Kd`), resolved against the MTL file's folder; for an image
+    /// held inside the file (glTF), a name for it (`scene.glb#image3`).
     pub texture_file: Option<PathBuf>,
+    /// The colour map's texels when the file holds them (a glTF image in a buffer or a data
+    /// URI), decoded already; `None` when `texture_file` is to be loaded.
+    pub texture_image: Option<Arc<TextureImage>>,
     /// The map's UV scale and offset (`map_Kd -s u v -o u v`).
     pub texture_scale: glam::Vec2,
     pub texture_offset: glam::Vec2,
@@ -178,5 +182,123 @@ impl MeshAsset {
                 .extend(d.quads.iter().map(|q| q.map(|v| v + base)));
         }
         out
+    }
+}
+
+/// A scene file (glTF) as loaded: its meshes, where its nodes place them, its first camera and
+/// its lights, in Caustica's terms.
+#[derive(Clone, Debug, Default)]
+pub struct SceneAsset {
+    /// One per mesh of the file, split into parts by material; every mesh carries all of the
+    /// file's materials, so that a part's index means the same material in each.
+    pub meshes: Vec<Arc<MeshAsset>>,
+    /// The file's names of its meshes, for the scene meshes made from them.
+    pub mesh_names: Vec<String>,
+    /// Every node of the default scene that holds a mesh: the mesh and the node's world
+    /// transform.
+    pub placements: Vec<Placement>,
+    /// The first camera of the scene's nodes.
+    pub camera: Option<FileCamera>,
+    /// The punctual lights of the scene's nodes, in world space.
+    pub lights: Vec<LightKind>,
+    /// What the file says that the loader could not use.
+    pub warnings: Vec<String>,
+}
+
+/// A mesh placed by a node of a scene file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placement {
+    pub mesh: usize,
+    pub transform: Affine3A,
+}
+
+/// A perspective camera of a scene file, in world space.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FileCamera {
+    pub position: Vec3,
+    pub look_at: Vec3,
+    pub up: Vec3,
+    /// Vertical field of view in degrees.
+    pub fov_deg: f32,
+}
+
+impl SceneAsset {
+    /// Every placed mesh in world space, as one mesh file split by material (`mesh NAME { file
+    /// "scene.gltf" }`). A mirroring transform reverses its faces' winding, so that the front
+    /// sides stay where the file put them.
+    pub fn flattened(&self) -> MeshAsset {
+        let materials = self
+            .meshes
+            .first()
+            .map(|m| m.materials.clone())
+            .unwrap_or_default();
+        let mut parts: Vec<(Option<usize>, MeshData, bool, bool)> = Vec::new();
+        for placement in &self.placements {
+            let Some(mesh) = self.meshes.get(placement.mesh) else {
+                continue;
+            };
+            let t = placement.transform;
+            let normal_matrix = t.matrix3.inverse().transpose();
+            let flip = t.matrix3.determinant() < 0.0;
+            for part in &mesh.parts {
+                let k = match parts.iter().position(|p| p.0 == part.material) {
+                    Some(k) => k,
+                    None => {
+                        parts.push((part.material, MeshData::default(), true, true));
+                        parts.len() - 1
+                    }
+                };
+                let (_, out, normals, uvs) = &mut parts[k];
+                let d = &part.data;
+                *normals &= !d.normals.is_empty();
+                *uvs &= !d.uvs.is_empty();
+                let base = out.positions.len() as u32;
+                out.positions
+                    .extend(d.positions.iter().map(|p| t.transform_point3(*p)));
+                out.normals.extend(
+                    d.normals
+                        .iter()
+                        .map(|n| (normal_matrix * *n).normalize_or_zero()),
+                );
+                out.uvs.extend_from_slice(&d.uvs);
+                out.triangles.extend(d.triangles.iter().map(|tri| {
+                    let [a, b, c] = tri.map(|v| v + base);
+                    if flip {
+                        [a, c, b]
+                    } else {
+                        [a, b, c]
+                    }
+                }));
+                out.quads.extend(d.quads.iter().map(|q| {
+                    let [a, b, c, e] = q.map(|v| v + base);
+                    if flip {
+                        [a, e, c, b]
+                    } else {
+                        [a, b, c, e]
+                    }
+                }));
+            }
+        }
+        let parts = parts
+            .into_iter()
+            .map(|(material, mut data, normals, uvs)| {
+                // Attributes only some placed parts had are dropped for the whole part.
+                if !normals {
+                    data.normals.clear();
+                }
+                if !uvs {
+                    data.uvs.clear();
+                }
+                MeshPart {
+                    material,
+                    data: Arc::new(data),
+                }
+            })
+            .collect();
+        MeshAsset {
+            parts,
+            materials,
+            warnings: self.warnings.clone(),
+        }
     }
 }

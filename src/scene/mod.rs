@@ -18,7 +18,7 @@ use glam::{Affine3A, Vec2, Vec3};
 
 pub use devices::{DeviceChoice, DeviceList};
 pub use environment::{EnvMap, EnvSample, Environment};
-pub use mesh::{FileMaterial, MeshAsset, MeshData, MeshPart};
+pub use mesh::{FileCamera, FileMaterial, MeshAsset, MeshData, MeshPart, Placement, SceneAsset};
 pub use span::Span;
 pub use vdmap::{VdImage, VdMap, VdSpace};
 
@@ -966,6 +966,8 @@ pub trait AssetLoader: Sync {
     /// Loads a latitude-longitude environment map (EXR, Radiance HDR, or PNG/JPEG from sRGB)
     /// with its sampling distribution.
     fn load_environment(&self, path: &std::path::Path) -> Result<Arc<EnvMap>, String>;
+    /// Loads a scene file (glTF 2.0, `.gltf` or `.glb`) for `import`.
+    fn load_scene_file(&self, path: &std::path::Path) -> Result<Arc<SceneAsset>, String>;
 }
 
 #[cfg(test)]

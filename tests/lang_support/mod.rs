@@ -7,7 +7,7 @@ use std::sync::Arc;
 use caustica::lang::SceneFile;
 use caustica::scene::{
     AssetLoader, EnvMap, FileMaterial, MaterialKind, MeshAsset, MeshData, MeshPart, Scene,
-    TextureImage, VdImage,
+    SceneAsset, TextureImage, VdImage,
 };
 use glam::Vec3;
 
@@ -51,6 +51,7 @@ impl AssetLoader for MemoryLoader {
             texture_file: Some(folder.join(texture)),
             texture_scale: glam::Vec2::ONE,
             texture_offset: glam::Vec2::ZERO,
+            texture_image: None,
         };
         let part = |material| MeshPart {
             material,
@@ -70,6 +71,7 @@ impl AssetLoader for MemoryLoader {
                         texture_file: None,
                         texture_scale: glam::Vec2::ONE,
                         texture_offset: glam::Vec2::ZERO,
+                        texture_image: None,
                     },
                 ],
                 warnings: Vec::new(),
@@ -124,6 +126,13 @@ impl AssetLoader for MemoryLoader {
             height: 2,
             texels: vec![Vec3::ONE; 8],
         })))
+    }
+
+    fn load_scene_file(&self, path: &Path) -> Result<Arc<SceneAsset>, String> {
+        Err(format!(
+            "the in-memory loader holds no scene files ({})",
+            file_name(path)
+        ))
     }
 }
 
