@@ -156,3 +156,42 @@ fn objects_under_a_sky_map_are_within_relmse_0_003_of_the_mitsuba_reference() {
         whole.reference_mean
     );
 }
+
+/// The same Cornell box converted to glTF by Blender (`scenes/cornell_gltf.csc`: imported with
+/// its camera and materials) against the Mitsuba reference of the OBJ scene: the glTF reader
+/// must give the same scene as the OBJ reader.
+#[test]
+fn mcguires_cornell_box_exported_by_blender_as_gltf_is_within_relmse_0_003_of_the_obj_reference(
+) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let reference =
+        caustica::io::read_frame(&root.join("tests/data/reference/cornell_mcguire_128.exr"))
+            .expect("the committed reference");
+    let file = caustica::load_scene(&root.join("scenes/cornell_gltf.csc")).unwrap();
+    let assets = caustica::io::AssetCache::default();
+    let overrides = Overrides {
+        resolution: Some((128, 128)),
+        spp: Some(16),
+        integrator: Some(Integrator::PhotonMap),
+        layers: Some(Vec::new()),
+        ..Default::default()
+    };
+    let scene = caustica::evaluate_frame(&file, 1, &assets, &overrides).unwrap();
+    assert_eq!(scene.lights.len(), 1, "the emissive face is the one light");
+    let prepared = caustica::prepare(&scene).unwrap();
+    let frame = caustica::cpu::render_whitted(&scene, &prepared, &Default::default());
+    let whole = compare(&frame.color, &reference.color, 128, &[]).unwrap();
+    println!(
+        "relMSE {:.5}; mean {} against {}",
+        whole.relmse, whole.mean, whole.reference_mean
+    );
+    // Measured 0.00136 on the CPU backend (x86-64), as the OBJ scene's 0.00137.
+    assert!(whole.relmse < 0.003, "relMSE {}", whole.relmse);
+    let ratio = whole.mean / whole.reference_mean;
+    assert!(
+        (ratio - glam::Vec3::ONE).abs().max_element() < 0.01,
+        "mean {} against {}",
+        whole.mean,
+        whole.reference_mean
+    );
+}
