@@ -12,14 +12,14 @@
 //! emitter on a black surface;
 //! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter;
 //! an environment light → `envmap` (its map written as `environment.exr`) or, when uniform,
-//! `constant`.
+//! `constant`; an analytic sphere → Mitsuba's `sphere`.
 //! Spot lights (Mitsuba's falloff differs), textures and VD maps are refused with a message.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use caustica::scene::{FresnelMode, LightKind, MaterialKind, Scene};
+use caustica::scene::{FresnelMode, LightKind, MaterialKind, MeshOrigin, Scene};
 use glam::Vec3;
 
 fn fail(message: String) -> ! {
@@ -142,6 +142,20 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
                 "mesh \"{}\" has a VD map, which is not exported",
                 mesh.name
             ));
+        }
+        if let MeshOrigin::AnalyticSphere { radius } = mesh.origin {
+            // Mitsuba's own analytic sphere, placed by the instance's transform.
+            let m = instance.transform;
+            let (a, t) = (m.matrix3, m.translation);
+            let _ = writeln!(
+                xml,
+                "  <shape type=\"sphere\"><float name=\"radius\" value=\"{radius}\"/><transform name=\"to_world\"><matrix value=\"{} {} {} {} {} {} {} {} {} {} {} {} 0 0 0 1\"/></transform>{}</shape>",
+                a.x_axis.x, a.y_axis.x, a.z_axis.x, t.x,
+                a.x_axis.y, a.y_axis.y, a.z_axis.y, t.y,
+                a.x_axis.z, a.y_axis.z, a.z_axis.z, t.z,
+                bsdf(&scene.materials[instance.material as usize].kind)
+            );
+            continue;
         }
         let data = &mesh.data;
         let t = instance.transform;

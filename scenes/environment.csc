@@ -15,7 +15,7 @@ material chrome { conductor eta 3.2 3.1 2.3 k 3.3 3.3 3.1 }
 mesh ground { quad size 12 12 }
 mesh column { box size 0.3 2 0.3 }
 mesh crate  { box size 0.7 0.7 0.7 }
-mesh ball   { sphere radius 0.4 segments 64 }
+mesh ball   { sphere radius 0.4 analytic }
 
 instance { mesh ground material stone }
 instance { mesh column material clay translate -1.2 1 -0.6 }

@@ -371,7 +371,7 @@ fn sponza_loads_its_twenty_materials_and_shares_vertices() {
 }
 
 #[test]
-fn sponza_with_its_textured_materials_renders_lit_by_a_sun_on_the_cpu() {
+fn sponza_with_its_textured_materials_renders_lit_by_a_sun_and_a_sky_on_the_cpu() {
     if shared_asset("scenes/dabrovic_sponza/sponza.obj").is_none() {
         return;
     }

@@ -161,8 +161,7 @@ fn objects_under_a_sky_map_are_within_relmse_0_003_of_the_mitsuba_reference() {
 /// its camera and materials) against the Mitsuba reference of the OBJ scene: the glTF reader
 /// must give the same scene as the OBJ reader.
 #[test]
-fn mcguires_cornell_box_exported_by_blender_as_gltf_is_within_relmse_0_003_of_the_obj_reference(
-) {
+fn mcguires_cornell_box_exported_by_blender_as_gltf_is_within_relmse_0_003_of_the_obj_reference() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let reference =
         caustica::io::read_frame(&root.join("tests/data/reference/cornell_mcguire_128.exr"))

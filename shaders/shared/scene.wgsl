@@ -27,6 +27,7 @@ const NONE: u32 = 0xffffffffu;
 const MESH_HAS_NORMALS: u32 = 1u;
 const MESH_HAS_UVS: u32 = 2u;
 const MESH_DISPLACED: u32 = 4u;
+const MESH_SPHERE: u32 = 8u;
 
 // Twins of prepared.rs's rows_point / rows_vector / rows_transpose_vector, same evaluation order.
 fn rows_point(rows: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

@@ -97,7 +97,18 @@ fn surface_point(ray_origin: vec3<f32>, ray_dir: vec3<f32>, hit: Hit) -> Surface
             c3 = uvs[v.w];
         }
         uv = lerp2(lerp2(c0, c1, hit.st.x), lerp2(c3, c2, hit.st.x), hit.st.y);
-        if (mesh.flags & MESH_DISPLACED) != 0u {
+        if (mesh.flags & MESH_SPHERE) != 0u {
+            // The exact sphere: the hit point moved onto it, its normal the radius.
+            let radius = positions[mesh.vertex_offset].x;
+            let o = rows_point(record.world_to_object, ray_origin);
+            let d = rows_vector(record.world_to_object, ray_dir);
+            let n = normalize_or(o + d * hit.t, vec3<f32>(0.0, 1.0, 0.0));
+            position = n * radius;
+            geometric = n;
+            shading = n;
+            has_shading = true;
+            uv = sphere_uv(n);
+        } else if (mesh.flags & MESH_DISPLACED) != 0u {
             // The tessellation's triangle: the hit point on the ray and its normal.
             let o = rows_point(record.world_to_object, ray_origin);
             let d = rows_vector(record.world_to_object, ray_dir);

@@ -19,7 +19,9 @@ use rayon::prelude::*;
 
 use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
-use super::primitives::{intersect_quad, intersect_triangle, quad_half_at};
+use super::primitives::{
+    intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
+};
 use super::qbvh::{
     collapse_to_qbvh, collapse_to_wide, qbvh_depth, visit_children, CompactStack, QbvhNode,
     MAX_TREE_NODES,
@@ -30,7 +32,7 @@ use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::VdImage;
 use crate::scene::vdmap::{bilinear, bilinear2};
-use crate::scene::{MeshData, Scene, VdMap};
+use crate::scene::{Mesh, MeshData, MeshOrigin, Scene, VdMap};
 
 /// Entries of the traversal stack: enough for the deepest top level, the marker and the
 /// deepest middle level (the builder keeps depths below `bvh::MAX_SAH_DEPTH + 32` each).
@@ -46,6 +48,9 @@ pub const MESH_HAS_NORMALS: u32 = 1;
 pub const MESH_HAS_UVS: u32 = 2;
 /// [`MeshRecord::flags`] bit: the mesh's quads are VD patches.
 pub const MESH_DISPLACED: u32 = 4;
+/// `MeshRecord::flags`: the mesh is an analytic sphere. Its one primitive is a quad whose
+/// vertex holds the radius in each coordinate; the sphere is about the origin.
+pub const MESH_SPHERE: u32 = 8;
 
 /// Middle-level build settings: SAH with up to four primitives per leaf.
 const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
@@ -217,8 +222,9 @@ struct CachedBuild {
 /// The key of mesh `mesh_index`'s build: a hash of everything `build_mesh_level` reads.
 fn mesh_build_key(scene: &Scene, mesh_index: usize, branching: usize) -> u128 {
     let mesh = &scene.meshes[mesh_index];
-    let d = &mesh.data;
+    let d = hierarchy_data(mesh);
     let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&[sphere_radius(mesh).is_some() as u8]);
     for part in [
         bytemuck::cast_slice::<Vec3, u8>(&d.positions),
         bytemuck::cast_slice::<Vec2, u8>(&d.uvs),
@@ -244,6 +250,27 @@ fn mesh_build_key(scene: &Scene, mesh_index: usize, branching: usize) -> u128 {
         None => h.update(&[mesh.displacement.is_some() as u8]),
     }
     h.digest128()
+}
+
+/// The radius of `mesh` when it is an analytic sphere.
+fn sphere_radius(mesh: &Mesh) -> Option<f32> {
+    match mesh.origin {
+        MeshOrigin::AnalyticSphere { radius } => Some(radius),
+        _ => None,
+    }
+}
+
+/// The geometry the hierarchy holds for `mesh`: its data, or for an analytic sphere one vertex
+/// holding the radius and one quad naming it ([`MESH_SPHERE`]).
+fn hierarchy_data(mesh: &Mesh) -> std::borrow::Cow<'_, MeshData> {
+    match sphere_radius(mesh) {
+        Some(r) => std::borrow::Cow::Owned(MeshData {
+            positions: vec![Vec3::splat(r)],
+            quads: vec![[0; 4]],
+            ..MeshData::default()
+        }),
+        None => std::borrow::Cow::Borrowed(&mesh.data),
+    }
 }
 
 /// The middle level of one mesh before it is appended to the flat arrays.
@@ -282,7 +309,8 @@ fn build_mesh_level(
     branching: usize,
 ) -> Result<MeshBuild, AccelError> {
     let mesh = &scene.meshes[mesh_index];
-    let data: &MeshData = &mesh.data;
+    let data = hierarchy_data(mesh);
+    let data: &MeshData = &data;
     data.validate().map_err(|message| AccelError::InvalidMesh {
         mesh: mesh.name.clone(),
         message,
@@ -315,9 +343,12 @@ fn build_mesh_level(
         .par_iter()
         .map(|t| Aabb::from_points(t.map(p)))
         .collect();
-    match &patch_bounds {
-        Some(patches) => bounds.extend_from_slice(patches),
-        None => bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p)))),
+    match (&patch_bounds, sphere_radius(mesh)) {
+        (Some(patches), _) => bounds.extend_from_slice(patches),
+        (None, Some(r)) => bounds.push(Aabb::from_points([Vec3::splat(-r), Vec3::splat(r)])),
+        (None, None) => {
+            bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p))))
+        }
     }
     let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
     let nodes = collapse_to_wide(&binary, branching);
@@ -391,7 +422,7 @@ impl Prepared {
         }
         let builds: Vec<Arc<MeshBuild>> = builds.into_iter().map(|c| c.build).collect();
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
-            out.append_mesh(&mesh.data, build)?;
+            out.append_mesh(&hierarchy_data(mesh), sphere_radius(mesh).is_some(), build)?;
         }
         out.middle_build_ms = elapsed_ms(start);
 
@@ -484,7 +515,12 @@ impl Prepared {
         Ok(out)
     }
 
-    fn append_mesh(&mut self, data: &MeshData, build: &MeshBuild) -> Result<(), AccelError> {
+    fn append_mesh(
+        &mut self,
+        data: &MeshData,
+        sphere: bool,
+        build: &MeshBuild,
+    ) -> Result<(), AccelError> {
         let vertex_offset = to_u32("vertices", self.positions.len() + data.positions.len())?
             - data.positions.len() as u32;
         let record = MeshRecord {
@@ -513,7 +549,8 @@ impl Prepared {
                     MESH_DISPLACED
                 } else {
                     0
-                }),
+                })
+                | (if sphere { MESH_SPHERE } else { 0 }),
             depth: build.depth as u32,
         };
         self.positions
@@ -681,6 +718,11 @@ impl Prepared {
                 .map(|(t, b1, b2)| (t, Vec2::new(b1, b2), Vec3::ZERO));
         }
         let q = prim - mesh.triangle_count;
+        if mesh.flags & MESH_SPHERE != 0 {
+            let radius = self.positions[mesh.vertex_offset as usize][0];
+            return intersect_sphere(ray.origin, ray.dir, radius, ray.t_min, ray.t_max)
+                .map(|(t, st)| (t, st, Vec3::ZERO));
+        }
         if mesh.flags & MESH_DISPLACED != 0 {
             let index = mesh.vd_patch_offset + q;
             let tree = vd.tree(self, index);
@@ -949,7 +991,14 @@ impl Prepared {
                 [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y]
             };
             let uv = bilinear2(&uvs, hit.st.x, hit.st.y);
-            if mesh.flags & MESH_DISPLACED != 0 {
+            if mesh.flags & MESH_SPHERE != 0 {
+                // The exact sphere: the hit point moved onto it, its normal the radius.
+                let radius = self.positions[mesh.vertex_offset as usize][0];
+                let origin = rows_point(&record.world_to_object, ray.origin);
+                let dir = rows_vector(&record.world_to_object, ray.dir);
+                let n = (origin + dir * hit.t).normalize_or(Vec3::Y);
+                (n * radius, n, Some(n), sphere_uv(n))
+            } else if mesh.flags & MESH_DISPLACED != 0 {
                 // The tessellation's triangle: the hit point on the ray and its normal.
                 let origin = rows_point(&record.world_to_object, ray.origin);
                 let dir = rows_vector(&record.world_to_object, ray.dir);

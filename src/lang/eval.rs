@@ -365,6 +365,7 @@ const MESH: &[ParamSpec] = &[
     numbers("size"),
     numbers("divisions"),
     numbers("repeat"),
+    numbers("analytic"),
     names("displacement"),
 ];
 const MESH_KINDS: [&str; 5] = ["file", "sphere", "quad", "box", "vertices"];
@@ -994,11 +995,20 @@ impl Builder<'_, '_> {
                 let _ = p.numbers(ctx, "sphere", &[0]);
                 let radius = p.float(ctx, "radius", 1.0, positive, "greater than 0");
                 let segments = p.whole(ctx, "segments", 32, 3, 4096) as u32;
+                let analytic = p.numbers(ctx, "analytic", &[0]).is_some();
+                if let (true, Some(d)) = (analytic, p.take("displacement")) {
+                    ctx.error(
+                        d.name_span,
+                        "an analytic sphere has no quads to displace: leave out \"analytic\" to displace its tessellation",
+                    );
+                }
                 p.finish(ctx, "a sphere mesh");
-                Some((
-                    single(shapes::uv_sphere(radius, segments)),
-                    MeshOrigin::Sphere,
-                ))
+                let origin = if analytic {
+                    MeshOrigin::AnalyticSphere { radius }
+                } else {
+                    MeshOrigin::Sphere
+                };
+                Some((single(shapes::uv_sphere(radius, segments)), origin))
             }
             "quad" => {
                 let ctx = &mut self.ctx;
@@ -1778,6 +1788,26 @@ impl Builder<'_, '_> {
                     transform: pending.transform,
                     span: pending.span,
                 });
+            }
+        }
+        // Emitters are sampled by their faces, which an analytic sphere does not have.
+        for instance in &self.scene.instances {
+            let (Some(mesh), Some(material)) = (
+                self.scene.meshes.get(instance.mesh as usize),
+                self.scene.materials.get(instance.material as usize),
+            ) else {
+                continue;
+            };
+            if let (MeshOrigin::AnalyticSphere { .. }, MaterialKind::Emissive { .. }) =
+                (&mesh.origin, &material.kind)
+            {
+                self.ctx.error(
+                    instance.span,
+                    format!(
+                        "mesh \"{}\" is an analytic sphere and material \"{}\" emits: an analytic sphere cannot be a light yet (leave out \"analytic\" to emit from its tessellation)",
+                        mesh.name, material.name
+                    ),
+                );
             }
         }
     }

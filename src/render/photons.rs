@@ -28,7 +28,7 @@ use glam::{Vec2, Vec3};
 use super::camera::concentric_disk;
 use super::sampling::SampleStream;
 use crate::accel::photon_estimate::EstimateFilter;
-use crate::accel::prepared::MESH_DISPLACED;
+use crate::accel::prepared::{MESH_DISPLACED, MESH_SPHERE};
 use crate::accel::Aabb;
 use crate::accel::Prepared;
 use crate::scene::{
@@ -615,7 +615,10 @@ pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
         // objects); a displaced mesh reaches beyond its vertices, so it keeps the box's.
         let vertices = &prepared.positions
             [mesh.vertex_offset as usize..(mesh.vertex_offset + mesh.vertex_count) as usize];
-        let radius = if mesh.flags & MESH_DISPLACED == 0 {
+        let radius = if mesh.flags & MESH_SPHERE != 0 {
+            // An analytic sphere's one vertex holds its radius.
+            vertices.first().map_or(0.0, |p| p[0])
+        } else if mesh.flags & MESH_DISPLACED == 0 {
             vertices
                 .iter()
                 .map(|p| Vec3::new(p[0], p[1], p[2]).distance(centre))

@@ -316,6 +316,12 @@ pub enum MeshOrigin {
     File(PathBuf),
     Inline,
     Sphere,
+    /// An analytic sphere of `radius` about the origin (`mesh { sphere analytic }`): rays meet
+    /// the exact sphere, with its exact normals, on both backends. `data` holds a tessellation
+    /// that stands in where faces are needed (`caustica info`'s counts).
+    AnalyticSphere {
+        radius: f32,
+    },
     Quad,
     Box,
     /// The surface of the quad light of this index ([`Scene::add_light_surfaces`]).
