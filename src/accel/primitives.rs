@@ -106,6 +106,71 @@ pub fn quad_half_at(v: &[Vec3; 4], st: Vec2) -> (Vec3, Vec3) {
     }
 }
 
+/// Intersects the ray `origin + t·dir` with the sphere of `radius` about the origin: the
+/// nearer root of `|o + t·d|² = r²` in `(t_min, t_max)`, else the farther, with the sphere's
+/// texture coordinates there ([`sphere_uv`]). The discriminant is computed from the ray's
+/// closest approach to the centre (Pharr, Jakob and Humphreys, *PBR* 4th ed., 6.8.1), which
+/// keeps its precision for small spheres far away. Twin of `intersect_sphere` in
+/// `shaders/shared/intersect.wgsl`.
+#[inline]
+pub fn intersect_sphere(
+    origin: Vec3,
+    dir: Vec3,
+    radius: f32,
+    t_min: f32,
+    t_max: f32,
+) -> Option<(f32, Vec2)> {
+    let a = dir.dot(dir);
+    if !(a > 0.0 && a.is_finite()) {
+        return None;
+    }
+    let b = 2.0 * dir.dot(origin);
+    let c = origin.dot(origin) - radius * radius;
+    let closest = origin - dir * (b / (2.0 * a));
+    let length = closest.length();
+    let discriminant = 4.0 * a * (radius + length) * (radius - length);
+    if discriminant < 0.0 {
+        return None;
+    }
+    let root = discriminant.sqrt();
+    let q = if b < 0.0 {
+        -0.5 * (b - root)
+    } else {
+        -0.5 * (b + root)
+    };
+    if q == 0.0 {
+        return None;
+    }
+    let (mut t0, mut t1) = (q / a, c / q);
+    if t0 > t1 {
+        std::mem::swap(&mut t0, &mut t1);
+    }
+    let t = if t0 > t_min && t0 < t_max {
+        t0
+    } else if t1 > t_min && t1 < t_max {
+        t1
+    } else {
+        return None;
+    };
+    Some((t, sphere_uv(origin + dir * t)))
+}
+
+/// Texture coordinates of a point on a sphere about the origin, as `scene::shapes::uv_sphere`
+/// gives its vertices: `u = φ/2π` with `φ = atan2(−z, x)` in [0, 2π), `v = 1 − θ/π` with `θ`
+/// from +Y.
+#[inline]
+pub fn sphere_uv(p: Vec3) -> Vec2 {
+    let n = p.normalize_or(Vec3::Y);
+    let mut phi = (-n.z).atan2(n.x);
+    if phi < 0.0 {
+        phi += std::f32::consts::TAU;
+    }
+    Vec2::new(
+        phi / std::f32::consts::TAU,
+        1.0 - n.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,69 +247,4 @@ mod tests {
             assert!((q - p).length() < 1e-5);
         }
     }
-}
-
-/// Intersects the ray `origin + t·dir` with the sphere of `radius` about the origin: the
-/// nearer root of `|o + t·d|² = r²` in `(t_min, t_max)`, else the farther, with the sphere's
-/// texture coordinates there ([`sphere_uv`]). The discriminant is computed from the ray's
-/// closest approach to the centre (Pharr, Jakob and Humphreys, *PBR* 4th ed., 6.8.1), which
-/// keeps its precision for small spheres far away. Twin of `intersect_sphere` in
-/// `shaders/shared/intersect.wgsl`.
-#[inline]
-pub fn intersect_sphere(
-    origin: Vec3,
-    dir: Vec3,
-    radius: f32,
-    t_min: f32,
-    t_max: f32,
-) -> Option<(f32, Vec2)> {
-    let a = dir.dot(dir);
-    if !(a > 0.0 && a.is_finite()) {
-        return None;
-    }
-    let b = 2.0 * dir.dot(origin);
-    let c = origin.dot(origin) - radius * radius;
-    let closest = origin - dir * (b / (2.0 * a));
-    let length = closest.length();
-    let discriminant = 4.0 * a * (radius + length) * (radius - length);
-    if discriminant < 0.0 {
-        return None;
-    }
-    let root = discriminant.sqrt();
-    let q = if b < 0.0 {
-        -0.5 * (b - root)
-    } else {
-        -0.5 * (b + root)
-    };
-    if q == 0.0 {
-        return None;
-    }
-    let (mut t0, mut t1) = (q / a, c / q);
-    if t0 > t1 {
-        std::mem::swap(&mut t0, &mut t1);
-    }
-    let t = if t0 > t_min && t0 < t_max {
-        t0
-    } else if t1 > t_min && t1 < t_max {
-        t1
-    } else {
-        return None;
-    };
-    Some((t, sphere_uv(origin + dir * t)))
-}
-
-/// Texture coordinates of a point on a sphere about the origin, as `scene::shapes::uv_sphere`
-/// gives its vertices: `u = φ/2π` with `φ = atan2(−z, x)` in [0, 2π), `v = 1 − θ/π` with `θ`
-/// from +Y.
-#[inline]
-pub fn sphere_uv(p: Vec3) -> Vec2 {
-    let n = p.normalize_or(Vec3::Y);
-    let mut phi = (-n.z).atan2(n.x);
-    if phi < 0.0 {
-        phi += std::f32::consts::TAU;
-    }
-    Vec2::new(
-        phi / std::f32::consts::TAU,
-        1.0 - n.y.clamp(-1.0, 1.0).acos() / std::f32::consts::PI,
-    )
 }
