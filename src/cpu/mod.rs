@@ -5,6 +5,7 @@ pub mod backend;
 pub mod compose;
 pub mod gather;
 pub mod irradiance_photons;
+pub mod microfacet;
 pub mod optics;
 pub mod photons;
 pub mod prims;
