@@ -9,7 +9,7 @@ pub use crate::lang::{Diagnostics, SceneFile};
 
 use crate::accel::{self, PrepareOptions, Prepared};
 use crate::render::{self, Backend};
-use crate::scene::{self, Scene};
+use crate::scene::{self, MeshOrigin, Scene};
 use crate::{cpu, gpu, io};
 /// Everything that can stop a render, each with a message fit for the user.
 #[derive(Debug, thiserror::Error)]
@@ -427,13 +427,19 @@ pub fn describe_scene(scene: &Scene) -> String {
     let mut lo = glam::Vec3::splat(f32::INFINITY);
     let mut hi = glam::Vec3::splat(f32::NEG_INFINITY);
     let (mut tris, mut quads, mut patches) = (0usize, 0usize, 0usize);
+    let mut spheres = 0;
     for inst in &scene.instances {
         let mesh = &scene.meshes[inst.mesh as usize];
-        tris += mesh.data.triangles.len();
-        if mesh.displacement.is_some() {
-            patches += mesh.data.quads.len();
-        } else {
-            quads += mesh.data.quads.len();
+        match (&mesh.origin, mesh.displacement) {
+            (MeshOrigin::AnalyticSphere { .. }, _) => spheres += 1,
+            (_, Some(_)) => {
+                tris += mesh.data.triangles.len();
+                patches += mesh.data.quads.len();
+            }
+            (_, None) => {
+                tris += mesh.data.triangles.len();
+                quads += mesh.data.quads.len();
+            }
         }
         if let Some((a, b)) = mesh.data.bounds() {
             for i in 0..8 {
@@ -472,6 +478,10 @@ pub fn describe_scene(scene: &Scene) -> String {
             .displacement
             .map(|d| format!(", displaced by {}", scene.vdmaps[d as usize].name))
             .unwrap_or_default();
+        if let MeshOrigin::AnalyticSphere { radius } = m.origin {
+            let _ = writeln!(s, "  {:<12} analytic sphere of radius {radius}", m.name);
+            continue;
+        }
         let _ = writeln!(
             s,
             "  {:<12} {} vertices, {} triangles, {} quads{}",
@@ -484,11 +494,12 @@ pub fn describe_scene(scene: &Scene) -> String {
     }
     let _ = writeln!(
         s,
-        "instances    {} ({} triangles, {} quads, {} VD patches in the world)",
+        "instances    {} ({} triangles, {} quads, {} VD patches, {} analytic spheres in the world)",
         scene.instances.len(),
         tris,
         quads,
-        patches
+        patches,
+        spheres
     );
     let _ = writeln!(s, "lights       {}", scene.lights.len());
     if lo.x <= hi.x {
