@@ -94,6 +94,10 @@ fn hostile_values_are_errors_not_panics() {
         "camera { position 0 0 0 look_at 0 0 0 up 0 0 0 }",
         "material { } mesh { } light { } instance x { } camera y { }",
         "let a = ((((((((((((((((((((((((((((((1))))))))))))))))))))))))))))))",
+        "light environment { radiance 1e39 -1 0 scale 1e39 rotate 1e30 -1e30 0 samples 0 }",
+        "light environment { file \"\" } light environment { file 3 }",
+        "import \"\" import \"missing.glb\" import",
+        "mesh m { sphere radius 1e-40 analytic 1 } mesh n { sphere analytic analytic }",
     ] {
         assert_no_panic(text);
     }

@@ -552,9 +552,10 @@ fn comments_run_to_the_end_of_the_line_but_not_inside_strings() {
 #[test]
 fn the_example_scene_evaluates() {
     let s = scene(EXAMPLE);
-    // Three instances of the scene's own, then the quad light's surface.
-    assert_eq!(s.instances.len(), 4);
-    assert_eq!(s.meshes.len(), 4);
+    // Four instances of the scene's own, then the quad light's surface.
+    assert_eq!(s.instances.len(), 5);
+    assert_eq!(s.meshes.len(), 5);
+    assert!(s.environment().is_some());
     assert_eq!(s.meshes[1].displacement, Some(0));
 }
 

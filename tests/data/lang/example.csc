@@ -20,6 +20,9 @@ instance { mesh floor material white }
 
 light point { position 0 1.9 0 power 40 40 40 }
 light quad { corner -0.25 1.98 -0.25 edge_u 0.5 0 0 edge_v 0 0 0.5 radiance 17 12 4 }
+light environment { file "sky.hdr" scale 0.5 rotate 0 90 0 samples 4 }
+mesh orb { sphere radius 0.2 analytic }
+instance { mesh orb material glass translate -0.5 0.2 0.3 }
 
 photons { global 500000 caustic 200000 max_bounces 5 knn 64 }
 gather { seeds 4096 rays 256 quadtree_levels 7 }
