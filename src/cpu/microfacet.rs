@@ -6,8 +6,9 @@
 //! Roughness maps to the distribution's width as `α = roughness²` (the convention of Disney's
 //! principled BRDF, Blender and glTF; pbrt-v4 uses √roughness, Mitsuba takes α itself).
 //!
-//! Not yet wired into the renderer: the rough conductor, rough dielectric and plastic materials
-//! of issue 14 will be built on it, on both backends.
+//! Its GPU twin is `shaders/shared/microfacet.wgsl` (compared in `tests/gpu_context.rs`).
+//! Neither is wired into the renderer yet: the rough conductor, rough dielectric and plastic
+//! materials of issue 14 will be built on them.
 
 use glam::{Vec2, Vec3};
 
@@ -35,7 +36,9 @@ impl Ggx {
             return 0.0;
         }
         let a2 = self.alpha * self.alpha;
-        let t = h.z * h.z * (a2 - 1.0) + 1.0;
+        // cos²θ (α² − 1) + 1 written with sin²θ itself: no cancellation near the normal,
+        // where narrow lobes peak.
+        let t = (h.x * h.x + h.y * h.y) + h.z * h.z * a2;
         a2 / (std::f32::consts::PI * t * t)
     }
 
