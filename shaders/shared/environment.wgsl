@@ -54,17 +54,10 @@ fn env_texel(m: EnvMapRef, x: i32, y: i32) -> vec3<f32> {
 // EnvMap::lookup: bilinear between texel centres, wrapping in u, clamped in v.
 fn env_lookup(m: EnvMapRef, d: vec3<f32>) -> vec3<f32> {
     let uv = env_uv(d);
-    let x = uv.x * f32(m.width) - 0.5;
-    let y = uv.y * f32(m.height) - 0.5;
-    let x0 = floor(x);
-    let y0 = floor(y);
-    let fx = x - x0;
-    let fy = y - y0;
-    let xi = i32(x0);
-    let yi = i32(y0);
-    let top = lerp3(env_texel(m, xi, yi), env_texel(m, xi + 1, yi), fx);
-    let bottom = lerp3(env_texel(m, xi, yi + 1), env_texel(m, xi + 1, yi + 1), fx);
-    return lerp3(top, bottom, fy);
+    let c = texel_corner(uv.x * f32(m.width), uv.y * f32(m.height));
+    let top = lerp3(env_texel(m, c.x, c.y), env_texel(m, c.x + 1, c.y), c.fx);
+    let bottom = lerp3(env_texel(m, c.x, c.y + 1), env_texel(m, c.x + 1, c.y + 1), c.fx);
+    return lerp3(top, bottom, c.fy);
 }
 
 // Radiance arriving from world direction `d` of environment light `light` (its scale included).

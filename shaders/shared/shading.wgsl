@@ -142,6 +142,22 @@ fn surface_point(ray_origin: vec3<f32>, ray_dir: vec3<f32>, hit: Hit) -> Surface
     return SurfacePoint(rows_point(record.object_to_world, position), geometric_normal, shading_normal, uv, record.material);
 }
 
+// A bilinear lookup's first texel (at or before the point in x and y, in texel units from the
+// image's corner, texel centres at .5) and the weights of the next ones: the corner of
+// TextureImage::sample and EnvMap::lookup.
+struct TexelCorner {
+    x: i32,
+    y: i32,
+    fx: f32,
+    fy: f32,
+}
+
+fn texel_corner(x: f32, y: f32) -> TexelCorner {
+    let x0 = floor(x - 0.5);
+    let y0 = floor(y - 0.5);
+    return TexelCorner(i32(x0), i32(y0), x - 0.5 - x0, y - 0.5 - y0);
+}
+
 // Texture::sample: TextureImage::sample (bilinear with wrap-around, v = 1 at the top row) at
 // the UV through the texture's scale and offset.
 fn sample_texture(index: u32, surface_uv: vec2<f32>) -> vec3<f32> {
@@ -152,22 +168,15 @@ fn sample_texture(index: u32, surface_uv: vec2<f32>) -> vec3<f32> {
     let uv = surface_uv * tex.uv_scale + tex.uv_offset;
     let w = i32(tex.width);
     let h = i32(tex.height);
-    let x = uv.x * f32(tex.width) - 0.5;
-    let y = (1.0 - uv.y) * f32(tex.height) - 0.5;
-    let x0 = floor(x);
-    let y0 = floor(y);
-    let fx = x - x0;
-    let fy = y - y0;
-    let xi = i32(x0);
-    let yi = i32(y0);
-    let xa = ((xi % w) + w) % w;
-    let xb = (((xi + 1) % w) + w) % w;
-    let ya = ((yi % h) + h) % h;
-    let yb = (((yi + 1) % h) + h) % h;
+    let c = texel_corner(uv.x * f32(tex.width), (1.0 - uv.y) * f32(tex.height));
+    let xa = ((c.x % w) + w) % w;
+    let xb = (((c.x + 1) % w) + w) % w;
+    let ya = ((c.y % h) + h) % h;
+    let yb = (((c.y + 1) % h) + h) % h;
     let at = tex.offset;
-    let top = lerp3(texels[at + u32(ya * w + xa)].xyz, texels[at + u32(ya * w + xb)].xyz, fx);
-    let bottom = lerp3(texels[at + u32(yb * w + xa)].xyz, texels[at + u32(yb * w + xb)].xyz, fx);
-    return lerp3(top, bottom, fy);
+    let top = lerp3(texels[at + u32(ya * w + xa)].xyz, texels[at + u32(ya * w + xb)].xyz, c.fx);
+    let bottom = lerp3(texels[at + u32(yb * w + xa)].xyz, texels[at + u32(yb * w + xb)].xyz, c.fx);
+    return lerp3(top, bottom, c.fy);
 }
 
 // Tracer::albedo_of.
