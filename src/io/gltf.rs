@@ -316,7 +316,7 @@ impl Reader<'_> {
             let material = primitive.material().index();
             match parts.iter_mut().find(|p| p.material == material) {
                 Some(part) => {
-                    let mut merged = MeshAsset {
+                    let merged = MeshAsset {
                         parts: vec![
                             part.clone(),
                             MeshPart {
@@ -327,7 +327,6 @@ impl Reader<'_> {
                         ..MeshAsset::default()
                     }
                     .merged();
-                    merged.triangles.shrink_to_fit();
                     part.data = Arc::new(merged);
                 }
                 None => parts.push(MeshPart {
