@@ -63,7 +63,7 @@ fn syntax_errors_use_human_names_for_grammar_rules() {
         "camera { position 0 1 3",
         "scene.csc:1:24: error: expected a value, a parameter name or `}`, found end of file",
     );
-    assert_error("camera { fov 40 }}", "scene.csc:1:18: error: expected a statement (`let`, `include`, `frames` or a block) or end of file");
+    assert_error("camera { fov 40 }}", "scene.csc:1:18: error: expected a statement (`let`, `include`, `import`, `frames` or a block) or end of file");
     assert_error(
         "let v = [1, 2",
         "scene.csc:1:14: error: expected an operator, `,` or `]`, found end of file",

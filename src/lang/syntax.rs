@@ -72,7 +72,8 @@ fn expected_message(positives: &[Rule]) -> String {
         Rule::negated,
         Rule::string,
     ];
-    let statement_starts = has(Rule::kw_let) || has(Rule::kw_include) || has(Rule::kw_frames);
+    let statement_starts =
+        has(Rule::kw_let) || has(Rule::kw_include) || has(Rule::kw_import) || has(Rule::kw_frames);
     let value_like = value_starts.iter().filter(|r| has(**r)).count() >= 2;
     if value_like {
         words.push("a value");
@@ -81,7 +82,7 @@ fn expected_message(positives: &[Rule]) -> String {
         }
     }
     if statement_starts {
-        words.push("a statement (`let`, `include`, `frames` or a block)");
+        words.push("a statement (`let`, `include`, `import`, `frames` or a block)");
     }
     for &rule in positives {
         let skip = (value_like
@@ -90,7 +91,11 @@ fn expected_message(positives: &[Rule]) -> String {
             || (statement_starts
                 && matches!(
                     rule,
-                    Rule::kw_let | Rule::kw_include | Rule::kw_frames | Rule::ident
+                    Rule::kw_let
+                        | Rule::kw_include
+                        | Rule::kw_import
+                        | Rule::kw_frames
+                        | Rule::ident
                 ));
         if skip {
             continue;
