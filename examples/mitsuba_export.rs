@@ -42,6 +42,18 @@ fn v3(v: Vec3) -> String {
     format!("{:.9}, {:.9}, {:.9}", v.x, v.y, v.z)
 }
 
+/// A transform as Mitsuba's `<matrix value>`: the 4×4 matrix row by row.
+fn matrix_value(m: &glam::Affine3A) -> String {
+    let (a, t) = (m.matrix3, m.translation);
+    let rows = [
+        [a.x_axis.x, a.y_axis.x, a.z_axis.x, t.x],
+        [a.x_axis.y, a.y_axis.y, a.z_axis.y, t.y],
+        [a.x_axis.z, a.y_axis.z, a.z_axis.z, t.z],
+    ];
+    let numbers: Vec<String> = rows.iter().flatten().map(|v| v.to_string()).collect();
+    format!("{} 0 0 0 1", numbers.join(" "))
+}
+
 /// A binary little-endian PLY of triangles with per-vertex normals.
 fn write_ply(path: &Path, positions: &[Vec3], normals: &[Vec3], triangles: &[[u32; 3]]) {
     let mut out = Vec::new();
@@ -145,14 +157,10 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
         }
         if let MeshOrigin::AnalyticSphere { radius } = mesh.origin {
             // Mitsuba's own analytic sphere, placed by the instance's transform.
-            let m = instance.transform;
-            let (a, t) = (m.matrix3, m.translation);
             let _ = writeln!(
                 xml,
-                "  <shape type=\"sphere\"><float name=\"radius\" value=\"{radius}\"/><transform name=\"to_world\"><matrix value=\"{} {} {} {} {} {} {} {} {} {} {} {} 0 0 0 1\"/></transform>{}</shape>",
-                a.x_axis.x, a.y_axis.x, a.z_axis.x, t.x,
-                a.x_axis.y, a.y_axis.y, a.z_axis.y, t.y,
-                a.x_axis.z, a.y_axis.z, a.z_axis.z, t.z,
+                "  <shape type=\"sphere\"><float name=\"radius\" value=\"{radius}\"/><transform name=\"to_world\"><matrix value=\"{}\"/></transform>{}</shape>",
+                matrix_value(&instance.transform),
                 bsdf(&scene.materials[instance.material as usize].kind)
             );
             continue;
@@ -242,21 +250,13 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
                 let n = edge_u.cross(edge_v).normalize();
                 let centre = corner + (edge_u + edge_v) * 0.5;
                 let (a, b) = (edge_u * 0.5, edge_v * 0.5);
-                let m = [
-                    [a.x, b.x, n.x, centre.x],
-                    [a.y, b.y, n.y, centre.y],
-                    [a.z, b.z, n.z, centre.z],
-                ];
-                let rows: Vec<String> = m
-                    .iter()
-                    .map(|r| format!("{} {} {} {}", r[0], r[1], r[2], r[3]))
-                    .collect();
+                let m = glam::Affine3A::from_cols(a.into(), b.into(), n.into(), centre.into());
                 let _ = writeln!(
                     xml,
-                    "  <shape type=\"rectangle\"><transform name=\"to_world\"><matrix value=\"{} 0 0 0 1\"/></transform>\
+                    "  <shape type=\"rectangle\"><transform name=\"to_world\"><matrix value=\"{}\"/></transform>\
                      <bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"0, 0, 0\"/></bsdf>\
                      <emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter></shape>",
-                    rows.join(" "),
+                    matrix_value(&m),
                     rgb(radiance)
                 );
             }
@@ -284,15 +284,12 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
                     (t.x, t.y, t.z)
                 })
                 .unwrap_or_else(|e| fail(format!("environment.exr: {e}")));
-                let m = env.to_world;
                 let _ = writeln!(
                     xml,
                     "  <emitter type=\"envmap\"><string name=\"filename\" value=\"environment.exr\"/><float name=\"scale\" value=\"{}\"/>\
-                     <transform name=\"to_world\"><matrix value=\"{} {} {} 0 {} {} {} 0 {} {} {} 0 0 0 0 1\"/></transform></emitter>",
+                     <transform name=\"to_world\"><matrix value=\"{}\"/></transform></emitter>",
                     env.scale,
-                    m.x_axis.x, m.y_axis.x, m.z_axis.x,
-                    m.x_axis.y, m.y_axis.y, m.z_axis.y,
-                    m.x_axis.z, m.y_axis.z, m.z_axis.z
+                    matrix_value(&glam::Affine3A::from_mat3(env.to_world))
                 );
             }
         }

@@ -29,7 +29,9 @@ use crate::render::plan::PassPlan;
 use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::CameraModel;
-use crate::scene::{directional_cos_max, Aov, Integrator, LightKind, MaterialKind, Sampler, Scene};
+use crate::scene::{
+    directional_cos_max, Aov, Environment, Integrator, LightKind, MaterialKind, Sampler, Scene,
+};
 
 /// Per-pixel results of a tile.
 pub(crate) struct TileOutput {
@@ -64,6 +66,8 @@ pub struct Tracer<'a> {
     epsilon: f32,
     /// The frame's VD bottom level: levels chosen by the camera rays, trees built on first use.
     pub vd: VdFrame,
+    /// The scene's environment light, which rays that leave the scene see.
+    environment: Option<&'a Environment>,
 }
 
 impl<'a> Tracer<'a> {
@@ -75,6 +79,7 @@ impl<'a> Tracer<'a> {
             counters: RayCounters::default(),
             epsilon: prepared.ray_epsilon(),
             vd: VdFrame::default(),
+            environment: scene.environment(),
         };
         // The frame's VD levels from every camera sample (accel::vd_frame), as the GPU's
         // camera batch chooses them.
@@ -242,8 +247,7 @@ impl<'a> Tracer<'a> {
         let Some(hit) = hit else {
             // A ray that leaves the scene sees the environment.
             return self
-                .scene
-                .environment()
+                .environment
                 .map_or(Vec3::ZERO, |env| env.radiance(ray.dir.normalize()));
         };
         let sp = self.prepared.surface_point(ray, &hit);

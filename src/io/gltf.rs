@@ -252,7 +252,8 @@ impl Reader<'_> {
         mesh: &gltf::Mesh,
         materials: &[FileMaterial],
     ) -> Result<MeshAsset, IoError> {
-        let mut parts: Vec<MeshPart> = Vec::new();
+        // The primitives of each material, in the order the materials first appear.
+        let mut by_material: Vec<MeshAsset> = Vec::new();
         for primitive in mesh.primitives() {
             if primitive.mode() != gltf::mesh::Mode::Triangles {
                 self.warnings.add(
@@ -314,27 +315,29 @@ impl Reader<'_> {
                 ))
             })?;
             let material = primitive.material().index();
-            match parts.iter_mut().find(|p| p.material == material) {
-                Some(part) => {
-                    let merged = MeshAsset {
-                        parts: vec![
-                            part.clone(),
-                            MeshPart {
-                                material,
-                                data: Arc::new(data),
-                            },
-                        ],
-                        ..MeshAsset::default()
-                    }
-                    .merged();
-                    part.data = Arc::new(merged);
-                }
-                None => parts.push(MeshPart {
-                    material,
-                    data: Arc::new(data),
+            let part = MeshPart {
+                material,
+                data: Arc::new(data),
+            };
+            match by_material
+                .iter_mut()
+                .find(|group| group.parts[0].material == material)
+            {
+                Some(group) => group.parts.push(part),
+                None => by_material.push(MeshAsset {
+                    parts: vec![part],
+                    ..MeshAsset::default()
                 }),
             }
         }
+        // One part per material: its primitives' faces one after another.
+        let parts = by_material
+            .iter()
+            .map(|group| MeshPart {
+                material: group.parts[0].material,
+                data: Arc::new(group.merged()),
+            })
+            .collect();
         Ok(MeshAsset {
             parts,
             materials: materials.to_vec(),

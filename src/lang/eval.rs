@@ -1362,12 +1362,9 @@ impl Builder<'_, '_> {
                 "translate" => {
                     counted(ctx, param, &[3]).map(|v| Affine3A::from_translation(vec3(&v)))
                 }
-                "rotate" => counted(ctx, param, &[3]).map(|v| {
-                    let r = vec3(&v) * (std::f32::consts::PI / 180.0);
-                    Affine3A::from_rotation_z(r.z)
-                        * Affine3A::from_rotation_y(r.y)
-                        * Affine3A::from_rotation_x(r.x)
-                }),
+                "rotate" => {
+                    counted(ctx, param, &[3]).map(|v| Affine3A::from_mat3(euler_rotation(vec3(&v))))
+                }
                 "scale" => counted(ctx, param, &[1, 3]).and_then(|v| {
                     let s = if v.len() == 1 {
                         Vec3::splat(v[0] as f32)
@@ -1584,13 +1581,9 @@ impl Builder<'_, '_> {
         let radiance = p.color(ctx, "radiance", Vec3::ONE);
         let scale = p.float(ctx, "scale", 1.0, nonnegative, "at least 0");
         let samples = p.whole(ctx, "samples", 1, 1, 65536) as u32;
-        let to_world = match p.numbers(ctx, "rotate", &[3]) {
-            Some((v, _)) => {
-                let r = vec3(&v) * (std::f32::consts::PI / 180.0);
-                Mat3::from_rotation_z(r.z) * Mat3::from_rotation_y(r.y) * Mat3::from_rotation_x(r.x)
-            }
-            None => Mat3::IDENTITY,
-        };
+        let to_world = p
+            .numbers(ctx, "rotate", &[3])
+            .map_or(Mat3::IDENTITY, |(v, _)| euler_rotation(vec3(&v)));
         let file = p.string(ctx, "file");
         p.finish(ctx, who);
         if let Some(first) = self
@@ -1967,6 +1960,13 @@ fn name_word(p: &Params, ctx: &mut Ctx, name: &str) -> Option<(String, Span)> {
 }
 
 /// The numbers of one occurrence of a repeatable parameter, checked in count.
+/// `rotate X Y Z` (degrees): about x, then y, then z, as an instance's and an environment
+/// light's.
+fn euler_rotation(degrees: Vec3) -> Mat3 {
+    let r = degrees * (std::f32::consts::PI / 180.0);
+    Mat3::from_rotation_z(r.z) * Mat3::from_rotation_y(r.y) * Mat3::from_rotation_x(r.x)
+}
+
 fn counted(ctx: &mut Ctx, param: &params::Param, counts: &[usize]) -> Option<Vec<f64>> {
     let values = params::param_numbers(param, ctx)?;
     if !counts.contains(&values.len()) {

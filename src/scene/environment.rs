@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use glam::{Mat3, Vec2, Vec3};
 
-use super::{pick_by_cdf, TextureImage};
+use super::{bilinear_texels, pick_by_cdf, TextureImage};
 
 /// The size of the map that stands for a uniform environment (`light environment { radiance }`):
 /// a few rows, so that the rows' `sin θ` shapes the sampling.
@@ -169,19 +169,15 @@ impl EnvMap {
     pub fn lookup(&self, d: Vec3) -> Vec3 {
         let uv = lat_long_uv(d);
         let (w, h) = (self.width as i64, self.height as i64);
-        let x = uv.x * self.width as f32 - 0.5;
-        let y = uv.y * self.height as f32 - 0.5;
-        let (x0, y0) = (x.floor(), y.floor());
-        let (fx, fy) = (x - x0, y - y0);
-        let texel = |xi: i64, yi: i64| {
-            let xi = xi.rem_euclid(w) as usize;
-            let yi = yi.clamp(0, h - 1) as usize;
-            self.texels[yi * self.width as usize + xi]
-        };
-        let (x0, y0) = (x0 as i64, y0 as i64);
-        let top = texel(x0, y0).lerp(texel(x0 + 1, y0), fx);
-        let bottom = texel(x0, y0 + 1).lerp(texel(x0 + 1, y0 + 1), fx);
-        top.lerp(bottom, fy)
+        bilinear_texels(
+            uv.x * self.width as f32,
+            uv.y * self.height as f32,
+            |xi, yi| {
+                let xi = xi.rem_euclid(w) as usize;
+                let yi = yi.clamp(0, h - 1) as usize;
+                self.texels[yi * self.width as usize + xi]
+            },
+        )
     }
 
     /// The probability of texel (`x`, `y`) among all.

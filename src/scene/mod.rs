@@ -226,24 +226,30 @@ impl TextureImage {
         if self.width == 0 || self.height == 0 {
             return Vec3::ONE;
         }
-        let w = self.width as i64;
-        let h = self.height as i64;
-        let x = uv.x * self.width as f32 - 0.5;
-        let y = (1.0 - uv.y) * self.height as f32 - 0.5;
-        let x0 = x.floor();
-        let y0 = y.floor();
-        let fx = x - x0;
-        let fy = y - y0;
-        let texel = |xi: i64, yi: i64| {
-            let xi = xi.rem_euclid(w) as usize;
-            let yi = yi.rem_euclid(h) as usize;
-            self.texels[yi * self.width as usize + xi]
-        };
-        let (x0, y0) = (x0 as i64, y0 as i64);
-        let top = texel(x0, y0).lerp(texel(x0 + 1, y0), fx);
-        let bottom = texel(x0, y0 + 1).lerp(texel(x0 + 1, y0 + 1), fx);
-        top.lerp(bottom, fy)
+        let (w, h) = (self.width as i64, self.height as i64);
+        bilinear_texels(
+            uv.x * self.width as f32,
+            (1.0 - uv.y) * self.height as f32,
+            |xi, yi| {
+                let xi = xi.rem_euclid(w) as usize;
+                let yi = yi.rem_euclid(h) as usize;
+                self.texels[yi * self.width as usize + xi]
+            },
+        )
     }
+}
+
+/// Bilinear interpolation between texel centres at (`x`, `y`), in texel units from the image's
+/// corner (centres at .5), the texels fetched by `texel(column, row)`, which applies the image's
+/// addressing. Twin of `texel_corner` and its lerps in `shaders/shared/shading.wgsl`.
+pub fn bilinear_texels(x: f32, y: f32, texel: impl Fn(i64, i64) -> Vec3) -> Vec3 {
+    let (x, y) = (x - 0.5, y - 0.5);
+    let (x0, y0) = (x.floor(), y.floor());
+    let (fx, fy) = (x - x0, y - y0);
+    let (x0, y0) = (x0 as i64, y0 as i64);
+    let top = texel(x0, y0).lerp(texel(x0 + 1, y0), fx);
+    let bottom = texel(x0, y0 + 1).lerp(texel(x0 + 1, y0 + 1), fx);
+    top.lerp(bottom, fy)
 }
 
 /// What a surface does with light.
