@@ -72,6 +72,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 world_to_object,
                 mesh,
                 material,
+                light,
                 _pad
             }),
         ),

@@ -151,7 +151,8 @@ fn mtl_statements_become_diffuse_emissive_dielectric_and_mirror_materials() {
         MaterialKind::Dielectric {
             ior: 1.33,
             tint: Vec3::new(0.9, 1.0, 0.9),
-            fresnel: FresnelMode::Exact
+            fresnel: FresnelMode::Exact,
+            roughness: 0.0,
         },
         "illum 7 is glass of index Ni, tinted by Tf"
     );

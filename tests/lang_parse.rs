@@ -95,6 +95,7 @@ fn materials_of_every_kind() {
             ior: 1.33,
             tint: Vec3::new(0.9, 1.0, 0.9),
             fresnel: FresnelMode::Exact,
+            roughness: 0.0,
         }
     );
     assert_eq!(
@@ -103,6 +104,7 @@ fn materials_of_every_kind() {
             ior: 1.5,
             tint: Vec3::ONE,
             fresnel: FresnelMode::Exact,
+            roughness: 0.0,
         }
     );
     assert_eq!(
@@ -148,6 +150,7 @@ fn conductor_takes_rgb_eta_and_k_with_an_optional_tint() {
             eta: Vec3::new(0.143, 0.374, 1.442),
             k: Vec3::new(3.983, 2.386, 1.603),
             tint: Vec3::ONE,
+            roughness: 0.0,
         }
     );
     assert_eq!(
@@ -156,8 +159,43 @@ fn conductor_takes_rgb_eta_and_k_with_an_optional_tint() {
             eta: Vec3::splat(2.0),
             k: Vec3::splat(3.0),
             tint: Vec3::new(0.5, 0.6, 0.7),
+            roughness: 0.0,
         }
     );
+}
+
+#[test]
+fn rough_materials_take_a_roughness_and_conductors_a_metal_preset() {
+    let s = scene(
+        "material gold { conductor metal gold roughness 0.3 }
+         material frosted { dielectric ior 1.5 roughness 0.2 }
+         material copper { conductor metal copper tint 0.9 0.9 0.9 }",
+    );
+    match s.materials[0].kind {
+        MaterialKind::Conductor {
+            eta, k, roughness, ..
+        } => {
+            assert_eq!((eta.x, k.x, roughness), (0.143119, 3.98316, 0.3));
+        }
+        ref other => panic!("expected a conductor, got {other:?}"),
+    }
+    assert!((s.materials[0].kind.alpha().unwrap() - 0.09).abs() < 1e-6);
+    match s.materials[1].kind {
+        MaterialKind::Dielectric { ior, roughness, .. } => assert_eq!((ior, roughness), (1.5, 0.2)),
+        ref other => panic!("expected a dielectric, got {other:?}"),
+    }
+    match s.materials[2].kind {
+        MaterialKind::Conductor {
+            eta,
+            roughness,
+            tint,
+            ..
+        } => {
+            assert_eq!((eta.y, roughness, tint.x), (0.924033, 0.0, 0.9));
+        }
+        ref other => panic!("expected a conductor, got {other:?}"),
+    }
+    assert_eq!(s.materials[2].kind.alpha(), None);
 }
 
 #[test]

@@ -87,6 +87,7 @@ fn glass_sphere_over_floor() -> Scene {
                     ior: 1.5,
                     tint: Vec3::ONE,
                     fresnel: FresnelMode::Exact,
+                    roughness: 0.0,
                 },
             ),
         ],

@@ -43,6 +43,7 @@ fn refraction_through_a_glass_slab_leaves_the_direction_unchanged() {
                 ior: 1.5,
                 tint: Vec3::ONE,
                 fresnel: FresnelMode::Exact,
+                roughness: 0.0,
             },
         )],
         meshes: vec![mesh(

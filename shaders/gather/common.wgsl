@@ -1,6 +1,7 @@
 // Final gather on the GPU, shared by the kernels of shaders/gather/: twins of
 // cpu::gather::final_gather and gather_radiance. Gather ray j of seed s is ray s * rays + j; its
-// random stream is (seed, s, GATHER_STREAM_TAG + j): 2 numbers for the direction, 1 per step.
+// random stream is (seed, s, GATHER_STREAM_TAG + j): 2 numbers for the direction, 1 per step
+// (3 at a rough surface).
 //!include "photons/common.wgsl"
 //!include "shared/gather_types.wgsl"
 

@@ -2,7 +2,7 @@
 // ends the ray; a diffuse hit ends it with a density query of the global map (position and the
 // normal facing the ray, flagged; gather/reduce.wgsl adds weight · albedo/π · density); an
 // emissive hit adds its radiance; a mirror, a conductor or a dielectric (Fresnel-chosen) sends
-// it on. The step's rays are a queue (all the rays at step 0, in order; then the ones the step
+// it on, and so does a rough one in a direction its BSDF samples. The step's rays are a queue (all the rays at step 0, in order; then the ones the step
 // before sent on, in any order): a ray's own index, which its path and query have, comes from
 // its seed (`pixel`) and its stream (`sample`). The rays sent on are appended to the next queue.
 //!include "gather/common.wgsl"
@@ -56,6 +56,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         query_weights[i] = vec4<f32>(path.weight.xyz * albedo_of(m, sp) * (1.0 / PI), 0.0);
         query_flags[i] = 1u;
         path.weight.w = 0.0;
+    } else if material_alpha(m) > 0.0 {
+        // A glossy lobe: one direction it samples (two more numbers), u choosing a dielectric's
+        // branch.
+        let ux = next_f32(&stream);
+        let u_dir = vec2<f32>(ux, next_f32(&stream));
+        let rough = rough_hit(dir, sp.shading_normal, sp.geometric_normal);
+        var s = RoughSample(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), false, false);
+        if rough.valid {
+            s = rough_sample(m, rough, u, u_dir);
+        }
+        if s.valid {
+            path.weight = vec4<f32>(path.weight.xyz * s.weight, 1.0);
+            var side = facing;
+            if s.transmitted {
+                side = -facing;
+            }
+            next = Ray(offset_origin(sp.position, side, params.epsilon), ray.pixel, s.dir, ray.sample, stream.dimension, 0u, 0u, 0u);
+            goes_on = true;
+        } else {
+            path.weight.w = 0.0;
+        }
     } else if m.kind == 3u {
         // Every emitter is a light: its shadow rays and photons bring its light, so it is black here.
         path.weight.w = 0.0;

@@ -4,6 +4,7 @@
 //!include "shared/scene.wgsl"
 //!include "shared/rng.wgsl"
 //!include "shared/shading.wgsl"
+//!include "shared/rough.wgsl"
 //!include "shared/photon_types.wgsl"
 
 const EMITTER_POINT: u32 = 0u;
@@ -78,6 +79,35 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         out.next = true;
         out.dir = next;
         out.power = power * albedo / p;
+        return out;
+    }
+    if material_alpha(m) > 0.0 {
+        // Glossy: a caustic path goes on through it, as through a mirror.
+        out.specular = true;
+        if !can_continue {
+            return out;
+        }
+        let hit = rough_hit(dir, shading_normal, geometric_normal);
+        if !hit.valid {
+            return out;
+        }
+        let s = rough_sample(m, hit, u, u_dir);
+        if !s.valid {
+            return out;
+        }
+        if m.kind == MATERIAL_CONDUCTOR {
+            // Russian roulette on the Fresnel weight, as for a smooth conductor.
+            let p = survival_probability(s.weight, power);
+            if u >= p {
+                return out;
+            }
+            out.power = power * s.weight / p;
+        } else {
+            out.power = power * s.weight;
+        }
+        out.next = true;
+        out.transmitted = s.transmitted;
+        out.dir = s.dir;
         return out;
     }
     if m.kind == MATERIAL_MIRROR || m.kind == MATERIAL_CONDUCTOR {

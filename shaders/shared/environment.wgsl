@@ -111,16 +111,7 @@ fn env_sample(m: EnvMapRef, u: vec2<f32>) -> EnvDirection {
     let y = row.index;
     let column = env_pick(m.offset + y * m.width, m.width, u.x);
     let x = column.index;
-    var row_below = 0.0;
-    if y > 0u {
-        row_below = texels[marginal + y - 1u].w;
-    }
-    let base = m.offset + y * m.width;
-    var column_below = 0.0;
-    if x > 0u {
-        column_below = texels[base + x - 1u].w;
-    }
-    let p = (texels[marginal + y].w - row_below) * (texels[base + x].w - column_below);
+    let p = env_texel_probability(m, x, y);
     let uv = vec2<f32>((f32(x) + column.x) / f32(m.width), (f32(y) + row.x) / f32(m.height));
     let sin_theta = sin(ENV_PI * uv.y);
     if !(p > 0.0 && sin_theta > 0.0) {
@@ -128,4 +119,36 @@ fn env_sample(m: EnvMapRef, u: vec2<f32>) -> EnvDirection {
     }
     let pdf = p * f32(m.width * m.height) / (2.0 * ENV_PI * ENV_PI * sin_theta);
     return EnvDirection(env_direction(uv), pdf);
+}
+
+// EnvMap::texel_probability: texel (x, y)'s share, from the CDFs.
+fn env_texel_probability(m: EnvMapRef, x: u32, y: u32) -> f32 {
+    let marginal = m.offset + m.width * m.height;
+    var row = texels[marginal + y].w;
+    if y > 0u {
+        row -= texels[marginal + y - 1u].w;
+    }
+    let base = m.offset + y * m.width;
+    var column = texels[base + x].w;
+    if x > 0u {
+        column -= texels[base + x - 1u].w;
+    }
+    return row * column;
+}
+
+// EnvMap::pdf: the density per unit solid angle with which env_sample chooses unit map-space
+// direction d.
+fn env_pdf(m: EnvMapRef, d: vec3<f32>) -> f32 {
+    let marginal = m.offset + m.width * m.height;
+    if !(texels[marginal + m.height - 1u].w > 0.0) {
+        return 0.0;
+    }
+    let uv = env_uv(d);
+    let x = min(u32(uv.x * f32(m.width)), m.width - 1u);
+    let y = min(u32(uv.y * f32(m.height)), m.height - 1u);
+    let sin_theta = sin(ENV_PI * uv.y);
+    if sin_theta <= 0.0 {
+        return 0.0;
+    }
+    return env_texel_probability(m, x, y) * f32(m.width * m.height) / (2.0 * ENV_PI * ENV_PI * sin_theta);
 }

@@ -32,7 +32,8 @@ struct Instance {
     world_to_object: array<vec4<f32>, 3>,
     mesh: u32,
     material: u32,
-    _pad: vec2<u32>,
+    light: u32, // the area light whose surface it is, NONE for none
+    _pad: u32,
 }
 
 // Twin of accel::VdPatchRecord.
@@ -47,7 +48,8 @@ struct VdPatch {
 
 // Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive,
 // 4 conductor. color: albedo, reflectance, tint (dielectric, conductor) or radiance; texture:
-// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index.
+// index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index;
+// eta.w: a rough conductor's or dielectric's GGX width α (0: smooth; shared/rough.wgsl).
 // Every emitter is a light (a quad light's surface or an emissive instance), black to gather rays.
 struct Material {
     kind: u32,
@@ -60,6 +62,7 @@ struct Material {
 }
 
 const MATERIAL_MIRROR: u32 = 1u;
+const MATERIAL_DIELECTRIC: u32 = 2u;
 const MATERIAL_CONDUCTOR: u32 = 4u;
 const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
 const LIGHT_MESH: u32 = 4u;

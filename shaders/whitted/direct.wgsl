@@ -1,6 +1,6 @@
-// Direct light of the diffuse nodes of one shade chunk: each node adds the contributions left in
-// its own shadow slots (zero where shadow.wgsl found the ray blocked), in slot order, and scales
-// the sum by its albedo/pi. No atomics in the sums: a slot belongs to one node, so the sum is
+// Direct light of the nodes of one shade chunk: each node adds the contributions left in its own
+// shadow slots (zero where shadow.wgsl found the ray blocked), in slot order; a diffuse node
+// scales the sum by its albedo/pi, a rough one (whose rays carry f cos) adds it as it is. No atomics in the sums: a slot belongs to one node, so the sum is
 // deterministic. The used slots are also counted into shadow_total[0] (the statistics' shadow
 // rays): per workgroup, then one atomic add.
 //!include "shared/types.wgsl"
@@ -40,9 +40,6 @@ fn node_direct_light(local: u32, i: u32) -> u32 {
         return 0u;
     }
     let node = nodes[i];
-    if (node.link >> NODE_STATE_SHIFT) != NODE_DIFFUSE {
-        return 0u;
-    }
     var irradiance = vec3<f32>(0.0);
     // shade.wgsl's shadow_slot(local, k): rows as long as the chunk.
     let row = min(params.shadow_capacity / max(params.shadows_per_hit, 1u), params.ray_count - params.ray_offset);
@@ -55,6 +52,11 @@ fn node_direct_light(local: u32, i: u32) -> u32 {
         irradiance += shadow_rays[slot].contribution;
         used += 1u;
     }
-    nodes[i].own = irradiance * node.weight;
+    if (node.link >> NODE_STATE_SHIFT) == NODE_DIFFUSE {
+        nodes[i].own = irradiance * node.weight;
+    } else if used > 0u {
+        // A rough surface's shadow rays carry f cos already.
+        nodes[i].own = node.own + irradiance;
+    }
     return used;
 }

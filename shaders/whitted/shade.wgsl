@@ -4,10 +4,13 @@
 // the environment light when it leaves the scene) as a leaf; at a diffuse hit albedo/pi, and one shadow ray per light (and per quad-light sample)
 // into the ray's own shadow slots, flagged for compaction; at a mirror or dielectric hit the
 // child weights, and the child rays (reflected, refracted) as candidates 2i and 2i + 1, flagged
-// for the scan that places them in the next level (spawn.wgsl). Camera rays (bounce 0) also
-// record the first-hit AOV values.
+// for the scan that places them in the next level (spawn.wgsl); at a rough conductor or
+// dielectric shadow rays carrying f cos (weighed by multiple importance sampling) and one child
+// its BSDF samples, whose density rides in the child ray's _pad0 so that the light it finds is
+// weighed too. Camera rays (bounce 0) also record the first-hit AOV values.
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
+//!include "shared/rough.wgsl"
 //!include "shared/environment.wgsl"
 //!include "shared/rng.wgsl"
 //!include "shared/gather_types.wgsl"
@@ -37,6 +40,11 @@
 var<private> shadow_base: u32;
 var<private> shadow_used: u32;
 var<private> node_index: u32;
+// The rough lobe that light samples are weighed by (lobe_rough false: a diffuse point, whose
+// shadow rays carry irradiance).
+var<private> lobe_rough: bool;
+var<private> lobe_material: Material;
+var<private> lobe_hit: RoughHit;
 
 const PI: f32 = 3.14159265358979323846;
 const FRAC_1_PI: f32 = 0.318309886183790671538;
@@ -71,18 +79,44 @@ fn write_node(state: u32, own: vec3<f32>, weight: vec3<f32>, fresnel: f32) {
     nodes[node_index] = ShadeNode(own, state << NODE_STATE_SHIFT, weight, fresnel);
 }
 
-// Tracer::point_irradiance without the visibility: emits the shadow ray with its contribution.
-fn point_light(origin: vec3<f32>, n: vec3<f32>, position: vec3<f32>, intensity: vec3<f32>, pixel: u32) {
+// LightSample::response: what light from unit direction wi is multiplied by, the cosine at a
+// diffuse point, f cos at a rough one times the power heuristic of the light's counted density
+// light_pdf (negative: a light rays cannot meet) against the lobe's. `geometric`: whether the
+// geometric normal is tested too (all but point and spot lights).
+fn light_response(n: vec3<f32>, ng: vec3<f32>, wi: vec3<f32>, light_pdf: f32, geometric: bool) -> vec3<f32> {
+    if geometric && dot3(ng, wi) <= 0.0 {
+        return vec3<f32>(0.0);
+    }
+    let cos = dot3(n, wi);
+    if cos <= 0.0 {
+        return vec3<f32>(0.0);
+    }
+    if !lobe_rough {
+        return vec3<f32>(cos);
+    }
+    let f = rough_eval_reflection(lobe_material, lobe_hit, wi);
+    if light_pdf < 0.0 {
+        return f.xyz;
+    }
+    return f.xyz * power_heuristic(light_pdf, f.w);
+}
+
+fn is_zero3(v: vec3<f32>) -> bool {
+    return v.x == 0.0 && v.y == 0.0 && v.z == 0.0;
+}
+
+// Tracer::point_light without the visibility: emits the shadow ray with its contribution.
+fn point_light(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, position: vec3<f32>, intensity: vec3<f32>, pixel: u32) {
     let to_light = position - origin;
     let dist2 = dot3(to_light, to_light);
     if dist2 <= 0.0 {
         return;
     }
-    let cos = dot3(n, to_light) / sqrt(dist2);
-    if cos <= 0.0 {
+    let response = light_response(n, ng, to_light / sqrt(dist2), -1.0, false);
+    if is_zero3(response) {
         return;
     }
-    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, intensity * (cos / dist2));
+    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, intensity * response / dist2);
 }
 
 fn smoothstep_cpu(edge0: f32, edge1: f32, x: f32) -> f32 {
@@ -126,43 +160,60 @@ fn mesh_light_point(light: Light, u: vec2<f32>) -> EmitterPoint {
     return EmitterPoint(triangle_point(t.position.xyz, t.direction.xyz, t.edge_v.xyz, vec2<f32>(x, u.y)), t.normal.xyz);
 }
 
+// AreaSampling::counted_pdf: the density with which `count` shadow rays over an area light of
+// `area` choose a direction to a point at `distance` whose cosine with the light's normal is
+// cos_light, times the count.
+fn area_counted_pdf(area: f32, count: u32, distance: f32, cos_light: f32) -> f32 {
+    if !(cos_light > 0.0 && area > 0.0) {
+        return 0.0;
+    }
+    return f32(count) * distance * distance / (cos_light * area);
+}
+
 // Tracer::area_light_sample without the visibility: the shadow ray from `origin` to the point
-// `target_point` of an area light (unit normal `light_n` on its emitting side), carrying
-// radiance · cos_surface · cos_light / d² times the sample's share of the area.
-fn area_light_shadow(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, target_point: vec3<f32>, light_n: vec3<f32>, radiance: vec3<f32>, per_sample: f32, pixel: u32) {
+// `target_point` of an area light (unit normal `light_n` on its emitting side; `count` shadow
+// rays over its `area`), carrying radiance · response · cos_light / d² times the sample's share
+// of the area.
+fn area_light_shadow(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, target_point: vec3<f32>, light_n: vec3<f32>, radiance: vec3<f32>, area: f32, count: u32, pixel: u32) {
     let to_light = target_point - origin;
     let dist2 = dot3(to_light, to_light);
     if dist2 <= 0.0 {
         return;
     }
-    let wi = to_light / sqrt(dist2);
-    let cos_surface = dot3(n, wi);
+    let distance = sqrt(dist2);
+    let wi = to_light / distance;
     let cos_light = -dot3(light_n, wi);
-    if cos_surface <= 0.0 || cos_light <= 0.0 || dot3(ng, wi) <= 0.0 {
+    if cos_light <= 0.0 {
         return;
     }
-    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, (radiance * (cos_surface * cos_light / dist2)) * per_sample);
+    let response = light_response(n, ng, wi, area_counted_pdf(area, count, distance, cos_light), true);
+    if is_zero3(response) {
+        return;
+    }
+    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, radiance * response * (cos_light / dist2) * (area / f32(count)));
 }
 
-// Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i.
-fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
+// Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i at a
+// diffuse point, or L f cos / pdf at a rough one (lobe_rough), from the ray's stream at
+// `dimension`; returns the stream's next dimension.
+fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray, dimension: u32) -> u32 {
     let n = face_forward(sp.shading_normal, view_dir);
     let ng = face_forward(sp.geometric_normal, view_dir);
     let origin = offset_origin(sp.position, ng, params.epsilon);
     var stream = camera_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample, params.sampler);
-    stream.dimension = ray.dimension;
+    stream.dimension = dimension;
     for (var l = 0u; l < params.light_count; l++) {
         let light = lights[l];
         switch light.kind {
             case 0u: {
-                point_light(origin, n, light.position.xyz, light.color.xyz, ray.pixel);
+                point_light(origin, n, ng, light.position.xyz, light.color.xyz, ray.pixel);
             }
             case 1u: {
                 let to_point = normalize_or(sp.position - light.position.xyz, vec3<f32>(0.0));
                 let cos = dot3(to_point, light.direction.xyz);
                 let falloff = smoothstep_cpu(light.cos_outer, light.cos_inner, cos);
                 if falloff > 0.0 {
-                    point_light(origin, n, light.position.xyz, light.color.xyz * falloff / (4.0 * PI), ray.pixel);
+                    point_light(origin, n, ng, light.position.xyz, light.color.xyz * falloff / (4.0 * PI), ray.pixel);
                 }
             }
             case 2u: {
@@ -175,9 +226,9 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                     wi = cone_direction(wi, light.cos_outer, vec2<f32>(jx, next_f32(&stream)));
                     scale = 2.0 / (1.0 + light.cos_outer);
                 }
-                let cos = dot3(n, wi);
-                if cos > 0.0 && dot3(ng, wi) > 0.0 {
-                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * (scale * cos));
+                let response = light_response(n, ng, wi, -1.0, true);
+                if !is_zero3(response) {
+                    emit_shadow(origin, ray.pixel, wi, f32_infinity(), light.color.xyz * scale * response);
                 }
             }
             case LIGHT_ENVIRONMENT: {
@@ -192,23 +243,22 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                         continue;
                     }
                     let wi = env_to_world(light, e.dir);
-                    let cos = dot3(n, wi);
-                    if cos > 0.0 && dot3(ng, wi) > 0.0 {
+                    let response = light_response(n, ng, wi, f32(count) * e.pdf, true);
+                    if !is_zero3(response) {
                         let radiance = env_lookup(m, e.dir) * light.color.xyz;
-                        emit_shadow(origin, ray.pixel, wi, f32_infinity(), radiance * (cos / e.pdf) / f32(count));
+                        emit_shadow(origin, ray.pixel, wi, f32_infinity(), radiance * response / e.pdf / f32(count));
                     }
                 }
             }
             case LIGHT_MESH: {
                 let count = max(light.samples, 1u);
-                let per_sample = light.normal.w / f32(count);
                 for (var s = 0u; s < count; s++) {
                     let jx = next_f32(&stream);
                     let u = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
                     let e = mesh_light_point(light, u);
                     // Just in front of the emitter, which is geometry.
                     let target_point = e.point + e.normal * params.epsilon;
-                    area_light_shadow(origin, n, ng, target_point, e.normal, light.color.xyz, per_sample, ray.pixel);
+                    area_light_shadow(origin, n, ng, target_point, e.normal, light.color.xyz, light.normal.w, count, ray.pixel);
                 }
             }
             default: {
@@ -217,16 +267,58 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray) {
                     continue;
                 }
                 let count = max(light.samples, 1u);
-                let per_sample = area / f32(count);
                 for (var s = 0u; s < count; s++) {
                     let jx = next_f32(&stream);
                     let uv = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
                     let target_point = light.position.xyz + light.direction.xyz * uv.x + light.edge_v.xyz * uv.y;
-                    area_light_shadow(origin, n, ng, target_point, light.normal.xyz, light.color.xyz, per_sample, ray.pixel);
+                    area_light_shadow(origin, n, ng, target_point, light.normal.xyz, light.color.xyz, area, count, ray.pixel);
                 }
             }
         }
     }
+    return stream.dimension;
+}
+
+// The density with which the glossy surface that sampled `ray` chose it (0 for a camera ray or
+// one a specular surface sent): the child ray's _pad0.
+fn sampled_pdf(ray: Ray) -> f32 {
+    return bitcast<f32>(ray._pad0);
+}
+
+// The Conductor / Dielectric arm of Tracer::radiance_sampled for a rough material: the lobe's
+// direction first, then the shadow rays, then the child's numbers.
+fn shade_rough(ray: Ray, sp: SurfacePoint, material: Material, dir: vec3<f32>) {
+    let hit = rough_hit(dir, sp.shading_normal, sp.geometric_normal);
+    if params.bounce >= params.max_depth || !hit.valid {
+        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
+        return;
+    }
+    var stream = camera_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample, params.sampler);
+    stream.dimension = ray.dimension;
+    let u_branch = next_f32(&stream);
+    let ux = next_f32(&stream);
+    let s = rough_sample(material, hit, u_branch, vec2<f32>(ux, next_f32(&stream)));
+    lobe_rough = true;
+    lobe_material = material;
+    lobe_hit = hit;
+    let dimension = direct_light(sp, dir, ray, stream.dimension);
+    lobe_rough = false;
+    if !s.valid {
+        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
+        return;
+    }
+    write_node(NODE_ONE_CHILD, vec3<f32>(0.0), s.weight, 0.0);
+    var side = hit.facing;
+    // Shadow rays sample lights only on the viewer's side: what refraction finds is all the
+    // BSDF's.
+    var pdf = s.pdf;
+    if s.transmitted {
+        side = -side;
+        pdf = 0.0;
+    }
+    let slot = 2u * node_index;
+    child_candidates[slot] = Ray(offset_origin(sp.position, side, params.epsilon), ray.pixel, s.dir, ray.sample, dimension, bitcast<u32>(pdf), 0u, 0u);
+    child_flags[slot] = 1u;
 }
 
 // A camera sample's first hit (`hit` 1) or miss (everything 0).
@@ -267,9 +359,17 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if hit.instance == NONE {
         // A ray that leaves the scene sees the environment light, if there is one.
         var seen = vec3<f32>(0.0);
+        let bsdf_pdf = sampled_pdf(ray);
         for (var l = 0u; l < params.light_count; l++) {
-            if lights[l].kind == LIGHT_ENVIRONMENT {
-                seen += env_radiance(lights[l], normalize3(ray.dir));
+            let light = lights[l];
+            if light.kind == LIGHT_ENVIRONMENT {
+                let d = normalize3(ray.dir);
+                var radiance = env_radiance(light, d);
+                if bsdf_pdf > 0.0 {
+                    let light_pdf = f32(max(light.samples, 1u)) * env_pdf(env_map_of(light), env_to_map(light, d));
+                    radiance *= power_heuristic(bsdf_pdf, light_pdf);
+                }
+                seen += radiance;
             }
         }
         record_first_hit(0.0, vec3<f32>(0.0), none);
@@ -283,17 +383,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     switch material.kind {
         case 3u: {
             var emitted = vec3<f32>(0.0);
-            if dot3(dir, sp.geometric_normal) < 0.0 {
+            let cos_light = -dot3(dir, sp.geometric_normal);
+            if cos_light > 0.0 {
                 emitted = material.color.xyz;
+                let bsdf_pdf = sampled_pdf(ray);
+                let light_index = instances[hit.instance].light;
+                if bsdf_pdf > 0.0 && light_index != NONE {
+                    let light = lights[light_index];
+                    let distance = hit.t * sqrt(dot3(ray.dir, ray.dir));
+                    let light_pdf = area_counted_pdf(light.normal.w, max(light.samples, 1u), distance, cos_light);
+                    emitted *= power_heuristic(bsdf_pdf, light_pdf);
+                }
             }
             write_node(NODE_LEAF, emitted, vec3<f32>(0.0), 0.0);
         }
         case 0u: {
             write_node(NODE_DIFFUSE, vec3<f32>(0.0), albedo_of(material, sp) * FRAC_1_PI, 0.0);
             diffuse_points[i] = ShadingPoint(sp.position, ray.pixel, face_forward(sp.shading_normal, dir), i);
-            direct_light(sp, dir, ray);
+            direct_light(sp, dir, ray, ray.dimension);
         }
         case 1u, 4u: {
+            if material_alpha(material) > 0.0 {
+                shade_rough(ray, sp, material, dir);
+                return;
+            }
             if params.bounce >= params.max_depth {
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
@@ -304,6 +417,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             emit_child(ray, 0u, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n));
         }
         default: {
+            if material_alpha(material) > 0.0 {
+                shade_rough(ray, sp, material, dir);
+                return;
+            }
             if params.bounce >= params.max_depth {
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;

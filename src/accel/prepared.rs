@@ -102,10 +102,13 @@ pub struct MeshRecord {
 /// ```text
 /// offset  0: object_to_world: 3 rows of vec4<f32>   world = row_i · (x, y, z, 1)
 /// offset 48: world_to_object: 3 rows of vec4<f32>   its inverse; normals use its transpose
-/// offset 96: mesh: u32, material: u32, _pad: vec2<u32>
+/// offset 96: mesh: u32, material: u32, light: u32, _pad: u32
 /// ```
+/// `light`: the area light whose surface the instance is ([`Scene::instance_area_lights`]),
+/// 0xffffffff for none.
+///
 /// WGSL twin: `struct Instance { object_to_world: array<vec4<f32>, 3>, world_to_object:
-/// array<vec4<f32>, 3>, mesh: u32, material: u32, _pad: vec2<u32> }`.
+/// array<vec4<f32>, 3>, mesh: u32, material: u32, light: u32, _pad: u32 }`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct InstanceRecord {
@@ -113,7 +116,8 @@ pub struct InstanceRecord {
     pub world_to_object: [[f32; 4]; 3],
     pub mesh: u32,
     pub material: u32,
-    pub _pad: [u32; 2],
+    pub light: u32,
+    pub _pad: u32,
 }
 
 /// The rows of a 3×4 affine matrix.
@@ -453,6 +457,7 @@ impl Prepared {
         let start = Instant::now();
         to_u32("instances", scene.instances.len())?;
         let mut world_bounds = Vec::new();
+        let area_lights = scene.instance_area_lights();
         for (i, instance) in scene.instances.iter().enumerate() {
             let mesh = out
                 .meshes
@@ -480,7 +485,12 @@ impl Prepared {
                 world_to_object: affine_to_rows(&world_to_object),
                 mesh: instance.mesh,
                 material: instance.material,
-                _pad: [0; 2],
+                light: area_lights
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .map_or(u32::MAX, |(light, _)| light),
+                _pad: 0,
             });
             if mesh.node_count > 0 {
                 let root = out.mesh_nodes[mesh.node_offset as usize].bounds();

@@ -14,6 +14,7 @@ use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
+use crate::cpu::rough::{RoughHit, RoughSurface};
 use crate::render::gather::{
     gather_direction, gather_strata, interpolate_irradiance, seed_min_density_fixed,
     translational_gradient, IrradianceSample, SeedingSettings, ShadingPoint,
@@ -428,9 +429,9 @@ impl<'a> GatherLookup<'a> {
 }
 
 /// Radiance arriving along a gather ray: at a diffuse surface the global map's irradiance
-/// (`lookup`) times albedo/π, at an emissive surface its radiance, through mirrors and glass followed by
-/// Russian roulette on the Fresnel split (at most `max_depth` specular steps); nothing for a
-/// miss. A light's surface is black: its light is direct light, which the shadow rays bring.
+/// (`lookup`) times albedo/π; through mirrors and glass followed by Russian roulette on the
+/// Fresnel split, through rough conductors and dielectrics in one direction their BSDF samples
+/// (at most `max_depth` such steps); nothing for a miss. A light's surface is black: its light is direct light, which the shadow rays bring.
 #[allow(clippy::too_many_arguments)]
 pub fn gather_radiance(
     scene: &Scene,
@@ -455,6 +456,23 @@ pub fn gather_radiance(
         let material = &scene.materials[sp.material as usize].kind;
         let u = rng.next_f32();
         let facing = face_forward(sp.geometric_normal, dir);
+        if let Some(surface) = RoughSurface::of(material) {
+            // A glossy lobe: one direction it samples (two more numbers), u choosing a
+            // dielectric's branch.
+            let u_dir = rng.next_vec2();
+            let Some(s) = RoughHit::new(surface, dir, sp.shading_normal, sp.geometric_normal)
+                .and_then(|hit| hit.sample(u, u_dir))
+            else {
+                break;
+            };
+            weight *= s.weight;
+            let side = if s.transmitted { -facing } else { facing };
+            ray = Ray::new(offset_origin(sp.position, side, epsilon), s.dir);
+            if weight.max_element() <= 0.0 {
+                break;
+            }
+            continue;
+        }
         match material {
             MaterialKind::Diffuse { albedo, texture } => {
                 let albedo = match texture {
@@ -474,7 +492,9 @@ pub fn gather_radiance(
                 weight *= specular_reflectance(material, -dir.dot(n));
                 ray = Ray::new(offset_origin(sp.position, facing, epsilon), reflect(dir, n));
             }
-            MaterialKind::Dielectric { ior, tint, fresnel } => {
+            MaterialKind::Dielectric {
+                ior, tint, fresnel, ..
+            } => {
                 let split =
                     dielectric_split(dir, sp.shading_normal, sp.geometric_normal, *ior, *fresnel);
                 match split.refracted {

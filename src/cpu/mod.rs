@@ -9,6 +9,7 @@ pub mod microfacet;
 pub mod optics;
 pub mod photons;
 pub mod prims;
+pub mod rough;
 pub mod whitted;
 
 pub use backend::{render_whitted, CpuBackend};

@@ -85,7 +85,7 @@ pub fn conductor_fresnel(cos_i: f32, eta: Vec3, k: Vec3) -> Vec3 {
 pub fn specular_reflectance(kind: &MaterialKind, cos_i: f32) -> Vec3 {
     match *kind {
         MaterialKind::Mirror { reflectance } => reflectance,
-        MaterialKind::Conductor { eta, k, tint } => conductor_fresnel(cos_i, eta, k) * tint,
+        MaterialKind::Conductor { eta, k, tint, .. } => conductor_fresnel(cos_i, eta, k) * tint,
         _ => Vec3::ZERO,
     }
 }
@@ -365,6 +365,7 @@ mod tests {
             eta: Vec3::splat(0.2),
             k: Vec3::splat(3.0),
             tint: Vec3::new(1.0, 0.5, 0.25),
+            roughness: 0.0,
         };
         let f = conductor_fresnel(0.6, Vec3::splat(0.2), Vec3::splat(3.0));
         assert_eq!(

@@ -18,6 +18,7 @@ use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     conductor_fresnel, dielectric_split, face_forward, offset_origin, reflect,
 };
+use crate::cpu::rough::{Facets, RoughHit, RoughSurface};
 use crate::render::photons::EstimateSettings;
 use crate::render::photons::{
     caustic_targets, cosine_direction, emit_photon, emitter_of, photon_emitters, PhotonPass,
@@ -216,6 +217,8 @@ pub enum SurfaceKind {
         tint: Vec3,
         fresnel: FresnelMode,
     },
+    /// A rough conductor or dielectric: photons go on in a direction its BSDF samples.
+    Rough(RoughSurface),
     Absorber,
 }
 
@@ -232,13 +235,16 @@ impl SurfaceKind {
 
     /// The kind of `material` with a diffuse albedo already looked up (`albedo`).
     pub fn of(material: &MaterialKind, albedo: Vec3) -> SurfaceKind {
+        if let Some(rough) = RoughSurface::of(material) {
+            return SurfaceKind::Rough(rough);
+        }
         match *material {
             MaterialKind::Diffuse { .. } => SurfaceKind::Diffuse { albedo },
             MaterialKind::Mirror { reflectance } => SurfaceKind::Mirror { reflectance },
-            MaterialKind::Conductor { eta, k, tint } => SurfaceKind::Conductor { eta, k, tint },
-            MaterialKind::Dielectric { ior, tint, fresnel } => {
-                SurfaceKind::Dielectric { ior, tint, fresnel }
-            }
+            MaterialKind::Conductor { eta, k, tint, .. } => SurfaceKind::Conductor { eta, k, tint },
+            MaterialKind::Dielectric {
+                ior, tint, fresnel, ..
+            } => SurfaceKind::Dielectric { ior, tint, fresnel },
             MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
                 SurfaceKind::Absorber
             }
@@ -316,6 +322,38 @@ pub fn interact(
                 next: Some((reflect(dir, n), power * reflectance / p)),
                 transmitted: false,
                 specular: true,
+            }
+        }
+        SurfaceKind::Rough(surface) => {
+            // Glossy: a caustic path goes on through it, as through a mirror.
+            let specular = Interaction {
+                specular: true,
+                ..none
+            };
+            if !can_continue {
+                return specular;
+            }
+            let Some(sample) = RoughHit::new(surface, dir, shading_normal, geometric_normal)
+                .and_then(|hit| hit.sample(u, u_dir))
+            else {
+                return specular;
+            };
+            // A conductor's weight is its Fresnel term: Russian roulette on it, as for a smooth
+            // one (u chose nothing else). A dielectric's is at most its tint; u chose the branch.
+            let power = match surface.facets {
+                Facets::Conductor { .. } => {
+                    let p = survival_probability(sample.weight, power);
+                    if u >= p {
+                        return specular;
+                    }
+                    power * sample.weight / p
+                }
+                Facets::Dielectric { .. } => power * sample.weight,
+            };
+            Interaction {
+                next: Some((sample.dir, power)),
+                transmitted: sample.transmitted,
+                ..specular
             }
         }
         SurfaceKind::Dielectric { ior, tint, fresnel } => {

@@ -23,6 +23,7 @@ use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
 use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
+use crate::cpu::rough::{power_heuristic, RoughHit, RoughSurface};
 use crate::render::gather::ShadingPoint;
 use crate::render::photons::cone_direction;
 use crate::render::plan::PassPlan;
@@ -30,7 +31,8 @@ use crate::render::sampling::{stratified_sample, SampleStream};
 use crate::render::stats::Counter;
 use crate::render::CameraModel;
 use crate::scene::{
-    directional_cos_max, Aov, Environment, Integrator, LightKind, MaterialKind, Sampler, Scene,
+    directional_cos_max, Aov, AreaSampling, Environment, Integrator, LightKind, MaterialKind,
+    Sampler, Scene,
 };
 
 /// Per-pixel results of a tile.
@@ -68,6 +70,8 @@ pub struct Tracer<'a> {
     pub vd: VdFrame,
     /// The scene's environment light, which rays that leave the scene see.
     environment: Option<&'a Environment>,
+    /// Per instance, the area light whose surface it is ([`Scene::instance_area_lights`]).
+    area_lights: Vec<Option<(u32, AreaSampling)>>,
 }
 
 impl<'a> Tracer<'a> {
@@ -80,6 +84,7 @@ impl<'a> Tracer<'a> {
             epsilon: prepared.ray_epsilon(),
             vd: VdFrame::default(),
             environment: scene.environment(),
+            area_lights: scene.instance_area_lights(),
         };
         // The frame's VD levels from every camera sample (accel::vd_frame), as the GPU's
         // camera batch chooses them.
@@ -243,12 +248,35 @@ impl<'a> Tracer<'a> {
         first: Option<&mut FirstHitValues>,
         sink: &mut PathSink,
     ) -> Vec3 {
+        self.radiance_sampled(ray, depth, rng, first, sink, 0.0)
+    }
+
+    /// [`Tracer::radiance_along`] for a ray a glossy surface sampled with density `bsdf_pdf`
+    /// per unit solid angle (0 for a camera ray or a specular one): light it finds on an area
+    /// light or the environment, which the glossy surface's shadow rays sample too, is weighed
+    /// by the power heuristic against them.
+    fn radiance_sampled(
+        &self,
+        ray: &Ray,
+        depth: u32,
+        rng: &mut SampleStream,
+        first: Option<&mut FirstHitValues>,
+        sink: &mut PathSink,
+        bsdf_pdf: f32,
+    ) -> Vec3 {
         let hit = self.prepared.intersect_in(&self.vd, ray);
         let Some(hit) = hit else {
             // A ray that leaves the scene sees the environment.
-            return self
-                .environment
-                .map_or(Vec3::ZERO, |env| env.radiance(ray.dir.normalize()));
+            return self.environment.map_or(Vec3::ZERO, |env| {
+                let dir = ray.dir.normalize();
+                let mut seen = env.radiance(dir);
+                if bsdf_pdf > 0.0 {
+                    let light_pdf =
+                        env.samples.max(1) as f32 * env.map.pdf(env.to_world.transpose() * dir);
+                    seen *= power_heuristic(bsdf_pdf, light_pdf);
+                }
+                seen
+            });
         };
         let sp = self.prepared.surface_point(ray, &hit);
         let material = &self.scene.materials[sp.material as usize];
@@ -264,11 +292,51 @@ impl<'a> Tracer<'a> {
         }
         match &material.kind {
             MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
-                if dir.dot(sp.geometric_normal) < 0.0 {
-                    *radiance
-                } else {
-                    Vec3::ZERO
+                let cos_light = -dir.dot(sp.geometric_normal);
+                if cos_light <= 0.0 {
+                    return Vec3::ZERO;
                 }
+                match self
+                    .area_lights
+                    .get(hit.instance as usize)
+                    .copied()
+                    .flatten()
+                {
+                    Some((_, sampling)) if bsdf_pdf > 0.0 => {
+                        let distance = hit.t * ray.dir.length();
+                        let light_pdf = sampling.counted_pdf(distance, cos_light);
+                        *radiance * power_heuristic(bsdf_pdf, light_pdf)
+                    }
+                    _ => *radiance,
+                }
+            }
+            MaterialKind::Conductor { .. } | MaterialKind::Dielectric { .. }
+                if material.kind.alpha().is_some() =>
+            {
+                if depth >= self.scene.film.max_depth {
+                    return Vec3::ZERO;
+                }
+                let Some(rough) = RoughSurface::of(&material.kind).and_then(|surface| {
+                    RoughHit::new(surface, dir, sp.shading_normal, sp.geometric_normal)
+                }) else {
+                    return Vec3::ZERO;
+                };
+                // The lobe's direction first, then the shadow rays, then the child's numbers.
+                let u_branch = rng.next_f32();
+                let sample = rough.sample(u_branch, rng.next_vec2());
+                let mut l = self.direct_light(&sp, dir, rng, Some(&rough));
+                if let Some(s) = sample {
+                    let ng = face_forward(sp.geometric_normal, dir);
+                    let bounce = self.spawn(&sp, if s.transmitted { -ng } else { ng }, s.dir);
+                    // Shadow rays sample lights only on the viewer's side: what refraction
+                    // finds is all the BSDF's.
+                    let pdf = if s.transmitted { 0.0 } else { s.pdf };
+                    let mut child = sink.scaled(s.weight);
+                    l += s.weight
+                        * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, pdf);
+                    sink.absorb(child);
+                }
+                l
             }
             MaterialKind::Diffuse { .. } => {
                 let albedo = self.albedo_of(&material.kind, &sp);
@@ -285,7 +353,7 @@ impl<'a> Tracer<'a> {
                         pixel: *pixel,
                     });
                 }
-                self.direct_light(&sp, dir, rng) * albedo * std::f32::consts::FRAC_1_PI
+                self.direct_light(&sp, dir, rng, None) * albedo * std::f32::consts::FRAC_1_PI
             }
             MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 if depth >= self.scene.film.max_depth {
@@ -301,7 +369,9 @@ impl<'a> Tracer<'a> {
                 sink.absorb(child);
                 l
             }
-            MaterialKind::Dielectric { ior, tint, fresnel } => {
+            MaterialKind::Dielectric {
+                ior, tint, fresnel, ..
+            } => {
                 if depth >= self.scene.film.max_depth {
                     return Vec3::ZERO;
                 }
@@ -355,22 +425,32 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Irradiance at a diffuse point from every light, with shadow rays. Surfaces are two-sided:
-    /// the normal is turned towards the viewer.
-    fn direct_light(&self, sp: &SurfacePoint, view_dir: Vec3, rng: &mut SampleStream) -> Vec3 {
+    /// Light arriving at a point from every light, with shadow rays: at a diffuse point
+    /// (`rough` None) the irradiance `Σ L cos / pdf`, which the caller scales by albedo/π; at a
+    /// rough one `Σ L f cos / pdf`, each area or environment sample weighed by the power
+    /// heuristic against the rough lobe's own sampling ([`Tracer::radiance_sampled`]). Surfaces
+    /// are two-sided: the normal is turned towards the viewer.
+    fn direct_light(
+        &self,
+        sp: &SurfacePoint,
+        view_dir: Vec3,
+        rng: &mut SampleStream,
+        rough: Option<&RoughHit>,
+    ) -> Vec3 {
         let n = face_forward(sp.shading_normal, view_dir);
         let ng = face_forward(sp.geometric_normal, view_dir);
         let origin = offset_origin(sp.position, ng, self.epsilon);
+        let at = LightSample {
+            origin,
+            n,
+            ng,
+            rough,
+        };
         let mut e = Vec3::ZERO;
         for light in &self.scene.lights {
             match light.kind {
                 LightKind::Point { position, power } => {
-                    e += self.point_irradiance(
-                        origin,
-                        n,
-                        position,
-                        power / (4.0 * std::f32::consts::PI),
-                    );
+                    e += self.point_light(&at, position, power / (4.0 * std::f32::consts::PI));
                 }
                 LightKind::Spot {
                     position,
@@ -387,9 +467,8 @@ impl<'a> Tracer<'a> {
                         cos,
                     );
                     if falloff > 0.0 {
-                        e += self.point_irradiance(
-                            origin,
-                            n,
+                        e += self.point_light(
+                            &at,
                             position,
                             power * falloff / (4.0 * std::f32::consts::PI),
                         );
@@ -401,7 +480,8 @@ impl<'a> Tracer<'a> {
                     angle_deg,
                 } => {
                     // A sun's disk: a direction uniform in its cone, weighted so that a surface
-                    // facing it gets `irradiance` (∫ L cos dω = L π sin²θ over the cone).
+                    // facing it gets `irradiance` (∫ L cos dω = L π sin²θ over the cone). Rays
+                    // do not see it, so it is light sampling's alone.
                     let toward = -direction.normalize_or_zero();
                     let cos_max = directional_cos_max(angle_deg);
                     let (wi, scale) = if cos_max < 1.0 {
@@ -410,9 +490,9 @@ impl<'a> Tracer<'a> {
                     } else {
                         (toward, 1.0)
                     };
-                    let cos = n.dot(wi);
-                    if cos > 0.0 && ng.dot(wi) > 0.0 && self.direction_clear(origin, wi) {
-                        e += irradiance * (scale * cos);
+                    let response = at.response(wi, None);
+                    if response != Vec3::ZERO && self.direction_clear(origin, wi) {
+                        e += irradiance * scale * response;
                     }
                 }
                 LightKind::Environment(ref env) => {
@@ -424,12 +504,9 @@ impl<'a> Tracer<'a> {
                         let Some(sample) = env.sample(u) else {
                             continue;
                         };
-                        let cos = n.dot(sample.dir);
-                        if cos > 0.0
-                            && ng.dot(sample.dir) > 0.0
-                            && self.direction_clear(origin, sample.dir)
-                        {
-                            sum += sample.radiance * (cos / sample.pdf);
+                        let response = at.response(sample.dir, Some(count as f32 * sample.pdf));
+                        if response != Vec3::ZERO && self.direction_clear(origin, sample.dir) {
+                            sum += sample.radiance * response / sample.pdf;
                         }
                     }
                     e += sum / count as f32;
@@ -439,73 +516,74 @@ impl<'a> Tracer<'a> {
                     edge_u,
                     edge_v,
                     radiance,
-                    samples,
+                    ..
                 } => {
-                    let normal_area = edge_u.cross(edge_v);
-                    let area = normal_area.length();
-                    if area <= 0.0 {
+                    let Some(sampling) = light.kind.area_sampling() else {
+                        continue;
+                    };
+                    if sampling.area <= 0.0 {
                         continue;
                     }
-                    let light_n = normal_area / area;
-                    let count = samples.max(1);
+                    let light_n = edge_u.cross(edge_v) / sampling.area;
                     let mut sum = Vec3::ZERO;
-                    for s in 0..count {
-                        let uv = stratified_sample(s, count, rng.next_vec2());
+                    for s in 0..sampling.samples {
+                        let uv = stratified_sample(s, sampling.samples, rng.next_vec2());
                         let target = corner + edge_u * uv.x + edge_v * uv.y;
-                        sum += self.area_light_sample(origin, n, ng, target, light_n, radiance);
+                        sum += self.area_light_sample(&at, target, light_n, radiance, sampling);
                     }
-                    e += sum * (area / count as f32);
+                    e += sum * (sampling.area / sampling.samples as f32);
                 }
                 LightKind::Mesh {
                     ref emitter,
                     radiance,
-                    samples,
                     ..
                 } => {
-                    let count = samples.max(1);
+                    let Some(sampling) = light.kind.area_sampling() else {
+                        continue;
+                    };
                     let mut sum = Vec3::ZERO;
-                    for s in 0..count {
-                        let u = stratified_sample(s, count, rng.next_vec2());
+                    for s in 0..sampling.samples {
+                        let u = stratified_sample(s, sampling.samples, rng.next_vec2());
                         let (point, light_n) = emitter.sample(u);
                         // Just in front of the emitter, which is geometry.
                         let target = point + light_n * self.epsilon;
-                        sum += self.area_light_sample(origin, n, ng, target, light_n, radiance);
+                        sum += self.area_light_sample(&at, target, light_n, radiance, sampling);
                     }
-                    e += sum * (emitter.area / count as f32);
+                    e += sum * (sampling.area / sampling.samples as f32);
                 }
             }
         }
         e
     }
 
-    /// One sample of an area light: `radiance · cos_surface · cos_light / d²` from the point
+    /// One sample of an area light: `radiance · response · cos_light / d²` from the point
     /// `target` of the light (unit normal `light_n` on its emitting side) when its shadow ray
-    /// from `origin` is clear, else zero. Twin of `area_light_shadow` in
-    /// `shaders/whitted/shade.wgsl`.
+    /// is clear, else zero ([`LightSample::response`]: `cos_surface` at a diffuse point). Twin
+    /// of `area_light_shadow` in `shaders/whitted/shade.wgsl`.
     fn area_light_sample(
         &self,
-        origin: Vec3,
-        n: Vec3,
-        ng: Vec3,
+        at: &LightSample,
         target: Vec3,
         light_n: Vec3,
         radiance: Vec3,
+        sampling: AreaSampling,
     ) -> Vec3 {
-        let to_light = target - origin;
+        let to_light = target - at.origin;
         let dist2 = to_light.length_squared();
         if dist2 <= 0.0 {
             return Vec3::ZERO;
         }
-        let wi = to_light / dist2.sqrt();
-        let cos_surface = n.dot(wi);
+        let distance = dist2.sqrt();
+        let wi = to_light / distance;
         let cos_light = -light_n.dot(wi);
-        if cos_surface <= 0.0 || cos_light <= 0.0 || ng.dot(wi) <= 0.0 {
+        if cos_light <= 0.0 {
             return Vec3::ZERO;
         }
-        if !self.segment_clear(origin, to_light) {
+        let response = at.response(wi, Some(sampling.counted_pdf(distance, cos_light)));
+        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
             return Vec3::ZERO;
         }
-        radiance * (cos_surface * cos_light / dist2)
+        radiance * response * (cos_light / dist2)
     }
 
     /// Whether the shadow ray from `origin` along `to_light` reaches (just short of) its end
@@ -534,18 +612,19 @@ impl<'a> Tracer<'a> {
         !self.prepared.occluded_in(&self.vd, &shadow)
     }
 
-    /// Irradiance from an isotropic point source of intensity `intensity` (W/sr), with a shadow ray.
-    fn point_irradiance(&self, origin: Vec3, n: Vec3, position: Vec3, intensity: Vec3) -> Vec3 {
-        let to_light = position - origin;
+    /// Light from an isotropic point source of intensity `intensity` (W/sr), with a shadow
+    /// ray: `intensity · response / d²`.
+    fn point_light(&self, at: &LightSample, position: Vec3, intensity: Vec3) -> Vec3 {
+        let to_light = position - at.origin;
         let dist2 = to_light.length_squared();
         if dist2 <= 0.0 {
             return Vec3::ZERO;
         }
-        let cos = n.dot(to_light) / dist2.sqrt();
-        if cos <= 0.0 || !self.segment_clear(origin, to_light) {
+        let response = at.shading_response(to_light / dist2.sqrt(), None);
+        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
             return Vec3::ZERO;
         }
-        intensity * (cos / dist2)
+        intensity * response / dist2
     }
 
     /// Follows only the refracted branch of a ray through dielectrics (no Fresnel weighting),
@@ -577,6 +656,45 @@ impl<'a> Tracer<'a> {
             path.push((sp.position, t));
         }
         path
+    }
+}
+
+/// A point that light samples reach: the shadow rays' origin, the shading and geometric
+/// normals on the viewer's side, and the rough lobe when the point is glossy.
+struct LightSample<'r> {
+    origin: Vec3,
+    n: Vec3,
+    ng: Vec3,
+    rough: Option<&'r RoughHit>,
+}
+
+impl LightSample<'_> {
+    /// What light arriving from unit direction `wi` is multiplied by: the cosine at a diffuse
+    /// point; at a rough one `f cos`, times the power heuristic of the light's strategy
+    /// (density `light_pdf`, its sample count folded in; `None` for a light that rays cannot
+    /// meet) against the lobe's. Zero below either normal.
+    fn response(&self, wi: Vec3, light_pdf: Option<f32>) -> Vec3 {
+        if self.ng.dot(wi) <= 0.0 {
+            return Vec3::ZERO;
+        }
+        self.shading_response(wi, light_pdf)
+    }
+
+    /// [`LightSample::response`] tested against the shading normal only (point and spot
+    /// lights).
+    fn shading_response(&self, wi: Vec3, light_pdf: Option<f32>) -> Vec3 {
+        let cos = self.n.dot(wi);
+        if cos <= 0.0 {
+            return Vec3::ZERO;
+        }
+        let Some(rough) = self.rough else {
+            return Vec3::splat(cos);
+        };
+        let (f_cos, bsdf_pdf) = rough.eval_reflection(wi);
+        match light_pdf {
+            Some(p) => f_cos * power_heuristic(p, bsdf_pdf),
+            None => f_cos,
+        }
     }
 }
 

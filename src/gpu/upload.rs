@@ -56,7 +56,8 @@ pub struct GpuMaterial {
     pub flags: u32,
     /// Albedo, reflectance, tint (dielectric and conductor) or radiance (w unused).
     pub color: [f32; 4],
-    /// A conductor's index, real part per channel (w unused; zero for other kinds).
+    /// A conductor's index, real part per channel (zero for other kinds); w: a rough
+    /// conductor's or dielectric's GGX width ([`MaterialKind::alpha`], 0 when smooth).
     pub eta: [f32; 4],
     /// A conductor's index, imaginary part per channel (w unused; zero for other kinds).
     pub k: [f32; 4],
@@ -372,7 +373,7 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                 ior,
                 flags,
                 color: vec4(color, 0.0),
-                eta: vec4(eta, 0.0),
+                eta: vec4(eta, m.kind.alpha().unwrap_or(0.0)),
                 k: vec4(k, 0.0),
             }
         })

@@ -188,6 +188,7 @@ impl Reader<'_> {
                 ior: m.ior().unwrap_or(1.5),
                 tint: base,
                 fresnel: crate::scene::FresnelMode::Exact,
+                roughness: 0.0,
             };
             return Ok(material);
         }

@@ -252,6 +252,7 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
             ior,
             tint: clamp01(block.tf.unwrap_or(Vec3::ONE)),
             fresnel: FresnelMode::Exact,
+            roughness: 0.0,
         };
     } else if matches!(illum, Some(3 | 5)) {
         kind = MaterialKind::Mirror {

@@ -344,6 +344,8 @@ const MATERIAL: &[ParamSpec] = &[
     numbers("conductor"),
     numbers("eta"),
     numbers("k"),
+    names("metal"),
+    numbers("roughness"),
     numbers("samples"),
 ];
 const MATERIAL_KINDS: [&str; 5] = ["diffuse", "mirror", "dielectric", "conductor", "emissive"];
@@ -838,12 +840,18 @@ impl Builder<'_, '_> {
             },
             "conductor" => {
                 let _ = p.numbers(ctx, "conductor", &[0]);
-                let eta = conductor_index(&p, ctx, "eta", block.span, positive, "greater than 0");
-                let k = conductor_index(&p, ctx, "k", block.span, nonnegative, "at least 0");
+                let (eta, k) = match metal_preset(&p, ctx) {
+                    Some(index) => index,
+                    None => (
+                        conductor_index(&p, ctx, "eta", block.span, positive, "greater than 0"),
+                        conductor_index(&p, ctx, "k", block.span, nonnegative, "at least 0"),
+                    ),
+                };
                 MaterialKind::Conductor {
                     eta,
                     k,
                     tint: tint(&p, ctx, block.span),
+                    roughness: roughness(&p, ctx),
                 }
             }
             _ => {
@@ -851,7 +859,12 @@ impl Builder<'_, '_> {
                 let ior = p.float(ctx, "ior", 1.5, positive, "greater than 0");
                 let tint = tint(&p, ctx, block.span);
                 let fresnel = fresnel_mode(&p, ctx);
-                MaterialKind::Dielectric { ior, tint, fresnel }
+                MaterialKind::Dielectric {
+                    ior,
+                    tint,
+                    fresnel,
+                    roughness: roughness(&p, ctx),
+                }
             }
         };
         p.finish(ctx, &format!("a {kind} material"));
@@ -1909,6 +1922,83 @@ fn conductor_index(
         return fallback;
     }
     v
+}
+
+/// The complex indices (`eta`, `k`, RGB) of the `metal` presets: fits to measured data at
+/// 650, 550 and 450 nm, as renderers' RGB modes use them.
+pub const METALS: [(&str, [f32; 3], [f32; 3]); 4] = [
+    (
+        "gold",
+        [0.143119, 0.374957, 1.44248],
+        [3.98316, 2.38572, 1.60322],
+    ),
+    (
+        "silver",
+        [0.155265, 0.116723, 0.138342],
+        [4.82835, 3.12225, 2.14696],
+    ),
+    (
+        "copper",
+        [0.200438, 0.924033, 1.10221],
+        [3.91295, 2.45285, 2.14219],
+    ),
+    (
+        "aluminium",
+        [1.65746, 0.880369, 0.521229],
+        [9.22387, 6.26952, 4.837],
+    ),
+];
+
+/// A conductor's `metal NAME` preset: its (`eta`, `k`), or `None` when the block has no
+/// `metal` (or a wrong one, reported). `metal` with `eta` or `k` is an error.
+fn metal_preset(p: &Params, ctx: &mut Ctx) -> Option<(Vec3, Vec3)> {
+    let param = p.take("metal")?;
+    let names: Vec<&str> = METALS.iter().map(|m| m.0).collect();
+    let words = p.words(ctx, "metal");
+    let preset = match words.as_slice() {
+        [(w, span)] => match METALS.iter().find(|m| m.0 == w) {
+            Some(m) => Some((Vec3::from(m.1), Vec3::from(m.2))),
+            None => {
+                let hint = suggest::did_you_mean(w, names.iter().copied());
+                ctx.error(
+                    *span,
+                    format!(
+                        "unknown metal \"{w}\"{hint}: expected gold, silver, copper or aluminium"
+                    ),
+                );
+                None
+            }
+        },
+        _ => {
+            ctx.error(
+                param.span,
+                "\"metal\" takes 1 name: gold, silver, copper or aluminium",
+            );
+            None
+        }
+    };
+    for other in p.take_all(&["eta", "k"]) {
+        ctx.error(
+            other.name_span,
+            format!(
+                "a conductor takes \"metal\" or \"{}\", not both",
+                other.name
+            ),
+        );
+    }
+    // Gold after an error, so that checking goes on.
+    Some(preset.unwrap_or((Vec3::from(METALS[0].1), Vec3::from(METALS[0].2))))
+}
+
+/// A rough material's `roughness` in [0, 1] (0, smooth, when absent).
+fn roughness(p: &Params, ctx: &mut Ctx) -> f32 {
+    p.float(
+        ctx,
+        "roughness",
+        0.0,
+        |r| (0.0..=1.0).contains(&r),
+        "between 0 and 1",
+    )
 }
 
 /// `fresnel exact` (the default) or `fresnel schlick`.

@@ -262,17 +262,25 @@ pub enum MaterialKind {
     },
     /// Perfect specular reflection scaled by a constant `reflectance` (an idealised mirror).
     Mirror { reflectance: Vec3 },
-    /// Smooth dielectric interface of index `ior` (inside over outside); `fresnel` chooses the
-    /// reflectance formula and `tint` scales transmission.
+    /// Dielectric interface of index `ior` (inside over outside); `fresnel` chooses the
+    /// reflectance formula and `tint` scales transmission. With `roughness` above 0 the
+    /// interface is rough: GGX microfacets of width `α = roughness²`, each a smooth interface
+    /// ([`rough_alpha`], `cpu::rough`).
     Dielectric {
         ior: f32,
         tint: Vec3,
         fresnel: FresnelMode,
+        roughness: f32,
     },
-    /// Smooth conductor: perfect specular reflection whose reflectance is the exact conductor
-    /// Fresnel term of the complex index `eta + i·k` (per RGB channel, relative to the outside)
-    /// at the hit's angle, times `tint`.
-    Conductor { eta: Vec3, k: Vec3, tint: Vec3 },
+    /// Conductor: specular reflection whose reflectance is the exact conductor Fresnel term of
+    /// the complex index `eta + i·k` (per RGB channel, relative to the outside) at the hit's
+    /// angle, times `tint`. Smooth at `roughness` 0, else GGX microfacets as for a dielectric.
+    Conductor {
+        eta: Vec3,
+        k: Vec3,
+        tint: Vec3,
+        roughness: f32,
+    },
     /// Emits `radiance` from its front side and reflects nothing. Every instance with this
     /// material is a light ([`Scene::add_emissive_lights`]): `samples` shadow rays per shading
     /// point go to points on its faces, and it emits photons. Gather rays that reach it see
@@ -284,6 +292,28 @@ pub enum MaterialKind {
     /// reaches it sees black (unlike [`MaterialKind::Emissive`], whose light only gather rays
     /// bring).
     LightSurface { radiance: Vec3 },
+}
+
+/// The GGX width `α = roughness²` of a rough material, or `None` for a smooth one (`roughness`
+/// so small that `α` is under [`MIN_ROUGH_ALPHA`], where the lobe is a mirror in all but name).
+pub fn rough_alpha(roughness: f32) -> Option<f32> {
+    let alpha = roughness * roughness;
+    (alpha >= MIN_ROUGH_ALPHA).then_some(alpha.min(1.0))
+}
+
+/// The smallest GGX width a rough material has: `roughness` 0.01.
+pub const MIN_ROUGH_ALPHA: f32 = 1e-4;
+
+impl MaterialKind {
+    /// The GGX width of a rough conductor or dielectric ([`rough_alpha`]); `None` for every
+    /// other material.
+    pub fn alpha(&self) -> Option<f32> {
+        match *self {
+            MaterialKind::Conductor { roughness, .. }
+            | MaterialKind::Dielectric { roughness, .. } => rough_alpha(roughness),
+            _ => None,
+        }
+    }
 }
 
 /// How a dielectric's Fresnel reflectance is computed.
@@ -389,6 +419,53 @@ pub enum LightKind {
     /// Radiance from every direction, infinitely far away ([`Environment`]): at most one per
     /// scene. Camera and specular rays that leave the scene see it.
     Environment(Environment),
+}
+
+/// How an area light's shadow rays choose its points: uniformly over its `area`, `samples` of
+/// them per shading point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AreaSampling {
+    pub area: f32,
+    pub samples: u32,
+}
+
+impl LightKind {
+    /// How a quad or mesh light is sampled; `None` for other lights.
+    pub fn area_sampling(&self) -> Option<AreaSampling> {
+        match *self {
+            LightKind::Quad {
+                edge_u,
+                edge_v,
+                samples,
+                ..
+            } => Some(AreaSampling {
+                area: edge_u.cross(edge_v).length(),
+                samples: samples.max(1),
+            }),
+            LightKind::Mesh {
+                ref emitter,
+                samples,
+                ..
+            } => Some(AreaSampling {
+                area: emitter.area,
+                samples: samples.max(1),
+            }),
+            _ => None,
+        }
+    }
+}
+
+impl AreaSampling {
+    /// The density per unit solid angle with which one shadow ray chooses the direction to a
+    /// point of the light at `distance`, where the direction makes cosine `cos_light` with the
+    /// light's normal, times the shadow rays per point (the count multiple importance sampling
+    /// weighs); 0 from behind.
+    pub fn counted_pdf(&self, distance: f32, cos_light: f32) -> f32 {
+        if !(cos_light > 0.0 && self.area > 0.0) {
+            return 0.0;
+        }
+        self.samples as f32 * distance * distance / (cos_light * self.area)
+    }
 }
 
 /// The cosine of the half-angle of a directional light's cone of directions, from its apparent
@@ -919,6 +996,29 @@ impl Scene {
                 span: instance.span,
             });
         }
+    }
+
+    /// For each instance, the area light whose surface it is (a quad light's surface or an
+    /// emissive instance) and how that light's shadow rays choose points on it: what multiple
+    /// importance sampling needs when a ray sampled by a glossy surface meets the light.
+    pub fn instance_area_lights(&self) -> Vec<Option<(u32, AreaSampling)>> {
+        let mut out = vec![None; self.instances.len()];
+        for (index, light) in self.lights.iter().enumerate() {
+            let Some(sampling) = light.kind.area_sampling() else {
+                continue;
+            };
+            let instance = match light.kind {
+                LightKind::Mesh { instance, .. } => Some(instance as usize),
+                _ => self.instances.iter().position(|i| {
+                    self.meshes.get(i.mesh as usize).map(|m| &m.origin)
+                        == Some(&MeshOrigin::Light(index))
+                }),
+            };
+            if let Some(slot) = instance.and_then(|i| out.get_mut(i)) {
+                *slot = Some((index as u32, sampling));
+            }
+        }
+        out
     }
 
     /// The scene's environment light, if it has one.

@@ -1,0 +1,350 @@
+//! Rough conductors and dielectrics: microfacet BSDFs over the GGX distribution of
+//! `cpu::microfacet` (Walter et al., "Microfacet Models for Refraction through Rough Surfaces",
+//! EGSR 2007), sampled through the visible normals (Heitz 2018). Camera paths, photons and
+//! gather rays all sample them here; camera paths also evaluate them for light samples, which
+//! multiple importance sampling weighs against the sampled lobe ([`power_heuristic`]).
+//!
+//! Every microfacet is a smooth interface of the material: a conductor's facets reflect with
+//! its Fresnel term at `wo·h`, a dielectric's reflect or refract as `optics::dielectric_split`
+//! says. Transmission carries no `η²` radiance scaling, as the smooth dielectric's does not:
+//! through a closed object the two interfaces' factors cancel. The sampling weight
+//! `f cos / pdf` is then `F G2 / G1` for a conductor and `G2 / G1` (times the tint when
+//! refracting) for a dielectric, whose `F` chooses the branch.
+//!
+//! Its GPU twin is `shaders/shared/rough.wgsl`.
+
+use glam::{Vec2, Vec3};
+
+use crate::cpu::microfacet::{reflect_about, Ggx};
+use crate::cpu::optics::{conductor_fresnel, dielectric_split, face_forward};
+use crate::render::photons::orthonormal_basis;
+use crate::scene::{FresnelMode, MaterialKind};
+
+/// What a rough material's microfacets are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Facets {
+    Conductor {
+        eta: Vec3,
+        k: Vec3,
+        tint: Vec3,
+    },
+    Dielectric {
+        ior: f32,
+        tint: Vec3,
+        fresnel: FresnelMode,
+    },
+}
+
+/// A rough material: its facets and their distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoughSurface {
+    pub ggx: Ggx,
+    pub facets: Facets,
+}
+
+impl RoughSurface {
+    /// The rough surface of `kind`; `None` unless it is a conductor or dielectric with a
+    /// roughness ([`MaterialKind::alpha`]).
+    pub fn of(kind: &MaterialKind) -> Option<RoughSurface> {
+        let alpha = kind.alpha()?;
+        let facets = match *kind {
+            MaterialKind::Conductor { eta, k, tint, .. } => Facets::Conductor { eta, k, tint },
+            MaterialKind::Dielectric {
+                ior, tint, fresnel, ..
+            } => Facets::Dielectric { ior, tint, fresnel },
+            _ => return None,
+        };
+        Some(RoughSurface {
+            ggx: Ggx { alpha },
+            facets,
+        })
+    }
+}
+
+/// A direction a rough surface scatters to: `weight` is `f cos / pdf`, `pdf` the density per
+/// unit solid angle (the branch's probability included), `transmitted` whether it crossed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoughSample {
+    pub dir: Vec3,
+    pub weight: Vec3,
+    pub pdf: f32,
+    pub transmitted: bool,
+}
+
+/// A rough surface met by a ray: the shading frame turned towards the viewer, and the
+/// direction back to it in that frame (`wo`, `z` > 0).
+#[derive(Clone, Copy, Debug)]
+pub struct RoughHit {
+    pub surface: RoughSurface,
+    tangent: Vec3,
+    bitangent: Vec3,
+    normal: Vec3,
+    /// The geometric normal on the viewer's side.
+    facing: Vec3,
+    wo: Vec3,
+    /// Whether the ray arrives from outside (against the geometric normal), for a dielectric.
+    entering: bool,
+}
+
+impl RoughHit {
+    /// The surface met by the unit direction `dir` where its normals are `shading_normal` and
+    /// `geometric_normal` (outwards); `None` when `dir` grazes the shading normal.
+    pub fn new(
+        surface: RoughSurface,
+        dir: Vec3,
+        shading_normal: Vec3,
+        geometric_normal: Vec3,
+    ) -> Option<RoughHit> {
+        let normal = face_forward(shading_normal, dir);
+        let (tangent, bitangent) = orthonormal_basis(normal);
+        let wo = Vec3::new(-dir.dot(tangent), -dir.dot(bitangent), -dir.dot(normal));
+        if !(wo.z > 0.0) {
+            return None;
+        }
+        Some(RoughHit {
+            surface,
+            tangent,
+            bitangent,
+            normal,
+            facing: face_forward(geometric_normal, dir),
+            wo,
+            entering: dir.dot(geometric_normal) < 0.0,
+        })
+    }
+
+    fn to_local(&self, v: Vec3) -> Vec3 {
+        Vec3::new(
+            v.dot(self.tangent),
+            v.dot(self.bitangent),
+            v.dot(self.normal),
+        )
+    }
+
+    fn to_world(&self, v: Vec3) -> Vec3 {
+        self.tangent * v.x + self.bitangent * v.y + self.normal * v.z
+    }
+
+    /// A dielectric facet `h` (local, facing `wo`): how it splits the view ray.
+    fn dielectric_facet(
+        &self,
+        h: Vec3,
+        ior: f32,
+        fresnel: FresnelMode,
+    ) -> crate::cpu::optics::DielectricSplit {
+        // dielectric_split tells inside from outside by the normal it is given.
+        let outward = if self.entering { h } else { -h };
+        dielectric_split(-self.wo, outward, outward, ior, fresnel)
+    }
+
+    /// A scattered direction from three uniform numbers: `u_branch` chooses a dielectric's
+    /// reflection (below its Fresnel term) or refraction, `u` the visible normal. `None` when
+    /// the sample leaves below the surface (light the single-scattering model loses).
+    pub fn sample(&self, u_branch: f32, u: Vec2) -> Option<RoughSample> {
+        let ggx = self.surface.ggx;
+        let wo = self.wo;
+        let h = ggx.sample_visible_normal(wo, u);
+        let c = wo.dot(h);
+        if !(c > 0.0) {
+            return None;
+        }
+        let normal_pdf = ggx.visible_normal_pdf(wo, h);
+        let (wi, weight, pdf, transmitted) = match self.surface.facets {
+            Facets::Conductor { eta, k, tint } => {
+                let wi = reflect_about(wo, h);
+                let f = conductor_fresnel(c, eta, k) * tint;
+                (wi, f, normal_pdf / (4.0 * c), false)
+            }
+            Facets::Dielectric { ior, tint, fresnel } => {
+                let split = self.dielectric_facet(h, ior, fresnel);
+                match split.refracted {
+                    Some(t) if u_branch >= split.fresnel => {
+                        // η of the far side over this one; dω_h/dω_i = η² |wi·h| / (wo·h + η wi·h)².
+                        let eta = if self.entering { ior } else { 1.0 / ior };
+                        let denom = c + eta * t.dot(h);
+                        let jacobian = eta * eta * t.dot(h).abs() / (denom * denom);
+                        (t, tint, (1.0 - split.fresnel) * normal_pdf * jacobian, true)
+                    }
+                    _ => (
+                        split.reflected,
+                        Vec3::ONE,
+                        split.fresnel * normal_pdf / (4.0 * c),
+                        false,
+                    ),
+                }
+            }
+        };
+        // Reflection stays above the surface, refraction goes below it.
+        if (wi.z > 0.0) == transmitted {
+            return None;
+        }
+        let dir = self.to_world(wi);
+        if (dir.dot(self.facing) > 0.0) == transmitted {
+            return None;
+        }
+        let masking = ggx.g2(wo, wi) / ggx.g1(wo);
+        Some(RoughSample {
+            dir,
+            weight: weight * masking,
+            pdf,
+            transmitted,
+        })
+    }
+
+    /// For unit direction `wi` on the viewer's side (a light sample), `f cos` and the density
+    /// [`RoughHit::sample`] gives `wi` with; zeros below the surface.
+    pub fn eval_reflection(&self, wi: Vec3) -> (Vec3, f32) {
+        let ggx = self.surface.ggx;
+        let (wo, wi) = (self.wo, self.to_local(wi));
+        if !(wi.z > 0.0) {
+            return (Vec3::ZERO, 0.0);
+        }
+        let h = (wo + wi).normalize_or_zero();
+        let c = wo.dot(h);
+        if !(c > 0.0) {
+            return (Vec3::ZERO, 0.0);
+        }
+        let (f, branch) = match self.surface.facets {
+            Facets::Conductor { eta, k, tint } => (conductor_fresnel(c, eta, k) * tint, 1.0),
+            Facets::Dielectric { ior, fresnel, .. } => {
+                let split = self.dielectric_facet(h, ior, fresnel);
+                (Vec3::splat(split.fresnel), split.fresnel)
+            }
+        };
+        (
+            f * ggx.reflection_cos(wo, wi),
+            branch * ggx.reflection_pdf(wo, wi),
+        )
+    }
+}
+
+/// Veach's power heuristic for a sample of the strategy with density `a` (its sample count
+/// folded in) against the other strategy's `b`: `a² / (a² + b²)`, 0 when `a` is 0.
+pub fn power_heuristic(a: f32, b: f32) -> f32 {
+    if !(a > 0.0) {
+        return 0.0;
+    }
+    // Bounded so that neither the ratio nor its square overflows.
+    let r = b.clamp(0.0, 1e30) / a.min(1e30);
+    1.0 / (1.0 + r * r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::sampling::SampleStream;
+
+    fn gold(roughness: f32) -> RoughSurface {
+        RoughSurface::of(&MaterialKind::Conductor {
+            eta: Vec3::new(0.143, 0.375, 1.442),
+            k: Vec3::new(3.983, 2.386, 1.603),
+            tint: Vec3::ONE,
+            roughness,
+        })
+        .expect("a rough conductor")
+    }
+
+    fn glass(roughness: f32) -> RoughSurface {
+        RoughSurface::of(&MaterialKind::Dielectric {
+            ior: 1.5,
+            tint: Vec3::ONE,
+            fresnel: FresnelMode::Exact,
+            roughness,
+        })
+        .expect("a rough dielectric")
+    }
+
+    /// A view at `theta` degrees from the normal of a surface facing +Z (outward).
+    fn view(theta: f32) -> Vec3 {
+        let t = theta.to_radians();
+        Vec3::new(t.sin(), 0.0, -t.cos())
+    }
+
+    #[test]
+    fn smooth_materials_and_other_kinds_have_no_rough_surface() {
+        let smooth = MaterialKind::Conductor {
+            eta: Vec3::ONE,
+            k: Vec3::ONE,
+            tint: Vec3::ONE,
+            roughness: 0.0,
+        };
+        assert!(RoughSurface::of(&smooth).is_none());
+        assert!(RoughSurface::of(&MaterialKind::Mirror {
+            reflectance: Vec3::ONE
+        })
+        .is_none());
+        assert_eq!(gold(0.5).ggx.alpha, 0.25);
+    }
+
+    /// The sampled weights' mean is the directional albedo `∫ f cos dω`, which evaluating
+    /// `f cos / pdf` over the same samples estimates too: sampling and evaluation agree.
+    #[test]
+    fn sampled_weights_equal_evaluated_f_cos_over_pdf() {
+        for (roughness, theta, surface) in [0.1, 0.5, 0.9]
+            .into_iter()
+            .flat_map(|r| [0.0, 45.0, 75.0].map(|t| (r, t)))
+            .flat_map(|(r, t)| [(r, t, gold(r)), (r, t, glass(r))])
+        {
+            {
+                let hit = RoughHit::new(surface, view(theta), Vec3::Z, Vec3::Z).unwrap();
+                let mut rng = SampleStream::new(7, 0, 0);
+                for _ in 0..2000 {
+                    let Some(s) = hit.sample(rng.next_f32(), rng.next_vec2()) else {
+                        continue;
+                    };
+                    if s.transmitted {
+                        continue;
+                    }
+                    let (f_cos, pdf) = hit.eval_reflection(s.dir);
+                    assert!(
+                        (pdf - s.pdf).abs() <= 2e-3 * s.pdf,
+                        "roughness {roughness}, θ {theta}: pdf {} vs {pdf}",
+                        s.pdf
+                    );
+                    let w = f_cos / pdf;
+                    assert!(
+                        (w - s.weight).abs().max_element() <= 2e-3 * s.weight.max_element(),
+                        "roughness {roughness}, θ {theta}: weight {} vs {w}",
+                        s.weight
+                    );
+                }
+            }
+        }
+    }
+
+    /// Seen near the normal, from outside or inside, a rough dielectric's samples reflect or
+    /// refract, each on its own side, and almost none are lost below the surface.
+    #[test]
+    fn dielectric_samples_reflect_or_refract_and_almost_none_are_lost() {
+        for entering in [true, false] {
+            let hit = RoughHit::new(
+                glass(0.3),
+                view(10.0),
+                Vec3::Z,
+                if entering { Vec3::Z } else { -Vec3::Z },
+            )
+            .unwrap();
+            let (mut reflected, mut refracted, n) = (0, 0, 20000);
+            let mut rng = SampleStream::new(3, 1, 0);
+            for _ in 0..n {
+                match hit.sample(rng.next_f32(), rng.next_vec2()) {
+                    Some(s) if s.transmitted => refracted += 1,
+                    Some(_) => reflected += 1,
+                    None => {}
+                }
+            }
+            let total = (reflected + refracted) as f32 / n as f32;
+            assert!(total > 0.99, "entering {entering}: kept {total}");
+            assert!(refracted > 0, "entering {entering}: nothing refracted");
+        }
+    }
+
+    #[test]
+    fn power_heuristic_weights_sum_to_one_and_survive_extremes() {
+        let (a, b) = (3.0, 4.0);
+        assert!((power_heuristic(a, b) + power_heuristic(b, a) - 1.0).abs() < 1e-6);
+        assert_eq!(power_heuristic(0.0, 1.0), 0.0);
+        assert_eq!(power_heuristic(1.0, 0.0), 1.0);
+        assert!(power_heuristic(f32::INFINITY, f32::INFINITY).is_finite());
+        assert!(power_heuristic(1e-30, f32::INFINITY) < 1e-20);
+    }
+}
