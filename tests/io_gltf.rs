@@ -107,7 +107,7 @@ fn test_glb(dir: &Path) -> PathBuf {
     {{"name": "red", "pbrMetallicRoughness": {{"baseColorFactor": [0.8, 0.1, 0.1, 1], "metallicFactor": 0, "roughnessFactor": 0.5,
       "baseColorTexture": {{"index": 0, "extensions": {{"KHR_texture_transform": {{"scale": [2, 2], "offset": [0.25, 0]}}}}}}}}}},
     {{"name": "glow", "emissiveFactor": [1, 0.5, 0.25], "extensions": {{"KHR_materials_emissive_strength": {{"emissiveStrength": 4}}}}}},
-    {{"name": "gold", "pbrMetallicRoughness": {{"baseColorFactor": [1, 0.8, 0.3, 1], "metallicFactor": 1, "roughnessFactor": 0}}}}
+    {{"name": "gold", "pbrMetallicRoughness": {{"baseColorFactor": [1, 0.8, 0.3, 1], "metallicFactor": 1, "roughnessFactor": 0.4}}}}
   ],
   "textures": [{{"source": 0}}],
   "images": [{{"bufferView": 4, "mimeType": "image/png"}}],
@@ -167,11 +167,19 @@ fn a_binary_gltf_loads_its_placements_materials_camera_and_lights() {
             samples: 1
         }
     );
-    assert_eq!(
-        kinds[2],
-        &MaterialKind::Mirror {
-            reflectance: Vec3::new(1.0, 0.8, 0.3)
-        }
+    // A metal is a conductor whose normal-incidence reflectance is its base colour, rough as
+    // the file says.
+    let MaterialKind::Conductor {
+        eta, k, roughness, ..
+    } = *kinds[2]
+    else {
+        panic!("a metal is a conductor: {:?}", kinds[2])
+    };
+    assert_eq!(roughness, 0.4);
+    let normal = caustica::cpu::optics::conductor_fresnel(1.0, eta, k);
+    assert!(
+        (normal - Vec3::new(0.999, 0.8, 0.3)).abs().max_element() < 1e-4,
+        "{normal}"
     );
     let red = &quad.materials[0];
     let image = red.texture_image.as_ref().expect("the embedded PNG");
@@ -207,7 +215,7 @@ fn a_binary_gltf_loads_its_placements_materials_camera_and_lights() {
         }]
     );
     assert!(
-        asset.warnings.iter().any(|w| w.contains("roughness")),
+        asset.warnings.iter().any(|w| w.contains("non-metals")),
         "{:?}",
         asset.warnings
     );

@@ -165,6 +165,35 @@ fn mtl_statements_become_diffuse_emissive_dielectric_and_mirror_materials() {
     );
 }
 
+/// Blender's reading of the specular exponent, roughness 1 − √(Ns / 1000): a reflective
+/// material (illum 3) with Ns 250 is a conductor of roughness 0.5 reflecting Ks at normal
+/// incidence; with Ns 1000 it stays a mirror.
+#[test]
+fn a_reflective_mtl_material_below_the_largest_exponent_is_a_rough_conductor() {
+    let asset = load(
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nusemtl brushed\nf 1 2 3\nusemtl polished\nf 1 2 3\n",
+        "newmtl brushed\nKs 0.9 0.9 0.9\nNs 250\nillum 3\nnewmtl polished\nKs 0.9 0.9 0.9\nNs 1000\nillum 3\n",
+    );
+    let MaterialKind::Conductor {
+        eta, k, roughness, ..
+    } = asset.materials[0].kind
+    else {
+        panic!("{:?}", asset.materials[0].kind)
+    };
+    assert_eq!(roughness, 0.5);
+    let normal = caustica::cpu::optics::conductor_fresnel(1.0, eta, k);
+    assert!(
+        (normal - Vec3::splat(0.9)).abs().max_element() < 1e-4,
+        "{normal}"
+    );
+    assert_eq!(
+        asset.materials[1].kind,
+        MaterialKind::Mirror {
+            reflectance: Vec3::splat(0.9)
+        }
+    );
+}
+
 #[test]
 fn what_a_material_cannot_say_is_warned_once_with_its_line() {
     let asset = load(FOUR_SQUARES_OBJ, FOUR_MATERIALS_MTL);

@@ -424,6 +424,38 @@ fn conductor_parameters_are_checked_at_their_place() {
 }
 
 #[test]
+fn roughness_and_metal_presets_are_checked_at_their_place() {
+    assert_error(
+        "material m { conductor metal gold roughness 1.5 }",
+        "scene.csc:1:35: error: \"roughness\" must be between 0 and 1, but it is 1.5",
+    );
+    assert_error(
+        "material m { dielectric roughness -0.1 }",
+        "scene.csc:1:25: error: \"roughness\" must be between 0 and 1, but it is -0.1",
+    );
+    assert_error(
+        "material m { conductor metal gould }",
+        "scene.csc:1:30: error: unknown metal \"gould\" (did you mean \"gold\"?): expected gold, silver, copper or aluminium",
+    );
+    assert_error(
+        "material m { conductor metal gold silver }",
+        "scene.csc:1:24: error: \"metal\" takes 1 name: gold, silver, copper or aluminium",
+    );
+    assert_error(
+        "material m { conductor metal gold eta 0.2 }",
+        "scene.csc:1:35: error: a conductor takes \"metal\" or \"eta\", not both",
+    );
+    assert_error(
+        "material m { mirror 1 roughness 0.3 }",
+        "scene.csc:1:23: error: unused parameter \"roughness\": a mirror material does not use it",
+    );
+    assert_error(
+        "material m { dielectric metal gold }",
+        "scene.csc:1:25: error: unused parameter \"metal\": a dielectric material does not use it",
+    );
+}
+
+#[test]
 fn a_malformed_film_device_list_is_reported_at_its_text() {
     assert_error(
         "film { devices \"0,,1\" }",

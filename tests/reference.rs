@@ -181,3 +181,15 @@ fn a_sun_and_a_sky_are_within_relmse_0_002_of_the_mitsuba_reference() {
         0.002,
     );
 }
+
+/// `scenes/rough.csc` (a rough gold sphere, a frosted glass sphere and a rough aluminium box in
+/// the Cornell box) against Mitsuba 3.9.1 (`scalar_rgb`, 8192 spp, depth 32) of the identical
+/// scene, whose exported `roughconductor` and `roughdielectric` have the same GGX widths:
+/// `tests/data/reference/rough_128.exr`. Mitsuba's masking-shadowing is the separable
+/// `G1 G1` where Caustica's is height-correlated, which at these widths (α ≤ 0.25) differs by
+/// well under the noise. Measured 0.00195 at 32 spp on the CPU backend (x86-64; 0.00088 at
+/// 256 spp), means within 0.3% per channel.
+#[test]
+fn rough_gold_glass_and_aluminium_are_within_relmse_0_003_of_the_mitsuba_reference() {
+    assert_within_reference("scenes/rough.csc", Some(32), "rough_128.exr", 0.003);
+}

@@ -182,3 +182,98 @@ fn the_furnace_albedo_falls_with_roughness_as_single_scattering_loses_light() {
         "a smooth-ish pane passes everything: {glass}"
     );
 }
+
+/// Σ|a − b| / Σ|b| over every pixel and channel.
+fn relative_l1(a: &[Vec3], b: &[Vec3]) -> f64 {
+    let diff: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x - *y).abs().element_sum() as f64)
+        .sum();
+    let total: f64 = b.iter().map(|y| y.abs().element_sum() as f64).sum();
+    diff / total.max(1e-12)
+}
+
+/// `tests/data/scenes/rough_lights.csc` (rough gold, frosted glass and rough aluminium under a
+/// sky map, an emissive sphere, a quad light, a sun and a point light) with each integrator.
+fn rough_lights(integrator: caustica::scene::Integrator) -> (Scene, caustica::accel::Prepared) {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/scenes/rough_lights.csc");
+    let file = caustica::load_scene(&path).unwrap();
+    let overrides = caustica::Overrides {
+        integrator: Some(integrator),
+        ..Default::default()
+    };
+    let scene = caustica::evaluate_frame(&file, 1, &AssetCache::default(), &overrides).unwrap();
+    let prepared = caustica::prepare(&scene).unwrap();
+    (scene, prepared)
+}
+
+/// The two backends draw the same random numbers in the same order (the lobe's three, then
+/// the shadow rays', then the child's), so their images differ only where rounding sends a
+/// path elsewhere: measured 0.003% (Whitted) and 0.08% (photon mapping) relative L1 on
+/// lavapipe; 1% leaves room for hardware GPUs' fused multiply-adds.
+#[test]
+fn gpu_rough_materials_under_every_light_match_the_cpu() {
+    let Some(ctx) = caustica::gpu::test_context() else {
+        return;
+    };
+    let gpu = caustica::gpu::GpuBackend::new(Arc::new(ctx)).unwrap();
+    for integrator in [
+        caustica::scene::Integrator::Whitted,
+        caustica::scene::Integrator::PhotonMap,
+    ] {
+        let (scene, prepared) = rough_lights(integrator);
+        let cpu = caustica::cpu::render_whitted(&scene, &prepared, &RenderOptions::default());
+        let gpu = gpu
+            .render(&scene, &prepared, &RenderOptions::default())
+            .unwrap();
+        let difference = relative_l1(&gpu.color, &cpu.color);
+        eprintln!(
+            "{integrator:?}: relative L1 {:.4}%, means {} and {}",
+            difference * 100.0,
+            mean(&gpu),
+            mean(&cpu)
+        );
+        assert!(difference < 0.01, "{integrator:?}: {difference}");
+    }
+}
+
+/// A rough gold floor reflecting an area light, lit as a quad light or as an emissive quad
+/// mesh with 1 or 8 shadow rays: the multiple importance sampling weights change with the
+/// light's kind and count but must always sum to one, so the image's mean stays put. Each
+/// render averages 64² × 64 paths; the means agree within 1% (measured within 0.11%).
+#[test]
+fn multiple_importance_sampling_keeps_the_mean_whatever_the_lights_kind_and_shadow_ray_count() {
+    let render = |light: &str| {
+        let text = format!(
+            "camera {{ position 0 1 3 look_at 0 0 0 fov 40 }}
+             film {{ resolution 64 64 spp 64 integrator whitted max_depth 4 }}
+             material gold {{ conductor metal gold roughness 0.4 }}
+             material glow {{ emissive 5 5 5 samples 8 }}
+             mesh floor {{ quad size 6 6 }}
+             mesh panel {{ quad size 1 1 }}
+             instance {{ mesh floor material gold }}
+             {light}"
+        );
+        let scene = SceneFile::from_str("mis.csc", &text)
+            .unwrap()
+            .eval(1, &AssetCache::new())
+            .unwrap();
+        let prepared = caustica::prepare(&scene).unwrap();
+        mean(&caustica::cpu::render_whitted(
+            &scene,
+            &prepared,
+            &RenderOptions::default(),
+        ))
+    };
+    let one = render("light quad { center 0 1.5 -1 size 1 1 radiance 5 5 5 samples 1 }");
+    let eight = render("light quad { center 0 1.5 -1 size 1 1 radiance 5 5 5 samples 8 }");
+    // The emissive panel faces down (rotated 180° about x) where the quad light's does too.
+    let mesh = render("instance { mesh panel material glow rotate 180 0 0 translate 0 1.5 -1 }");
+    for (what, m) in [("8 shadow rays", eight), ("an emissive mesh", mesh)] {
+        let error = ((m - one).abs() / one).max_element();
+        eprintln!("{what}: {m} against {one} ({:.3}%)", error * 100.0);
+        assert!(error < 0.01, "{what}: {m} against {one}");
+    }
+}

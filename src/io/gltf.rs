@@ -25,8 +25,8 @@ use glam::{Affine3A, Mat4, Vec2, Vec3};
 use super::texture::srgb_to_linear;
 use super::IoError;
 use crate::scene::{
-    FileCamera, FileMaterial, LightKind, MaterialKind, MeshAsset, MeshData, MeshPart, Placement,
-    SceneAsset, TextureImage,
+    conductor_from_reflectance, FileCamera, FileMaterial, LightKind, MaterialKind, MeshAsset,
+    MeshData, MeshPart, Placement, SceneAsset, TextureImage,
 };
 
 /// Lumens per watt: glTF's photometric light units to Caustica's radiometric ones.
@@ -152,6 +152,7 @@ impl Reader<'_> {
         let pbr = m.pbr_metallic_roughness();
         let [r, g, b, alpha] = pbr.base_color_factor();
         let base = Vec3::new(r, g, b);
+        let roughness = pbr.roughness_factor();
         let emissive = Vec3::from_array(m.emissive_factor()) * m.emissive_strength().unwrap_or(1.0);
         let mut material = FileMaterial {
             name,
@@ -188,18 +189,33 @@ impl Reader<'_> {
                 ior: m.ior().unwrap_or(1.5),
                 tint: base,
                 fresnel: crate::scene::FresnelMode::Exact,
-                roughness: 0.0,
+                roughness: roughness.clamp(0.0, 1.0),
             };
             return Ok(material);
         }
-        if pbr.roughness_factor() > 0.0 || pbr.metallic_roughness_texture().is_some() {
-            self.warnings.add(
-                "roughness is not modelled yet: metals reflect as mirrors, other materials as diffuse",
-            );
+        if pbr.metallic_roughness_texture().is_some() {
+            self.warnings
+                .add("metallic-roughness textures are not modelled: their factors are used");
         }
         if pbr.metallic_factor() >= 0.5 {
-            material.kind = MaterialKind::Mirror { reflectance: base };
+            // A conductor reflecting the base colour at normal incidence, white at grazing
+            // incidence as glTF's Schlick term is.
+            if pbr.base_color_texture().is_some() {
+                self.warnings
+                    .add("base-colour textures of metals are not modelled: the factor is used");
+            }
+            let (eta, k) = conductor_from_reflectance(base);
+            material.kind = MaterialKind::Conductor {
+                eta,
+                k,
+                tint: Vec3::ONE,
+                roughness: roughness.clamp(0.0, 1.0),
+            };
             return Ok(material);
+        }
+        if roughness < 1.0 {
+            self.warnings
+                .add("the specular layer of non-metals is not modelled yet: they are diffuse");
         }
         if let Some(info) = pbr.base_color_texture() {
             if info.tex_coord() != 0 {

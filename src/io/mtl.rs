@@ -8,7 +8,9 @@ use glam::{Vec2, Vec3};
 
 use super::wavefront_text::{at, number, rest_of_line, words, Lines, Warnings};
 use super::IoError;
-use crate::scene::{FileMaterial, FresnelMode, MaterialKind};
+use crate::scene::{
+    conductor_from_reflectance, rough_alpha, FileMaterial, FresnelMode, MaterialKind,
+};
 
 /// What an MTL `newmtl` block says, with the line of each statement that decides the material.
 #[derive(Default)]
@@ -19,6 +21,8 @@ struct MtlBlock {
     ke: Option<Vec3>,
     tf: Option<Vec3>,
     ni: Option<f32>,
+    /// The specular exponent, which sets a reflective material's roughness.
+    ns: Option<f32>,
     d: Option<(f32, usize)>,
     illum: Option<(i64, usize)>,
     map_kd: Option<PathBuf>,
@@ -100,9 +104,7 @@ pub(super) fn read_mtl(
             "Ka" => {
                 color(&mut w)?;
             }
-            "Ns" => {
-                one_number(path, line, column, keyword, &mut w)?;
-            }
+            "Ns" => block.ns = Some(one_number(path, line, column, keyword, &mut w)?),
             "Ni" => block.ni = Some(one_number(path, line, column, keyword, &mut w)?),
             "d" => block.d = Some((one_number(path, line, column, keyword, &mut w)?, line)),
             "Tr" => block.d = Some((1.0 - one_number(path, line, column, keyword, &mut w)?, line)),
@@ -255,8 +257,21 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
             roughness: 0.0,
         };
     } else if matches!(illum, Some(3 | 5)) {
-        kind = MaterialKind::Mirror {
-            reflectance: clamp01(block.ks.map_or(Vec3::ONE, |(ks, _)| ks)),
+        let reflectance = clamp01(block.ks.map_or(Vec3::ONE, |(ks, _)| ks));
+        // Blender's reading of the specular exponent: roughness 1 − √(Ns / 1000).
+        let roughness = block
+            .ns
+            .map_or(0.0, |ns| 1.0 - (ns.clamp(0.0, 1000.0) / 1000.0).sqrt());
+        kind = if rough_alpha(roughness).is_some() {
+            let (eta, k) = conductor_from_reflectance(reflectance);
+            MaterialKind::Conductor {
+                eta,
+                k,
+                tint: Vec3::ONE,
+                roughness,
+            }
+        } else {
+            MaterialKind::Mirror { reflectance }
         };
     } else {
         if let Some((d, line)) = block.d.filter(|&(d, _)| d < 1.0) {

@@ -301,6 +301,18 @@ pub fn rough_alpha(roughness: f32) -> Option<f32> {
     (alpha >= MIN_ROUGH_ALPHA).then_some(alpha.min(1.0))
 }
 
+/// The complex index (`eta`, `k`) of a conductor whose reflectance at normal incidence is `r`
+/// per channel and which reflects everything at grazing incidence: Gulbrandsen's
+/// artist-friendly mapping ("Artist Friendly Metallic Fresnel", JCGT 2014) with a white edge
+/// tint, `η = (1 − r)/(1 + r)`, `k = 2√r/(1 + r)`. How glTF's metals and MTL's reflective
+/// materials, which give a colour rather than an index, become conductors.
+pub fn conductor_from_reflectance(r: Vec3) -> (Vec3, Vec3) {
+    let r = r.clamp(Vec3::ZERO, Vec3::splat(0.999));
+    let eta = (Vec3::ONE - r) / (Vec3::ONE + r);
+    let k = 2.0 * r.map(f32::sqrt) / (Vec3::ONE + r);
+    (eta, k)
+}
+
 /// The smallest GGX width a rough material has: `roughness` 0.01.
 pub const MIN_ROUGH_ALPHA: f32 = 1e-4;
 
