@@ -405,6 +405,68 @@ fn a_glass_sphere_focuses_caustic_photons_under_it() {
     assert!(core > 10.0 * ring, "core {core}/m², ring {ring}/m²");
 }
 
+/// The glass sphere scene with the sphere's material made rough (`roughness`), or rough gold.
+fn rough_sphere_over_floor(gold: bool, roughness: f32) -> Scene {
+    let mut scene = glass_sphere_over_floor();
+    scene.materials[1].kind = if gold {
+        MaterialKind::Conductor {
+            eta: Vec3::new(0.143, 0.375, 1.442),
+            k: Vec3::new(3.983, 2.386, 1.603),
+            tint: Vec3::ONE,
+            roughness,
+        }
+    } else {
+        MaterialKind::Dielectric {
+            ior: 1.5,
+            tint: Vec3::ONE,
+            fresnel: FresnelMode::Exact,
+            roughness,
+        }
+    };
+    scene
+}
+
+/// Caustics through rough glass still work: photons that crossed a frosted ball are caustic
+/// photons (their paths count as specular), and they still gather under it, though less
+/// sharply than through smooth glass.
+#[test]
+fn a_rough_glass_sphere_still_focuses_caustic_photons_under_it_less_sharply() {
+    let core = |roughness: f32| {
+        let scene = rough_sphere_over_floor(false, roughness);
+        let prepared = prepared(&scene);
+        let map = trace_photons(
+            &scene,
+            &prepared,
+            &Default::default(),
+            PhotonPass::Caustic,
+            200_000,
+        );
+        (
+            density_within(&map.records, 0.0, 0.1),
+            density_within(&map.records, 0.3, 0.6),
+        )
+    };
+    let (smooth, _) = core(0.0);
+    let (frosted, ring) = core(0.3);
+    assert!(frosted > 3.0 * ring, "core {frosted}/m², ring {ring}/m²");
+    assert!(
+        frosted < 0.8 * smooth,
+        "frosted {frosted}/m², smooth {smooth}/m²"
+    );
+}
+
+#[test]
+fn gpu_and_cpu_photon_maps_agree_through_rough_glass_and_off_rough_gold() {
+    let Some(ctx) = test_context() else { return };
+    let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
+    for scene in [
+        rough_sphere_over_floor(false, 0.3),
+        rough_sphere_over_floor(true, 0.3),
+    ] {
+        photon_maps_agree(&gpu, &scene);
+    }
+}
+
 /// The power of the `L S+ D` photons a global pass stores (uniform emission).
 fn caustic_power_in_global_map(records: &[PhotonRecord]) -> Vec3 {
     records
