@@ -7,7 +7,9 @@
 // for the scan that places them in the next level (spawn.wgsl); at a rough conductor or
 // dielectric shadow rays carrying f cos (weighed by multiple importance sampling) and one child
 // its BSDF samples, whose density rides in the child ray's _pad0 so that the light it finds is
-// weighed too. Camera rays (bounce 0) also record the first-hit AOV values.
+// weighed too. Camera rays (bounce 0) also record the first-hit AOV values. The rough code is
+// compiled only for scenes with rough materials (ROUGH_MATERIALS): it costs every shade kernel
+// about 15% of its time otherwise (docs/performance.md).
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
 //!include "shared/rough.wgsl"
@@ -91,14 +93,16 @@ fn light_response(n: vec3<f32>, ng: vec3<f32>, wi: vec3<f32>, light_pdf: f32, ge
     if cos <= 0.0 {
         return vec3<f32>(0.0);
     }
-    if !lobe_rough {
-        return vec3<f32>(cos);
+    //!if ROUGH_MATERIALS
+    if lobe_rough {
+        let f = rough_eval_reflection(lobe_material, lobe_hit, wi);
+        if light_pdf < 0.0 {
+            return f.xyz;
+        }
+        return f.xyz * power_heuristic(light_pdf, f.w);
     }
-    let f = rough_eval_reflection(lobe_material, lobe_hit, wi);
-    if light_pdf < 0.0 {
-        return f.xyz;
-    }
-    return f.xyz * power_heuristic(light_pdf, f.w);
+    //!endif
+    return vec3<f32>(cos);
 }
 
 fn is_zero3(v: vec3<f32>) -> bool {
@@ -359,16 +363,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if hit.instance == NONE {
         // A ray that leaves the scene sees the environment light, if there is one.
         var seen = vec3<f32>(0.0);
+        //!if ROUGH_MATERIALS
         let bsdf_pdf = sampled_pdf(ray);
+        //!endif
         for (var l = 0u; l < params.light_count; l++) {
             let light = lights[l];
             if light.kind == LIGHT_ENVIRONMENT {
                 let d = normalize3(ray.dir);
                 var radiance = env_radiance(light, d);
+                //!if ROUGH_MATERIALS
                 if bsdf_pdf > 0.0 {
                     let light_pdf = f32(max(light.samples, 1u)) * env_pdf(env_map_of(light), env_to_map(light, d));
                     radiance *= power_heuristic(bsdf_pdf, light_pdf);
                 }
+                //!endif
                 seen += radiance;
             }
         }
@@ -386,6 +394,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let cos_light = -dot3(dir, sp.geometric_normal);
             if cos_light > 0.0 {
                 emitted = material.color.xyz;
+                //!if ROUGH_MATERIALS
                 let bsdf_pdf = sampled_pdf(ray);
                 let light_index = instances[hit.instance].light;
                 if bsdf_pdf > 0.0 && light_index != NONE {
@@ -394,6 +403,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                     let light_pdf = area_counted_pdf(light.normal.w, max(light.samples, 1u), distance, cos_light);
                     emitted *= power_heuristic(bsdf_pdf, light_pdf);
                 }
+                //!endif
             }
             write_node(NODE_LEAF, emitted, vec3<f32>(0.0), 0.0);
         }
@@ -403,10 +413,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             direct_light(sp, dir, ray, ray.dimension);
         }
         case 1u, 4u: {
+            //!if ROUGH_MATERIALS
             if material_alpha(material) > 0.0 {
                 shade_rough(ray, sp, material, dir);
                 return;
             }
+            //!endif
             if params.bounce >= params.max_depth {
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;
@@ -417,10 +429,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             emit_child(ray, 0u, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n));
         }
         default: {
+            //!if ROUGH_MATERIALS
             if material_alpha(material) > 0.0 {
                 shade_rough(ray, sp, material, dir);
                 return;
             }
+            //!endif
             if params.bounce >= params.max_depth {
                 write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
                 return;

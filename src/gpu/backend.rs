@@ -47,10 +47,12 @@ pub struct GpuBackend {
     /// The Whitted stage's kernels.
     whitted: WhittedKernels,
     trace_checks: Checks,
-    /// The kernels that traverse the scene, compiled on first use: [without, with] the VD-patch
-    /// traversal code (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its
-    /// ray rate (docs/performance.md).
-    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 2],
+    /// The kernels that traverse and shade the scene, compiled on first use, at
+    /// `VD + 2 · rough`: with or without the VD-patch traversal code
+    /// (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its ray rate, and
+    /// with or without the rough materials' shading (`ROUGH_MATERIALS`), which costs the shade
+    /// kernel about 15% of its time (docs/performance.md).
+    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 4],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
@@ -87,7 +89,7 @@ impl GpuBackend {
         Ok(GpuBackend {
             whitted: whitted?,
             trace_checks,
-            traversal: [Mutex::new(None), Mutex::new(None)],
+            traversal: Default::default(),
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
@@ -96,19 +98,28 @@ impl GpuBackend {
         })
     }
 
-    /// The traversal kernels for a scene with (or without) VD patches, compiled on first use.
+    /// The traversal kernels for a scene with (or without) VD patches and rough materials,
+    /// compiled on first use.
     pub(super) fn traversal_kernels(
         &self,
+        scene: &Scene,
         prepared: &Prepared,
     ) -> Result<Arc<TraversalKernels>, GpuError> {
         let with_vd = !prepared.vd_patches.is_empty();
+        let with_rough = scene.materials.iter().any(|m| m.kind.alpha().is_some());
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
-        let mut slot = self.traversal[with_vd as usize].lock().unwrap();
+        let mut slot = self.traversal[with_vd as usize + 2 * with_rough as usize]
+            .lock()
+            .unwrap();
         if let Some(k) = slot.as_ref() {
             return Ok(k.clone());
         }
-        let defines: &[&str] = if with_vd { &["VD_PATCHES"] } else { &[] };
+        let defines: Vec<&str> = [(with_vd, "VD_PATCHES"), (with_rough, "ROUGH_MATERIALS")]
+            .into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect();
+        let defines = defines.as_slice();
         let kernel = |name: &str, checks| {
             Kernel::new(&self.ctx, &format!("whitted/{name}.wgsl"), defines, checks)
         };
@@ -236,7 +247,7 @@ impl GpuBackend {
         self.ctx.recycle_buffers()?;
         let buffers = upload_scene(&self.ctx, scene, prepared)?;
         let params = frame_params(scene, prepared);
-        let kernels = self.traversal_kernels(prepared)?;
+        let kernels = self.traversal_kernels(scene, prepared)?;
         let vd_kernels = self.vd_kernels(prepared)?;
         let plan = FramePlan::new(scene, self.max_pass_rays(None));
         let largest = plan.passes.iter().map(|p| p.ray_slots()).max().unwrap_or(1);
@@ -302,7 +313,7 @@ impl GpuBackend {
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
         let (kernels, photon_kernels) = rayon::join(
-            || self.traversal_kernels(prepared),
+            || self.traversal_kernels(scene, prepared),
             || {
                 (plan.global_map || plan.caustic_map)
                     .then(|| self.photon_kernels())

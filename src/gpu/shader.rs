@@ -6,7 +6,8 @@
 //! includes nest. Kernels may also be specialised with `//!define NAME` lines passed by the host
 //! and `//!if NAME` … `//!else` … `//!endif` blocks (no nesting), for the feature fallbacks
 //! (`SUBGROUPS`, `INT64_ATOMICS`) and for what a scene holds (`VD_PATCHES`: traversal code for
-//! displaced patches, left out of kernels for scenes without them).
+//! displaced patches, left out of kernels for scenes without them; `ROUGH_MATERIALS`: the shade
+//! kernel's rough-material code, likewise).
 
 use std::collections::HashSet;
 
@@ -181,7 +182,15 @@ mod tests {
                 assert!(shader_file(path).unwrap().contains(from_includer));
                 continue;
             }
-            for defines in [&[][..], &["SUBGROUPS", "INT64_ATOMICS", "VD_PATCHES"][..]] {
+            for defines in [
+                &[][..],
+                &[
+                    "SUBGROUPS",
+                    "INT64_ATOMICS",
+                    "VD_PATCHES",
+                    "ROUGH_MATERIALS",
+                ][..],
+            ] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
                 if let Err(e) = validate(path, &source) {
                     panic!("{e}");
