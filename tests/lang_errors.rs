@@ -450,6 +450,14 @@ fn roughness_and_metal_presets_are_checked_at_their_place() {
         "scene.csc:1:23: error: unused parameter \"roughness\": a mirror material does not use it",
     );
     assert_error(
+        "material m { plastic 0.5 metal gold }",
+        "scene.csc:1:26: error: unused parameter \"metal\": a plastic material does not use it",
+    );
+    assert_error(
+        "material m { plastic 1.5 }",
+        "scene.csc:1:14: error: \"plastic\" reflects more light than it receives: each channel must be at most 1",
+    );
+    assert_error(
         "material m { dielectric metal gold }",
         "scene.csc:1:25: error: unused parameter \"metal\": a dielectric material does not use it",
     );

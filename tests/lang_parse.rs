@@ -692,3 +692,31 @@ fn a_define_replaces_a_top_level_let_before_evaluation() {
         .unwrap_err()
         .contains("it defines n, root"));
 }
+
+#[test]
+fn plastic_takes_a_base_colour_a_texture_an_ior_and_a_roughness() {
+    let s = scene(
+        "material red { plastic 0.7 0.1 0.1 roughness 0.3 ior 1.4 }
+         material white { plastic }",
+    );
+    match s.materials[0].kind {
+        MaterialKind::Plastic {
+            albedo,
+            ior,
+            roughness,
+            fdr_outside,
+            ..
+        } => {
+            assert_eq!(
+                (albedo, ior, roughness),
+                (Vec3::new(0.7, 0.1, 0.1), 1.4, 0.3)
+            );
+            assert!(fdr_outside > 0.05 && fdr_outside < 0.1, "{fdr_outside}");
+        }
+        ref other => panic!("expected a plastic, got {other:?}"),
+    }
+    assert_eq!(
+        s.materials[1].kind,
+        MaterialKind::plastic(Vec3::splat(0.8), None, 1.5, 0.0)
+    );
+}

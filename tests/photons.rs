@@ -455,15 +455,47 @@ fn a_rough_glass_sphere_still_focuses_caustic_photons_under_it_less_sharply() {
     );
 }
 
+/// The glass sphere scene over a floor of plastic (`roughness` of its coat): photons are
+/// stored on it as on a diffuse floor and leave it by its coat or its base.
+fn glass_sphere_over_plastic(roughness: f32) -> Scene {
+    let mut scene = glass_sphere_over_floor();
+    scene.materials[0].kind = MaterialKind::plastic(Vec3::splat(0.7), None, 1.5, roughness);
+    scene
+}
+
 #[test]
-fn gpu_and_cpu_photon_maps_agree_through_rough_glass_and_off_rough_gold() {
+fn gpu_and_cpu_photon_maps_agree_through_rough_glass_off_rough_gold_and_on_plastic() {
     let Some(ctx) = test_context() else { return };
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
     for scene in [
         rough_sphere_over_floor(false, 0.3),
         rough_sphere_over_floor(true, 0.3),
+        glass_sphere_over_plastic(0.0),
+        glass_sphere_over_plastic(0.4),
     ] {
         photon_maps_agree(&gpu, &scene);
+    }
+}
+
+/// A plastic floor keeps the photons a diffuse one would (every global photon's first hit,
+/// the glass's caustic), and its coat sends a share of them on as specular paths: the global
+/// map holds photons that left the floor, as over a diffuse floor, with no fewer stored.
+#[test]
+fn a_plastic_floor_stores_photons_like_a_diffuse_one() {
+    let count = |scene: &Scene, pass| {
+        let prepared = prepared(scene);
+        trace_photons(scene, &prepared, &Default::default(), pass, 50_000)
+            .records
+            .len()
+    };
+    let diffuse = glass_sphere_over_floor();
+    let plastic = glass_sphere_over_plastic(0.3);
+    for pass in [PhotonPass::Global, PhotonPass::Caustic] {
+        let (d, p) = (count(&diffuse, pass), count(&plastic, pass));
+        assert!(
+            p > 0 && (p as f64) > 0.5 * d as f64,
+            "{pass:?}: {p} against {d}"
+        );
     }
 }
 

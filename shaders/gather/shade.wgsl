@@ -56,6 +56,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         query_weights[i] = vec4<f32>(path.weight.xyz * albedo_of(m, sp) * (1.0 / PI), 0.0);
         query_flags[i] = 1u;
         path.weight.w = 0.0;
+    } else if m.kind == MATERIAL_PLASTIC {
+        // The coat with the probability of its Fresnel term, else the base's density query,
+        // each weighed by its probability (two more numbers for the coat).
+        let ux = next_f32(&stream);
+        let u_dir = vec2<f32>(ux, next_f32(&stream));
+        let h = plastic_hit(m, albedo_of(m, sp), dir, sp.shading_normal, sp.geometric_normal);
+        let p_coat = h.fresnel_out;
+        path.weight.w = 0.0;
+        if h.valid && u >= p_coat {
+            queries[2u * i] = vec4<f32>(sp.position, 1.0);
+            queries[2u * i + 1u] = vec4<f32>(face_forward(sp.shading_normal, dir), 0.0);
+            query_weights[i] = vec4<f32>(path.weight.xyz * plastic_base_albedo(m, h) * (1.0 / PI) / (1.0 - p_coat), 0.0);
+            query_flags[i] = 1u;
+        } else if h.valid {
+            let s = plastic_sample_coat(m, h, u_dir);
+            if s.valid {
+                path.weight = vec4<f32>(path.weight.xyz * s.weight / p_coat, 1.0);
+                next = Ray(offset_origin(sp.position, facing, params.epsilon), ray.pixel, s.dir, ray.sample, stream.dimension, 0u, 0u, 0u);
+                goes_on = true;
+            }
+        }
     } else if material_alpha(m) > 0.0 {
         // A glossy lobe: one direction it samples (two more numbers), u choosing a dielectric's
         // branch.

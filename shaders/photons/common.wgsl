@@ -4,7 +4,7 @@
 //!include "shared/scene.wgsl"
 //!include "shared/rng.wgsl"
 //!include "shared/shading.wgsl"
-//!include "shared/rough.wgsl"
+//!include "shared/plastic.wgsl"
 //!include "shared/photon_types.wgsl"
 
 const EMITTER_POINT: u32 = 0u;
@@ -79,6 +79,48 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         out.next = true;
         out.dir = next;
         out.power = power * albedo / p;
+        return out;
+    }
+    if m.kind == MATERIAL_PLASTIC {
+        out.store = pass_kind == PASS_GLOBAL || (specular_path && bounces > 0u);
+        if !can_continue {
+            return out;
+        }
+        let h = plastic_hit(m, albedo, dir, shading_normal, geometric_normal);
+        if !h.valid {
+            return out;
+        }
+        // The coat with the probability of its Fresnel term (a specular step), else the base
+        // (a diffuse one, which ends a caustic photon's path).
+        let p_coat = h.fresnel_out;
+        if u < p_coat {
+            let s = plastic_sample_coat(m, h, u_dir);
+            if !s.valid {
+                return out;
+            }
+            out.next = true;
+            out.specular = true;
+            out.dir = s.dir;
+            out.power = power * s.weight / p_coat;
+            return out;
+        }
+        if pass_kind == PASS_CAUSTIC {
+            return out;
+        }
+        let n = face_forward(shading_normal, dir);
+        let ng = face_forward(geometric_normal, dir);
+        let next = cosine_direction(n, u_dir);
+        if dot3(next, ng) <= 0.0 {
+            return out;
+        }
+        let weight = plastic_base_bounce_weight(m, h, next);
+        let p = survival_probability(weight, power);
+        if (u - p_coat) / (1.0 - p_coat) >= p {
+            return out;
+        }
+        out.next = true;
+        out.dir = next;
+        out.power = power * weight / p;
         return out;
     }
     if material_alpha(m) > 0.0 {

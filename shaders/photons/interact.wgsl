@@ -44,7 +44,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let m = materials[sp.material];
     let dir = normalize3(ray.dir);
     var albedo = vec3<f32>(0.0);
-    if m.kind == 0u {
+    if m.kind == 0u || m.kind == MATERIAL_PLASTIC {
         albedo = albedo_of(m, sp);
     }
     var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);

@@ -106,29 +106,65 @@ fn rough_sample(m: Material, hit: RoughHit, u_branch: f32, u: vec2<f32>) -> Roug
     return RoughSample(dir, pdf, weight * masking, transmitted, true);
 }
 
-// RoughHit::eval_reflection: f cos (xyz) and the density (w) for unit world direction wi.
-fn rough_eval_reflection(m: Material, hit: RoughHit, wi_world: vec3<f32>) -> vec4<f32> {
+// RoughHit::facet_fresnel: a conductor's Fresnel term times its tint, or a dielectric's (any
+// other kind: a plastic's coat) reflectance, at facet h with c = wo·h.
+fn rough_facet_fresnel(m: Material, hit: RoughHit, h: vec3<f32>, c: f32) -> vec3<f32> {
+    if m.kind == MATERIAL_CONDUCTOR {
+        return conductor_fresnel(c, m.eta.xyz, m.k.xyz) * m.color.xyz;
+    }
+    return vec3<f32>(rough_facet(m, hit, h).fresnel);
+}
+
+// RoughHit::reflection_lobe: f cos, the density of rough_sample_reflection, the facet's Fresnel.
+struct RoughLobe {
+    f_cos: vec3<f32>,
+    pdf: f32,
+    fresnel: vec3<f32>,
+}
+
+fn rough_reflection_lobe(m: Material, hit: RoughHit, wi_world: vec3<f32>) -> RoughLobe {
+    let none = RoughLobe(vec3<f32>(0.0), 0.0, vec3<f32>(0.0));
     let alpha = m.eta.w;
     let wo = hit.wo;
     let wi = vec3<f32>(dot3(wi_world, hit.t), dot3(wi_world, hit.b), dot3(wi_world, hit.n));
     if !(wi.z > 0.0) {
-        return vec4<f32>(0.0);
+        return none;
     }
     let h = normalize_or(wo + wi, vec3<f32>(0.0));
     let c = dot(wo, h);
     if !(c > 0.0) {
-        return vec4<f32>(0.0);
+        return none;
     }
-    var f: vec3<f32>;
-    var branch = 1.0;
+    let f = rough_facet_fresnel(m, hit, h, c);
+    return RoughLobe(f * ggx_reflection_cos(alpha, wo, wi), ggx_reflection_pdf(alpha, wo, wi), f);
+}
+
+// RoughHit::eval_reflection: f cos (xyz) and the density (w) for unit world direction wi.
+fn rough_eval_reflection(m: Material, hit: RoughHit, wi_world: vec3<f32>) -> vec4<f32> {
+    let lobe = rough_reflection_lobe(m, hit, wi_world);
     if m.kind == MATERIAL_CONDUCTOR {
-        f = conductor_fresnel(c, m.eta.xyz, m.k.xyz) * m.color.xyz;
-    } else {
-        let split = rough_facet(m, hit, h);
-        f = vec3<f32>(split.fresnel);
-        branch = split.fresnel;
+        return vec4<f32>(lobe.f_cos, lobe.pdf);
     }
-    return vec4<f32>(f * ggx_reflection_cos(alpha, wo, wi), branch * ggx_reflection_pdf(alpha, wo, wi));
+    return vec4<f32>(lobe.f_cos, lobe.fresnel.x * lobe.pdf);
+}
+
+// RoughHit::sample_reflection: the visible facet reflects the view, weight F G2 / G1.
+fn rough_sample_reflection(m: Material, hit: RoughHit, u: vec2<f32>) -> RoughSample {
+    var out = RoughSample(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), false, false);
+    let alpha = m.eta.w;
+    let wo = hit.wo;
+    let h = ggx_sample_visible_normal(alpha, wo, u);
+    let c = dot(wo, h);
+    if !(c > 0.0) {
+        return out;
+    }
+    let wi = ggx_reflect_about(wo, h);
+    let dir = rough_to_world(hit, wi);
+    if !(wi.z > 0.0) || !(dot3(dir, hit.facing) > 0.0) {
+        return out;
+    }
+    let weight = rough_facet_fresnel(m, hit, h, c) * (ggx_g2(alpha, wo, wi) / ggx_g1(alpha, wo));
+    return RoughSample(dir, ggx_visible_normal_pdf(alpha, wo, h) / (4.0 * c), weight, false, true);
 }
 
 // power_heuristic: a² / (a² + b²) for the strategy of density a against b, 0 when a is 0.

@@ -181,7 +181,7 @@ fn sample_texture(index: u32, surface_uv: vec2<f32>) -> vec3<f32> {
 
 // Tracer::albedo_of.
 fn albedo_of(m: Material, sp: SurfacePoint) -> vec3<f32> {
-    if m.kind == 0u && m.texture != NONE {
+    if (m.kind == 0u || m.kind == MATERIAL_PLASTIC) && m.texture != NONE {
         return m.color.xyz * sample_texture(m.texture, sp.uv);
     }
     if m.kind == 3u {

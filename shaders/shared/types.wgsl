@@ -49,7 +49,9 @@ struct VdPatch {
 // Twin of gpu::upload::GpuMaterial. kind: 0 diffuse, 1 mirror, 2 dielectric, 3 emissive,
 // 4 conductor. color: albedo, reflectance, tint (dielectric, conductor) or radiance; texture:
 // index or 0xffffffff; flags: MATERIAL_FRESNEL_SCHLICK; eta, k: a conductor's complex index;
-// eta.w: a rough conductor's or dielectric's GGX width α (0: smooth; shared/rough.wgsl).
+// eta.w: a rough conductor's, dielectric's or plastic coat's GGX width α (0: smooth;
+// shared/rough.wgsl); a plastic (kind 5, shared/plastic.wgsl): color its base albedo, k.x and
+// k.y its base constants.
 // Every emitter is a light (a quad light's surface or an emissive instance), black to gather rays.
 struct Material {
     kind: u32,
@@ -64,6 +66,7 @@ struct Material {
 const MATERIAL_MIRROR: u32 = 1u;
 const MATERIAL_DIELECTRIC: u32 = 2u;
 const MATERIAL_CONDUCTOR: u32 = 4u;
+const MATERIAL_PLASTIC: u32 = 5u;
 const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
 const LIGHT_MESH: u32 = 4u;
 const LIGHT_MESH_TRIANGLE: u32 = 5u;
@@ -166,7 +169,8 @@ struct Hit {
 
 // Twin of gpu::upload::GpuShadowRay: origin + t * dir for t in (0, t_max), in the slot
 // k * chunk + node of its shade chunk (whitted/shade.wgsl's shadow_slot); `contribution` is the irradiance it brings to its
-// node when nothing blocks it (shadow.wgsl zeroes it when something does).
+// node when nothing blocks it (shadow.wgsl zeroes it when something does); _pad 1: it brings
+// f cos already, to be added unscaled (a plastic's, whitted/direct.wgsl).
 struct ShadowRay {
     origin: vec3<f32>,
     node: u32,
@@ -184,7 +188,8 @@ struct ShadowRay {
 // own: what the node emits or receives directly (emission; direct light after direct.wgsl), and
 // after accumulate.wgsl the node's colour. weight: diffuse, albedo/pi; one child, the child's
 // weight; two children, the tint. fresnel: two children, the reflected child's weight (the
-// refracted one's is (1 - fresnel) * tint).
+// refracted one's is (1 - fresnel) * tint); a diffuse node of a plastic, its coat child's weight
+// (0: no child).
 struct ShadeNode {
     own: vec3<f32>,
     link: u32,

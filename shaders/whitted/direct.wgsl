@@ -1,6 +1,7 @@
 // Direct light of the nodes of one shade chunk: each node adds the contributions left in its own
 // shadow slots (zero where shadow.wgsl found the ray blocked), in slot order; a diffuse node
-// scales the sum by its albedo/pi, a rough one (whose rays carry f cos) adds it as it is. No atomics in the sums: a slot belongs to one node, so the sum is
+// scales the sum by its albedo/pi, a rough one (whose rays carry f cos) adds it as it is, and so
+// does a plastic one for its rays flagged unscaled. No atomics in the sums: a slot belongs to one node, so the sum is
 // deterministic. The used slots are also counted into shadow_total[0] (the statistics' shadow
 // rays): per workgroup, then one atomic add.
 //!include "shared/types.wgsl"
@@ -41,6 +42,8 @@ fn node_direct_light(local: u32, i: u32) -> u32 {
     }
     let node = nodes[i];
     var irradiance = vec3<f32>(0.0);
+    // A plastic's shadow rays carry f cos already (ShadowRay._pad 1).
+    var unscaled = vec3<f32>(0.0);
     // shade.wgsl's shadow_slot(local, k): rows as long as the chunk.
     let row = min(params.shadow_capacity / max(params.shadows_per_hit, 1u), params.ray_count - params.ray_offset);
     var used = 0u;
@@ -49,11 +52,16 @@ fn node_direct_light(local: u32, i: u32) -> u32 {
         if shadow_flags[slot] == 0u {
             break;
         }
-        irradiance += shadow_rays[slot].contribution;
+        let shadow = shadow_rays[slot];
+        if shadow._pad != 0u {
+            unscaled += shadow.contribution;
+        } else {
+            irradiance += shadow.contribution;
+        }
         used += 1u;
     }
     if (node.link >> NODE_STATE_SHIFT) == NODE_DIFFUSE {
-        nodes[i].own = irradiance * node.weight;
+        nodes[i].own = irradiance * node.weight + unscaled;
     } else if used > 0u {
         // A rough surface's shadow rays carry f cos already.
         nodes[i].own = node.own + irradiance;

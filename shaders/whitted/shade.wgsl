@@ -7,12 +7,14 @@
 // for the scan that places them in the next level (spawn.wgsl); at a rough conductor or
 // dielectric shadow rays carrying f cos (weighed by multiple importance sampling) and one child
 // its BSDF samples, whose density rides in the child ray's _pad0 so that the light it finds is
-// weighed too. Camera rays (bounce 0) also record the first-hit AOV values. The rough code is
-// compiled only for scenes with rough materials (ROUGH_MATERIALS): it costs every shade kernel
-// about 15% of its time otherwise (docs/performance.md).
+// weighed too; at a plastic hit a diffuse node, its shadow rays carrying the base's and the
+// coat's f cos (flagged to be added unscaled), and one child, the coat's reflection, whose weight
+// is the node's `fresnel`. Camera rays (bounce 0) also record the first-hit AOV values. The
+// rough and plastic code is compiled only for scenes with such materials (GLOSSY_MATERIALS): it
+// costs every shade kernel about 15% of its time otherwise (docs/performance.md).
 // Twin of Tracer::radiance and Tracer::direct_light in src/cpu/whitted.rs.
 //!include "shared/shading.wgsl"
-//!include "shared/rough.wgsl"
+//!include "shared/plastic.wgsl"
 //!include "shared/environment.wgsl"
 //!include "shared/rng.wgsl"
 //!include "shared/gather_types.wgsl"
@@ -42,11 +44,17 @@
 var<private> shadow_base: u32;
 var<private> shadow_used: u32;
 var<private> node_index: u32;
-// The rough lobe that light samples are weighed by (lobe_rough false: a diffuse point, whose
-// shadow rays carry irradiance).
-var<private> lobe_rough: bool;
+// The lobe that light samples are weighed by: LOBE_DIFFUSE (shadow rays carry irradiance, which
+// direct.wgsl scales by the node's albedo/pi), LOBE_ROUGH or LOBE_PLASTIC (they carry f cos,
+// and a plastic's are flagged to be added as they are: shadow_unscaled).
+const LOBE_DIFFUSE: u32 = 0u;
+const LOBE_ROUGH: u32 = 1u;
+const LOBE_PLASTIC: u32 = 2u;
+var<private> lobe_kind: u32;
 var<private> lobe_material: Material;
 var<private> lobe_hit: RoughHit;
+var<private> lobe_plastic: PlasticHit;
+var<private> shadow_unscaled: u32;
 
 const PI: f32 = 3.14159265358979323846;
 const FRAC_1_PI: f32 = 0.318309886183790671538;
@@ -66,7 +74,7 @@ fn emit_shadow(origin: vec3<f32>, pixel: u32, dir: vec3<f32>, t_max: f32, contri
     }
     let slot = shadow_slot(shadow_base, shadow_used);
     shadow_used += 1u;
-    shadow_rays[slot] = ShadowRay(origin, node_index, dir, t_max, contribution, 0u);
+    shadow_rays[slot] = ShadowRay(origin, node_index, dir, t_max, contribution, shadow_unscaled);
     shadow_flags[slot] = 1u;
 }
 
@@ -93,13 +101,21 @@ fn light_response(n: vec3<f32>, ng: vec3<f32>, wi: vec3<f32>, light_pdf: f32, ge
     if cos <= 0.0 {
         return vec3<f32>(0.0);
     }
-    //!if ROUGH_MATERIALS
-    if lobe_rough {
+    //!if GLOSSY_MATERIALS
+    if lobe_kind == LOBE_ROUGH {
         let f = rough_eval_reflection(lobe_material, lobe_hit, wi);
         if light_pdf < 0.0 {
             return f.xyz;
         }
         return f.xyz * power_heuristic(light_pdf, f.w);
+    }
+    if lobe_kind == LOBE_PLASTIC {
+        // The base's light only shadow rays find; a smooth coat's none.
+        let f = plastic_eval(lobe_material, lobe_plastic, wi);
+        if light_pdf < 0.0 || !(f.coat_pdf > 0.0) {
+            return f.base + f.coat;
+        }
+        return f.base + f.coat * power_heuristic(light_pdf, f.coat_pdf);
     }
     //!endif
     return vec3<f32>(cos);
@@ -289,6 +305,39 @@ fn sampled_pdf(ray: Ray) -> f32 {
     return bitcast<f32>(ray._pad0);
 }
 
+// The Plastic arm of Tracer::radiance_sampled: a diffuse node of the base's albedo-equivalent
+// (for the photon map's estimates) whose shadow rays carry the base's and the coat's f cos,
+// with the coat's reflection as its child, weighted by the node's `fresnel`.
+fn shade_plastic(ray: Ray, sp: SurfacePoint, material: Material, dir: vec3<f32>) {
+    let h = plastic_hit(material, albedo_of(material, sp), dir, sp.shading_normal, sp.geometric_normal);
+    if !h.valid {
+        write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
+        return;
+    }
+    diffuse_points[node_index] = ShadingPoint(sp.position, ray.pixel, face_forward(sp.shading_normal, dir), node_index);
+    var stream = camera_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample, params.sampler);
+    stream.dimension = ray.dimension;
+    _ = next_f32(&stream);
+    let ux = next_f32(&stream);
+    let s = plastic_sample_coat(material, h, vec2<f32>(ux, next_f32(&stream)));
+    lobe_kind = LOBE_PLASTIC;
+    lobe_material = material;
+    lobe_plastic = h;
+    shadow_unscaled = 1u;
+    let dimension = direct_light(sp, dir, ray, stream.dimension);
+    lobe_kind = LOBE_DIFFUSE;
+    shadow_unscaled = 0u;
+    let base = plastic_base_albedo(material, h) * FRAC_1_PI;
+    if params.bounce >= params.max_depth || !s.valid {
+        write_node(NODE_DIFFUSE, vec3<f32>(0.0), base, 0.0);
+        return;
+    }
+    write_node(NODE_DIFFUSE, vec3<f32>(0.0), base, s.weight.x);
+    let slot = 2u * node_index;
+    child_candidates[slot] = Ray(offset_origin(sp.position, h.ng, params.epsilon), ray.pixel, s.dir, ray.sample, dimension, bitcast<u32>(s.pdf), 0u, 0u);
+    child_flags[slot] = 1u;
+}
+
 // The Conductor / Dielectric arm of Tracer::radiance_sampled for a rough material: the lobe's
 // direction first, then the shadow rays, then the child's numbers.
 fn shade_rough(ray: Ray, sp: SurfacePoint, material: Material, dir: vec3<f32>) {
@@ -302,11 +351,11 @@ fn shade_rough(ray: Ray, sp: SurfacePoint, material: Material, dir: vec3<f32>) {
     let u_branch = next_f32(&stream);
     let ux = next_f32(&stream);
     let s = rough_sample(material, hit, u_branch, vec2<f32>(ux, next_f32(&stream)));
-    lobe_rough = true;
+    lobe_kind = LOBE_ROUGH;
     lobe_material = material;
     lobe_hit = hit;
     let dimension = direct_light(sp, dir, ray, stream.dimension);
-    lobe_rough = false;
+    lobe_kind = LOBE_DIFFUSE;
     if !s.valid {
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
@@ -363,7 +412,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     if hit.instance == NONE {
         // A ray that leaves the scene sees the environment light, if there is one.
         var seen = vec3<f32>(0.0);
-        //!if ROUGH_MATERIALS
+        //!if GLOSSY_MATERIALS
         let bsdf_pdf = sampled_pdf(ray);
         //!endif
         for (var l = 0u; l < params.light_count; l++) {
@@ -371,7 +420,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             if light.kind == LIGHT_ENVIRONMENT {
                 let d = normalize3(ray.dir);
                 var radiance = env_radiance(light, d);
-                //!if ROUGH_MATERIALS
+                //!if GLOSSY_MATERIALS
                 if bsdf_pdf > 0.0 {
                     let light_pdf = f32(max(light.samples, 1u)) * env_pdf(env_map_of(light), env_to_map(light, d));
                     radiance *= power_heuristic(bsdf_pdf, light_pdf);
@@ -394,7 +443,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             let cos_light = -dot3(dir, sp.geometric_normal);
             if cos_light > 0.0 {
                 emitted = material.color.xyz;
-                //!if ROUGH_MATERIALS
+                //!if GLOSSY_MATERIALS
                 let bsdf_pdf = sampled_pdf(ray);
                 let light_index = instances[hit.instance].light;
                 if bsdf_pdf > 0.0 && light_index != NONE {
@@ -407,13 +456,18 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             }
             write_node(NODE_LEAF, emitted, vec3<f32>(0.0), 0.0);
         }
+        //!if GLOSSY_MATERIALS
+        case MATERIAL_PLASTIC: {
+            shade_plastic(ray, sp, material, dir);
+        }
+        //!endif
         case 0u: {
             write_node(NODE_DIFFUSE, vec3<f32>(0.0), albedo_of(material, sp) * FRAC_1_PI, 0.0);
             diffuse_points[i] = ShadingPoint(sp.position, ray.pixel, face_forward(sp.shading_normal, dir), i);
             direct_light(sp, dir, ray, ray.dimension);
         }
         case 1u, 4u: {
-            //!if ROUGH_MATERIALS
+            //!if GLOSSY_MATERIALS
             if material_alpha(material) > 0.0 {
                 shade_rough(ray, sp, material, dir);
                 return;
@@ -429,7 +483,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
             emit_child(ray, 0u, offset_origin(sp.position, ng, params.epsilon), reflect_dir(dir, n));
         }
         default: {
-            //!if ROUGH_MATERIALS
+            //!if GLOSSY_MATERIALS
             if material_alpha(material) > 0.0 {
                 shade_rough(ray, sp, material, dir);
                 return;

@@ -14,6 +14,7 @@ use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
+use crate::cpu::plastic::{Plastic, PlasticHit};
 use crate::cpu::rough::{RoughHit, RoughSurface};
 use crate::render::gather::{
     gather_direction, gather_strata, interpolate_irradiance, seed_min_density_fixed,
@@ -482,6 +483,34 @@ pub fn gather_radiance(
                 let n = face_forward(sp.shading_normal, dir);
                 let e = lookup.irradiance(sp.position, n);
                 return (weight * albedo * std::f32::consts::FRAC_1_PI * e, first_t);
+            }
+            MaterialKind::Plastic {
+                albedo, texture, ..
+            } => {
+                // The coat with the probability of its Fresnel term, else the base's density
+                // query, each weighed by its probability (two more numbers for the coat).
+                let albedo = match texture {
+                    Some(t) => *albedo * scene.textures[*t as usize].sample(sp.uv),
+                    None => *albedo,
+                };
+                let u_dir = rng.next_vec2();
+                let Some(hit) = Plastic::of(material, albedo)
+                    .and_then(|p| PlasticHit::new(p, dir, sp.shading_normal, sp.geometric_normal))
+                else {
+                    break;
+                };
+                let p_coat = hit.coat_probability();
+                if u >= p_coat {
+                    let n = face_forward(sp.shading_normal, dir);
+                    let e = lookup.irradiance(sp.position, n);
+                    let base = hit.base_albedo() * std::f32::consts::FRAC_1_PI / (1.0 - p_coat);
+                    return (weight * base * e, first_t);
+                }
+                let Some(s) = hit.sample_coat(u_dir) else {
+                    break;
+                };
+                weight *= s.weight / p_coat;
+                ray = Ray::new(offset_origin(sp.position, facing, epsilon), s.dir);
             }
             // Every emitter is a light: its shadow rays and photons bring its light.
             MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {

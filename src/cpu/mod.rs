@@ -8,6 +8,7 @@ pub mod irradiance_photons;
 pub mod microfacet;
 pub mod optics;
 pub mod photons;
+pub mod plastic;
 pub mod prims;
 pub mod rough;
 pub mod whitted;

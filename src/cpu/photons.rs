@@ -18,6 +18,7 @@ use crate::accel::{Prepared, Ray, VdFrame};
 use crate::cpu::optics::{
     conductor_fresnel, dielectric_split, face_forward, offset_origin, reflect,
 };
+use crate::cpu::plastic::{Plastic, PlasticHit};
 use crate::cpu::rough::{Facets, RoughHit, RoughSurface};
 use crate::render::photons::EstimateSettings;
 use crate::render::photons::{
@@ -165,7 +166,10 @@ pub fn trace_photons(
 /// The diffuse albedo of `material` at `uv` (textures included).
 pub(crate) fn albedo_at(scene: &Scene, material: &MaterialKind, uv: glam::Vec2) -> Vec3 {
     match material {
-        MaterialKind::Diffuse { albedo, texture } => match texture {
+        MaterialKind::Diffuse { albedo, texture }
+        | MaterialKind::Plastic {
+            albedo, texture, ..
+        } => match texture {
             Some(t) => *albedo * scene.textures[*t as usize].sample(uv),
             None => *albedo,
         },
@@ -219,6 +223,8 @@ pub enum SurfaceKind {
     },
     /// A rough conductor or dielectric: photons go on in a direction its BSDF samples.
     Rough(RoughSurface),
+    /// A plastic: stored as on a diffuse surface, and reflected by its coat or its base.
+    Plastic(Plastic),
     Absorber,
 }
 
@@ -235,6 +241,9 @@ impl SurfaceKind {
 
     /// The kind of `material` with a diffuse albedo already looked up (`albedo`).
     pub fn of(material: &MaterialKind, albedo: Vec3) -> SurfaceKind {
+        if let Some(plastic) = Plastic::of(material, albedo) {
+            return SurfaceKind::Plastic(plastic);
+        }
         if let Some(rough) = RoughSurface::of(material) {
             return SurfaceKind::Rough(rough);
         }
@@ -245,9 +254,9 @@ impl SurfaceKind {
             MaterialKind::Dielectric {
                 ior, tint, fresnel, ..
             } => SurfaceKind::Dielectric { ior, tint, fresnel },
-            MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
-                SurfaceKind::Absorber
-            }
+            MaterialKind::Emissive { .. }
+            | MaterialKind::LightSurface { .. }
+            | MaterialKind::Plastic { .. } => SurfaceKind::Absorber,
         }
     }
 }
@@ -322,6 +331,49 @@ pub fn interact(
                 next: Some((reflect(dir, n), power * reflectance / p)),
                 transmitted: false,
                 specular: true,
+            }
+        }
+        SurfaceKind::Plastic(plastic) => {
+            let store = match pass {
+                PhotonPass::Global => true,
+                PhotonPass::Caustic => specular_path && bounces > 0,
+            };
+            let out = Interaction { store, ..none };
+            let Some(hit) = PlasticHit::new(plastic, dir, shading_normal, geometric_normal)
+                .filter(|_| can_continue)
+            else {
+                return out;
+            };
+            // The coat with the probability of its Fresnel term (a specular step), else the
+            // base (a diffuse one, which ends a caustic photon's path).
+            let p_coat = hit.coat_probability();
+            if u < p_coat {
+                return match hit.sample_coat(u_dir) {
+                    Some(s) => Interaction {
+                        next: Some((s.dir, power * s.weight / p_coat)),
+                        specular: true,
+                        ..out
+                    },
+                    None => out,
+                };
+            }
+            if pass == PhotonPass::Caustic {
+                return out;
+            }
+            let n = face_forward(shading_normal, dir);
+            let ng = face_forward(geometric_normal, dir);
+            let next = cosine_direction(n, u_dir);
+            if next.dot(ng) <= 0.0 {
+                return out;
+            }
+            let weight = hit.base_bounce_weight(next);
+            let p = survival_probability(weight, power);
+            if (u - p_coat) / (1.0 - p_coat) >= p {
+                return out;
+            }
+            Interaction {
+                next: Some((next, power * weight / p)),
+                ..out
             }
         }
         SurfaceKind::Rough(surface) => {

@@ -191,29 +191,70 @@ impl RoughHit {
     }
 
     /// For unit direction `wi` on the viewer's side (a light sample), `f cos` and the density
-    /// [`RoughHit::sample`] gives `wi` with; zeros below the surface.
+    /// [`RoughHit::sample`] gives `wi` with (for a dielectric, reflection's share of it);
+    /// zeros below the surface.
     pub fn eval_reflection(&self, wi: Vec3) -> (Vec3, f32) {
+        let (f_cos, pdf, fresnel) = self.reflection_lobe(wi);
+        match self.surface.facets {
+            Facets::Conductor { .. } => (f_cos, pdf),
+            Facets::Dielectric { .. } => (f_cos, fresnel.x * pdf),
+        }
+    }
+
+    /// The reflection lobe at unit direction `wi` (world): `f cos`, the density with which
+    /// [`RoughHit::sample_reflection`] gives `wi`, and the facet's Fresnel term.
+    pub fn reflection_lobe(&self, wi: Vec3) -> (Vec3, f32, Vec3) {
         let ggx = self.surface.ggx;
         let (wo, wi) = (self.wo, self.to_local(wi));
         if !(wi.z > 0.0) {
-            return (Vec3::ZERO, 0.0);
+            return (Vec3::ZERO, 0.0, Vec3::ZERO);
         }
         let h = (wo + wi).normalize_or_zero();
         let c = wo.dot(h);
         if !(c > 0.0) {
-            return (Vec3::ZERO, 0.0);
+            return (Vec3::ZERO, 0.0, Vec3::ZERO);
         }
-        let (f, branch) = match self.surface.facets {
-            Facets::Conductor { eta, k, tint } => (conductor_fresnel(c, eta, k) * tint, 1.0),
-            Facets::Dielectric { ior, fresnel, .. } => {
-                let split = self.dielectric_facet(h, ior, fresnel);
-                (Vec3::splat(split.fresnel), split.fresnel)
-            }
-        };
+        let f = self.facet_fresnel(h, c);
         (
             f * ggx.reflection_cos(wo, wi),
-            branch * ggx.reflection_pdf(wo, wi),
+            ggx.reflection_pdf(wo, wi),
+            f,
         )
+    }
+
+    /// The Fresnel term of facet `h` (local) at `c = wo·h`: a conductor's (times its tint) or a
+    /// dielectric's reflectance.
+    fn facet_fresnel(&self, h: Vec3, c: f32) -> Vec3 {
+        match self.surface.facets {
+            Facets::Conductor { eta, k, tint } => conductor_fresnel(c, eta, k) * tint,
+            Facets::Dielectric { ior, fresnel, .. } => {
+                Vec3::splat(self.dielectric_facet(h, ior, fresnel).fresnel)
+            }
+        }
+    }
+
+    /// A reflected direction from two uniform numbers, whatever the facets are: the visible
+    /// facet reflects the view with weight `F G2 / G1` (a dielectric coat's reflection, which
+    /// never refracts here). `None` below the surface.
+    pub fn sample_reflection(&self, u: Vec2) -> Option<RoughSample> {
+        let ggx = self.surface.ggx;
+        let wo = self.wo;
+        let h = ggx.sample_visible_normal(wo, u);
+        let c = wo.dot(h);
+        if !(c > 0.0) {
+            return None;
+        }
+        let wi = reflect_about(wo, h);
+        let dir = self.to_world(wi);
+        if !(wi.z > 0.0) || !(dir.dot(self.facing) > 0.0) {
+            return None;
+        }
+        Some(RoughSample {
+            dir,
+            weight: self.facet_fresnel(h, c) * (ggx.g2(wo, wi) / ggx.g1(wo)),
+            pdf: ggx.visible_normal_pdf(wo, h) / (4.0 * c),
+            transmitted: false,
+        })
     }
 }
 

@@ -23,6 +23,7 @@ use crate::accel::{Hit, Prepared, Ray, SurfacePoint, VdFrame};
 use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
+use crate::cpu::plastic::{Plastic, PlasticHit};
 use crate::cpu::rough::{power_heuristic, RoughHit, RoughSurface};
 use crate::render::gather::ShadingPoint;
 use crate::render::photons::cone_direction;
@@ -324,7 +325,7 @@ impl<'a> Tracer<'a> {
                 // The lobe's direction first, then the shadow rays, then the child's numbers.
                 let u_branch = rng.next_f32();
                 let sample = rough.sample(u_branch, rng.next_vec2());
-                let mut l = self.direct_light(&sp, dir, rng, Some(&rough));
+                let mut l = self.direct_light(&sp, dir, rng, Lobe::Rough(&rough));
                 if let Some(s) = sample {
                     let ng = face_forward(sp.geometric_normal, dir);
                     let bounce = self.spawn(&sp, if s.transmitted { -ng } else { ng }, s.dir);
@@ -334,6 +335,43 @@ impl<'a> Tracer<'a> {
                     let mut child = sink.scaled(s.weight);
                     l += s.weight
                         * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, pdf);
+                    sink.absorb(child);
+                }
+                l
+            }
+            MaterialKind::Plastic { .. } => {
+                let albedo = self.albedo_of(&material.kind, &sp);
+                let Some(plastic) = Plastic::of(&material.kind, albedo)
+                    .and_then(|p| PlasticHit::new(p, dir, sp.shading_normal, sp.geometric_normal))
+                else {
+                    return Vec3::ZERO;
+                };
+                if let PathSink::Collect {
+                    weight,
+                    pixel,
+                    points,
+                } = sink
+                {
+                    points.push(ShadingPoint {
+                        position: sp.position,
+                        normal: face_forward(sp.shading_normal, dir),
+                        weight: *weight * plastic.base_albedo() * std::f32::consts::FRAC_1_PI,
+                        pixel: *pixel,
+                    });
+                }
+                // As at a rough surface: the coat's direction, the shadow rays, the child.
+                let _ = rng.next_f32();
+                let sample = plastic.sample_coat(rng.next_vec2());
+                let mut l = self.direct_light(&sp, dir, rng, Lobe::Plastic(&plastic));
+                if depth >= self.scene.film.max_depth {
+                    return l;
+                }
+                if let Some(s) = sample {
+                    let ng = face_forward(sp.geometric_normal, dir);
+                    let bounce = self.spawn(&sp, ng, s.dir);
+                    let mut child = sink.scaled(s.weight);
+                    l += s.weight
+                        * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, s.pdf);
                     sink.absorb(child);
                 }
                 l
@@ -353,7 +391,9 @@ impl<'a> Tracer<'a> {
                         pixel: *pixel,
                     });
                 }
-                self.direct_light(&sp, dir, rng, None) * albedo * std::f32::consts::FRAC_1_PI
+                self.direct_light(&sp, dir, rng, Lobe::Diffuse)
+                    * albedo
+                    * std::f32::consts::FRAC_1_PI
             }
             MaterialKind::Mirror { .. } | MaterialKind::Conductor { .. } => {
                 if depth >= self.scene.film.max_depth {
@@ -411,7 +451,10 @@ impl<'a> Tracer<'a> {
 
     fn albedo_of(&self, kind: &MaterialKind, sp: &SurfacePoint) -> Vec3 {
         match kind {
-            MaterialKind::Diffuse { albedo, texture } => match texture {
+            MaterialKind::Diffuse { albedo, texture }
+            | MaterialKind::Plastic {
+                albedo, texture, ..
+            } => match texture {
                 Some(t) => *albedo * self.scene.textures[*t as usize].sample(sp.uv),
                 None => *albedo,
             },
@@ -425,17 +468,18 @@ impl<'a> Tracer<'a> {
         }
     }
 
-    /// Light arriving at a point from every light, with shadow rays: at a diffuse point
-    /// (`rough` None) the irradiance `Σ L cos / pdf`, which the caller scales by albedo/π; at a
-    /// rough one `Σ L f cos / pdf`, each area or environment sample weighed by the power
-    /// heuristic against the rough lobe's own sampling ([`Tracer::radiance_sampled`]). Surfaces
-    /// are two-sided: the normal is turned towards the viewer.
+    /// Light arriving at a point from every light, with shadow rays: at a diffuse point the
+    /// irradiance `Σ L cos / pdf`, which the caller scales by albedo/π; at a rough or plastic
+    /// one `Σ L f cos / pdf`, the glossy lobe's share of each area or environment sample
+    /// weighed by the power heuristic against the lobe's own sampling
+    /// ([`Tracer::radiance_sampled`]). Surfaces are two-sided: the normal is turned towards the
+    /// viewer.
     fn direct_light(
         &self,
         sp: &SurfacePoint,
         view_dir: Vec3,
         rng: &mut SampleStream,
-        rough: Option<&RoughHit>,
+        lobe: Lobe,
     ) -> Vec3 {
         let n = face_forward(sp.shading_normal, view_dir);
         let ng = face_forward(sp.geometric_normal, view_dir);
@@ -444,7 +488,7 @@ impl<'a> Tracer<'a> {
             origin,
             n,
             ng,
-            rough,
+            lobe,
         };
         let mut e = Vec3::ZERO;
         for light in &self.scene.lights {
@@ -659,13 +703,22 @@ impl<'a> Tracer<'a> {
     }
 }
 
+/// What a point's light samples are weighed by.
+#[derive(Clone, Copy)]
+enum Lobe<'r> {
+    /// The cosine alone: irradiance, which the caller scales by albedo/π.
+    Diffuse,
+    Rough(&'r RoughHit),
+    Plastic(&'r PlasticHit),
+}
+
 /// A point that light samples reach: the shadow rays' origin, the shading and geometric
-/// normals on the viewer's side, and the rough lobe when the point is glossy.
+/// normals on the viewer's side, and its lobe.
 struct LightSample<'r> {
     origin: Vec3,
     n: Vec3,
     ng: Vec3,
-    rough: Option<&'r RoughHit>,
+    lobe: Lobe<'r>,
 }
 
 impl LightSample<'_> {
@@ -687,13 +740,25 @@ impl LightSample<'_> {
         if cos <= 0.0 {
             return Vec3::ZERO;
         }
-        let Some(rough) = self.rough else {
-            return Vec3::splat(cos);
+        let weigh = |glossy: Vec3, bsdf_pdf: f32| match light_pdf {
+            Some(p) => glossy * power_heuristic(p, bsdf_pdf),
+            None => glossy,
         };
-        let (f_cos, bsdf_pdf) = rough.eval_reflection(wi);
-        match light_pdf {
-            Some(p) => f_cos * power_heuristic(p, bsdf_pdf),
-            None => f_cos,
+        match self.lobe {
+            Lobe::Diffuse => Vec3::splat(cos),
+            Lobe::Rough(rough) => {
+                let (f_cos, bsdf_pdf) = rough.eval_reflection(wi);
+                weigh(f_cos, bsdf_pdf)
+            }
+            // The base's light only shadow rays find; a smooth coat's none.
+            Lobe::Plastic(plastic) => {
+                let (base, coat, coat_pdf) = plastic.eval(wi);
+                if coat_pdf > 0.0 {
+                    base + weigh(coat, coat_pdf)
+                } else {
+                    base
+                }
+            }
         }
     }
 }

@@ -48,9 +48,9 @@ pub struct GpuBackend {
     whitted: WhittedKernels,
     trace_checks: Checks,
     /// The kernels that traverse and shade the scene, compiled on first use, at
-    /// `VD + 2 · rough`: with or without the VD-patch traversal code
+    /// `VD + 2 · glossy`: with or without the VD-patch traversal code
     /// (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its ray rate, and
-    /// with or without the rough materials' shading (`ROUGH_MATERIALS`), which costs the shade
+    /// with or without the rough and plastic materials' shading (`GLOSSY_MATERIALS`), which costs the shade
     /// kernel about 15% of its time (docs/performance.md).
     traversal: [Mutex<Option<Arc<TraversalKernels>>>; 4],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
@@ -98,7 +98,7 @@ impl GpuBackend {
         })
     }
 
-    /// The traversal kernels for a scene with (or without) VD patches and rough materials,
+    /// The traversal kernels for a scene with (or without) VD patches and glossy materials,
     /// compiled on first use.
     pub(super) fn traversal_kernels(
         &self,
@@ -106,16 +106,16 @@ impl GpuBackend {
         prepared: &Prepared,
     ) -> Result<Arc<TraversalKernels>, GpuError> {
         let with_vd = !prepared.vd_patches.is_empty();
-        let with_rough = scene.materials.iter().any(|m| m.kind.alpha().is_some());
+        let with_glossy = scene.materials.iter().any(|m| m.kind.is_glossy());
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
-        let mut slot = self.traversal[with_vd as usize + 2 * with_rough as usize]
+        let mut slot = self.traversal[with_vd as usize + 2 * with_glossy as usize]
             .lock()
             .unwrap();
         if let Some(k) = slot.as_ref() {
             return Ok(k.clone());
         }
-        let defines: Vec<&str> = [(with_vd, "VD_PATCHES"), (with_rough, "ROUGH_MATERIALS")]
+        let defines: Vec<&str> = [(with_vd, "VD_PATCHES"), (with_glossy, "GLOSSY_MATERIALS")]
             .into_iter()
             .filter_map(|(on, name)| on.then_some(name))
             .collect();

@@ -6,8 +6,8 @@
 //! includes nest. Kernels may also be specialised with `//!define NAME` lines passed by the host
 //! and `//!if NAME` … `//!else` … `//!endif` blocks (no nesting), for the feature fallbacks
 //! (`SUBGROUPS`, `INT64_ATOMICS`) and for what a scene holds (`VD_PATCHES`: traversal code for
-//! displaced patches, left out of kernels for scenes without them; `ROUGH_MATERIALS`: the shade
-//! kernel's rough-material code, likewise).
+//! displaced patches, left out of kernels for scenes without them; `GLOSSY_MATERIALS`: the shade
+//! kernel's rough and plastic materials' code, likewise).
 
 use std::collections::HashSet;
 
@@ -188,7 +188,7 @@ mod tests {
                     "SUBGROUPS",
                     "INT64_ATOMICS",
                     "VD_PATCHES",
-                    "ROUGH_MATERIALS",
+                    "GLOSSY_MATERIALS",
                 ][..],
             ] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));

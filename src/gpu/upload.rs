@@ -28,6 +28,8 @@ pub const MATERIAL_DIELECTRIC: u32 = 2;
 pub const MATERIAL_EMISSIVE: u32 = 3;
 /// `GpuMaterial::kind` of a conductor.
 pub const MATERIAL_CONDUCTOR: u32 = 4;
+/// `GpuMaterial::kind` of a plastic.
+pub const MATERIAL_PLASTIC: u32 = 5;
 /// `GpuMaterial::flags` bit: the dielectric uses Schlick's Fresnel approximation.
 pub const MATERIAL_FRESNEL_SCHLICK: u32 = 1;
 
@@ -57,9 +59,11 @@ pub struct GpuMaterial {
     /// Albedo, reflectance, tint (dielectric and conductor) or radiance (w unused).
     pub color: [f32; 4],
     /// A conductor's index, real part per channel (zero for other kinds); w: a rough
-    /// conductor's or dielectric's GGX width ([`MaterialKind::alpha`], 0 when smooth).
+    /// conductor's, dielectric's or plastic coat's GGX width ([`MaterialKind::alpha`], 0 when
+    /// smooth).
     pub eta: [f32; 4],
-    /// A conductor's index, imaginary part per channel (w unused; zero for other kinds).
+    /// A conductor's index, imaginary part per channel (w unused); a plastic's
+    /// [`MaterialKind::plastic_constants`] in x and y; zero for other kinds.
     pub k: [f32; 4],
 }
 
@@ -351,6 +355,12 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                     (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
                 }
                 MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
+                MaterialKind::Plastic {
+                    albedo,
+                    texture,
+                    ior,
+                    ..
+                } => (MATERIAL_PLASTIC, texture.unwrap_or(NONE), *ior, *albedo),
                 MaterialKind::Emissive { radiance, .. }
                 | MaterialKind::LightSurface { radiance } => {
                     (MATERIAL_EMISSIVE, NONE, 1.0, *radiance)
@@ -365,7 +375,10 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
             };
             let (eta, k) = match m.kind {
                 MaterialKind::Conductor { eta, k, .. } => (eta, k),
-                _ => (Vec3::ZERO, Vec3::ZERO),
+                _ => match m.kind.plastic_constants() {
+                    Some((scale, transmit)) => (Vec3::ZERO, Vec3::new(scale, transmit, 0.0)),
+                    None => (Vec3::ZERO, Vec3::ZERO),
+                },
             };
             GpuMaterial {
                 kind,

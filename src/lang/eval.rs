@@ -342,13 +342,21 @@ const MATERIAL: &[ParamSpec] = &[
     numbers("tint"),
     names("fresnel"),
     numbers("conductor"),
+    numbers("plastic"),
     numbers("eta"),
     numbers("k"),
     names("metal"),
     numbers("roughness"),
     numbers("samples"),
 ];
-const MATERIAL_KINDS: [&str; 5] = ["diffuse", "mirror", "dielectric", "conductor", "emissive"];
+const MATERIAL_KINDS: [&str; 6] = [
+    "diffuse",
+    "mirror",
+    "dielectric",
+    "conductor",
+    "plastic",
+    "emissive",
+];
 /// The Fresnel formulas a dielectric may choose.
 const FRESNEL_MODES: [&str; 2] = ["exact", "schlick"];
 const TEXTURE: &[ParamSpec] = &[text("file"), numbers("scale"), numbers("offset")];
@@ -805,7 +813,7 @@ impl Builder<'_, '_> {
                 self.ctx.error(
                     block.span,
                     format!(
-                        "material \"{name}\" needs a kind: diffuse, mirror, dielectric, conductor or emissive"
+                        "material \"{name}\" needs a kind: diffuse, mirror, dielectric, conductor, plastic or emissive"
                     ),
                 );
                 "diffuse"
@@ -830,6 +838,12 @@ impl Builder<'_, '_> {
                     albedo,
                     texture: None,
                 }
+            }
+            "plastic" => {
+                let albedo = kind_color(&p, ctx, "plastic", Vec3::splat(0.8), true);
+                texture_ref = p.word(ctx, "texture");
+                let ior = p.float(ctx, "ior", 1.5, positive, "greater than 0");
+                MaterialKind::plastic(albedo, None, ior, roughness(&p, ctx))
             }
             "mirror" => MaterialKind::Mirror {
                 reflectance: kind_color(&p, ctx, "mirror", Vec3::ONE, true),
@@ -873,7 +887,7 @@ impl Builder<'_, '_> {
             match word {
                 Word::Str(file, span) => {
                     let id = self.inline_texture(&file, span);
-                    if let MaterialKind::Diffuse { texture, .. } = &mut material_kind {
+                    if let Some(texture) = material_kind.texture_mut() {
                         *texture = id;
                     }
                 }
@@ -1212,9 +1226,7 @@ impl Builder<'_, '_> {
         let material = parts.asset.materials[index].clone();
         let mut kind = material.kind.clone();
         let mut made = Some(());
-        if let (true, MaterialKind::Diffuse { texture, .. }) =
-            (material.texture_file.is_some(), &mut kind)
-        {
+        if let (true, Some(texture)) = (material.texture_file.is_some(), kind.texture_mut()) {
             *texture = self.file_texture(&material, &mesh, span);
             made = texture.map(|_| ());
         }
@@ -1721,11 +1733,11 @@ impl Builder<'_, '_> {
         let ctx = &mut self.ctx;
         for (material, texture, span) in std::mem::take(&mut self.material_textures) {
             let id = self.texture_names.resolve(ctx, "texture", &texture, span);
-            if let Some(MaterialKind::Diffuse { texture, .. }) = self
+            if let Some(texture) = self
                 .scene
                 .materials
                 .get_mut(material as usize)
-                .map(|m| &mut m.kind)
+                .and_then(|m| m.kind.texture_mut())
             {
                 *texture = id;
             }

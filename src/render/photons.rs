@@ -588,7 +588,10 @@ impl PhotonPassStats {
 pub const MAX_CAUSTIC_TARGETS: usize = 64;
 
 /// Bounding spheres (centre, radius) of the instances with a specular material (mirror,
-/// conductor or dielectric), the targets of the caustic pass; empty when there are none.
+/// conductor or dielectric, smooth or rough), the targets of the caustic pass; empty when there
+/// are none. Plastics are not targets: a large plastic floor would draw the photons meant for
+/// the glass and metal, for the few percent of light its coat reflects (caustic photons still
+/// reflect off coats they meet on their way).
 pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
     let mut spheres: Vec<(Vec3, f32)> = Vec::new();
     let mut boxes = Aabb::EMPTY;

@@ -281,6 +281,19 @@ pub enum MaterialKind {
         tint: Vec3,
         roughness: f32,
     },
+    /// A diffuse base of `albedo` (times the texture when one is given) under a dielectric coat
+    /// of index `ior`, smooth at `roughness` 0, else GGX microfacets as for a dielectric
+    /// (`cpu::plastic`). `fdr_outside` and `fdr_inside` are the coat's hemispherical-average
+    /// Fresnel reflectances for light arriving from outside and from inside
+    /// ([`MaterialKind::plastic`] computes them).
+    Plastic {
+        albedo: Vec3,
+        texture: Option<TextureId>,
+        ior: f32,
+        roughness: f32,
+        fdr_outside: f32,
+        fdr_inside: f32,
+    },
     /// Emits `radiance` from its front side and reflects nothing. Every instance with this
     /// material is a light ([`Scene::add_emissive_lights`]): `samples` shadow rays per shading
     /// point go to points on its faces, and it emits photons. Gather rays that reach it see
@@ -317,15 +330,87 @@ pub fn conductor_from_reflectance(r: Vec3) -> (Vec3, Vec3) {
 pub const MIN_ROUGH_ALPHA: f32 = 1e-4;
 
 impl MaterialKind {
-    /// The GGX width of a rough conductor or dielectric ([`rough_alpha`]); `None` for every
-    /// other material.
+    /// The GGX width of a rough conductor, dielectric or plastic coat ([`rough_alpha`]);
+    /// `None` for every other material.
     pub fn alpha(&self) -> Option<f32> {
         match *self {
             MaterialKind::Conductor { roughness, .. }
-            | MaterialKind::Dielectric { roughness, .. } => rough_alpha(roughness),
+            | MaterialKind::Dielectric { roughness, .. }
+            | MaterialKind::Plastic { roughness, .. } => rough_alpha(roughness),
             _ => None,
         }
     }
+
+    /// Whether the material has a glossy lobe: a rough conductor or dielectric, or a plastic
+    /// (whose coat is glossy even when smooth, beside its diffuse base).
+    pub fn is_glossy(&self) -> bool {
+        matches!(self, MaterialKind::Plastic { .. }) || self.alpha().is_some()
+    }
+
+    /// The texture slot of a material that takes one (diffuse, and a plastic's base).
+    pub fn texture_mut(&mut self) -> Option<&mut Option<TextureId>> {
+        match self {
+            MaterialKind::Diffuse { texture, .. } | MaterialKind::Plastic { texture, .. } => {
+                Some(texture)
+            }
+            _ => None,
+        }
+    }
+
+    /// A plastic's base constants: `1 / (η² (1 − F̄_inside))`, which scales its albedo, and
+    /// `1 − F̄_outside`, the share of diffuse light its coat lets in (`cpu::plastic`); `None`
+    /// for other materials.
+    pub fn plastic_constants(&self) -> Option<(f32, f32)> {
+        match *self {
+            MaterialKind::Plastic {
+                ior,
+                fdr_outside,
+                fdr_inside,
+                ..
+            } => Some((
+                1.0 / (ior * ior * (1.0 - fdr_inside).max(1e-6)),
+                1.0 - fdr_outside,
+            )),
+            _ => None,
+        }
+    }
+
+    /// A plastic of diffuse `albedo` (and `texture`) under a coat of index `ior` and
+    /// `roughness`, with the coat's average Fresnel reflectances from both sides.
+    pub fn plastic(albedo: Vec3, texture: Option<TextureId>, ior: f32, roughness: f32) -> Self {
+        MaterialKind::Plastic {
+            albedo,
+            texture,
+            ior,
+            roughness,
+            fdr_outside: diffuse_fresnel(1.0 / ior),
+            fdr_inside: diffuse_fresnel(ior),
+        }
+    }
+}
+
+/// The hemispherical average of a smooth dielectric interface's Fresnel reflectance for
+/// light arriving with a cosine-weighted (diffuse) distribution, `2 ∫ F(μ) μ dμ`, with `eta`
+/// the index on the arriving side over the far side's (total internal reflection included);
+/// by the midpoint rule on 4096 steps of `μ`.
+pub fn diffuse_fresnel(eta: f32) -> f32 {
+    let steps = 4096;
+    let mut sum = 0.0f64;
+    for i in 0..steps {
+        let mu = (i as f32 + 0.5) / steps as f32;
+        let cos = mu.clamp(0.0, 1.0);
+        let sin2_t = eta * eta * (1.0 - cos * cos).max(0.0);
+        let f = if sin2_t >= 1.0 {
+            1.0
+        } else {
+            let cos_t = (1.0 - sin2_t).sqrt();
+            let r_s = (eta * cos - cos_t) / (eta * cos + cos_t);
+            let r_p = (cos - eta * cos_t) / (cos + eta * cos_t);
+            0.5 * (r_s * r_s + r_p * r_p)
+        };
+        sum += (f * mu) as f64;
+    }
+    (2.0 * sum / steps as f64) as f32
 }
 
 /// How a dielectric's Fresnel reflectance is computed.
