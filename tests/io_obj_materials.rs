@@ -194,6 +194,29 @@ fn a_reflective_mtl_material_below_the_largest_exponent_is_a_rough_conductor() {
     );
 }
 
+/// A diffuse material with a glossy layer (Ks above 0 under illum 2) is a plastic of its Kd,
+/// its coat's roughness read from Ns as for a reflective material; Ks's strength is not
+/// modelled and is warned about.
+#[test]
+fn a_diffuse_mtl_material_with_a_glossy_layer_is_a_plastic() {
+    let asset = load(
+        "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nusemtl varnish\nf 1 2 3\n",
+        "newmtl varnish\nKd 0.5 0.3 0.2\nKs 0.3 0.3 0.3\nNs 250\nillum 2\n",
+    );
+    assert_eq!(
+        asset.materials[0].kind,
+        MaterialKind::plastic(Vec3::new(0.5, 0.3, 0.2), None, 1.5, 0.5)
+    );
+    assert!(
+        asset
+            .warnings
+            .iter()
+            .any(|w| w.contains("m.mtl:3:1") && w.contains("strength of a glossy layer")),
+        "{:?}",
+        asset.warnings
+    );
+}
+
 #[test]
 fn what_a_material_cannot_say_is_warned_once_with_its_line() {
     let asset = load(FOUR_SQUARES_OBJ, FOUR_MATERIALS_MTL);

@@ -213,9 +213,17 @@ impl Reader<'_> {
             };
             return Ok(material);
         }
-        if roughness < 1.0 {
+        // A non-metal is a diffuse base under a dielectric coat of the file's index (1.5), a
+        // plastic, unless KHR_materials_specular turns its specular layer off (or the index is
+        // 1, which reflects nothing): then it is diffuse.
+        let ior = m.ior().unwrap_or(1.5);
+        let specular = m.specular().map_or(1.0, |s| s.specular_factor());
+        if specular > 0.0 && specular < 1.0 {
             self.warnings
-                .add("the specular layer of non-metals is not modelled yet: they are diffuse");
+                .add("a specular factor between 0 and 1 is taken as 1");
+        }
+        if specular > 0.0 && ior > 1.0 {
+            material.kind = MaterialKind::plastic(base, None, ior, roughness.clamp(0.0, 1.0));
         }
         if let Some(info) = pbr.base_color_texture() {
             if info.tex_coord() != 0 {

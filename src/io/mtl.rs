@@ -239,6 +239,10 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
     let name = block.name.clone();
     let illum = block.illum.map(|(i, _)| i);
     let clamp01 = |c: Vec3| c.clamp(Vec3::ZERO, Vec3::ONE);
+    // Blender's reading of the specular exponent: roughness 1 − √(Ns / 1000).
+    let roughness = block
+        .ns
+        .map_or(0.0, |ns| 1.0 - (ns.clamp(0.0, 1000.0) / 1000.0).sqrt());
     let kind;
     let mut texture_file = None;
     if let Some(radiance) = block.ke.filter(|ke| ke.max_element() > 0.0) {
@@ -258,10 +262,6 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
         };
     } else if matches!(illum, Some(3 | 5)) {
         let reflectance = clamp01(block.ks.map_or(Vec3::ONE, |(ks, _)| ks));
-        // Blender's reading of the specular exponent: roughness 1 − √(Ns / 1000).
-        let roughness = block
-            .ns
-            .map_or(0.0, |ns| 1.0 - (ns.clamp(0.0, 1000.0) / 1000.0).sqrt());
         kind = if rough_alpha(roughness).is_some() {
             let (eta, k) = conductor_from_reflectance(reflectance);
             MaterialKind::Conductor {
@@ -284,20 +284,34 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
                 ),
             );
         }
-        if let Some((_, line)) = block.ks.filter(|(ks, _)| ks.max_element() > 0.0) {
-            if illum != Some(1) && illum != Some(0) {
-                warnings.warn(
-                    format!("glossy {name}"),
-                    line,
-                    1,
-                    format!("material \"{name}\": a glossy layer (Ks) is not supported yet; it is diffuse"),
-                );
-            }
-        }
         texture_file = block.map_kd.clone();
-        kind = MaterialKind::Diffuse {
-            albedo: clamp01(block.kd.unwrap_or(Vec3::splat(0.8))),
-            texture: None,
+        let albedo = clamp01(block.kd.unwrap_or(Vec3::splat(0.8)));
+        let glossy = block
+            .ks
+            .filter(|(ks, _)| ks.max_element() > 0.0 && illum != Some(1) && illum != Some(0));
+        kind = match glossy {
+            // A glossy layer: a plastic whose coat's roughness comes from Ns as for a
+            // reflective material, of index Ni (1.5 without one above 1).
+            Some((ks, line)) => {
+                if ks.max_element() < 1.0 {
+                    warnings.warn(
+                        format!("glossy {name}"),
+                        line,
+                        1,
+                        format!("material \"{name}\": the strength of a glossy layer (Ks) is not modelled; its coat reflects as a dielectric's Fresnel term says"),
+                    );
+                }
+                MaterialKind::plastic(
+                    albedo,
+                    None,
+                    block.ni.filter(|&n| n > 1.0).unwrap_or(1.5),
+                    roughness,
+                )
+            }
+            None => MaterialKind::Diffuse {
+                albedo,
+                texture: None,
+            },
         };
     }
     FileMaterial {
