@@ -20,7 +20,7 @@ use glam::{Vec2, Vec3};
 
 use crate::cpu::microfacet::Ggx;
 use crate::cpu::optics::{dielectric_fresnel, face_forward, reflect};
-use crate::cpu::rough::{Facets, RoughHit, RoughSample, RoughSurface};
+use crate::cpu::rough::{positive, Facets, RoughHit, RoughSample, RoughSurface};
 use crate::scene::{FresnelMode, MaterialKind};
 
 /// A plastic material at a hit, with its base's albedo looked up (textures included).
@@ -84,7 +84,7 @@ impl PlasticHit {
         let n = face_forward(shading_normal, dir);
         let ng = face_forward(geometric_normal, dir);
         let cos_o = -dir.dot(n);
-        if !(cos_o > 0.0) {
+        if !positive(cos_o) {
             return None;
         }
         let rough = match plastic.coat {
@@ -149,7 +149,7 @@ impl PlasticHit {
     /// for a smooth coat, whose reflection no light sample can meet).
     pub fn eval(&self, wi: Vec3) -> (Vec3, Vec3, f32) {
         let cos_i = self.n.dot(wi);
-        if !(cos_i > 0.0) {
+        if !positive(cos_i) {
             return (Vec3::ZERO, Vec3::ZERO, 0.0);
         }
         let base = self.plastic.albedo

@@ -98,7 +98,7 @@ impl RoughHit {
         let normal = face_forward(shading_normal, dir);
         let (tangent, bitangent) = orthonormal_basis(normal);
         let wo = Vec3::new(-dir.dot(tangent), -dir.dot(bitangent), -dir.dot(normal));
-        if !(wo.z > 0.0) {
+        if !positive(wo.z) {
             return None;
         }
         Some(RoughHit {
@@ -112,7 +112,7 @@ impl RoughHit {
         })
     }
 
-    fn to_local(&self, v: Vec3) -> Vec3 {
+    fn local(&self, v: Vec3) -> Vec3 {
         Vec3::new(
             v.dot(self.tangent),
             v.dot(self.bitangent),
@@ -120,7 +120,7 @@ impl RoughHit {
         )
     }
 
-    fn to_world(&self, v: Vec3) -> Vec3 {
+    fn world(&self, v: Vec3) -> Vec3 {
         self.tangent * v.x + self.bitangent * v.y + self.normal * v.z
     }
 
@@ -144,7 +144,7 @@ impl RoughHit {
         let wo = self.wo;
         let h = ggx.sample_visible_normal(wo, u);
         let c = wo.dot(h);
-        if !(c > 0.0) {
+        if !positive(c) {
             return None;
         }
         let normal_pdf = ggx.visible_normal_pdf(wo, h);
@@ -177,7 +177,7 @@ impl RoughHit {
         if (wi.z > 0.0) == transmitted {
             return None;
         }
-        let dir = self.to_world(wi);
+        let dir = self.world(wi);
         if (dir.dot(self.facing) > 0.0) == transmitted {
             return None;
         }
@@ -205,13 +205,13 @@ impl RoughHit {
     /// [`RoughHit::sample_reflection`] gives `wi`, and the facet's Fresnel term.
     pub fn reflection_lobe(&self, wi: Vec3) -> (Vec3, f32, Vec3) {
         let ggx = self.surface.ggx;
-        let (wo, wi) = (self.wo, self.to_local(wi));
-        if !(wi.z > 0.0) {
+        let (wo, wi) = (self.wo, self.local(wi));
+        if !positive(wi.z) {
             return (Vec3::ZERO, 0.0, Vec3::ZERO);
         }
         let h = (wo + wi).normalize_or_zero();
         let c = wo.dot(h);
-        if !(c > 0.0) {
+        if !positive(c) {
             return (Vec3::ZERO, 0.0, Vec3::ZERO);
         }
         let f = self.facet_fresnel(h, c);
@@ -241,12 +241,12 @@ impl RoughHit {
         let wo = self.wo;
         let h = ggx.sample_visible_normal(wo, u);
         let c = wo.dot(h);
-        if !(c > 0.0) {
+        if !positive(c) {
             return None;
         }
         let wi = reflect_about(wo, h);
-        let dir = self.to_world(wi);
-        if !(wi.z > 0.0) || !(dir.dot(self.facing) > 0.0) {
+        let dir = self.world(wi);
+        if !positive(wi.z) || !positive(dir.dot(self.facing)) {
             return None;
         }
         Some(RoughSample {
@@ -258,10 +258,15 @@ impl RoughHit {
     }
 }
 
+/// Whether `x` is above 0 (false for NaN): where a sample or a frame is usable.
+pub(crate) fn positive(x: f32) -> bool {
+    x > 0.0
+}
+
 /// Veach's power heuristic for a sample of the strategy with density `a` (its sample count
 /// folded in) against the other strategy's `b`: `a² / (a² + b²)`, 0 when `a` is 0.
 pub fn power_heuristic(a: f32, b: f32) -> f32 {
-    if !(a > 0.0) {
+    if !positive(a) {
         return 0.0;
     }
     // Bounded so that neither the ratio nor its square overflows.
