@@ -46,6 +46,15 @@ fn survival_probability(reflectance: vec3<f32>, power: vec3<f32>) -> f32 {
     return clamp(max(max(out.x, out.y), out.z) / max_in, 0.0, 1.0);
 }
 
+// cosine_bounce: a cosine-distributed direction about the shading normal turned towards the
+// photon (xyz), w 0 when it goes below the geometric surface.
+fn cosine_bounce(dir: vec3<f32>, shading_normal: vec3<f32>, geometric_normal: vec3<f32>, u: vec2<f32>) -> vec4<f32> {
+    let n = face_forward(shading_normal, dir);
+    let ng = face_forward(geometric_normal, dir);
+    let next = cosine_direction(n, u);
+    return vec4<f32>(next, select(0.0, 1.0, dot3(next, ng) > 0.0));
+}
+
 struct Interaction {
     store: bool,
     next: bool,
@@ -70,14 +79,12 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         if u >= p {
             return out;
         }
-        let n = face_forward(shading_normal, dir);
-        let ng = face_forward(geometric_normal, dir);
-        let next = cosine_direction(n, u_dir);
-        if dot3(next, ng) <= 0.0 {
+        let next = cosine_bounce(dir, shading_normal, geometric_normal, u_dir);
+        if next.w == 0.0 {
             return out;
         }
         out.next = true;
-        out.dir = next;
+        out.dir = next.xyz;
         out.power = power * albedo / p;
         return out;
     }
@@ -107,19 +114,17 @@ fn interact(pass_kind: u32, m: Material, albedo: vec3<f32>, dir: vec3<f32>, powe
         if pass_kind == PASS_CAUSTIC {
             return out;
         }
-        let n = face_forward(shading_normal, dir);
-        let ng = face_forward(geometric_normal, dir);
-        let next = cosine_direction(n, u_dir);
-        if dot3(next, ng) <= 0.0 {
+        let next = cosine_bounce(dir, shading_normal, geometric_normal, u_dir);
+        if next.w == 0.0 {
             return out;
         }
-        let weight = plastic_base_bounce_weight(m, h, next);
+        let weight = plastic_base_bounce_weight(m, h, next.xyz);
         let p = survival_probability(weight, power);
         if (u - p_coat) / (1.0 - p_coat) >= p {
             return out;
         }
         out.next = true;
-        out.dir = next;
+        out.dir = next.xyz;
         out.power = power * weight / p;
         return out;
     }

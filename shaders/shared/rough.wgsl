@@ -58,6 +58,10 @@ struct RoughSample {
 
 // RoughHit::sample.
 fn rough_sample(m: Material, hit: RoughHit, u_branch: f32, u: vec2<f32>) -> RoughSample {
+    // A conductor's facets only reflect.
+    if m.kind == MATERIAL_CONDUCTOR {
+        return rough_sample_reflection(m, hit, u);
+    }
     var out = RoughSample(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), false, false);
     let alpha = m.eta.w;
     let wo = hit.wo;
@@ -71,29 +75,23 @@ fn rough_sample(m: Material, hit: RoughHit, u_branch: f32, u: vec2<f32>) -> Roug
     var weight: vec3<f32>;
     var pdf: f32;
     var transmitted = false;
-    if m.kind == MATERIAL_CONDUCTOR {
-        wi = ggx_reflect_about(wo, h);
-        weight = conductor_fresnel(c, m.eta.xyz, m.k.xyz) * m.color.xyz;
-        pdf = normal_pdf / (4.0 * c);
-    } else {
-        let split = rough_facet(m, hit, h);
-        if split.has_refracted && u_branch >= split.fresnel {
-            var eta = 1.0 / m.ior;
-            if hit.entering {
-                eta = m.ior;
-            }
-            let t = split.refracted;
-            let denom = c + eta * dot(t, h);
-            let jacobian = eta * eta * abs(dot(t, h)) / (denom * denom);
-            wi = t;
-            weight = m.color.xyz;
-            pdf = (1.0 - split.fresnel) * normal_pdf * jacobian;
-            transmitted = true;
-        } else {
-            wi = split.reflected;
-            weight = vec3<f32>(1.0);
-            pdf = split.fresnel * normal_pdf / (4.0 * c);
+    let split = rough_facet(m, hit, h);
+    if split.has_refracted && u_branch >= split.fresnel {
+        var eta = 1.0 / m.ior;
+        if hit.entering {
+            eta = m.ior;
         }
+        let t = split.refracted;
+        let denom = c + eta * dot(t, h);
+        let jacobian = eta * eta * abs(dot(t, h)) / (denom * denom);
+        wi = t;
+        weight = m.color.xyz;
+        pdf = (1.0 - split.fresnel) * normal_pdf * jacobian;
+        transmitted = true;
+    } else {
+        wi = split.reflected;
+        weight = vec3<f32>(1.0);
+        pdf = split.fresnel * normal_pdf / (4.0 * c);
     }
     if (wi.z > 0.0) == transmitted {
         return out;

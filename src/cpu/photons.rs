@@ -6,7 +6,7 @@
 //! the surface's reflectance. The records come out in the GPU's order: all first hits in photon
 //! order, then all second hits, and so on.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::accel::kdtree::{build_point_kdtree, PointKdTree};
@@ -201,6 +201,15 @@ pub fn survival_probability(reflectance: Vec3, power: Vec3) -> f32 {
     ((reflectance * power).max_element() / max_in).clamp(0.0, 1.0)
 }
 
+/// A diffuse bounce of a photon arriving along `dir`: a cosine-distributed direction about the
+/// shading normal turned towards it, `None` when that goes below the geometric surface.
+fn cosine_bounce(dir: Vec3, shading_normal: Vec3, geometric_normal: Vec3, u: Vec2) -> Option<Vec3> {
+    let n = face_forward(shading_normal, dir);
+    let ng = face_forward(geometric_normal, dir);
+    let next = cosine_direction(n, u);
+    (next.dot(ng) > 0.0).then_some(next)
+}
+
 /// Material data an interaction needs, as the GPU reads it from its material record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SurfaceKind {
@@ -301,12 +310,9 @@ pub fn interact(
             if u >= p {
                 return out;
             }
-            let n = face_forward(shading_normal, dir);
-            let ng = face_forward(geometric_normal, dir);
-            let next = cosine_direction(n, u_dir);
-            if next.dot(ng) <= 0.0 {
+            let Some(next) = cosine_bounce(dir, shading_normal, geometric_normal, u_dir) else {
                 return out;
-            }
+            };
             out.next = Some((next, power * albedo / p));
             out
         }
@@ -360,12 +366,9 @@ pub fn interact(
             if pass == PhotonPass::Caustic {
                 return out;
             }
-            let n = face_forward(shading_normal, dir);
-            let ng = face_forward(geometric_normal, dir);
-            let next = cosine_direction(n, u_dir);
-            if next.dot(ng) <= 0.0 {
+            let Some(next) = cosine_bounce(dir, shading_normal, geometric_normal, u_dir) else {
                 return out;
-            }
+            };
             let weight = hit.base_bounce_weight(next);
             let p = survival_probability(weight, power);
             if (u - p_coat) / (1.0 - p_coat) >= p {

@@ -140,6 +140,10 @@ impl RoughHit {
     /// reflection (below its Fresnel term) or refraction, `u` the visible normal. `None` when
     /// the sample leaves below the surface (light the single-scattering model loses).
     pub fn sample(&self, u_branch: f32, u: Vec2) -> Option<RoughSample> {
+        // A conductor's facets only reflect.
+        let Facets::Dielectric { ior, tint, fresnel } = self.surface.facets else {
+            return self.sample_reflection(u);
+        };
         let ggx = self.surface.ggx;
         let wo = self.wo;
         let h = ggx.sample_visible_normal(wo, u);
@@ -148,30 +152,21 @@ impl RoughHit {
             return None;
         }
         let normal_pdf = ggx.visible_normal_pdf(wo, h);
-        let (wi, weight, pdf, transmitted) = match self.surface.facets {
-            Facets::Conductor { eta, k, tint } => {
-                let wi = reflect_about(wo, h);
-                let f = conductor_fresnel(c, eta, k) * tint;
-                (wi, f, normal_pdf / (4.0 * c), false)
+        let split = self.dielectric_facet(h, ior, fresnel);
+        let (wi, weight, pdf, transmitted) = match split.refracted {
+            Some(t) if u_branch >= split.fresnel => {
+                // η of the far side over this one; dω_h/dω_i = η² |wi·h| / (wo·h + η wi·h)².
+                let eta = if self.entering { ior } else { 1.0 / ior };
+                let denom = c + eta * t.dot(h);
+                let jacobian = eta * eta * t.dot(h).abs() / (denom * denom);
+                (t, tint, (1.0 - split.fresnel) * normal_pdf * jacobian, true)
             }
-            Facets::Dielectric { ior, tint, fresnel } => {
-                let split = self.dielectric_facet(h, ior, fresnel);
-                match split.refracted {
-                    Some(t) if u_branch >= split.fresnel => {
-                        // η of the far side over this one; dω_h/dω_i = η² |wi·h| / (wo·h + η wi·h)².
-                        let eta = if self.entering { ior } else { 1.0 / ior };
-                        let denom = c + eta * t.dot(h);
-                        let jacobian = eta * eta * t.dot(h).abs() / (denom * denom);
-                        (t, tint, (1.0 - split.fresnel) * normal_pdf * jacobian, true)
-                    }
-                    _ => (
-                        split.reflected,
-                        Vec3::ONE,
-                        split.fresnel * normal_pdf / (4.0 * c),
-                        false,
-                    ),
-                }
-            }
+            _ => (
+                split.reflected,
+                Vec3::ONE,
+                split.fresnel * normal_pdf / (4.0 * c),
+                false,
+            ),
         };
         // Reflection stays above the surface, refraction goes below it.
         if (wi.z > 0.0) == transmitted {

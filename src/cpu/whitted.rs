@@ -24,7 +24,7 @@ use crate::cpu::optics::{
     dielectric_split, face_forward, offset_origin, reflect, specular_reflectance,
 };
 use crate::cpu::plastic::{Plastic, PlasticHit};
-use crate::cpu::rough::{power_heuristic, RoughHit, RoughSurface};
+use crate::cpu::rough::{power_heuristic, RoughHit, RoughSample, RoughSurface};
 use crate::render::gather::ShadingPoint;
 use crate::render::photons::cone_direction;
 use crate::render::plan::PassPlan;
@@ -325,19 +325,8 @@ impl<'a> Tracer<'a> {
                 // The lobe's direction first, then the shadow rays, then the child's numbers.
                 let u_branch = rng.next_f32();
                 let sample = rough.sample(u_branch, rng.next_vec2());
-                let mut l = self.direct_light(&sp, dir, rng, Lobe::Rough(&rough));
-                if let Some(s) = sample {
-                    let ng = face_forward(sp.geometric_normal, dir);
-                    let bounce = self.spawn(&sp, if s.transmitted { -ng } else { ng }, s.dir);
-                    // Shadow rays sample lights only on the viewer's side: what refraction
-                    // finds is all the BSDF's.
-                    let pdf = if s.transmitted { 0.0 } else { s.pdf };
-                    let mut child = sink.scaled(s.weight);
-                    l += s.weight
-                        * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, pdf);
-                    sink.absorb(child);
-                }
-                l
+                let l = self.direct_light(&sp, dir, rng, Lobe::Rough(&rough));
+                l + sample.map_or(Vec3::ZERO, |s| self.follow(&sp, dir, &s, depth, rng, sink))
             }
             MaterialKind::Plastic { .. } => {
                 let albedo = self.albedo_of(&material.kind, &sp);
@@ -346,51 +335,19 @@ impl<'a> Tracer<'a> {
                 else {
                     return Vec3::ZERO;
                 };
-                if let PathSink::Collect {
-                    weight,
-                    pixel,
-                    points,
-                } = sink
-                {
-                    points.push(ShadingPoint {
-                        position: sp.position,
-                        normal: face_forward(sp.shading_normal, dir),
-                        weight: *weight * plastic.base_albedo() * std::f32::consts::FRAC_1_PI,
-                        pixel: *pixel,
-                    });
-                }
+                sink.collect(&sp, dir, plastic.base_albedo());
                 // As at a rough surface: the coat's direction, the shadow rays, the child.
                 let _ = rng.next_f32();
                 let sample = plastic.sample_coat(rng.next_vec2());
-                let mut l = self.direct_light(&sp, dir, rng, Lobe::Plastic(&plastic));
+                let l = self.direct_light(&sp, dir, rng, Lobe::Plastic(&plastic));
                 if depth >= self.scene.film.max_depth {
                     return l;
                 }
-                if let Some(s) = sample {
-                    let ng = face_forward(sp.geometric_normal, dir);
-                    let bounce = self.spawn(&sp, ng, s.dir);
-                    let mut child = sink.scaled(s.weight);
-                    l += s.weight
-                        * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, s.pdf);
-                    sink.absorb(child);
-                }
-                l
+                l + sample.map_or(Vec3::ZERO, |s| self.follow(&sp, dir, &s, depth, rng, sink))
             }
             MaterialKind::Diffuse { .. } => {
                 let albedo = self.albedo_of(&material.kind, &sp);
-                if let PathSink::Collect {
-                    weight,
-                    pixel,
-                    points,
-                } = sink
-                {
-                    points.push(ShadingPoint {
-                        position: sp.position,
-                        normal: face_forward(sp.shading_normal, dir),
-                        weight: *weight * albedo * std::f32::consts::FRAC_1_PI,
-                        pixel: *pixel,
-                    });
-                }
+                sink.collect(&sp, dir, albedo);
                 self.direct_light(&sp, dir, rng, Lobe::Diffuse)
                     * albedo
                     * std::f32::consts::FRAC_1_PI
@@ -436,6 +393,27 @@ impl<'a> Tracer<'a> {
                 l
             }
         }
+    }
+
+    /// The radiance a glossy surface's sampled direction `s` brings back, times its weight,
+    /// the child path's shading points going to `sink`. Shadow rays sample lights only on the
+    /// viewer's side, so what a refraction finds is all the lobe's (no MIS weight).
+    fn follow(
+        &self,
+        sp: &SurfacePoint,
+        dir: Vec3,
+        s: &RoughSample,
+        depth: u32,
+        rng: &mut SampleStream,
+        sink: &mut PathSink,
+    ) -> Vec3 {
+        let ng = face_forward(sp.geometric_normal, dir);
+        let bounce = self.spawn(sp, if s.transmitted { -ng } else { ng }, s.dir);
+        let pdf = if s.transmitted { 0.0 } else { s.pdf };
+        let mut child = sink.scaled(s.weight);
+        let l = s.weight * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, pdf);
+        sink.absorb(child);
+        l
     }
 
     /// A secondary ray from the surface point, offset to the side of `side_normal`.
@@ -785,6 +763,24 @@ impl PathSink {
                 pixel: *pixel,
                 points: Vec::new(),
             },
+        }
+    }
+
+    /// Collects the diffuse point `sp` (seen along `dir`) of `albedo`: its weight is the path's
+    /// times albedo/π.
+    fn collect(&mut self, sp: &SurfacePoint, dir: Vec3, albedo: Vec3) {
+        if let PathSink::Collect {
+            weight,
+            pixel,
+            points,
+        } = self
+        {
+            points.push(ShadingPoint {
+                position: sp.position,
+                normal: face_forward(sp.shading_normal, dir),
+                weight: *weight * albedo * std::f32::consts::FRAC_1_PI,
+                pixel: *pixel,
+            });
         }
     }
 
