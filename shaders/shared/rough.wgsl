@@ -56,6 +56,20 @@ struct RoughSample {
     valid: bool,
 }
 
+// RoughHit::visible_facet: a facet visible from wo and wo·h (valid false when rounding leaves
+// it facing away).
+struct VisibleFacet {
+    h: vec3<f32>,
+    c: f32,
+    valid: bool,
+}
+
+fn rough_visible_facet(alpha: f32, wo: vec3<f32>, u: vec2<f32>) -> VisibleFacet {
+    let h = ggx_sample_visible_normal(alpha, wo, u);
+    let c = dot(wo, h);
+    return VisibleFacet(h, c, c > 0.0);
+}
+
 // RoughHit::sample.
 fn rough_sample(m: Material, hit: RoughHit, u_branch: f32, u: vec2<f32>) -> RoughSample {
     // A conductor's facets only reflect.
@@ -65,11 +79,12 @@ fn rough_sample(m: Material, hit: RoughHit, u_branch: f32, u: vec2<f32>) -> Roug
     var out = RoughSample(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), false, false);
     let alpha = m.eta.w;
     let wo = hit.wo;
-    let h = ggx_sample_visible_normal(alpha, wo, u);
-    let c = dot(wo, h);
-    if !(c > 0.0) {
+    let facet = rough_visible_facet(alpha, wo, u);
+    if !facet.valid {
         return out;
     }
+    let h = facet.h;
+    let c = facet.c;
     let normal_pdf = ggx_visible_normal_pdf(alpha, wo, h);
     var wi: vec3<f32>;
     var weight: vec3<f32>;
@@ -151,11 +166,12 @@ fn rough_sample_reflection(m: Material, hit: RoughHit, u: vec2<f32>) -> RoughSam
     var out = RoughSample(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), false, false);
     let alpha = m.eta.w;
     let wo = hit.wo;
-    let h = ggx_sample_visible_normal(alpha, wo, u);
-    let c = dot(wo, h);
-    if !(c > 0.0) {
+    let facet = rough_visible_facet(alpha, wo, u);
+    if !facet.valid {
         return out;
     }
+    let h = facet.h;
+    let c = facet.c;
     let wi = ggx_reflect_about(wo, h);
     let dir = rough_to_world(hit, wi);
     if !(wi.z > 0.0) || !(dot3(dir, hit.facing) > 0.0) {

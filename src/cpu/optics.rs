@@ -4,6 +4,7 @@
 
 use glam::Vec3;
 
+pub use crate::scene::fresnel::{dielectric_fresnel, exact_fresnel};
 use crate::scene::{FresnelMode, MaterialKind};
 
 /// Fresnel reflectance by Schlick's approximation for a dielectric of index ratio `ior`
@@ -11,34 +12,6 @@ use crate::scene::{FresnelMode, MaterialKind};
 pub fn schlick_fresnel(cos_theta: f32, ior: f32) -> f32 {
     let r0 = ((1.0 - ior) / (1.0 + ior)).powi(2);
     r0 + (1.0 - r0) * (1.0 - cos_theta.clamp(0.0, 1.0)).powi(5)
-}
-
-/// The exact unpolarised Fresnel reflectance of a smooth dielectric interface: the average of
-/// the s- and p-polarised reflectances. `cos_i` is the cosine of the angle of incidence, `cos_t`
-/// that of the transmitted direction (both measured from the normal, in [0, 1]), and `eta` the
-/// relative index n_incident / n_transmitted (the `eta` of [`refract`]).
-pub fn exact_fresnel(cos_i: f32, cos_t: f32, eta: f32) -> f32 {
-    let (cos_i, cos_t) = (cos_i.clamp(0.0, 1.0), cos_t.clamp(0.0, 1.0));
-    let s_den = eta * cos_i + cos_t;
-    let p_den = cos_i + eta * cos_t;
-    if s_den <= 0.0 || p_den <= 0.0 {
-        // Grazing on both sides (exactly at the critical angle): everything is reflected.
-        return 1.0;
-    }
-    let r_s = (eta * cos_i - cos_t) / s_den;
-    let r_p = (cos_i - eta * cos_t) / p_den;
-    0.5 * (r_s * r_s + r_p * r_p)
-}
-
-/// [`exact_fresnel`] from the incident side alone: the transmitted cosine follows from Snell's
-/// law, and beyond the critical angle (total internal reflection) the reflectance is 1.
-pub fn dielectric_fresnel(cos_i: f32, eta: f32) -> f32 {
-    let cos_i = cos_i.clamp(0.0, 1.0);
-    let sin2_t = eta * eta * (1.0 - cos_i * cos_i).max(0.0);
-    if sin2_t >= 1.0 {
-        return 1.0;
-    }
-    exact_fresnel(cos_i, (1.0 - sin2_t).sqrt(), eta)
 }
 
 /// The exact unpolarised Fresnel reflectance of a smooth conductor, per channel, for light

@@ -250,9 +250,6 @@ impl SurfaceKind {
 
     /// The kind of `material` with a diffuse albedo already looked up (`albedo`).
     pub fn of(material: &MaterialKind, albedo: Vec3) -> SurfaceKind {
-        if let Some(plastic) = Plastic::of(material, albedo) {
-            return SurfaceKind::Plastic(plastic);
-        }
         if let Some(rough) = RoughSurface::of(material) {
             return SurfaceKind::Rough(rough);
         }
@@ -263,9 +260,12 @@ impl SurfaceKind {
             MaterialKind::Dielectric {
                 ior, tint, fresnel, ..
             } => SurfaceKind::Dielectric { ior, tint, fresnel },
-            MaterialKind::Emissive { .. }
-            | MaterialKind::LightSurface { .. }
-            | MaterialKind::Plastic { .. } => SurfaceKind::Absorber,
+            MaterialKind::Plastic { .. } => {
+                Plastic::of(material, albedo).map_or(SurfaceKind::Absorber, SurfaceKind::Plastic)
+            }
+            MaterialKind::Emissive { .. } | MaterialKind::LightSurface { .. } => {
+                SurfaceKind::Absorber
+            }
         }
     }
 }

@@ -136,6 +136,14 @@ impl RoughHit {
         dielectric_split(-self.wo, outward, outward, ior, fresnel)
     }
 
+    /// A facet visible from the viewer, from two uniform numbers, with `wo·h`; `None` when
+    /// rounding leaves it facing away.
+    fn visible_facet(&self, u: Vec2) -> Option<(Vec3, f32)> {
+        let h = self.surface.ggx.sample_visible_normal(self.wo, u);
+        let c = self.wo.dot(h);
+        positive(c).then_some((h, c))
+    }
+
     /// A scattered direction from three uniform numbers: `u_branch` chooses a dielectric's
     /// reflection (below its Fresnel term) or refraction, `u` the visible normal. `None` when
     /// the sample leaves below the surface (light the single-scattering model loses).
@@ -146,11 +154,7 @@ impl RoughHit {
         };
         let ggx = self.surface.ggx;
         let wo = self.wo;
-        let h = ggx.sample_visible_normal(wo, u);
-        let c = wo.dot(h);
-        if !positive(c) {
-            return None;
-        }
+        let (h, c) = self.visible_facet(u)?;
         let normal_pdf = ggx.visible_normal_pdf(wo, h);
         let split = self.dielectric_facet(h, ior, fresnel);
         let (wi, weight, pdf, transmitted) = match split.refracted {
@@ -234,11 +238,7 @@ impl RoughHit {
     pub fn sample_reflection(&self, u: Vec2) -> Option<RoughSample> {
         let ggx = self.surface.ggx;
         let wo = self.wo;
-        let h = ggx.sample_visible_normal(wo, u);
-        let c = wo.dot(h);
-        if !positive(c) {
-            return None;
-        }
+        let (h, c) = self.visible_facet(u)?;
         let wi = reflect_about(wo, h);
         let dir = self.world(wi);
         if !positive(wi.z) || !positive(dir.dot(self.facing)) {

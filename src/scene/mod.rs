@@ -6,6 +6,7 @@
 
 pub mod devices;
 pub mod environment;
+pub mod fresnel;
 pub mod mesh;
 pub mod shapes;
 pub mod span;
@@ -383,34 +384,10 @@ impl MaterialKind {
             texture,
             ior,
             roughness,
-            fdr_outside: diffuse_fresnel(1.0 / ior),
-            fdr_inside: diffuse_fresnel(ior),
+            fdr_outside: fresnel::diffuse_fresnel(1.0 / ior),
+            fdr_inside: fresnel::diffuse_fresnel(ior),
         }
     }
-}
-
-/// The hemispherical average of a smooth dielectric interface's Fresnel reflectance for
-/// light arriving with a cosine-weighted (diffuse) distribution, `2 ∫ F(μ) μ dμ`, with `eta`
-/// the index on the arriving side over the far side's (total internal reflection included);
-/// by the midpoint rule on 4096 steps of `μ`.
-pub fn diffuse_fresnel(eta: f32) -> f32 {
-    let steps = 4096;
-    let mut sum = 0.0f64;
-    for i in 0..steps {
-        let mu = (i as f32 + 0.5) / steps as f32;
-        let cos = mu.clamp(0.0, 1.0);
-        let sin2_t = eta * eta * (1.0 - cos * cos).max(0.0);
-        let f = if sin2_t >= 1.0 {
-            1.0
-        } else {
-            let cos_t = (1.0 - sin2_t).sqrt();
-            let r_s = (eta * cos - cos_t) / (eta * cos + cos_t);
-            let r_p = (cos - eta * cos_t) / (cos + eta * cos_t);
-            0.5 * (r_s * r_s + r_p * r_p)
-        };
-        sum += (f * mu) as f64;
-    }
-    (2.0 * sum / steps as f64) as f32
 }
 
 /// How a dielectric's Fresnel reflectance is computed.
@@ -1099,20 +1076,26 @@ impl Scene {
     /// emissive instance) and how that light's shadow rays choose points on it: what multiple
     /// importance sampling needs when a ray sampled by a glossy surface meets the light.
     pub fn instance_area_lights(&self) -> Vec<Option<(u32, AreaSampling)>> {
-        let mut out = vec![None; self.instances.len()];
+        let sampled = |index: usize| {
+            let sampling = self.lights.get(index)?.kind.area_sampling()?;
+            Some((index as u32, sampling))
+        };
+        // A quad light's surface names its light; an emissive instance is named by its light.
+        let mut out: Vec<Option<(u32, AreaSampling)>> = self
+            .instances
+            .iter()
+            .map(
+                |i| match self.meshes.get(i.mesh as usize).map(|m| &m.origin) {
+                    Some(MeshOrigin::Light(index)) => sampled(*index),
+                    _ => None,
+                },
+            )
+            .collect();
         for (index, light) in self.lights.iter().enumerate() {
-            let Some(sampling) = light.kind.area_sampling() else {
-                continue;
-            };
-            let instance = match light.kind {
-                LightKind::Mesh { instance, .. } => Some(instance as usize),
-                _ => self.instances.iter().position(|i| {
-                    self.meshes.get(i.mesh as usize).map(|m| &m.origin)
-                        == Some(&MeshOrigin::Light(index))
-                }),
-            };
-            if let Some(slot) = instance.and_then(|i| out.get_mut(i)) {
-                *slot = Some((index as u32, sampling));
+            if let LightKind::Mesh { instance, .. } = light.kind {
+                if let Some(slot) = out.get_mut(instance as usize) {
+                    *slot = sampled(index);
+                }
             }
         }
         out
