@@ -12,15 +12,18 @@
 //! emitter on a black surface;
 //! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter;
 //! an environment light → `envmap` (its map written as `environment.exr`) or, when uniform,
-//! `constant`; an analytic sphere → Mitsuba's `sphere`.
-//! Spot lights (Mitsuba's falloff differs), textures and VD maps are refused with a message.
+//! `constant`; an analytic sphere → Mitsuba's `sphere`; a texture → a `bitmap` of the
+//! material's albedo times the texels as Caustica decoded them (linear, written as
+//! `textures/material_M.exr`), looked up bilinearly with wrap-around at the instance's UVs
+//! (through the texture's scale and offset, written into the PLY).
+//! Spot lights (Mitsuba's falloff differs) and VD maps are refused with a message.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use caustica::scene::{FresnelMode, LightKind, MaterialKind, MeshOrigin, Scene};
-use glam::Vec3;
+use caustica::scene::{FresnelMode, LightKind, MaterialKind, MeshOrigin, Scene, Texture};
+use glam::{Vec2, Vec3};
 
 fn fail(message: String) -> ! {
     eprintln!("mitsuba_export: {message}");
@@ -54,18 +57,34 @@ fn matrix_value(m: &glam::Affine3A) -> String {
     format!("{} 0 0 0 1", numbers.join(" "))
 }
 
-/// A binary little-endian PLY of triangles with per-vertex normals.
-fn write_ply(path: &Path, positions: &[Vec3], normals: &[Vec3], triangles: &[[u32; 3]]) {
+/// A binary little-endian PLY of triangles with per-vertex normals and, when `uvs` is not
+/// empty, per-vertex texture coordinates.
+fn write_ply(
+    path: &Path,
+    positions: &[Vec3],
+    normals: &[Vec3],
+    uvs: &[Vec2],
+    triangles: &[[u32; 3]],
+) {
     let mut out = Vec::new();
+    let uv_properties = if uvs.is_empty() {
+        ""
+    } else {
+        "property float u\nproperty float v\n"
+    };
     let header = format!(
-        "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\nelement face {}\nproperty list uchar int vertex_indices\nend_header\n",
+        "ply\nformat binary_little_endian 1.0\nelement vertex {}\nproperty float x\nproperty float y\nproperty float z\nproperty float nx\nproperty float ny\nproperty float nz\n{uv_properties}element face {}\nproperty list uchar int vertex_indices\nend_header\n",
         positions.len(),
         triangles.len()
     );
     out.extend_from_slice(header.as_bytes());
-    for (p, n) in positions.iter().zip(normals) {
+    for (i, (p, n)) in positions.iter().zip(normals).enumerate() {
         for c in [p.x, p.y, p.z, n.x, n.y, n.z] {
             out.extend_from_slice(&c.to_le_bytes());
+        }
+        if let Some(uv) = uvs.get(i) {
+            out.extend_from_slice(&uv.x.to_le_bytes());
+            out.extend_from_slice(&uv.y.to_le_bytes());
         }
     }
     for t in triangles {
@@ -103,36 +122,60 @@ fn ggx_params(kind: &MaterialKind) -> String {
     }
 }
 
-fn bsdf(kind: &MaterialKind) -> String {
-    match kind {
-        MaterialKind::Diffuse { albedo, texture } => {
-            if texture.is_some() {
-                fail("textured materials are not exported".into());
-            }
-            format!(
-                "<bsdf type=\"twosided\"><bsdf type=\"diffuse\"><rgb name=\"reflectance\" value=\"{}\"/></bsdf></bsdf>",
-                rgb(*albedo)
-            )
+/// The albedo and texture of a textured diffuse or plastic material.
+fn texture_of(kind: &MaterialKind) -> Option<(Vec3, u32)> {
+    match *kind {
+        MaterialKind::Diffuse {
+            albedo,
+            texture: Some(t),
         }
+        | MaterialKind::Plastic {
+            albedo,
+            texture: Some(t),
+            ..
+        } => Some((albedo, t)),
+        _ => None,
+    }
+}
+
+/// A colour parameter: the RGB value, or the bitmap `texture` (a file beside the scene) when
+/// the material is textured.
+fn colour(name: &str, value: Vec3, texture: Option<&str>) -> String {
+    match texture {
+        Some(file) => format!(
+            "<texture type=\"bitmap\" name=\"{name}\"><string name=\"filename\" value=\"{file}\"/><string name=\"filter_type\" value=\"bilinear\"/><string name=\"wrap_mode\" value=\"repeat\"/></texture>"
+        ),
+        None => format!("<rgb name=\"{name}\" value=\"{}\"/>", rgb(value)),
+    }
+}
+
+/// An emissive material's area emitter, nothing for other materials.
+fn emitter(kind: &MaterialKind) -> String {
+    match kind {
+        MaterialKind::Emissive { radiance, .. } => format!(
+            "<emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter>",
+            rgb(*radiance)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// A material's BSDF; `texture` names the bitmap holding a textured material's albedo.
+fn bsdf(kind: &MaterialKind, texture: Option<&str>) -> String {
+    match kind {
+        MaterialKind::Diffuse { albedo, .. } => format!(
+            "<bsdf type=\"twosided\"><bsdf type=\"diffuse\">{}</bsdf></bsdf>",
+            colour("reflectance", *albedo, texture)
+        ),
         // Mitsuba's plastic in its linear form: the base's light divided by 1 − F̄_inside, as
         // Caustica's. A rough coat's transmittance Mitsuba tabulates where Caustica keeps the
         // smooth coat's 1 − F (they differ at grazing angles).
-        MaterialKind::Plastic {
-            albedo,
-            texture,
-            ior,
-            ..
-        } => {
-            if texture.is_some() {
-                fail("textured materials are not exported".into());
-            }
-            format!(
-                "<bsdf type=\"twosided\"><bsdf type=\"{}plastic\">{}<float name=\"int_ior\" value=\"{ior}\"/><float name=\"ext_ior\" value=\"1.0\"/><rgb name=\"diffuse_reflectance\" value=\"{}\"/><boolean name=\"nonlinear\" value=\"false\"/></bsdf></bsdf>",
-                rough_prefix(kind),
-                ggx_params(kind),
-                rgb(*albedo)
-            )
-        }
+        MaterialKind::Plastic { albedo, ior, .. } => format!(
+            "<bsdf type=\"twosided\"><bsdf type=\"{}plastic\">{}<float name=\"int_ior\" value=\"{ior}\"/><float name=\"ext_ior\" value=\"1.0\"/>{}<boolean name=\"nonlinear\" value=\"false\"/></bsdf></bsdf>",
+            rough_prefix(kind),
+            ggx_params(kind),
+            colour("diffuse_reflectance", *albedo, texture)
+        ),
         MaterialKind::Mirror { reflectance } => format!(
             "<bsdf type=\"twosided\"><bsdf type=\"conductor\"><string name=\"material\" value=\"none\"/><rgb name=\"specular_reflectance\" value=\"{}\"/></bsdf></bsdf>",
             rgb(*reflectance)
@@ -166,9 +209,25 @@ fn bsdf(kind: &MaterialKind) -> String {
     }
 }
 
+/// A texture's texels as Caustica decoded them (linear RGB, row 0 at the top) times `albedo`,
+/// as an EXR that Mitsuba reads without conversion.
+fn write_texture(path: &Path, texture: &Texture, albedo: Vec3) {
+    let image = &texture.image;
+    let (w, h) = (image.width as usize, image.height as usize);
+    exr::prelude::write_rgb_file(path, w, h, |x, y| {
+        let t = image.texels[y * w + x] * albedo;
+        (t.x, t.y, t.z)
+    })
+    .unwrap_or_else(|e| fail(format!("{}: {e}", path.display())));
+}
+
 fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
-    let meshes = dir.join("meshes");
-    std::fs::create_dir_all(&meshes).unwrap_or_else(|e| fail(format!("{}: {e}", meshes.display())));
+    for sub in ["meshes", "textures"] {
+        let folder = dir.join(sub);
+        std::fs::create_dir_all(&folder)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", folder.display())));
+    }
+    let mut written = std::collections::HashSet::new();
     let mut xml = String::new();
     let c = &scene.camera;
     let _ = writeln!(xml, "<scene version=\"3.0.0\">");
@@ -204,13 +263,21 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
                 mesh.name
             ));
         }
+        let material = &scene.materials[instance.material as usize].kind;
         if let MeshOrigin::AnalyticSphere { radius } = mesh.origin {
+            if texture_of(material).is_some() {
+                fail(format!(
+                    "mesh \"{}\" is an analytic sphere with a textured material, which is not exported (Mitsuba's sphere has its own UVs)",
+                    mesh.name
+                ));
+            }
             // Mitsuba's own analytic sphere, placed by the instance's transform.
             let _ = writeln!(
                 xml,
-                "  <shape type=\"sphere\"><float name=\"radius\" value=\"{radius}\"/><transform name=\"to_world\"><matrix value=\"{}\"/></transform>{}</shape>",
+                "  <shape type=\"sphere\"><float name=\"radius\" value=\"{radius}\"/><transform name=\"to_world\"><matrix value=\"{}\"/></transform>{}{}</shape>",
                 matrix_value(&instance.transform),
-                bsdf(&scene.materials[instance.material as usize].kind)
+                bsdf(material, None),
+                emitter(material)
             );
             continue;
         }
@@ -244,21 +311,35 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
             }
             acc.iter().map(|n| n.normalize_or_zero()).collect()
         };
-        let file = format!("meshes/instance_{k}.ply");
-        write_ply(&dir.join(&file), &positions, &normals, &triangles);
-        let material = &scene.materials[instance.material as usize].kind;
-        let emitter = match material {
-            MaterialKind::Emissive { radiance, .. } => format!(
-                "<emitter type=\"area\"><rgb name=\"radiance\" value=\"{}\"/></emitter>",
-                rgb(*radiance)
-            ),
-            _ => String::new(),
+        // A textured material's albedo times its texels, once per material, and the UVs the
+        // texture is looked up at: through its scale and offset, and with v turned over
+        // (Caustica's v = 1 is the image's top row, Mitsuba's v = 0).
+        let (uvs, texture_file) = match texture_of(material) {
+            Some((albedo, t)) => {
+                let texture = &scene.textures[t as usize];
+                let name = format!("textures/material_{}.exr", instance.material);
+                if written.insert(instance.material) {
+                    write_texture(&dir.join(&name), texture, albedo);
+                }
+                let uvs = (0..positions.len())
+                    .map(|i| {
+                        let uv = data.uvs.get(i).copied().unwrap_or(Vec2::ZERO) * texture.uv_scale
+                            + texture.uv_offset;
+                        Vec2::new(uv.x, 1.0 - uv.y)
+                    })
+                    .collect();
+                (uvs, Some(name))
+            }
+            None => (Vec::new(), None),
         };
+        let file = format!("meshes/instance_{k}.ply");
+        write_ply(&dir.join(&file), &positions, &normals, &uvs, &triangles);
         let _ = writeln!(
             xml,
-            "  <shape type=\"ply\"><string name=\"filename\" value=\"{file}\"/><boolean name=\"face_normals\" value=\"{}\"/>{}{emitter}</shape>",
+            "  <shape type=\"ply\"><string name=\"filename\" value=\"{file}\"/><boolean name=\"face_normals\" value=\"{}\"/>{}{}</shape>",
             data.normals.len() != data.positions.len(),
-            bsdf(material)
+            bsdf(material, texture_file.as_deref()),
+            emitter(material)
         );
     }
     for light in &scene.lights {
@@ -313,7 +394,7 @@ fn export(scene: &Scene, dir: &Path, spp: u32, max_depth: i32) {
                 fail("spot lights are not exported (Mitsuba's spot falloff differs)".into())
             }
             // An emissive instance: its shape above carries an area emitter.
-            LightKind::Mesh { .. } => {}
+            LightKind::Mesh { .. } | LightKind::Sphere { .. } => {}
             LightKind::Environment(ref env) => {
                 let map = &env.map;
                 let first = map.texels.first().copied().unwrap_or(Vec3::ZERO);

@@ -1,14 +1,14 @@
 //! The analytic sphere (`mesh { sphere analytic }`): rays meet the exact sphere at its
 //! silhouette, with radial normals, through an instance's transform; a point light at its
 //! centre gives every pixel of its inside the same radiance on both backends; and the language
-//! refuses what an analytic sphere cannot be.
+//! makes an emissive one a sphere light and refuses what an analytic sphere cannot be.
 
 mod lang_support;
 mod support;
 
 use caustica::accel::primitives::intersect_sphere;
 use caustica::accel::Ray;
-use caustica::scene::{MeshOrigin, Scene};
+use caustica::scene::{LightKind, MeshOrigin, Scene};
 use glam::{Affine3A, Vec3};
 
 /// The analytic sphere scene of `support` with the tessellated wall made exact.
@@ -89,7 +89,7 @@ fn the_inside_of_an_analytic_sphere_lit_from_its_centre_is_uniform_on_both_backe
 }
 
 #[test]
-fn the_language_makes_analytic_spheres_and_refuses_displacing_or_lighting_them() {
+fn the_language_makes_analytic_spheres_lights_and_refuses_displacing_or_stretching_a_lit_one() {
     let scene = lang_support::scene(
         "material w { diffuse 0.5 }\nmesh ball { sphere radius 0.4 analytic }\ninstance { mesh ball material w }",
     );
@@ -104,12 +104,25 @@ fn the_language_makes_analytic_spheres_and_refuses_displacing_or_lighting_them()
         errors.contains("scene.csc:2:29: error: an analytic sphere has no quads to displace"),
         "{errors}"
     );
+    // An emissive analytic sphere is a light; stretched into an ellipsoid it is refused.
+    let scene = lang_support::scene(
+        "material lamp { emissive 5 5 5 }\nmesh ball { sphere analytic }\ninstance { mesh ball material lamp scale 2 translate 0 1 0 }",
+    );
+    assert!(
+        matches!(
+            scene.lights.last().map(|l| &l.kind),
+            Some(LightKind::Sphere { sphere, .. })
+                if sphere.radius == 2.0 && sphere.centre == Vec3::new(0.0, 1.0, 0.0)
+        ),
+        "{:?}",
+        scene.lights
+    );
     let errors = lang_support::errors(
-        "material lamp { emissive 5 5 5 }\nmesh ball { sphere analytic }\ninstance { mesh ball material lamp }",
+        "material lamp { emissive 5 5 5 }\nmesh ball { sphere analytic }\ninstance { mesh ball material lamp scale 1 2 1 }",
     );
     assert!(
         errors.contains(
-            "scene.csc:3:1: error: mesh \"ball\" is an analytic sphere and material \"lamp\" emits"
+            "scene.csc:3:1: error: mesh \"ball\" is an analytic sphere and material \"lamp\" emits: an emissive analytic sphere must be scaled alike along every axis"
         ),
         "{errors}"
     );

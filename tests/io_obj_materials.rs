@@ -241,7 +241,11 @@ fn what_a_material_cannot_say_is_warned_once_with_its_line() {
         "{opacity}"
     );
     assert_eq!(
-        asset.warnings.iter().filter(|w| w.contains("\"Pr\"")).count(),
+        asset
+            .warnings
+            .iter()
+            .filter(|w| w.contains("\"Pr\""))
+            .count(),
         1
     );
 }

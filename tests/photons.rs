@@ -10,8 +10,8 @@ use caustica::gpu::test_context;
 use caustica::gpu::GpuBackend;
 use caustica::render::photons::{PhotonPass, PHOTON_BOUNCES_MASK, PHOTON_SPECULAR_PATH};
 use caustica::scene::{
-    shapes, Camera, EnvMap, Environment, Film, FresnelMode, LightKind, MaterialKind, Scene,
-    TextureImage,
+    shapes, Camera, EnvMap, Environment, Film, FresnelMode, LightKind, MaterialKind, MeshOrigin,
+    Scene, TextureImage,
 };
 use glam::{Affine3A, Vec3};
 use std::sync::Arc;
@@ -112,6 +112,23 @@ fn glass_sphere_over_floor() -> Scene {
 /// Adds an emissive sphere of `radius` at `centre` to `scene` and makes it a light
 /// ([`Scene::add_emissive_lights`]); returns that light's kind.
 fn add_emissive_sphere(scene: &mut Scene, centre: Vec3, radius: f32, radiance: Vec3) -> LightKind {
+    add_lamp(scene, centre, radius, radiance, false)
+}
+
+/// [`add_emissive_sphere`] with an analytic sphere: a sphere light ([`LightKind::Sphere`]).
+fn add_analytic_lamp(scene: &mut Scene, centre: Vec3, radius: f32, radiance: Vec3) -> LightKind {
+    let kind = add_lamp(scene, centre, radius, radiance, true);
+    assert!(matches!(kind, LightKind::Sphere { .. }), "{kind:?}");
+    kind
+}
+
+fn add_lamp(
+    scene: &mut Scene,
+    centre: Vec3,
+    radius: f32,
+    radiance: Vec3,
+    analytic: bool,
+) -> LightKind {
     scene.materials.push(material(
         "lamp",
         MaterialKind::Emissive {
@@ -119,9 +136,11 @@ fn add_emissive_sphere(scene: &mut Scene, centre: Vec3, radius: f32, radiance: V
             samples: 1,
         },
     ));
-    scene
-        .meshes
-        .push(mesh("lamp", shapes::uv_sphere(radius, 24)));
+    let mut lamp = mesh("lamp", shapes::uv_sphere(radius, 24));
+    if analytic {
+        lamp.origin = MeshOrigin::AnalyticSphere { radius };
+    }
+    scene.meshes.push(lamp);
     scene.instances.push(instance(
         scene.meshes.len() as u32 - 1,
         scene.materials.len() as u32 - 1,
@@ -315,8 +334,9 @@ fn gpu_and_cpu_photon_maps_agree_in_the_glass_sphere_scene() {
     let Some(ctx) = test_context() else { return };
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
     // Under the point light, under a sun (its photons' directions spread over its disk), under
-    // an emissive sphere (photons from points on its triangles) and under a sky map (photons
-    // from a disk beyond the scene, their directions chosen by the map's luminance).
+    // an emissive sphere (photons from points on its triangles), under a sky map (photons
+    // from a disk beyond the scene, their directions chosen by the map's luminance) and under
+    // an emissive analytic sphere.
     let point = glass_sphere_over_floor();
     let mut sun = glass_sphere_over_floor();
     sun.lights = vec![light(LightKind::Directional {
@@ -329,7 +349,11 @@ fn gpu_and_cpu_photon_maps_agree_in_the_glass_sphere_scene() {
     add_emissive_sphere(&mut lamp, Vec3::new(0.2, 3.0, 0.1), 0.2, Vec3::splat(20.0));
     let mut sky = glass_sphere_over_floor();
     sky.lights = vec![light(sky_light())];
-    for scene in [point, sun, lamp, sky] {
+    // Under an emissive analytic sphere: photons from points uniform over the sphere.
+    let mut bulb = glass_sphere_over_floor();
+    bulb.lights.clear();
+    add_analytic_lamp(&mut bulb, Vec3::new(0.2, 3.0, 0.1), 0.2, Vec3::splat(20.0));
+    for scene in [point, sun, lamp, sky, bulb] {
         photon_maps_agree(&gpu, &scene);
     }
 }
@@ -699,6 +723,14 @@ fn every_light_inside_a_closed_box_puts_its_emitted_power_on_the_first_hits_on_b
         0.25,
         Vec3::new(3.0, 2.0, 1.0),
     );
+    let mut with_bulb = white_box();
+    with_bulb.lights.clear();
+    let bulb = add_analytic_lamp(
+        &mut with_bulb,
+        Vec3::new(-0.3, 0.2, -0.1),
+        0.3,
+        Vec3::new(1.0, 2.0, 3.0),
+    );
     let scenes = lights
         .into_iter()
         .map(|kind| {
@@ -706,7 +738,7 @@ fn every_light_inside_a_closed_box_puts_its_emitted_power_on_the_first_hits_on_b
             scene.lights = vec![light(kind.clone())];
             (kind, scene)
         })
-        .chain([(lamp, with_lamp)]);
+        .chain([(lamp, with_lamp), (bulb, with_bulb)]);
     for (kind, scene) in scenes {
         let prepared = prepared(&scene);
         let (_, radius) = caustica::render::photons::scene_sphere(&prepared);

@@ -14,6 +14,7 @@ const EMITTER_QUAD: u32 = 3u;
 const EMITTER_MESH: u32 = 4u;
 const EMITTER_TRIANGLE: u32 = 5u;
 const EMITTER_ENVIRONMENT: u32 = 6u;
+const EMITTER_SPHERE: u32 = 7u;
 const PHOTON_BOUNCES_MASK: u32 = 0xffu;
 const PHOTON_SPECULAR_PATH: u32 = 256u;
 const PASS_GLOBAL: u32 = 0u;

@@ -169,6 +169,16 @@ fn emit_aimed(e: PhotonEmitter, count: u32, u_pos: vec2<f32>, u_dir: vec2<f32>, 
     return EmittedPhoton(origin, dir, power * weight);
 }
 
+// render::photons::sphere_emitter_point: a point uniform over sphere emitter `e` (position =
+// centre, w = radius), moved out by its epsilon (axis.w), and the outward normal there.
+fn sphere_emitter_point(e: PhotonEmitter, u: vec2<f32>) -> MeshPoint {
+    let z = 1.0 - 2.0 * u.x;
+    let r = sqrt(max(1.0 - z * z, 0.0));
+    let phi = 2.0 * PI * u.y;
+    let normal = vec3<f32>(r * cos(phi), r * sin(phi), z);
+    return MeshPoint(e.position.xyz + normal * (e.position.w + e.axis.w), normal);
+}
+
 // render::photons::environment_as_directional: the directional emitter a photon of environment
 // emitter `e` leaves from, towards a direction chosen from `u` by the map's luminance; its
 // kind stays EMITTER_ENVIRONMENT (no photon) for a black map or a pole.
@@ -207,6 +217,11 @@ fn emit_photon(emitter: PhotonEmitter, target_count: u32, stream: ptr<function, 
     }
     if e.kind == EMITTER_MESH {
         let m = mesh_emitter_point(emitter, u_pos);
+        e.position = vec4<f32>(m.point, 1.0);
+        e.axis = vec4<f32>(m.normal, 0.0);
+    } else if e.kind == EMITTER_SPHERE {
+        let m = sphere_emitter_point(emitter, u_pos);
+        e.kind = EMITTER_MESH;
         e.position = vec4<f32>(m.point, 1.0);
         e.axis = vec4<f32>(m.normal, 0.0);
     }

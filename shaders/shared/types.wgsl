@@ -71,9 +71,10 @@ const MATERIAL_FRESNEL_SCHLICK: u32 = 1u;
 const LIGHT_MESH: u32 = 4u;
 const LIGHT_MESH_TRIANGLE: u32 = 5u;
 const LIGHT_ENVIRONMENT: u32 = 6u;
+const LIGHT_SPHERE: u32 = 7u;
 
 // Twin of gpu::upload::GpuLight. kind: 0 point, 1 spot, 2 directional, 3 quad, 4 mesh, 5 one
-// triangle of a mesh light (after the first params.light_count records), 6 environment.
+// triangle of a mesh light (after the first params.light_count records), 6 environment, 7 sphere.
 // point/spot: position, color = intensity (power / 4pi), direction = unit spot axis;
 // directional: direction = unit direction towards the light, color = irradiance;
 // quad: position = corner, direction = edge_u, edge_v, normal = unit normal (w = area), color = radiance;
@@ -81,7 +82,8 @@ const LIGHT_ENVIRONMENT: u32 = 6u;
 // mesh triangle: position = p0, direction = e1, edge_v = e2, normal = unit normal (w = the area
 // fraction up to and including it);
 // environment: first = the map's texel offset, count = width, _pad.x = height, direction /
-// edge_v / normal = the columns of map-to-world, color = scale (shared/environment.wgsl).
+// edge_v / normal = the columns of map-to-world, color = scale (shared/environment.wgsl);
+// sphere (7): position = centre (w = radius), normal.w = area, color = radiance.
 struct Light {
     kind: u32,
     samples: u32,

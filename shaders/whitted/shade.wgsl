@@ -213,6 +213,78 @@ fn area_light_shadow(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, target_poin
     emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, radiance * response * (cos_light / dist2) * (area / f32(count)));
 }
 
+// SphereLight::cone: from `origin` outside sphere light `light` (position = centre, w =
+// radius), the unit axis towards the centre, 1 − cos of the cone's half-angle (without
+// cancellation for small spheres; 0 from inside or on the sphere) and sin² of it.
+struct SphereCone {
+    axis: vec3<f32>,
+    one_minus_cos: f32,
+    sin2_max: f32,
+}
+
+fn sphere_cone(light: Light, origin: vec3<f32>) -> SphereCone {
+    let to_centre = light.position.xyz - origin;
+    let d2 = dot3(to_centre, to_centre);
+    let r2 = light.position.w * light.position.w;
+    if !(d2 > r2) {
+        return SphereCone(vec3<f32>(0.0, 0.0, 1.0), 0.0, 0.0);
+    }
+    let sin2_max = r2 / d2;
+    let cos_max = sqrt(max(1.0 - sin2_max, 0.0));
+    return SphereCone(to_centre / sqrt(d2), sin2_max / (1.0 + cos_max), sin2_max);
+}
+
+// SphereLight::pdf: the density per unit solid angle of one shadow ray's direction from
+// `origin`, uniform over the cone; 0 from inside.
+fn sphere_light_pdf(light: Light, origin: vec3<f32>) -> f32 {
+    let cone = sphere_cone(light, origin);
+    if !(cone.one_minus_cos > 0.0) {
+        return 0.0;
+    }
+    return 1.0 / (2.0 * PI * cone.one_minus_cos);
+}
+
+// render::lights::sample_sphere_light: a point on the near side of sphere light `light` seen
+// from `origin` in a direction uniform over the cone it covers (pdf 0: none, from inside).
+struct SphereLightSample {
+    point: vec3<f32>,
+    normal: vec3<f32>,
+    pdf: f32,
+}
+
+fn sphere_light_point(light: Light, origin: vec3<f32>, u: vec2<f32>) -> SphereLightSample {
+    let cone = sphere_cone(light, origin);
+    if !(cone.one_minus_cos > 0.0) {
+        return SphereLightSample(vec3<f32>(0.0), vec3<f32>(0.0, 0.0, 1.0), 0.0);
+    }
+    let one_minus_cos = u.x * cone.one_minus_cos;
+    let cos_theta = 1.0 - one_minus_cos;
+    let sin2 = max(one_minus_cos * (2.0 - one_minus_cos), 0.0);
+    let ratio = min(sin2 / cone.sin2_max, 1.0);
+    let cos_alpha = clamp(sin2 / sqrt(cone.sin2_max) + cos_theta * sqrt(1.0 - ratio), -1.0, 1.0);
+    let sin_alpha = sqrt(max(1.0 - cos_alpha * cos_alpha, 0.0));
+    let phi = 2.0 * PI * u.y;
+    let t = orthonormal_basis_t(cone.axis);
+    let b = orthonormal_basis_b(cone.axis);
+    let normal = -cone.axis * cos_alpha + (t * cos(phi) + b * sin(phi)) * sin_alpha;
+    return SphereLightSample(light.position.xyz + normal * light.position.w, normal, 1.0 / (2.0 * PI * cone.one_minus_cos));
+}
+
+// Tracer::sphere_light_sample without the visibility: the shadow ray from `origin` to just in
+// front of the sphere light's point `s`, carrying radiance · response / pdf over `count` rays.
+fn sphere_light_shadow(origin: vec3<f32>, n: vec3<f32>, ng: vec3<f32>, s: SphereLightSample, radiance: vec3<f32>, count: u32, pixel: u32) {
+    let to_light = s.point + s.normal * params.epsilon - origin;
+    let wi = normalize_or(to_light, vec3<f32>(0.0));
+    if -dot3(s.normal, wi) <= 0.0 {
+        return;
+    }
+    let response = light_response(n, ng, wi, f32(count) * s.pdf, true);
+    if is_zero3(response) {
+        return;
+    }
+    emit_shadow(origin, pixel, to_light, 1.0 - 1e-4, radiance * response / (s.pdf * f32(count)));
+}
+
 // Tracer::direct_light: shadow rays towards every light, each carrying its irradiance E_i at a
 // diffuse point, or L f cos / pdf at a rough one (lobe_rough), from the ray's stream at
 // `dimension`; returns the stream's next dimension.
@@ -279,6 +351,17 @@ fn direct_light(sp: SurfacePoint, view_dir: vec3<f32>, ray: Ray, dimension: u32)
                     // Just in front of the emitter, which is geometry.
                     let target_point = e.point + e.normal * params.epsilon;
                     area_light_shadow(origin, n, ng, target_point, e.normal, light.color.xyz, light.normal.w, count, ray.pixel);
+                }
+            }
+            case LIGHT_SPHERE: {
+                let count = max(light.samples, 1u);
+                for (var s = 0u; s < count; s++) {
+                    let jx = next_f32(&stream);
+                    let u = stratified_sample(s, count, vec2<f32>(jx, next_f32(&stream)));
+                    let e = sphere_light_point(light, origin, u);
+                    if e.pdf > 0.0 {
+                        sphere_light_shadow(origin, n, ng, e, light.color.xyz, count, ray.pixel);
+                    }
                 }
             }
             default: {
@@ -449,7 +532,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
                 if bsdf_pdf > 0.0 && light_index != NONE {
                     let light = lights[light_index];
                     let distance = hit.t * sqrt(dot3(ray.dir, ray.dir));
-                    let light_pdf = area_counted_pdf(light.normal.w, max(light.samples, 1u), distance, cos_light);
+                    var light_pdf = area_counted_pdf(light.normal.w, max(light.samples, 1u), distance, cos_light);
+                    if light.kind == LIGHT_SPHERE {
+                        light_pdf = f32(max(light.samples, 1u)) * sphere_light_pdf(light, ray.origin);
+                    }
                     emitted *= power_heuristic(bsdf_pdf, light_pdf);
                 }
                 //!endif

@@ -26,6 +26,7 @@ use crate::cpu::optics::{
 use crate::cpu::plastic::{Plastic, PlasticHit};
 use crate::cpu::rough::{power_heuristic, RoughHit, RoughSample, RoughSurface};
 use crate::render::gather::ShadingPoint;
+use crate::render::lights::{sample_sphere_light, SphereLightSample};
 use crate::render::photons::cone_direction;
 use crate::render::plan::PassPlan;
 use crate::render::sampling::{stratified_sample, SampleStream};
@@ -305,7 +306,7 @@ impl<'a> Tracer<'a> {
                 {
                     Some((_, sampling)) if bsdf_pdf > 0.0 => {
                         let distance = hit.t * ray.dir.length();
-                        let light_pdf = sampling.counted_pdf(distance, cos_light);
+                        let light_pdf = sampling.counted_pdf_from(ray.origin, distance, cos_light);
                         *radiance * power_heuristic(bsdf_pdf, light_pdf)
                     }
                     _ => *radiance,
@@ -573,9 +574,50 @@ impl<'a> Tracer<'a> {
                     }
                     e += sum * (sampling.area / sampling.samples as f32);
                 }
+                LightKind::Sphere {
+                    sphere,
+                    radiance,
+                    samples,
+                    ..
+                } => {
+                    // Directions uniform over the cone the sphere covers: `L cos / pdf` each.
+                    let count = samples.max(1);
+                    let mut sum = Vec3::ZERO;
+                    for s in 0..count {
+                        let u = stratified_sample(s, count, rng.next_vec2());
+                        let Some(sample) = sample_sphere_light(&sphere, origin, u) else {
+                            continue;
+                        };
+                        sum += self.sphere_light_sample(&at, &sample, radiance, count);
+                    }
+                    e += sum / count as f32;
+                }
             }
         }
         e
+    }
+
+    /// One sample of a sphere light: `radiance · response / pdf` towards the point `sample`
+    /// when its shadow ray is clear, else zero. Twin of `sphere_light_shadow` in
+    /// `shaders/whitted/shade.wgsl`.
+    fn sphere_light_sample(
+        &self,
+        at: &LightSample,
+        sample: &SphereLightSample,
+        radiance: Vec3,
+        count: u32,
+    ) -> Vec3 {
+        // Just in front of the emitter, which is geometry.
+        let to_light = sample.point + sample.normal * self.epsilon - at.origin;
+        let wi = to_light.normalize_or_zero();
+        if -sample.normal.dot(wi) <= 0.0 {
+            return Vec3::ZERO;
+        }
+        let response = at.response(wi, Some(count as f32 * sample.pdf));
+        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
+            return Vec3::ZERO;
+        }
+        radiance * response / sample.pdf
     }
 
     /// One sample of an area light: `radiance · response · cos_light / d²` from the point

@@ -84,6 +84,7 @@ pub fn make_ray_sets(scene: &Scene, prepared: &Prepared, width: u32, height: u32
                 ..
             } => Some(corner + 0.5 * (edge_u + edge_v)),
             LightKind::Mesh { ref emitter, .. } => Some(emitter.sample(Vec2::splat(0.5)).0),
+            LightKind::Sphere { sphere, .. } => Some(sphere.centre),
             LightKind::Directional { .. } | LightKind::Environment(_) => None,
         })
         .unwrap_or((lo + hi) * 0.5 + Vec3::Y * (hi - lo).length());

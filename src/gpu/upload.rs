@@ -43,6 +43,8 @@ pub const LIGHT_MESH: u32 = 4;
 pub const LIGHT_MESH_TRIANGLE: u32 = 5;
 /// An environment light; its map lies in the texel array ([`environment_texels`]).
 pub const LIGHT_ENVIRONMENT: u32 = 6;
+/// An emissive analytic sphere: `position` = centre (w = radius), `normal.w` = its area.
+pub const LIGHT_SPHERE: u32 = 7;
 
 /// "No index" in the GPU structs (no texture, a miss, a padding ray).
 pub const NONE: u32 = u32::MAX;
@@ -484,6 +486,19 @@ pub fn gpu_lights(scene: &Scene) -> Vec<GpuLight> {
                     ..Default::default()
                 }
             }
+            LightKind::Sphere {
+                sphere,
+                radiance,
+                samples,
+                ..
+            } => GpuLight {
+                kind: LIGHT_SPHERE,
+                samples: samples.max(1),
+                position: vec4(sphere.centre, sphere.radius),
+                normal: vec4(Vec3::ZERO, sphere.area()),
+                color: vec4(radiance, 0.0),
+                ..Default::default()
+            },
             LightKind::Environment(ref env) => GpuLight {
                 kind: LIGHT_ENVIRONMENT,
                 samples: env.samples.max(1),
@@ -617,7 +632,7 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
                     0
                 }
             }
-            LightKind::Mesh { samples, .. } => samples.max(1),
+            LightKind::Mesh { samples, .. } | LightKind::Sphere { samples, .. } => samples.max(1),
             LightKind::Environment(ref env) => env.samples.max(1),
             _ => 1,
         })

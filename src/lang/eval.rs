@@ -18,7 +18,7 @@ use crate::scene::{
     self, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FileMaterial, FrameRange,
     FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId, MaterialKind,
     Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings,
-    Scene, Span, Texture, VdMap, VdSpace,
+    Scene, Span, SphereLight, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -1808,7 +1808,8 @@ impl Builder<'_, '_> {
                 });
             }
         }
-        // Emitters are sampled by their faces, which an analytic sphere does not have.
+        // An emissive analytic sphere is sampled as a sphere, which an uneven scale would make
+        // an ellipsoid.
         for instance in &self.scene.instances {
             let (Some(mesh), Some(material)) = (
                 self.scene.meshes.get(instance.mesh as usize),
@@ -1816,16 +1817,18 @@ impl Builder<'_, '_> {
             ) else {
                 continue;
             };
-            if let (MeshOrigin::AnalyticSphere { .. }, MaterialKind::Emissive { .. }) =
+            if let (MeshOrigin::AnalyticSphere { radius }, MaterialKind::Emissive { .. }) =
                 (&mesh.origin, &material.kind)
             {
-                self.ctx.error(
-                    instance.span,
-                    format!(
-                        "mesh \"{}\" is an analytic sphere and material \"{}\" emits: an analytic sphere cannot be a light yet (leave out \"analytic\" to emit from its tessellation)",
-                        mesh.name, material.name
-                    ),
-                );
+                if SphereLight::placed(*radius, &instance.transform).is_none() {
+                    self.ctx.error(
+                        instance.span,
+                        format!(
+                            "mesh \"{}\" is an analytic sphere and material \"{}\" emits: an emissive analytic sphere must be scaled alike along every axis (leave out \"analytic\" to emit from a stretched tessellation)",
+                            mesh.name, material.name
+                        ),
+                    );
+                }
             }
         }
     }

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod frame;
 pub mod gather;
 pub mod irradiance_photons;
+pub mod lights;
 pub mod photons;
 pub mod plan;
 pub mod progress;

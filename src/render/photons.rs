@@ -50,6 +50,7 @@ pub const EMITTER_MESH: u32 = 4;
 /// A record after the emitters that holds one triangle of a mesh emitter.
 pub const EMITTER_TRIANGLE: u32 = 5;
 pub const EMITTER_ENVIRONMENT: u32 = 6;
+pub const EMITTER_SPHERE: u32 = 7;
 
 /// A photon record's `flags`: the number of surface interactions before this one (bits 0–7),
 /// and whether every one of them was specular (bit 8), so `L S+ D` paths are
@@ -115,6 +116,9 @@ impl PhotonPass {
 ///   `power` = scale·πR² / count. A photon picks its direction ω by the map's luminance and
 ///   then leaves like a directional light's towards −ω, of power `power`·L(ω)/pdf(ω)
 ///   ([`environment_as_directional`]).
+/// - sphere: `position` = centre (w = radius), `axis.w` = how far in front of the sphere
+///   photons leave (the ray epsilon: the sphere is geometry); `power` = L·4πr²·π / count. A
+///   photon leaves like a mesh emitter's from a point uniform over the sphere.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct PhotonEmitter {
@@ -172,6 +176,9 @@ pub fn light_power(kind: &LightKind, scene_radius: f32) -> Vec3 {
             radiance,
             ..
         } => radiance * (emitter.area * pi),
+        LightKind::Sphere {
+            sphere, radiance, ..
+        } => radiance * (sphere.area() * pi),
         LightKind::Environment(ref env) => env.integral() * (pi * scene_radius * scene_radius),
     }
 }
@@ -308,6 +315,14 @@ pub fn photon_emitters(scene: &Scene, prepared: &Prepared, total: u32) -> Vec<Ph
                 e.power = v4(radiance * (emitter.area * std::f32::consts::PI) / n, 0.0);
                 meshes.push((emitters.len(), emitter));
             }
+            LightKind::Sphere {
+                sphere, radiance, ..
+            } => {
+                e.kind = EMITTER_SPHERE;
+                e.position = v4(sphere.centre, sphere.radius);
+                e.axis = v4(Vec3::ZERO, prepared.ray_epsilon());
+                e.power = v4(radiance * (sphere.area() * std::f32::consts::PI) / n, 0.0);
+            }
             LightKind::Environment(ref env) => {
                 e.kind = EMITTER_ENVIRONMENT;
                 e.triangles = scene.texture_texel_count() as u32;
@@ -367,6 +382,17 @@ fn mesh_emitter_point(e: &PhotonEmitter, emitters: &[PhotonEmitter], u: Vec2) ->
         Vec2::new(x, u.y),
     );
     (point, Vec3::from_slice(&t.axis))
+}
+
+/// A point uniform over sphere emitter `e`'s surface, moved out by its epsilon, and the outward
+/// unit normal there. Twin of `sphere_emitter_point` in `shaders/photons/emit.wgsl`.
+fn sphere_emitter_point(e: &PhotonEmitter, u: Vec2) -> (Vec3, Vec3) {
+    let z = 1.0 - 2.0 * u.x;
+    let r = (1.0 - z * z).max(0.0).sqrt();
+    let phi = 2.0 * std::f32::consts::PI * u.y;
+    let normal = Vec3::new(r * phi.cos(), r * phi.sin(), z);
+    let centre = Vec3::from_slice(&e.position[..3]);
+    (centre + normal * (e.position[3] + e.axis[3]), normal)
 }
 
 /// A unit vector's two perpendicular unit vectors (Duff et al. 2017, branchless).
@@ -470,6 +496,15 @@ pub fn emit_photon(
     let e = if e.kind == EMITTER_MESH {
         let (point, normal) = mesh_emitter_point(e, emitters, u_pos);
         mesh_point = PhotonEmitter {
+            position: v4(point, 1.0),
+            axis: v4(normal, 0.0),
+            ..*e
+        };
+        &mesh_point
+    } else if e.kind == EMITTER_SPHERE {
+        let (point, normal) = sphere_emitter_point(e, u_pos);
+        mesh_point = PhotonEmitter {
+            kind: EMITTER_MESH,
             position: v4(point, 1.0),
             axis: v4(normal, 0.0),
             ..*e

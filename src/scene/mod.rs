@@ -10,6 +10,7 @@ pub mod fresnel;
 pub mod mesh;
 pub mod shapes;
 pub mod span;
+pub mod sphere_light;
 pub mod vdmap;
 
 use std::path::PathBuf;
@@ -21,6 +22,7 @@ pub use devices::{DeviceChoice, DeviceList};
 pub use environment::{EnvMap, EnvSample, Environment};
 pub use mesh::{FileCamera, FileMaterial, MeshAsset, MeshData, MeshPart, Placement, SceneAsset};
 pub use span::Span;
+pub use sphere_light::{SphereCone, SphereLight};
 pub use vdmap::{VdImage, VdMap, VdSpace};
 
 /// Index into [`Scene::materials`].
@@ -490,21 +492,33 @@ pub enum LightKind {
         radiance: Vec3,
         samples: u32,
     },
+    /// An emissive analytic sphere ([`SphereLight`]), emitting uniform `radiance` from its
+    /// outer side ([`Scene::add_emissive_lights`]). Its `samples` shadow rays per shading point
+    /// are spread over the cone of directions it covers.
+    Sphere {
+        /// Index into [`Scene::instances`].
+        instance: u32,
+        sphere: SphereLight,
+        radiance: Vec3,
+        samples: u32,
+    },
     /// Radiance from every direction, infinitely far away ([`Environment`]): at most one per
     /// scene. Camera and specular rays that leave the scene see it.
     Environment(Environment),
 }
 
-/// How an area light's shadow rays choose its points: uniformly over its `area`, `samples` of
-/// them per shading point.
+/// How an area light's shadow rays choose its points: uniformly over its `area`, or for a
+/// `sphere`, uniformly over the cone of directions it covers; `samples` of them per shading
+/// point.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AreaSampling {
     pub area: f32,
     pub samples: u32,
+    pub sphere: Option<SphereLight>,
 }
 
 impl LightKind {
-    /// How a quad or mesh light is sampled; `None` for other lights.
+    /// How a quad, mesh or sphere light is sampled; `None` for other lights.
     pub fn area_sampling(&self) -> Option<AreaSampling> {
         match *self {
             LightKind::Quad {
@@ -515,6 +529,7 @@ impl LightKind {
             } => Some(AreaSampling {
                 area: edge_u.cross(edge_v).length(),
                 samples: samples.max(1),
+                sphere: None,
             }),
             LightKind::Mesh {
                 ref emitter,
@@ -523,6 +538,14 @@ impl LightKind {
             } => Some(AreaSampling {
                 area: emitter.area,
                 samples: samples.max(1),
+                sphere: None,
+            }),
+            LightKind::Sphere {
+                sphere, samples, ..
+            } => Some(AreaSampling {
+                area: sphere.area(),
+                samples: samples.max(1),
+                sphere: Some(sphere),
             }),
             _ => None,
         }
@@ -539,6 +562,17 @@ impl AreaSampling {
             return 0.0;
         }
         self.samples as f32 * distance * distance / (cos_light * self.area)
+    }
+
+    /// [`Self::counted_pdf`] for a ray from `origin` that met the light `distance` away at
+    /// cosine `cos_light` with its normal: a sphere light's density is its cone's
+    /// ([`SphereLight::pdf`]), times the shadow rays per point.
+    pub fn counted_pdf_from(&self, origin: Vec3, distance: f32, cos_light: f32) -> f32 {
+        match self.sphere {
+            Some(sphere) if cos_light > 0.0 => self.samples as f32 * sphere.pdf(origin),
+            Some(_) => 0.0,
+            None => self.counted_pdf(distance, cos_light),
+        }
     }
 }
 
@@ -1050,6 +1084,26 @@ impl Scene {
             if radiance.max_element() <= 0.0 {
                 continue;
             }
+            if let MeshOrigin::AnalyticSphere { radius } = mesh.origin {
+                // The evaluator refuses a sphere scaled unevenly (an ellipsoid).
+                let Some(sphere) = SphereLight::placed(radius, &instance.transform) else {
+                    log::warn!(
+                        "mesh \"{}\" is an analytic sphere scaled unevenly: it does not emit",
+                        mesh.name
+                    );
+                    continue;
+                };
+                self.lights.push(Light {
+                    kind: LightKind::Sphere {
+                        instance: index as u32,
+                        sphere,
+                        radiance: *radiance,
+                        samples: *samples,
+                    },
+                    span: instance.span,
+                });
+                continue;
+            }
             if mesh.displacement.is_some() {
                 log::warn!(
                     "mesh \"{}\" is displaced and emissive: it emits from its undisplaced faces",
@@ -1092,7 +1146,9 @@ impl Scene {
             )
             .collect();
         for (index, light) in self.lights.iter().enumerate() {
-            if let LightKind::Mesh { instance, .. } = light.kind {
+            if let LightKind::Mesh { instance, .. } | LightKind::Sphere { instance, .. } =
+                light.kind
+            {
                 if let Some(slot) = out.get_mut(instance as usize) {
                     *slot = sampled(index);
                 }
