@@ -122,3 +122,61 @@ fn file_materials_no_instance_uses_are_not_made_and_load_no_texture() {
     assert_eq!(s.materials.len(), 1, "only grey: {:?}", s.materials);
     assert!(s.textures.is_empty(), "wood.png is not loaded");
 }
+
+#[test]
+fn replace_swaps_one_file_material_for_a_scene_material_and_keeps_the_others() {
+    let s = scene(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace \"red\" grey }",
+    );
+    let names: Vec<&str> = s
+        .instances
+        .iter()
+        .map(|i| s.materials[i.material as usize].name.as_str())
+        .collect();
+    assert_eq!(names, ["grey", "box/lamp"]);
+    assert!(
+        s.textures.is_empty(),
+        "the replaced material's wood.png is not loaded"
+    );
+}
+
+#[test]
+fn replace_errors_name_the_files_materials_and_refuse_material_beside_it() {
+    let rendered = errors(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace \"rde\" grey }",
+    );
+    assert!(
+        rendered.starts_with(
+            "scene.csc:3:29: error: mesh \"box\" has no material \"rde\" (did you mean \"red\"?)"
+        ),
+        "{rendered}"
+    );
+    let rendered = errors(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box material grey replace \"red\" grey }",
+    );
+    assert!(
+        rendered.starts_with("scene.csc:3:35: error: \"replace\" changes one of the file's materials, but \"material\" already replaces them all"),
+        "{rendered}"
+    );
+    let rendered = errors(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace \"red\" gery }",
+    );
+    assert!(
+        rendered.starts_with("scene.csc:3:35: error: unknown material \"gery\""),
+        "{rendered}"
+    );
+    let rendered = errors(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { box }\ninstance { mesh box material grey replace \"red\" grey }",
+    );
+    assert!(
+        rendered.contains("error: \"replace\" changes one of the file's materials"),
+        "{rendered}"
+    );
+    let rendered = errors(
+        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace red grey }",
+    );
+    assert!(
+        rendered.starts_with("scene.csc:3:21: error: \"replace\" takes the name of one of the file's materials in quotes and a material"),
+        "{rendered}"
+    );
+}

@@ -201,7 +201,17 @@ impl Names {
 struct PendingInstance {
     mesh: Option<(String, Span)>,
     material: Option<(String, Span)>,
+    /// `replace "FILE MATERIAL" material`: one of the file's materials replaced by a scene
+    /// material, with the place of each name.
+    replacements: Vec<Replacement>,
     transform: Affine3A,
+    span: Span,
+}
+
+/// One `replace` of an instance.
+struct Replacement {
+    file_material: (String, Span),
+    material: (String, Span),
     span: Span,
 }
 
@@ -395,6 +405,11 @@ const INSTANCE: &[ParamSpec] = &[
     repeated("scale"),
     repeated("matrix"),
     repeated("look_at"),
+    ParamSpec {
+        name: "replace",
+        ty: params::ParamType::Text,
+        repeatable: true,
+    },
 ];
 const TRANSFORMS: [&str; 5] = ["translate", "rotate", "scale", "matrix", "look_at"];
 const LIGHT: &[ParamSpec] = &[
@@ -1182,6 +1197,7 @@ impl Builder<'_, '_> {
             self.instances.push(PendingInstance {
                 mesh: Some((name.clone(), span)),
                 material: None,
+                replacements: Vec::new(),
                 transform: placement.transform,
                 span,
             });
@@ -1217,6 +1233,54 @@ impl Builder<'_, '_> {
     /// The scene material for material `index` of the mesh file whose first part is `first`,
     /// named `mesh/material`, made (with its texture loaded) on first use; `None` when its
     /// texture fails to load, which is reported once.
+    /// The scene material each `replace` of `pending` gives a file material (by the file
+    /// material's index), for the file mesh whose first part is `mesh`; `None` after an error:
+    /// a file material the file does not have, an unknown material, or `replace` beside
+    /// `material` (which replaces them all).
+    fn replacements(
+        &mut self,
+        mesh: MeshId,
+        overridden: bool,
+        pending: &PendingInstance,
+    ) -> Option<HashMap<usize, MaterialId>> {
+        let mut out = HashMap::new();
+        let mut ok = true;
+        for r in &pending.replacements {
+            let ctx = &mut self.ctx;
+            if overridden {
+                ctx.error(
+                    r.span,
+                    "\"replace\" changes one of the file's materials, but \"material\" already replaces them all",
+                );
+                return None;
+            }
+            // A mesh without file materials has errored already: it needs "material", which
+            // the check above refuses beside "replace".
+            let Some(file) = self.mesh_parts.get(&mesh) else {
+                return None;
+            };
+            let (wanted, wanted_span) = &r.file_material;
+            let names = file.asset.materials.iter().map(|m| m.name.as_str());
+            let Some(index) = file.asset.materials.iter().position(|m| &m.name == wanted) else {
+                let hint = suggest::did_you_mean(wanted, names);
+                ctx.error(
+                    *wanted_span,
+                    format!("mesh \"{}\" has no material \"{wanted}\"{hint}", file.mesh),
+                );
+                ok = false;
+                continue;
+            };
+            let (name, span) = &r.material;
+            match self.material_names.resolve(ctx, "material", name, *span) {
+                Some(m) => {
+                    out.insert(index, m);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
     fn file_material(&mut self, first: MeshId, index: usize) -> Option<MaterialId> {
         let parts = self.mesh_parts.get(&first)?;
         if let Some(made) = parts.materials[index] {
@@ -1439,10 +1503,31 @@ impl Builder<'_, '_> {
                 transform = step * transform;
             }
         }
+        let mut replacements = Vec::new();
+        for param in p.take_all(&["replace"]) {
+            match param.values.as_slice() {
+                [Expr {
+                    kind: ExprKind::Str(file_material),
+                    span: file_span,
+                }, Expr {
+                    kind: ExprKind::Ident(material),
+                    span: material_span,
+                }] => replacements.push(Replacement {
+                    file_material: (file_material.clone(), *file_span),
+                    material: (material.clone(), *material_span),
+                    span: param.span,
+                }),
+                _ => ctx.error(
+                    param.span,
+                    "\"replace\" takes the name of one of the file's materials in quotes and a material: replace \"FILE MATERIAL\" material",
+                ),
+            }
+        }
         p.finish(ctx, "an instance");
         self.instances.push(PendingInstance {
             mesh,
             material,
+            replacements,
             transform,
             span: block.span,
         });
@@ -1755,11 +1840,13 @@ impl Builder<'_, '_> {
             let ctx = &mut self.ctx;
             let mesh = pending
                 .mesh
-                .and_then(|(n, s)| self.mesh_names.resolve(ctx, "mesh", &n, s));
+                .as_ref()
+                .and_then(|(n, s)| self.mesh_names.resolve(ctx, "mesh", n, *s));
             // `None`: not given; `Some(None)`: given but unknown (already reported).
             let material = pending
                 .material
-                .map(|(n, s)| self.material_names.resolve(ctx, "material", &n, s));
+                .as_ref()
+                .map(|(n, s)| self.material_names.resolve(ctx, "material", n, *s));
             let (Some(mesh), Some(Some(_)) | None) = (mesh, material) else {
                 continue;
             };
@@ -1782,12 +1869,18 @@ impl Builder<'_, '_> {
                 );
                 continue;
             }
+            let Some(replaced) = self.replacements(mesh, material.is_some(), &pending) else {
+                continue;
+            };
             for (part, own) in parts {
                 let material = match (material, own) {
                     (Some(m), _) => m,
-                    (None, Some(index)) => match self.file_material(mesh, index) {
-                        Some(m) => m,
-                        None => continue,
+                    (None, Some(index)) => match replaced.get(&index) {
+                        Some(&m) => m,
+                        None => match self.file_material(mesh, index) {
+                            Some(m) => m,
+                            None => continue,
+                        },
                     },
                     (None, None) => {
                         if warned_default.insert(mesh) {
