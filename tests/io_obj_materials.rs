@@ -429,9 +429,6 @@ fn sponza_loads_its_twenty_materials_and_shares_vertices() {
 
 #[test]
 fn sponza_with_its_textured_materials_renders_lit_by_a_sun_and_a_sky_on_the_cpu() {
-    if shared_asset("scenes/dabrovic_sponza/sponza.obj").is_none() {
-        return;
-    }
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/scenes/sponza_sun.csc");
     let file = caustica::load_scene(&path).unwrap();
     let overrides = caustica::Overrides {

@@ -1256,9 +1256,7 @@ impl Builder<'_, '_> {
             }
             // A mesh without file materials has errored already: it needs "material", which
             // the check above refuses beside "replace".
-            let Some(file) = self.mesh_parts.get(&mesh) else {
-                return None;
-            };
+            let file = self.mesh_parts.get(&mesh)?;
             let (wanted, wanted_span) = &r.file_material;
             let names = file.asset.materials.iter().map(|m| m.name.as_str());
             let Some(index) = file.asset.materials.iter().position(|m| &m.name == wanted) else {

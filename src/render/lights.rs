@@ -31,7 +31,7 @@ pub fn sample_sphere_light(
     u: Vec2,
 ) -> Option<SphereLightSample> {
     let cone = sphere.cone(origin)?;
-    if !(cone.one_minus_cos > 0.0) {
+    if cone.one_minus_cos.is_nan() || cone.one_minus_cos <= 0.0 {
         return None;
     }
     let one_minus_cos = u.x * cone.one_minus_cos;

@@ -58,7 +58,7 @@ impl SphereLight {
         let to_centre = self.centre - origin;
         let d2 = to_centre.length_squared();
         let r2 = self.radius * self.radius;
-        if !(d2 > r2) {
+        if d2.is_nan() || d2 <= r2 {
             return None;
         }
         let sin2_max = r2 / d2;

@@ -1,13 +1,13 @@
-# Dabrovic's Sponza atrium from the shared assets (its OBJ with 20 MTL materials and their
-# JPEG textures), lit by an afternoon sun through the open roof and by the sky of
-# scenes/environment.csc (whose glow is centred on the same sun). Not an example scene: it
-# needs ../shared/assets beside the repository.
+# Dabrovic's Sponza atrium (its OBJ with 20 MTL materials and their JPEG textures, as
+# scenes/sponza.csc ships it), lit by an afternoon sun through the open roof and by the sky of
+# scenes/environment.csc (whose glow is centred on the same sun): the small photon settings of
+# the tests and of earlier timings (docs/performance.md).
 #   cargo run --release -- render tests/data/scenes/sponza_sun.csc --preview out/sponza.png
 
 camera { position -10 3.5 -0.6  look_at 5 4.5 0.5  fov 65 }
 film   { resolution 640 400 spp 4 max_depth 6 }
 
-mesh sponza { file "../../../../shared/assets/scenes/dabrovic_sponza/sponza.obj" }
+mesh sponza { file "../../../scenes/meshes/sponza/sponza.obj.gz" }
 instance { mesh sponza }
 
 light sun { direction 0.8 -0.55 -0.25 irradiance 6 5.7 5.2 }
