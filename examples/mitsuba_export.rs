@@ -13,7 +13,7 @@
 //! point, directional and quad lights → `point`, `directional` and a `rectangle` area emitter;
 //! an environment light → `envmap` (its map written as `environment.exr`) or, when uniform,
 //! `constant`; an analytic sphere → Mitsuba's `sphere`; a texture → a `bitmap` of the
-//! material's albedo times the texels as Caustica decoded them (linear, written as
+//! material's albedo (a conductor's tint, as `specular_reflectance`) times the texels as Caustica decoded them (linear, written as
 //! `textures/material_M.exr`), looked up bilinearly with wrap-around at the instance's UVs
 //! (through the texture's scale and offset, written into the PLY).
 //! Spot lights (Mitsuba's falloff differs) and VD maps are refused with a message.
@@ -122,7 +122,8 @@ fn ggx_params(kind: &MaterialKind) -> String {
     }
 }
 
-/// The albedo and texture of a textured diffuse or plastic material.
+/// The albedo (a conductor's tint) and texture of a textured diffuse, plastic or conductor
+/// material.
 fn texture_of(kind: &MaterialKind) -> Option<(Vec3, u32)> {
     match *kind {
         MaterialKind::Diffuse {
@@ -131,6 +132,11 @@ fn texture_of(kind: &MaterialKind) -> Option<(Vec3, u32)> {
         }
         | MaterialKind::Plastic {
             albedo,
+            texture: Some(t),
+            ..
+        }
+        | MaterialKind::Conductor {
+            tint: albedo,
             texture: Some(t),
             ..
         } => Some((albedo, t)),
@@ -198,12 +204,12 @@ fn bsdf(kind: &MaterialKind, texture: Option<&str>) -> String {
             rgb(*reflectance)
         ),
         MaterialKind::Conductor { eta, k, tint, .. } => format!(
-            "<bsdf type=\"twosided\"><bsdf type=\"{}conductor\">{}<rgb name=\"eta\" value=\"{}\"/><rgb name=\"k\" value=\"{}\"/><rgb name=\"specular_reflectance\" value=\"{}\"/></bsdf></bsdf>",
+            "<bsdf type=\"twosided\"><bsdf type=\"{}conductor\">{}<rgb name=\"eta\" value=\"{}\"/><rgb name=\"k\" value=\"{}\"/>{}</bsdf></bsdf>",
             rough_prefix(kind),
             ggx_params(kind),
             rgb(*eta),
             rgb(*k),
-            rgb(*tint)
+            colour("specular_reflectance", *tint, texture)
         ),
         MaterialKind::Dielectric {
             ior, tint, fresnel, ..

@@ -107,7 +107,8 @@ fn test_glb(dir: &Path) -> PathBuf {
     {{"name": "red", "pbrMetallicRoughness": {{"baseColorFactor": [0.8, 0.1, 0.1, 1], "metallicFactor": 0, "roughnessFactor": 0.5,
       "baseColorTexture": {{"index": 0, "extensions": {{"KHR_texture_transform": {{"scale": [2, 2], "offset": [0.25, 0]}}}}}}}}}},
     {{"name": "glow", "emissiveFactor": [1, 0.5, 0.25], "extensions": {{"KHR_materials_emissive_strength": {{"emissiveStrength": 4}}}}}},
-    {{"name": "gold", "pbrMetallicRoughness": {{"baseColorFactor": [1, 0.8, 0.3, 1], "metallicFactor": 1, "roughnessFactor": 0.4}}}}
+    {{"name": "gold", "pbrMetallicRoughness": {{"baseColorFactor": [1, 0.8, 0.3, 1], "metallicFactor": 1, "roughnessFactor": 0.4,
+      "baseColorTexture": {{"index": 0}}}}}}
   ],
   "textures": [{{"source": 0}}],
   "images": [{{"bufferView": 4, "mimeType": "image/png"}}],
@@ -175,6 +176,8 @@ fn a_binary_gltf_loads_its_placements_materials_camera_and_lights() {
         panic!("a metal is a conductor: {:?}", kinds[2])
     };
     assert_eq!(roughness, 0.4);
+    // Its base-colour texture comes along, to tint it.
+    assert!(quad.materials[2].texture_image.is_some());
     let normal = caustica::cpu::optics::conductor_fresnel(1.0, eta, k);
     assert!(
         (normal - Vec3::new(0.999, 0.8, 0.3)).abs().max_element() < 1e-4,
@@ -285,6 +288,23 @@ fn importing_a_gltf_brings_its_meshes_instances_materials_camera_and_lights() {
         panic!("{:?}", red.kind)
     };
     assert_eq!(scene.textures[t as usize].uv_scale, Vec2::splat(2.0));
+    // The metal's base-colour texture is its conductor's texture.
+    let gold = scene
+        .materials
+        .iter()
+        .find(|m| m.name == "scene.glb/lamp/gold")
+        .expect("the lamp's metal");
+    assert!(
+        matches!(
+            gold.kind,
+            MaterialKind::Conductor {
+                texture: Some(_),
+                ..
+            }
+        ),
+        "{:?}",
+        gold.kind
+    );
     // A camera block of the scene wins over the file's.
     let own = scene_with(
         dir.path(),

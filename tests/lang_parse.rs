@@ -151,6 +151,7 @@ fn conductor_takes_rgb_eta_and_k_with_an_optional_tint() {
             k: Vec3::new(3.983, 2.386, 1.603),
             tint: Vec3::ONE,
             roughness: 0.0,
+            texture: None,
         }
     );
     assert_eq!(
@@ -160,6 +161,7 @@ fn conductor_takes_rgb_eta_and_k_with_an_optional_tint() {
             k: Vec3::splat(3.0),
             tint: Vec3::new(0.5, 0.6, 0.7),
             roughness: 0.0,
+            texture: None,
         }
     );
 }
@@ -219,6 +221,25 @@ fn textures_named_and_inline_load_once_each() {
     );
     assert_eq!(texture_of(1), Some(1));
     assert_eq!(texture_of(2), Some(1));
+}
+
+#[test]
+fn a_conductor_takes_a_texture_that_tints_it() {
+    let s = scene(
+        "texture patina { file \"planks.png\" }
+         material brass { conductor metal gold roughness 0.2 texture patina }",
+    );
+    assert!(
+        matches!(
+            s.materials[0].kind,
+            MaterialKind::Conductor {
+                texture: Some(0),
+                ..
+            }
+        ),
+        "{:?}",
+        s.materials[0].kind
+    );
 }
 
 #[test]

@@ -438,6 +438,7 @@ fn rough_sphere_over_floor(gold: bool, roughness: f32) -> Scene {
             k: Vec3::new(3.983, 2.386, 1.603),
             tint: Vec3::ONE,
             roughness,
+            texture: None,
         }
     } else {
         MaterialKind::Dielectric {

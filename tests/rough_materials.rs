@@ -309,3 +309,54 @@ fn multiple_importance_sampling_keeps_the_mean_whatever_the_lights_kind_and_shad
         assert!(error < 0.01, "{what}: {m} against {one}");
     }
 }
+
+/// A conductor's texture multiplies its tint at each hit (`Scene::material_at`): a smooth and
+/// a rough gold whose texture is one colour everywhere render exactly as the same golds with
+/// that colour as their tint, camera paths, photons and gather rays alike, on both backends.
+#[test]
+fn a_conductors_texture_tints_it_as_its_tint_would_on_both_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    let colour = (0.9f32, 0.6f32, 0.3f32);
+    let map = dir.path().join("patina.exr");
+    exr::prelude::write_rgb_file(&map, 4, 4, |_, _| colour).unwrap();
+    let render = |gold: &str| {
+        let text = format!(
+            "camera {{ position 0 1.2 3 look_at 0 0.3 0 fov 40 }}
+             film {{ resolution 32 32 spp 2 max_depth 4 }}
+             texture patina {{ file \"{}\" }}
+             material stone {{ diffuse 0.7 0.7 0.7 }}
+             material smooth {{ conductor metal gold {gold} }}
+             material rough {{ conductor metal gold roughness 0.3 {gold} }}
+             mesh ground {{ quad size 6 6 }}
+             mesh crate {{ box size 0.6 0.6 0.6 }}
+             instance {{ mesh ground material stone }}
+             instance {{ mesh crate material smooth rotate 0 30 0 translate -0.5 0.3 0 }}
+             instance {{ mesh crate material rough rotate 0 -20 0 translate 0.5 0.3 0 }}
+             light quad {{ center 0 2 0.5 size 1 1 radiance 6 6 6 }}
+             photons {{ global 5000 caustic 5000 knn 16 }}
+             gather {{ seeds 64 rays 16 }}",
+            map.display()
+        );
+        let scene = SceneFile::from_str("textured_gold.csc", &text)
+            .unwrap()
+            .eval(1, &AssetCache::new())
+            .unwrap();
+        let prepared = caustica::prepare(&scene).unwrap();
+        let cpu = caustica::cpu::render_whitted(&scene, &prepared, &RenderOptions::default());
+        let gpu = caustica::gpu::test_context().map(|ctx| {
+            caustica::gpu::GpuBackend::new(Arc::new(ctx))
+                .unwrap()
+                .render(&scene, &prepared, &RenderOptions::default())
+                .unwrap()
+        });
+        (cpu, gpu)
+    };
+    let (textured_cpu, textured_gpu) = render("texture patina");
+    let (tinted_cpu, tinted_gpu) = render(&format!("tint {} {} {}", colour.0, colour.1, colour.2));
+    let difference = relative_l1(&textured_cpu.color, &tinted_cpu.color);
+    assert!(difference < 1e-6, "CPU: {difference}");
+    if let (Some(textured), Some(tinted)) = (textured_gpu, tinted_gpu) {
+        let difference = relative_l1(&textured.color, &tinted.color);
+        assert!(difference < 1e-6, "GPU: {difference}");
+    }
+}

@@ -45,7 +45,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let sp = surface_point(ray.origin, ray.dir, hit);
     let dir = normalize3(ray.dir);
-    let m = materials[sp.material];
+    let m = material_at(materials[sp.material], sp);
     var stream = sample_stream(params.seed_lo, params.seed_hi, ray.pixel, ray.sample);
     stream.dimension = ray.dimension;
     let u = next_f32(&stream);

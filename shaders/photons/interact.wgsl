@@ -41,7 +41,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let bounces = path.flags & PHOTON_BOUNCES_MASK;
     let specular_path = (path.flags & PHOTON_SPECULAR_PATH) != 0u;
     let sp = surface_point(ray.origin, ray.dir, hit);
-    let m = materials[sp.material];
+    let m = material_at(materials[sp.material], sp);
     let dir = normalize3(ray.dir);
     var albedo = vec3<f32>(0.0);
     if m.kind == 0u || m.kind == MATERIAL_PLASTIC {

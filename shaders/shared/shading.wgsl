@@ -180,6 +180,17 @@ fn sample_texture(index: u32, surface_uv: vec2<f32>) -> vec3<f32> {
 }
 
 // Tracer::albedo_of.
+// Scene::material_at: a textured conductor's tint times its texture at the hit (the texture
+// then used up); every other material as it is.
+fn material_at(m: Material, sp: SurfacePoint) -> Material {
+    var out = m;
+    if m.kind == MATERIAL_CONDUCTOR && m.texture != NONE {
+        out.color = vec4<f32>(m.color.xyz * sample_texture(m.texture, sp.uv), m.color.w);
+        out.texture = NONE;
+    }
+    return out;
+}
+
 fn albedo_of(m: Material, sp: SurfacePoint) -> vec3<f32> {
     if (m.kind == 0u || m.kind == MATERIAL_PLASTIC) && m.texture != NONE {
         return m.color.xyz * sample_texture(m.texture, sp.uv);

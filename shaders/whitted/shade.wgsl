@@ -517,7 +517,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         return;
     }
     let sp = surface_point(ray.origin, ray.dir, hit);
-    let material = materials[sp.material];
+    let material = material_at(materials[sp.material], sp);
     let dir = normalize3(ray.dir);
     record_first_hit(1.0, albedo_of(material, sp), sp);
     switch material.kind {

@@ -454,7 +454,7 @@ pub fn gather_radiance(
         }
         let sp = prepared.surface_point(&ray, &hit);
         let dir = ray.dir.normalize();
-        let material = &scene.materials[sp.material as usize].kind;
+        let material = &*scene.material_at(sp.material, sp.uv);
         let u = rng.next_f32();
         let facing = face_forward(sp.geometric_normal, dir);
         if let Some(surface) = RoughSurface::of(material) {

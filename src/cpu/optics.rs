@@ -339,6 +339,7 @@ mod tests {
             k: Vec3::splat(3.0),
             tint: Vec3::new(1.0, 0.5, 0.25),
             roughness: 0.0,
+            texture: None,
         };
         let f = conductor_fresnel(0.6, Vec3::splat(0.2), Vec3::splat(3.0));
         assert_eq!(

@@ -96,7 +96,7 @@ pub fn trace_photons(
                 };
                 hits += 1;
                 let sp = prepared.surface_point(&ray, &hit);
-                let material = &scene.materials[sp.material as usize].kind;
+                let material = &*scene.material_at(sp.material, sp.uv);
                 let dir = ray.dir.normalize();
                 let surface = SurfaceKind::of(material, albedo_at(scene, material, sp.uv));
                 let step = interact(

@@ -280,6 +280,7 @@ mod tests {
             k: Vec3::new(3.983, 2.386, 1.603),
             tint: Vec3::ONE,
             roughness,
+            texture: None,
         })
         .expect("a rough conductor")
     }
@@ -307,6 +308,7 @@ mod tests {
             k: Vec3::ONE,
             tint: Vec3::ONE,
             roughness: 0.0,
+            texture: None,
         };
         assert!(RoughSurface::of(&smooth).is_none());
         assert!(RoughSurface::of(&MaterialKind::Mirror {

@@ -356,7 +356,9 @@ pub fn gpu_materials(scene: &Scene) -> Vec<GpuMaterial> {
                 MaterialKind::Dielectric { ior, tint, .. } => {
                     (MATERIAL_DIELECTRIC, NONE, *ior, *tint)
                 }
-                MaterialKind::Conductor { tint, .. } => (MATERIAL_CONDUCTOR, NONE, 1.0, *tint),
+                MaterialKind::Conductor { tint, texture, .. } => {
+                    (MATERIAL_CONDUCTOR, texture.unwrap_or(NONE), 1.0, *tint)
+                }
                 MaterialKind::Plastic {
                     albedo,
                     texture,

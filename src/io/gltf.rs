@@ -6,12 +6,16 @@
 //! - an emissive factor (times `KHR_materials_emissive_strength`) → emissive;
 //! - `KHR_materials_transmission` → dielectric of `KHR_materials_ior` (1.5 by default), tinted
 //!   by the base colour;
-//! - metallic 0.5 or more → a mirror reflecting the base colour (glTF's F0 of a metal);
-//! - anything else → diffuse of the base colour times its texture (through
-//!   `KHR_texture_transform`'s offset and scale).
+//! - metallic 0.5 or more → a conductor of the material's roughness reflecting the base colour
+//!   head-on and white at grazing incidence (Gulbrandsen's mapping), tinted by the base-colour
+//!   texture;
+//! - `KHR_materials_specular` 0 or an index of 1 → diffuse of the base colour times its texture;
+//! - anything else → a plastic of the base colour times its texture under a coat of the file's
+//!   index and the material's roughness.
 //!
-//! Rough reflection (roughness, and a dielectric's specular layer) is not modelled yet: it is
-//! reported once per file. Lights are photometric in glTF (candela, lux) and divided by 683 lm/W.
+//! Textures go through `KHR_texture_transform`'s offset and scale. What is not modelled
+//! (metallic-roughness textures, partial specular factors, emissive textures) is reported once
+//! per file. Lights are photometric in glTF (candela, lux) and divided by 683 lm/W.
 //! Texture coordinates are flipped to Caustica's convention (v up). Accessors are checked to
 //! lie inside their buffers before they are read; sparse accessors and primitives other than
 //! triangles are reported and left out.
@@ -199,31 +203,29 @@ impl Reader<'_> {
         }
         if pbr.metallic_factor() >= 0.5 {
             // A conductor reflecting the base colour at normal incidence, white at grazing
-            // incidence as glTF's Schlick term is.
-            if pbr.base_color_texture().is_some() {
-                self.warnings
-                    .add("base-colour textures of metals are not modelled: the factor is used");
-            }
+            // incidence as glTF's Schlick term is; a base-colour texture tints it (so a texel
+            // t reflects the factor times t head-on, and t at grazing incidence).
             let (eta, k) = conductor_from_reflectance(base);
             material.kind = MaterialKind::Conductor {
                 eta,
                 k,
                 tint: Vec3::ONE,
                 roughness: roughness.clamp(0.0, 1.0),
+                texture: None,
             };
-            return Ok(material);
-        }
-        // A non-metal is a diffuse base under a dielectric coat of the file's index (1.5), a
-        // plastic, unless KHR_materials_specular turns its specular layer off (or the index is
-        // 1, which reflects nothing): then it is diffuse.
-        let ior = m.ior().unwrap_or(1.5);
-        let specular = m.specular().map_or(1.0, |s| s.specular_factor());
-        if specular > 0.0 && specular < 1.0 {
-            self.warnings
-                .add("a specular factor between 0 and 1 is taken as 1");
-        }
-        if specular > 0.0 && ior > 1.0 {
-            material.kind = MaterialKind::plastic(base, None, ior, roughness.clamp(0.0, 1.0));
+        } else {
+            // A non-metal is a diffuse base under a dielectric coat of the file's index (1.5),
+            // a plastic, unless KHR_materials_specular turns its specular layer off (or the
+            // index is 1, which reflects nothing): then it is diffuse.
+            let ior = m.ior().unwrap_or(1.5);
+            let specular = m.specular().map_or(1.0, |s| s.specular_factor());
+            if specular > 0.0 && specular < 1.0 {
+                self.warnings
+                    .add("a specular factor between 0 and 1 is taken as 1");
+            }
+            if specular > 0.0 && ior > 1.0 {
+                material.kind = MaterialKind::plastic(base, None, ior, roughness.clamp(0.0, 1.0));
+            }
         }
         if let Some(info) = pbr.base_color_texture() {
             if info.tex_coord() != 0 {

@@ -269,6 +269,7 @@ fn translate(block: MtlBlock, warnings: &mut Warnings) -> FileMaterial {
                 k,
                 tint: Vec3::ONE,
                 roughness,
+                texture: None,
             }
         } else {
             MaterialKind::Mirror { reflectance }

@@ -876,11 +876,13 @@ impl Builder<'_, '_> {
                         conductor_index(&p, ctx, "k", block.span, nonnegative, "at least 0"),
                     ),
                 };
+                texture_ref = p.word(ctx, "texture");
                 MaterialKind::Conductor {
                     eta,
                     k,
                     tint: tint(&p, ctx, block.span),
                     roughness: roughness(&p, ctx),
+                    texture: None,
                 }
             }
             _ => {

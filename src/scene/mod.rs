@@ -277,12 +277,15 @@ pub enum MaterialKind {
     },
     /// Conductor: specular reflection whose reflectance is the exact conductor Fresnel term of
     /// the complex index `eta + i·k` (per RGB channel, relative to the outside) at the hit's
-    /// angle, times `tint`. Smooth at `roughness` 0, else GGX microfacets as for a dielectric.
+    /// angle, times `tint` (times the texture at the hit when one is given, as Mitsuba's
+    /// `specular_reflectance` texture: [`Scene::material_at`]). Smooth at `roughness` 0, else
+    /// GGX microfacets as for a dielectric.
     Conductor {
         eta: Vec3,
         k: Vec3,
         tint: Vec3,
         roughness: f32,
+        texture: Option<TextureId>,
     },
     /// A diffuse base of `albedo` (times the texture when one is given) under a dielectric coat
     /// of index `ior`, smooth at `roughness` 0, else GGX microfacets as for a dielectric
@@ -353,9 +356,9 @@ impl MaterialKind {
     /// The texture slot of a material that takes one (diffuse, and a plastic's base).
     pub fn texture_mut(&mut self) -> Option<&mut Option<TextureId>> {
         match self {
-            MaterialKind::Diffuse { texture, .. } | MaterialKind::Plastic { texture, .. } => {
-                Some(texture)
-            }
+            MaterialKind::Diffuse { texture, .. }
+            | MaterialKind::Plastic { texture, .. }
+            | MaterialKind::Conductor { texture, .. } => Some(texture),
             _ => None,
         }
     }
@@ -1163,6 +1166,30 @@ impl Scene {
             LightKind::Environment(e) => Some(e),
             _ => None,
         })
+    }
+
+    /// Material `id` at a hit with texture coordinates `uv`: a textured conductor's tint times
+    /// its texture there (the texture then used up), every other material as it is (their
+    /// textures are looked up where their albedo is). Twin of `material_at` in
+    /// `shaders/shared/shading.wgsl`.
+    pub fn material_at(&self, id: MaterialId, uv: Vec2) -> std::borrow::Cow<'_, MaterialKind> {
+        let kind = &self.materials[id as usize].kind;
+        match *kind {
+            MaterialKind::Conductor {
+                eta,
+                k,
+                tint,
+                roughness,
+                texture: Some(t),
+            } => std::borrow::Cow::Owned(MaterialKind::Conductor {
+                eta,
+                k,
+                tint: tint * self.textures[t as usize].sample(uv),
+                roughness,
+                texture: None,
+            }),
+            _ => std::borrow::Cow::Borrowed(kind),
+        }
     }
 
     /// How many texels the scene's textures hold together: the GPU's texel array holds them
