@@ -97,6 +97,8 @@ fn the_example_scenes_are_the_expected_set() {
         "cornell_point.csc",
         "cornell_spheres.csc",
         INCLUDE_ONLY,
+        "sphere_lights.csc",
+        "sponza.csc",
         "sun.csc",
         "vd_patches.csc",
     ] {

@@ -60,6 +60,7 @@ fn scene_material_and_sampler_codes_match_their_rust_twins() {
         "LIGHT_MESH_TRIANGLE",
         upload::LIGHT_MESH_TRIANGLE,
     );
+    assert_u32("shared/types.wgsl", "LIGHT_SPHERE", upload::LIGHT_SPHERE);
     assert_u32("shared/rng.wgsl", "SAMPLER_SOBOL", upload::SAMPLER_SOBOL);
     assert_u32(
         "shared/rng.wgsl",
@@ -76,6 +77,7 @@ fn photon_codes_flags_and_stream_tags_match_their_rust_twins() {
     assert_u32(file, "EMITTER_QUAD", photons::EMITTER_QUAD);
     assert_u32(file, "EMITTER_MESH", photons::EMITTER_MESH);
     assert_u32(file, "EMITTER_TRIANGLE", photons::EMITTER_TRIANGLE);
+    assert_u32(file, "EMITTER_SPHERE", photons::EMITTER_SPHERE);
     assert_u32(file, "PHOTON_BOUNCES_MASK", photons::PHOTON_BOUNCES_MASK);
     assert_u32(file, "PHOTON_SPECULAR_PATH", photons::PHOTON_SPECULAR_PATH);
     assert_u32(
