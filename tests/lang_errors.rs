@@ -510,3 +510,41 @@ fn environment_light_combinations_and_a_second_environment_are_errors_at_their_p
         "scene.csc:1:32: error: \"rotate\" takes 3 values, but 2 were given",
     );
 }
+
+/// Minus signs in a row nest the parser and evaluator like brackets: twenty levels of 990 of
+/// them overflowed the stack (issue 15). More than 64 in a row is an error at the 65th.
+#[test]
+fn too_many_minus_signs_in_a_row_are_an_error_not_a_stack_overflow() {
+    let deep = format!(
+        "let a = {}1{}",
+        format!("({}", "-".repeat(990)).repeat(20),
+        ")".repeat(20)
+    );
+    let rendered = errors(&deep);
+    assert!(
+        rendered.starts_with("scene.csc:1:74: error: more than 64 minus signs in a row"),
+        "{}",
+        &rendered[..rendered.len().min(200)]
+    );
+    // 64 in a row are fine.
+    let ok = format!("let a = {}1\nlet b = -a", "-".repeat(64));
+    assert!(SceneFile::from_str("scene.csc", &ok).is_ok());
+}
+
+/// A file whose lines end in a lone carriage return (old Mac OS) or in CR LF (Windows) reads as
+/// one whose lines end in a line feed: a comment ends at its line's end, and errors count lines.
+#[test]
+fn carriage_return_line_ends_end_comments_and_count_lines() {
+    let lines = [
+        "# a comment on the first line",
+        "material m { diffuse 0.5 }",
+        "camera { fov 400 }",
+    ];
+    for end in ["\r", "\r\n"] {
+        let text = lines.join(end);
+        assert_error(
+            &text,
+            "scene.csc:3:10: error: \"fov\" must be between 0 and 180 degrees, but it is 400\ncamera { fov 400 }\n         ^^^^^^^",
+        );
+    }
+}

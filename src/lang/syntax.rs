@@ -330,6 +330,22 @@ fn build_expr(pair: Pair<'_, Rule>, file: u32) -> Result<Expr, Diagnostic> {
                     format!("expression has more than {MAX_TERMS} terms"),
                 ));
             }
+            // Each minus sign in a row nests the parser and the evaluator one level deeper, as
+            // a bracket does.
+            let mut run = 0usize;
+            for p in pair.clone().into_inner() {
+                run = if p.as_rule() == Rule::neg_op {
+                    run + 1
+                } else {
+                    0
+                };
+                if run > MAX_NESTING {
+                    return Err(Diagnostic::error(
+                        span_of(&p, file),
+                        format!("more than {MAX_NESTING} minus signs in a row"),
+                    ));
+                }
+            }
             let parser = pratt();
             parser
                 .map_primary(|p| build_expr(p, file))
@@ -522,7 +538,7 @@ impl Loader {
             return;
         }
         let text = match std::fs::read_to_string(&resolved) {
-            Ok(t) => t,
+            Ok(t) => unix_line_ends(t),
             Err(e) => {
                 self.errors.push(Diagnostic::error(
                     path_span,
@@ -554,6 +570,16 @@ impl Loader {
     }
 }
 
+/// `text` with every line end a `\n`: Windows' `\r\n` and old Macs' lone `\r` alike, so that
+/// comments end and lines count the same whatever wrote the file.
+fn unix_line_ends(text: String) -> String {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text
+    }
+}
+
 /// Reads and parses a scene file and its includes.
 pub fn load_root(path: &Path) -> Result<SceneFile, Diagnostics> {
     let mut loader = Loader {
@@ -562,7 +588,7 @@ pub fn load_root(path: &Path) -> Result<SceneFile, Diagnostics> {
         errors: Vec::new(),
     };
     let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+        Ok(t) => unix_line_ends(t),
         Err(e) => {
             loader.errors.push(Diagnostic::error(
                 Span::NONE,
@@ -586,6 +612,7 @@ pub fn load_text(name: &str, text: &str) -> Result<SceneFile, Diagnostics> {
         statements: Vec::new(),
         errors: Vec::new(),
     };
+    let text = &unix_line_ends(text.to_string());
     let file = loader
         .sources
         .add(PathBuf::from(name), PathBuf::new(), text.to_string());
