@@ -293,6 +293,16 @@ fn evaluate_job(job: &RenderJob) -> Result<(Vec<Scene>, RenderJob), Error> {
         }
         job.preview = job.preview.as_deref().map(with_frame_number);
     }
+    if let Some(pattern) = &job.preview {
+        if let Some(scene) = scenes.iter().find(|s| {
+            scene::expand_frame_pattern(pattern, s.frame) == s.output.path_for_frame(s.frame)
+        }) {
+            return Err(Error::Usage(format!(
+                "--preview: \"{}\" is the frame's output image as well; give the preview a path of its own",
+                scene.output.path_for_frame(scene.frame).display()
+            )));
+        }
+    }
     Ok((scenes, job))
 }
 

@@ -101,7 +101,7 @@ fn define_errors_are_one_exact_line_with_exit_2() {
 }
 
 #[test]
-fn frame_and_shard_errors_are_exact_usage_errors() {
+fn frame_shard_spp_and_preview_errors_are_exact_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     write_scene(dir.path(), "s.csc", SCENE);
     for (args, expected) in [
@@ -117,6 +117,17 @@ fn frame_and_shard_errors_are_exact_usage_errors() {
         (
             &["--frames", "7"][..],
             "error: frame 7 is outside the scene's frames 1..3\n",
+        ),
+        (
+            &["--spp", "0"][..],
+            "error: invalid value '0' for '--spp <N>': 0 is not in 1..=4294967295\n\n\
+             For more information, try '--help'.\n",
+        ),
+        (
+            &["--frames", "1", "-o", "one.exr", "--preview", "one.exr"][..],
+            "warning: s.csc:4:5: variable \"unused\" is never used\n\
+             error: --preview: \"one.exr\" is the frame's output image as well; give the preview \
+             a path of its own\n",
         ),
         (
             &["--shard", "3/3"][..],

@@ -82,8 +82,8 @@ enum Command {
         /// window, with the crop as its data window.
         #[arg(long, value_name = "X0,X1,Y0,Y1")]
         crop: Option<String>,
-        /// Camera samples per pixel [default: the scene's film spp].
-        #[arg(long, value_name = "N")]
+        /// Camera samples per pixel, at least 1 [default: the scene's film spp].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
         spp: Option<u32>,
         /// Random seed [default: the scene's film seed].
         #[arg(long, value_name = "N")]
