@@ -92,6 +92,30 @@ fn includes_nested_too_deep_are_an_error() {
     assert_eq!(error.matches("error:").count(), 1, "{error}");
 }
 
+/// An include bomb: 30 files, each including the next twice, within the depth limit, would
+/// make 2³⁰ includes (issue 15). The 1025th include is an error, reported once, at the include.
+#[test]
+fn an_include_bomb_stops_at_the_total_include_limit_with_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..30 {
+        std::fs::write(
+            dir.path().join(format!("f{i}.csc")),
+            format!("include \"f{n}.csc\"\ninclude \"f{n}.csc\"\n", n = i + 1),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.path().join("f30.csc"), "let leaf = 1\n").unwrap();
+    let error = SceneFile::load(&dir.path().join("f0.csc"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error
+            .contains("error: more than 1024 includes in all (a file included twice counts twice)"),
+        "{error}"
+    );
+    assert_eq!(error.matches("error:").count(), 1, "{error}");
+}
+
 #[test]
 fn a_missing_include_points_at_the_path_string() {
     let error = SceneFile::from_str("scene.csc", "let a = 1\ninclude \"nowhere/missing.csc\"")

@@ -13,6 +13,9 @@ use crate::scene::Span;
 
 /// How deeply `include` may nest before it is reported as an error.
 pub const MAX_INCLUDE_DEPTH: usize = 32;
+/// How many includes one scene may make in all, a file included twice counting twice: files
+/// that each include the next twice make 2³⁰ includes in 30 files, within the depth.
+pub const MAX_INCLUDES: usize = 1024;
 
 #[derive(pest_derive::Parser)]
 #[grammar = "../grammar/scene.pest"]
@@ -476,6 +479,8 @@ struct Loader {
     sources: SourceMap,
     statements: Vec<Statement>,
     errors: Vec<Diagnostic>,
+    /// Includes made so far, for [`MAX_INCLUDES`].
+    included: usize,
 }
 
 impl Loader {
@@ -509,6 +514,19 @@ impl Loader {
         span: Span,
         chain: &mut Vec<(PathBuf, String)>,
     ) {
+        self.included += 1;
+        if self.included > MAX_INCLUDES {
+            // Reported once, at the include that went over; the rest are the same failure.
+            if self.included == MAX_INCLUDES + 1 {
+                self.errors.push(Diagnostic::error(
+                    span,
+                    format!(
+                        "more than {MAX_INCLUDES} includes in all (a file included twice counts twice)"
+                    ),
+                ));
+            }
+            return;
+        }
         let resolved = self.sources.resolve(from, written);
         let canonical = match std::fs::canonicalize(&resolved) {
             Ok(c) => c,
@@ -586,6 +604,7 @@ pub fn load_root(path: &Path) -> Result<SceneFile, Diagnostics> {
         sources: SourceMap::default(),
         statements: Vec::new(),
         errors: Vec::new(),
+        included: 0,
     };
     let text = match std::fs::read_to_string(path) {
         Ok(t) => unix_line_ends(t),
@@ -611,6 +630,7 @@ pub fn load_text(name: &str, text: &str) -> Result<SceneFile, Diagnostics> {
         sources: SourceMap::default(),
         statements: Vec::new(),
         errors: Vec::new(),
+        included: 0,
     };
     let text = &unix_line_ends(text.to_string());
     let file = loader
