@@ -548,3 +548,17 @@ fn carriage_return_line_ends_end_comments_and_count_lines() {
         );
     }
 }
+
+/// A number finite as the language's f64 but beyond the f32 it becomes was accepted as
+/// infinity (issue 15): it is an error at the number.
+#[test]
+fn a_number_beyond_the_f32_range_is_an_error_at_the_number() {
+    assert_error(
+        "camera { position 0 1e39 3 }",
+        "scene.csc:1:21: error: 1e39 is too large: \"position\" takes 32-bit numbers, at most about 3.4e38\ncamera { position 0 1e39 3 }\n                    ^^^^",
+    );
+    assert_error(
+        "let far = [0, -4e38, 0]\ncamera { position far }",
+        "scene.csc:2:19: error: -4e38 is too large: \"position\" takes 32-bit numbers",
+    );
+}

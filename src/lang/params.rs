@@ -511,7 +511,20 @@ pub fn param_numbers(param: &Param<'_>, ctx: &mut Ctx) -> Option<Vec<f64>> {
                 );
                 ok = false;
             }
-            Some(v) => out.extend_from_slice(v.components()),
+            Some(v) => {
+                // Every value becomes an f32 somewhere: one beyond its range would be infinite.
+                if let Some(big) = v.components().iter().find(|c| c.abs() > f32::MAX as f64) {
+                    ctx.error(
+                        value.span,
+                        format!(
+                            "{big:e} is too large: \"{}\" takes 32-bit numbers, at most about 3.4e38",
+                            param.name
+                        ),
+                    );
+                    ok = false;
+                }
+                out.extend_from_slice(v.components());
+            }
             None => ok = false,
         }
     }
