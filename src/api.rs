@@ -252,7 +252,8 @@ fn four_numbers<T: std::str::FromStr>(text: &str) -> Option<[T; 4]> {
 
 /// Compares the colour of two images (a render and a reference, e.g. from
 /// `tools/mitsuba_reference.py`) outside `excluded`. Each is an OpenEXR file (its RGB) or a PNG
-/// or JPEG (decoded from sRGB to linear). Images of different sizes are a usage error. With
+/// or JPEG (decoded from sRGB to linear). Images of different sizes, and images holding NaN or
+/// infinite values, are usage errors. With
 /// `diff`, also writes a PNG of each pixel's relative squared error in false colour
 /// ([`render::compare::false_colour`]).
 pub fn compare_files(
@@ -273,6 +274,19 @@ pub fn compare_files(
             b.width,
             b.height
         )));
+    }
+    for (path, image) in [(image, &a), (reference, &b)] {
+        let bad = image.texels.iter().filter(|t| !t.is_finite()).count();
+        if let Some(first) = image.texels.iter().position(|t| !t.is_finite()) {
+            let width = image.width.max(1) as usize;
+            return Err(Error::Usage(format!(
+                "{} has {bad} pixel{} that are not finite numbers (the first at x {}, y {}): they have no error to measure",
+                path.display(),
+                if bad == 1 { "" } else { "s" },
+                first % width,
+                first / width
+            )));
+        }
     }
     let comparison =
         render::compare::compare(&a.texels, &b.texels, a.width, excluded).map_err(Error::Usage)?;

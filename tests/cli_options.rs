@@ -382,6 +382,39 @@ fn compare_reads_png_writes_a_false_colour_diff_and_refuses_other_sizes() {
     assert_eq!(stderr(&out), "error: a.exr is 8x6 but c.exr is 4x3\n");
 }
 
+/// An image holding NaN or infinity has no relative error to measure: `compare` refuses it,
+/// naming the file, the count and the first such pixel (issue 15: it was accepted silently).
+#[test]
+fn compare_refuses_an_image_with_nan_or_infinite_pixels() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bad) in [
+        ("good.exr", None),
+        ("nan.exr", Some((f32::NAN, 5, 1))),
+        ("inf.exr", Some((f32::INFINITY, 0, 0))),
+    ] {
+        exr::prelude::write_rgb_file(dir.path().join(name), 8, 6, |x, y| match bad {
+            Some((v, bx, by)) if (x, y) == (bx, by) || (x, y) == (7, 5) => (v, 0.5, 0.5),
+            _ => (0.5, 0.5, 0.5),
+        })
+        .unwrap();
+    }
+    for (args, expected) in [
+        (
+            ["compare", "nan.exr", "good.exr"],
+            "error: nan.exr has 2 pixels that are not finite numbers (the first at x 5, y 1): they have no error to measure\n",
+        ),
+        (
+            ["compare", "good.exr", "inf.exr"],
+            "error: inf.exr has 2 pixels that are not finite numbers (the first at x 0, y 0): they have no error to measure\n",
+        ),
+    ] {
+        let out = caustica(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stderr(&out), expected, "{args:?}");
+    }
+    assert_success(&caustica(dir.path(), &["compare", "good.exr", "good.exr"]));
+}
+
 #[test]
 fn the_default_integrator_of_an_example_scene_is_photon_mapping() {
     let dir = tempfile::tempdir().unwrap();
