@@ -562,3 +562,20 @@ fn a_number_beyond_the_f32_range_is_an_error_at_the_number() {
         "scene.csc:2:19: error: -4e38 is too large: \"position\" takes 32-bit numbers",
     );
 }
+
+/// The camera's up vector is checked in double precision: a tiny but valid one (1e-30, whose
+/// square underflows in f32) was refused as parallel (issue 15); it is kept as a unit vector.
+/// A zero one has no direction, and one along the view is parallel.
+#[test]
+fn a_tiny_camera_up_vector_is_a_direction_and_a_zero_one_is_an_error() {
+    let scene = lang_support::scene("camera { position 0 0 5 look_at 0 0 0 up 0 1e-30 0 }");
+    assert_eq!(scene.camera.up, glam::Vec3::Y);
+    assert_error(
+        "camera { position 0 0 5 look_at 0 0 0 up 0 0 0 }",
+        "scene.csc:1:1: error: the camera's up vector has no direction",
+    );
+    assert_error(
+        "camera { position 0 0 5 look_at 0 0 0 up 0 0 1e-30 }",
+        "scene.csc:1:1: error: the camera's up vector is parallel to its viewing direction",
+    );
+}

@@ -611,11 +611,17 @@ impl Builder<'_, '_> {
             "greater than 0",
         );
         let direction = look_at - position;
+        // In f64, so that a tiny but valid up vector (1e-30) does not underflow to zero; the
+        // camera keeps it as a unit vector.
+        let up64 = up.as_dvec3();
         if direction.length_squared() == 0.0 {
             ctx.error(block.span, "the camera looks at its own position");
+        } else if up64.length_squared() == 0.0 || !up64.is_finite() {
+            ctx.error(block.span, "the camera's up vector has no direction");
         } else if direction
+            .as_dvec3()
             .normalize()
-            .cross(up.normalize_or_zero())
+            .cross(up64.normalize())
             .length_squared()
             < 1e-12
         {
@@ -625,6 +631,7 @@ impl Builder<'_, '_> {
             );
         }
         p.finish(ctx, "the camera");
+        let up = up64.normalize_or_zero().as_vec3();
         self.scene.camera = Camera {
             position,
             look_at,
