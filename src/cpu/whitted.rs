@@ -281,18 +281,18 @@ impl<'a> Tracer<'a> {
             });
         };
         let sp = self.prepared.surface_point(ray, &hit);
-        let kind = self.scene.material_at(sp.material, sp.uv);
+        let kind = &*self.scene.material_at(sp.material, sp.uv);
         let dir = ray.dir.normalize();
         if let Some(f) = first {
             *f = FirstHitValues {
-                albedo: self.albedo_of(&*kind, &sp),
+                albedo: self.albedo_of(kind, &sp),
                 hit: 1.0,
                 normal: sp.shading_normal,
                 geometric: sp.geometric_normal,
                 position: sp.position,
             };
         }
-        match &*kind {
+        match kind {
             MaterialKind::Emissive { radiance, .. } | MaterialKind::LightSurface { radiance } => {
                 let cos_light = -dir.dot(sp.geometric_normal);
                 if cos_light <= 0.0 {
@@ -318,7 +318,7 @@ impl<'a> Tracer<'a> {
                 if depth >= self.scene.film.max_depth {
                     return Vec3::ZERO;
                 }
-                let Some(rough) = RoughSurface::of(&*kind).and_then(|surface| {
+                let Some(rough) = RoughSurface::of(kind).and_then(|surface| {
                     RoughHit::new(surface, dir, sp.shading_normal, sp.geometric_normal)
                 }) else {
                     return Vec3::ZERO;
@@ -330,8 +330,8 @@ impl<'a> Tracer<'a> {
                 l + sample.map_or(Vec3::ZERO, |s| self.follow(&sp, dir, &s, depth, rng, sink))
             }
             MaterialKind::Plastic { .. } => {
-                let albedo = self.albedo_of(&*kind, &sp);
-                let Some(plastic) = Plastic::of(&*kind, albedo)
+                let albedo = self.albedo_of(kind, &sp);
+                let Some(plastic) = Plastic::of(kind, albedo)
                     .and_then(|p| PlasticHit::new(p, dir, sp.shading_normal, sp.geometric_normal))
                 else {
                     return Vec3::ZERO;
@@ -347,7 +347,7 @@ impl<'a> Tracer<'a> {
                 l + sample.map_or(Vec3::ZERO, |s| self.follow(&sp, dir, &s, depth, rng, sink))
             }
             MaterialKind::Diffuse { .. } => {
-                let albedo = self.albedo_of(&*kind, &sp);
+                let albedo = self.albedo_of(kind, &sp);
                 sink.collect(&sp, dir, albedo);
                 self.direct_light(&sp, dir, rng, Lobe::Diffuse)
                     * albedo
@@ -359,7 +359,7 @@ impl<'a> Tracer<'a> {
                 }
                 let n = face_forward(sp.shading_normal, dir);
                 let ng = face_forward(sp.geometric_normal, dir);
-                let reflectance = specular_reflectance(&*kind, -dir.dot(n));
+                let reflectance = specular_reflectance(kind, -dir.dot(n));
                 let bounce = self.spawn(&sp, ng, reflect(dir, n));
                 let mut child = sink.scaled(reflectance);
                 let l =
