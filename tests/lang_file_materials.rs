@@ -142,41 +142,34 @@ fn replace_swaps_one_file_material_for_a_scene_material_and_keeps_the_others() {
 
 #[test]
 fn replace_errors_name_the_files_materials_and_refuse_material_beside_it() {
-    let rendered = errors(
-        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace \"rde\" grey }",
-    );
-    assert!(
-        rendered.starts_with(
-            "scene.csc:3:29: error: mesh \"box\" has no material \"rde\" (did you mean \"red\"?)"
+    let grey = "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\n";
+    for (instance, expected) in [
+        (
+            "instance { mesh box replace \"rde\" grey }",
+            "scene.csc:3:29: error: mesh \"box\" has no material \"rde\" (did you mean \"red\"?)",
         ),
-        "{rendered}"
-    );
-    let rendered = errors(
-        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box material grey replace \"red\" grey }",
-    );
-    assert!(
-        rendered.starts_with("scene.csc:3:35: error: \"replace\" changes one of the file's materials, but \"material\" already replaces them all"),
-        "{rendered}"
-    );
-    let rendered = errors(
-        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace \"red\" gery }",
-    );
-    assert!(
-        rendered.starts_with("scene.csc:3:35: error: unknown material \"gery\""),
-        "{rendered}"
-    );
+        (
+            "instance { mesh box material grey replace \"red\" grey }",
+            "scene.csc:3:35: error: \"replace\" changes one of the file's materials, but \"material\" already replaces them all",
+        ),
+        (
+            "instance { mesh box replace \"red\" gery }",
+            "scene.csc:3:35: error: unknown material \"gery\"",
+        ),
+        (
+            "instance { mesh box replace red grey }",
+            "scene.csc:3:21: error: \"replace\" takes the name of one of the file's materials in quotes and a material",
+        ),
+    ] {
+        let rendered = errors(&format!("{grey}{instance}"));
+        assert!(rendered.starts_with(expected), "{rendered}");
+    }
+    // A mesh of no file has no materials to replace: "material" is needed, and refuses it.
     let rendered = errors(
         "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { box }\ninstance { mesh box material grey replace \"red\" grey }",
     );
     assert!(
         rendered.contains("error: \"replace\" changes one of the file's materials"),
-        "{rendered}"
-    );
-    let rendered = errors(
-        "material grey { diffuse 0.5 0.5 0.5 }\nmesh box { file \"parts.obj\" }\ninstance { mesh box replace red grey }",
-    );
-    assert!(
-        rendered.starts_with("scene.csc:3:21: error: \"replace\" takes the name of one of the file's materials in quotes and a material"),
         "{rendered}"
     );
 }
