@@ -353,7 +353,8 @@ impl MaterialKind {
         matches!(self, MaterialKind::Plastic { .. }) || self.alpha().is_some()
     }
 
-    /// The texture slot of a material that takes one (diffuse, and a plastic's base).
+    /// The texture slot of a material that takes one (diffuse, a plastic's base, and a
+    /// conductor's tint).
     pub fn texture_mut(&mut self) -> Option<&mut Option<TextureId>> {
         match self {
             MaterialKind::Diffuse { texture, .. }
