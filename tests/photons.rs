@@ -184,6 +184,11 @@ fn prepared(scene: &Scene) -> Prepared {
     caustica::prepare(scene).expect("test scene builds")
 }
 
+/// `photons` photons of `pass` traced on the CPU twin with the default options.
+fn cpu_map(scene: &Scene, pass: PhotonPass, photons: u32) -> PhotonMap {
+    trace_photons(scene, &prepared(scene), &Default::default(), pass, photons)
+}
+
 fn power_of(records: &[PhotonRecord]) -> Vec3 {
     records.iter().map(|r| Vec3::from_array(r.power)).sum()
 }
@@ -411,15 +416,7 @@ fn density_within(records: &[PhotonRecord], r0: f32, r1: f32) -> f64 {
 
 #[test]
 fn a_glass_sphere_focuses_caustic_photons_under_it() {
-    let scene = glass_sphere_over_floor();
-    let prepared = prepared(&scene);
-    let map = trace_photons(
-        &scene,
-        &prepared,
-        &Default::default(),
-        PhotonPass::Caustic,
-        200_000,
-    );
+    let map = cpu_map(&glass_sphere_over_floor(), PhotonPass::Caustic, 200_000);
     // A ball lens of radius 0.5 and index 1.5 has a focal length of nR/2(n−1) = 0.75 from its
     // centre; with the light 2 m above the centre the image forms 1/(1/0.75 − 1/2) = 1.2 m below
     // it, close to the floor 1 m below: the photons crowd into a small spot under the sphere,
@@ -457,12 +454,8 @@ fn rough_sphere_over_floor(gold: bool, roughness: f32) -> Scene {
 #[test]
 fn a_rough_glass_sphere_still_focuses_caustic_photons_under_it_less_sharply() {
     let core = |roughness: f32| {
-        let scene = rough_sphere_over_floor(false, roughness);
-        let prepared = prepared(&scene);
-        let map = trace_photons(
-            &scene,
-            &prepared,
-            &Default::default(),
+        let map = cpu_map(
+            &rough_sphere_over_floor(false, roughness),
             PhotonPass::Caustic,
             200_000,
         );
@@ -507,12 +500,7 @@ fn gpu_and_cpu_photon_maps_agree_through_rough_glass_off_rough_gold_and_on_plast
 /// map holds photons that left the floor, as over a diffuse floor, with no fewer stored.
 #[test]
 fn a_plastic_floor_stores_photons_like_a_diffuse_one() {
-    let count = |scene: &Scene, pass| {
-        let prepared = prepared(scene);
-        trace_photons(scene, &prepared, &Default::default(), pass, 50_000)
-            .records
-            .len()
-    };
+    let count = |scene: &Scene, pass| cpu_map(scene, pass, 50_000).records.len();
     let diffuse = glass_sphere_over_floor();
     let plastic = glass_sphere_over_plastic(0.3);
     for pass in [PhotonPass::Global, PhotonPass::Caustic] {
