@@ -1,6 +1,7 @@
 //! Rough conductors and dielectrics (GGX microfacets): white-furnace checks of their energy on
 //! both backends, the GPU against the CPU on a scene that exercises every light that multiple
-//! importance sampling weighs, and the language's errors for wrong combinations.
+//! importance sampling weighs, lights seen through frosted glass, and the language's errors for
+//! wrong combinations.
 
 use std::sync::Arc;
 
@@ -358,5 +359,129 @@ fn a_conductors_texture_tints_it_as_its_tint_would_on_both_backends() {
     if let (Some(textured), Some(tinted)) = (textured_gpu, tinted_gpu) {
         let difference = relative_l1(&textured.color, &tinted.color);
         assert!(difference < 1e-6, "GPU: {difference}");
+    }
+}
+
+/// A frosted pane (rough glass, one interface, facing the camera) with `behind` lighting it
+/// from its far side and nothing else in the scene.
+fn frosted_pane(behind: &str, resolution: u32, spp: u32) -> (Scene, caustica::accel::Prepared) {
+    let text = format!(
+        "camera {{ position 0 0 3 look_at 0 0 0 fov 40 }}
+         film {{ resolution {resolution} {resolution} spp {spp} integrator whitted max_depth 4 }}
+         material frosted {{ dielectric ior 1.5 roughness 0.5 }}
+         mesh pane {{ quad size 6 6 }}
+         instance {{ mesh pane material frosted rotate 90 0 0 }}
+         {behind}"
+    );
+    let scene = SceneFile::from_str("frosted_pane.csc", &text)
+        .unwrap()
+        .eval(1, &AssetCache::new())
+        .unwrap();
+    let prepared = caustica::prepare(&scene).unwrap();
+    (scene, prepared)
+}
+
+/// A point light behind frosted glass glows through it, as a small sphere light of the same
+/// intensity does. Rays cannot meet a point light, so only the transmission lobe's light
+/// samples see it (before them the pane stayed black); the sphere light is also found by the
+/// refracted rays, weighed against its shadow rays. A sphere of radius r and radiance L has
+/// intensity L π r² towards every direction, the point light P / 4π; at r = 0.05, 1 unit
+/// behind the pane, the two differ by under 0.3% (r²/d²) where the lobe is much wider than
+/// the sphere. Means over 48² × 64 paths, within 1% (measured 0.09% on both backends; 0.13%
+/// at 256 paths, so the difference is noise).
+#[test]
+fn a_point_light_behind_frosted_glass_glows_through_it_as_a_small_sphere_light_does() {
+    let (power, radius) = (40.0f32, 0.05f32);
+    let intensity = power / (4.0 * std::f32::consts::PI);
+    let radiance = intensity / (std::f32::consts::PI * radius * radius);
+    let point = format!("light point {{ position 0 0 -1 power {power} {power} {power} }}");
+    let sphere = format!(
+        "material bulb {{ emissive {radiance} {radiance} {radiance} samples 4 }}
+         mesh bulb {{ sphere radius {radius} analytic }}
+         instance {{ mesh bulb material bulb translate 0 0 -1 }}"
+    );
+    let gpu = caustica::gpu::test_context()
+        .map(|ctx| caustica::gpu::GpuBackend::new(Arc::new(ctx)).unwrap());
+    let (scene, prepared) = frosted_pane(&sphere, 48, 64);
+    let reference = mean(&caustica::cpu::render_whitted(
+        &scene,
+        &prepared,
+        &RenderOptions::default(),
+    ));
+    assert!(reference.x > 0.0, "the sphere light lights the pane");
+    let (scene, prepared) = frosted_pane(&point, 48, 64);
+    let mut glows = vec![(
+        "CPU",
+        mean(&caustica::cpu::render_whitted(
+            &scene,
+            &prepared,
+            &RenderOptions::default(),
+        )),
+    )];
+    if let Some(gpu) = &gpu {
+        let frame = gpu
+            .render(&scene, &prepared, &RenderOptions::default())
+            .unwrap();
+        glows.push(("GPU", mean(&frame)));
+    }
+    for (backend, glow) in glows {
+        let error = ((glow - reference).abs() / reference).max_element();
+        eprintln!(
+            "{backend} point light: {glow} against the sphere light's {reference} ({:.3}%)",
+            error * 100.0
+        );
+        assert!(error < 0.01, "{backend}: {glow} against {reference}");
+    }
+}
+
+/// A quad light behind a frosted pane, sampled by 1 or 8 shadow rays through the pane or
+/// replaced by an emissive quad mesh: the transmission lobe's rays and the light's shadow rays
+/// are weighed by multiple importance sampling, whose weights change with the light's kind
+/// and count but must sum to one, so the mean stays put on both backends. Means over 48² × 64
+/// paths, within 1% (measured 0.21% and 0.19%; 0.03% and 0.05% at 256 paths).
+#[test]
+fn multiple_importance_sampling_through_rough_glass_keeps_the_mean_whatever_the_light() {
+    let gpu = caustica::gpu::test_context()
+        .map(|ctx| caustica::gpu::GpuBackend::new(Arc::new(ctx)).unwrap());
+    // A 1 × 1 light 1 unit behind the pane, facing it (+Z).
+    let quad = |samples: u32| {
+        format!(
+            "light quad {{ corner -0.5 -0.5 -1 edge_u 1 0 0 edge_v 0 1 0 radiance 5 5 5 \
+             samples {samples} }}"
+        )
+    };
+    let lights = [
+        ("1 shadow ray", quad(1)),
+        ("8 shadow rays", quad(8)),
+        (
+            "an emissive mesh",
+            "material glow { emissive 5 5 5 samples 8 }
+             mesh panel { quad size 1 1 }
+             instance { mesh panel material glow rotate 90 0 0 translate 0 0 -1 }"
+                .to_string(),
+        ),
+    ];
+    let mut means = Vec::new();
+    for (what, light) in &lights {
+        let (scene, prepared) = frosted_pane(light, 48, 64);
+        let cpu = mean(&caustica::cpu::render_whitted(
+            &scene,
+            &prepared,
+            &RenderOptions::default(),
+        ));
+        means.push((format!("CPU, {what}"), cpu));
+        if let Some(gpu) = &gpu {
+            let frame = gpu
+                .render(&scene, &prepared, &RenderOptions::default())
+                .unwrap();
+            means.push((format!("GPU, {what}"), mean(&frame)));
+        }
+    }
+    let reference = means[0].1;
+    assert!(reference.x > 0.0, "the light shines through the pane");
+    for (what, m) in &means[1..] {
+        let error = ((*m - reference).abs() / reference).max_element();
+        eprintln!("{what}: {m} against {reference} ({:.3}%)", error * 100.0);
+        assert!(error < 0.01, "{what}: {m} against {reference}");
     }
 }

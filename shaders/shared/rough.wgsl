@@ -1,5 +1,5 @@
 // Rough conductors and dielectrics: twin of src/cpu/rough.rs (RoughHit::new, sample,
-// eval_reflection, power_heuristic) over a material record whose eta.w holds the GGX width α
+// eval_reflection, eval_transmission, power_heuristic) over a material record whose eta.w holds the GGX width α
 // (0 for a smooth material; gpu::upload writes MaterialKind::alpha).
 //!include "shared/shading.wgsl"
 //!include "shared/microfacet.wgsl"
@@ -159,6 +159,50 @@ fn rough_eval_reflection(m: Material, hit: RoughHit, wi_world: vec3<f32>) -> vec
         return vec4<f32>(lobe.f_cos, lobe.pdf);
     }
     return vec4<f32>(lobe.f_cos, lobe.fresnel.x * lobe.pdf);
+}
+
+// RoughHit::eval_transmission: f cos (xyz) and the density (w) of the refraction into unit world
+// direction wi beyond the surface; zeros for a conductor, on the viewer's side, or where no facet
+// refracts the view into wi. The facet is the generalized half vector -(wo + eta wi).
+fn rough_eval_transmission(m: Material, hit: RoughHit, wi_world: vec3<f32>) -> vec4<f32> {
+    let none = vec4<f32>(0.0);
+    if m.kind != MATERIAL_DIELECTRIC {
+        return none;
+    }
+    let alpha = m.eta.w;
+    let wo = hit.wo;
+    let wi = vec3<f32>(dot3(wi_world, hit.t), dot3(wi_world, hit.b), dot3(wi_world, hit.n));
+    if !(wi.z < 0.0) {
+        return none;
+    }
+    var eta = 1.0 / m.ior;
+    if hit.entering {
+        eta = m.ior;
+    }
+    var h = -normalize_or(wo + eta * wi, vec3<f32>(0.0));
+    if h.z < 0.0 {
+        h = -h;
+    }
+    let c = dot(wo, h);
+    let ci = dot(wi, h);
+    // The facet must face the viewer and have the light behind it.
+    if !(c > 0.0) || !(ci < 0.0) {
+        return none;
+    }
+    let split = rough_facet(m, hit, h);
+    if !split.has_refracted {
+        return none;
+    }
+    let denom = c + eta * ci;
+    let jacobian = eta * eta * abs(ci) / (denom * denom);
+    let refracted = (1.0 - split.fresnel) * jacobian;
+    let normal = c * ggx_d(alpha, h) / wo.z;
+    let pdf = refracted * ggx_g1(alpha, wo) * normal;
+    let f_cos = m.color.xyz * (refracted * ggx_g2(alpha, wo, wi) * normal);
+    if !is_finite_f32(pdf) || !is_finite3(f_cos) {
+        return none;
+    }
+    return vec4<f32>(f_cos, pdf);
 }
 
 // RoughHit::sample_reflection: the visible facet reflects the view, weight F G2 / G1.

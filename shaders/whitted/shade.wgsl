@@ -5,9 +5,10 @@
 // into the ray's own shadow slots, flagged for compaction; at a mirror or dielectric hit the
 // child weights, and the child rays (reflected, refracted) as candidates 2i and 2i + 1, flagged
 // for the scan that places them in the next level (spawn.wgsl); at a rough conductor or
-// dielectric shadow rays carrying f cos (weighed by multiple importance sampling) and one child
-// its BSDF samples, whose density rides in the child ray's _pad0 so that the light it finds is
-// weighed too; at a plastic hit a diffuse node, its shadow rays carrying the base's and the
+// dielectric shadow rays carrying f cos (weighed by multiple importance sampling; rough glass's
+// also towards lights beyond it, leaving from its far side) and one child its BSDF samples,
+// reflected or refracted, whose density rides in the child ray's _pad0 so that the light it
+// finds is weighed too; at a plastic hit a diffuse node, its shadow rays carrying the base's and the
 // coat's f cos (flagged to be added unscaled), and one child, the coat's reflection, whose weight
 // is the node's `fresnel`. Camera rays (bounce 0) also record the first-hit AOV values. The
 // rough and plastic code is compiled only for scenes with such materials (GLOSSY_MATERIALS): it
@@ -55,6 +56,11 @@ var<private> lobe_material: Material;
 var<private> lobe_hit: RoughHit;
 var<private> lobe_plastic: PlasticHit;
 var<private> shadow_unscaled: u32;
+// At rough glass (shade_rough), shadow rays that leave through the surface (against
+// shadow_facing, the geometric normal on the viewer's side) start at shadow_far_origin.
+var<private> shadow_transmits: bool;
+var<private> shadow_facing: vec3<f32>;
+var<private> shadow_far_origin: vec3<f32>;
 
 const PI: f32 = 3.14159265358979323846;
 const FRAC_1_PI: f32 = 0.318309886183790671538;
@@ -68,13 +74,24 @@ fn shadow_slot(local: u32, k: u32) -> u32 {
     return k * row + local;
 }
 
+// The shadow ray from `origin` along `dir` (to its end at t_max just under 1, or a direction to
+// infinity), leaving from the far side of rough glass when it goes through it
+// (LightSample::origin_toward; a segment keeps its end).
 fn emit_shadow(origin: vec3<f32>, pixel: u32, dir: vec3<f32>, t_max: f32, contribution: vec3<f32>) {
     if shadow_used >= params.shadows_per_hit {
         return;
     }
+    var start = origin;
+    var along = dir;
+    if shadow_transmits && dot3(dir, shadow_facing) < 0.0 {
+        start = shadow_far_origin;
+        if t_max <= 1.0 {
+            along = origin + dir - start;
+        }
+    }
     let slot = shadow_slot(shadow_base, shadow_used);
     shadow_used += 1u;
-    shadow_rays[slot] = ShadowRay(origin, node_index, dir, t_max, contribution, shadow_unscaled);
+    shadow_rays[slot] = ShadowRay(start, node_index, along, t_max, contribution, shadow_unscaled);
     shadow_flags[slot] = 1u;
 }
 
@@ -92,12 +109,26 @@ fn write_node(state: u32, own: vec3<f32>, weight: vec3<f32>, fresnel: f32) {
 // LightSample::response: what light from unit direction wi is multiplied by, the cosine at a
 // diffuse point, f cos at a rough one times the power heuristic of the light's counted density
 // light_pdf (negative: a light rays cannot meet) against the lobe's. `geometric`: whether the
-// geometric normal is tested too (all but point and spot lights).
+// geometric normal is tested too (all but point and spot lights): wi must lie on the shading
+// normal's side of it. Only rough glass takes light from below the normals, through its
+// transmission lobe.
 fn light_response(n: vec3<f32>, ng: vec3<f32>, wi: vec3<f32>, light_pdf: f32, geometric: bool) -> vec3<f32> {
-    if geometric && dot3(ng, wi) <= 0.0 {
-        return vec3<f32>(0.0);
-    }
     let cos = dot3(n, wi);
+    if geometric {
+        let side = dot3(ng, wi);
+        if side == 0.0 || (side > 0.0) != (cos > 0.0) {
+            return vec3<f32>(0.0);
+        }
+    }
+    //!if GLOSSY_MATERIALS
+    if lobe_kind == LOBE_ROUGH && cos < 0.0 {
+        let f = rough_eval_transmission(lobe_material, lobe_hit, wi);
+        if light_pdf < 0.0 {
+            return f.xyz;
+        }
+        return f.xyz * power_heuristic(light_pdf, f.w);
+    }
+    //!endif
     if cos <= 0.0 {
         return vec3<f32>(0.0);
     }
@@ -437,23 +468,23 @@ fn shade_rough(ray: Ray, sp: SurfacePoint, material: Material, dir: vec3<f32>) {
     lobe_kind = LOBE_ROUGH;
     lobe_material = material;
     lobe_hit = hit;
+    shadow_transmits = material.kind == MATERIAL_DIELECTRIC;
+    shadow_facing = hit.facing;
+    shadow_far_origin = offset_origin(sp.position, -hit.facing, params.epsilon);
     let dimension = direct_light(sp, dir, ray, stream.dimension);
     lobe_kind = LOBE_DIFFUSE;
+    shadow_transmits = false;
     if !s.valid {
         write_node(NODE_LEAF, vec3<f32>(0.0), vec3<f32>(0.0), 0.0);
         return;
     }
     write_node(NODE_ONE_CHILD, vec3<f32>(0.0), s.weight, 0.0);
     var side = hit.facing;
-    // Shadow rays sample lights only on the viewer's side: what refraction finds is all the
-    // BSDF's.
-    var pdf = s.pdf;
     if s.transmitted {
         side = -side;
-        pdf = 0.0;
     }
     let slot = 2u * node_index;
-    child_candidates[slot] = Ray(offset_origin(sp.position, side, params.epsilon), ray.pixel, s.dir, ray.sample, dimension, bitcast<u32>(pdf), 0u, 0u);
+    child_candidates[slot] = Ray(offset_origin(sp.position, side, params.epsilon), ray.pixel, s.dir, ray.sample, dimension, bitcast<u32>(s.pdf), 0u, 0u);
     child_flags[slot] = 1u;
 }
 

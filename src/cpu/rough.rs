@@ -2,7 +2,9 @@
 //! `cpu::microfacet` (Walter et al., "Microfacet Models for Refraction through Rough Surfaces",
 //! EGSR 2007), sampled through the visible normals (Heitz 2018). Camera paths, photons and
 //! gather rays all sample them here; camera paths also evaluate them for light samples, which
-//! multiple importance sampling weighs against the sampled lobe ([`power_heuristic`]).
+//! multiple importance sampling weighs against the sampled lobe ([`power_heuristic`]): on the
+//! viewer's side through the reflection lobe, and beyond a dielectric through its transmission
+//! lobe (a light behind frosted glass).
 //!
 //! Every microfacet is a smooth interface of the material: a conductor's facets reflect with
 //! its Fresnel term at `wo·h`, a dielectric's reflect or refract as `optics::dielectric_split`
@@ -112,6 +114,11 @@ impl RoughHit {
         })
     }
 
+    /// Whether light passes through the surface (a dielectric's facets refract).
+    pub fn transmits(&self) -> bool {
+        matches!(self.surface.facets, Facets::Dielectric { .. })
+    }
+
     fn local(&self, v: Vec3) -> Vec3 {
         Vec3::new(
             v.dot(self.tangent),
@@ -198,6 +205,61 @@ impl RoughHit {
             Facets::Conductor { .. } => (f_cos, pdf),
             Facets::Dielectric { .. } => (f_cos, fresnel.x * pdf),
         }
+    }
+
+    /// For unit direction `wi` (world) on either side (a light sample), `f cos` and the density
+    /// [`RoughHit::sample`] gives `wi` with: [`RoughHit::eval_reflection`] on the viewer's side
+    /// of the shading normal, [`RoughHit::eval_transmission`] beyond it.
+    pub fn eval(&self, wi: Vec3) -> (Vec3, f32) {
+        if wi.dot(self.normal) < 0.0 {
+            self.eval_transmission(wi)
+        } else {
+            self.eval_reflection(wi)
+        }
+    }
+
+    /// For unit direction `wi` (world) beyond the surface (a light sample behind rough glass),
+    /// `f cos` and the density [`RoughHit::sample`] refracts into `wi` with (the refraction's
+    /// share `1 − F` included); zeros for a conductor, on the viewer's side, or where no facet
+    /// refracts the view into `wi`.
+    ///
+    /// The facet is the generalized half vector `−(wo + η wi)` (η: the far side's index over
+    /// this one's), and `f cos` is the sampling weight `tint G2 / G1` times that density, so
+    /// that the two strategies of multiple importance sampling see one BTDF.
+    pub fn eval_transmission(&self, wi: Vec3) -> (Vec3, f32) {
+        let Facets::Dielectric { ior, tint, fresnel } = self.surface.facets else {
+            return (Vec3::ZERO, 0.0);
+        };
+        let ggx = self.surface.ggx;
+        let (wo, wi) = (self.wo, self.local(wi));
+        if !positive(-wi.z) {
+            return (Vec3::ZERO, 0.0);
+        }
+        let eta = if self.entering { ior } else { 1.0 / ior };
+        let mut h = -(wo + eta * wi).normalize_or_zero();
+        if h.z < 0.0 {
+            h = -h;
+        }
+        let (c, ci) = (wo.dot(h), wi.dot(h));
+        // The facet must face the viewer and have the light behind it.
+        if !positive(c) || !positive(-ci) {
+            return (Vec3::ZERO, 0.0);
+        }
+        let split = self.dielectric_facet(h, ior, fresnel);
+        if split.refracted.is_none() {
+            return (Vec3::ZERO, 0.0);
+        }
+        let denom = c + eta * ci;
+        let jacobian = eta * eta * ci.abs() / (denom * denom);
+        let refracted = (1.0 - split.fresnel) * jacobian;
+        // G1(wo) (wo·h) D / wo.z is the visible normal's density; G2 in place of G1 is f cos.
+        let normal = c * ggx.d(h) / wo.z;
+        let pdf = refracted * ggx.g1(wo) * normal;
+        let f_cos = tint * (refracted * ggx.g2(wo, wi) * normal);
+        if !pdf.is_finite() || !f_cos.is_finite() {
+            return (Vec3::ZERO, 0.0);
+        }
+        (f_cos, pdf)
     }
 
     /// The reflection lobe at unit direction `wi` (world): `f cos`, the density with which
@@ -334,10 +396,7 @@ mod tests {
                     let Some(s) = hit.sample(rng.next_f32(), rng.next_vec2()) else {
                         continue;
                     };
-                    if s.transmitted {
-                        continue;
-                    }
-                    let (f_cos, pdf) = hit.eval_reflection(s.dir);
+                    let (f_cos, pdf) = hit.eval(s.dir);
                     assert!(
                         (pdf - s.pdf).abs() <= 2e-3 * s.pdf,
                         "roughness {roughness}, θ {theta}: pdf {} vs {pdf}",
@@ -352,6 +411,75 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Over the far side, the density `eval_transmission` reports integrates to the share of
+    /// samples that refract, and its `f cos` to their mean weight (the directional
+    /// transmittance), from outside and from inside, near and far from the normal.
+    #[test]
+    fn transmission_density_integrates_to_the_share_of_samples_that_refract() {
+        for (roughness, theta, entering) in [0.3, 0.7]
+            .into_iter()
+            .flat_map(|r| [0.0, 40.0, 70.0].map(|t| (r, t)))
+            .flat_map(|(r, t)| [(r, t, true), (r, t, false)])
+        {
+            let outward = if entering { Vec3::Z } else { -Vec3::Z };
+            let hit = RoughHit::new(glass(roughness), view(theta), outward, outward).unwrap();
+            let n = 1_000_000;
+            let (mut share, mut weight) = (0.0f64, 0.0f64);
+            let mut rng = SampleStream::new(11, 2, 0);
+            for _ in 0..n {
+                if let Some(s) = hit.sample(rng.next_f32(), rng.next_vec2()) {
+                    if s.transmitted {
+                        share += 1.0;
+                        weight += s.weight.x as f64;
+                    }
+                }
+            }
+            let (share, weight) = (share / n as f64, weight / n as f64);
+            // The far hemisphere by angle from its pole (the sampled side's −normal), fine
+            // enough in θ for the narrowest lobe (α = 0.09).
+            let (steps_theta, steps_phi) = (2000, 256);
+            let (mut pdf_integral, mut f_integral) = (0.0f64, 0.0f64);
+            let pole = hit.normal * -1.0;
+            let (t, b) = orthonormal_basis(pole);
+            for i in 0..steps_theta {
+                let th = (i as f64 + 0.5) * std::f64::consts::FRAC_PI_2 / steps_theta as f64;
+                for j in 0..steps_phi {
+                    let ph = (j as f64 + 0.5) * std::f64::consts::TAU / steps_phi as f64;
+                    let dir = (t * (th.sin() * ph.cos()) as f32
+                        + b * (th.sin() * ph.sin()) as f32
+                        + pole * th.cos() as f32)
+                        .normalize();
+                    let (f_cos, pdf) = hit.eval_transmission(dir);
+                    let d_omega = th.sin()
+                        * (std::f64::consts::FRAC_PI_2 / steps_theta as f64)
+                        * (std::f64::consts::TAU / steps_phi as f64);
+                    pdf_integral += pdf as f64 * d_omega;
+                    f_integral += f_cos.x as f64 * d_omega;
+                }
+            }
+            // Four standard errors of the sampled share (binomial), at least 0.002.
+            let tolerance = (4.0 * (share * (1.0 - share) / n as f64).sqrt()).max(0.002);
+            assert!(
+                (pdf_integral - share).abs() <= tolerance,
+                "roughness {roughness}, θ {theta}, entering {entering}: ∫pdf {pdf_integral} vs share {share}"
+            );
+            assert!(
+                (f_integral - weight).abs() <= tolerance,
+                "roughness {roughness}, θ {theta}, entering {entering}: ∫f cos {f_integral} vs mean weight {weight}"
+            );
+        }
+    }
+
+    /// A conductor transmits nothing, and a dielectric nothing towards the viewer's side.
+    #[test]
+    fn transmission_is_zero_for_conductors_and_on_the_viewers_side() {
+        let hit = RoughHit::new(gold(0.5), view(20.0), Vec3::Z, Vec3::Z).unwrap();
+        assert_eq!(hit.eval_transmission(-Vec3::Z), (Vec3::ZERO, 0.0));
+        let hit = RoughHit::new(glass(0.5), view(20.0), Vec3::Z, Vec3::Z).unwrap();
+        assert_eq!(hit.eval_transmission(Vec3::Z), (Vec3::ZERO, 0.0));
+        assert!(hit.eval_transmission(-Vec3::Z).1 > 0.0);
     }
 
     /// Seen near the normal, from outside or inside, a rough dielectric's samples reflect or

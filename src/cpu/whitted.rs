@@ -8,6 +8,9 @@
 //!   conductor's Fresnel reflectance at the hit's angle (`cpu::optics`);
 //! - at a dielectric: `F · L(reflected) + (1 − F) · tint · L(refracted)` with the exact (or, per
 //!   material, Schlick's) `F`, or total internal reflection;
+//! - at a rough conductor, rough dielectric or plastic: shadow rays weighted by the lobe's
+//!   `f cos` (rough glass's also towards lights beyond it, from its far side) and one sampled
+//!   child, weighed against each other by multiple importance sampling;
 //! - at an emissive surface seen from its front: its radiance (every emissive instance is also a
 //!   mesh light, `Scene::add_emissive_lights`, lighting other surfaces through shadow rays);
 //! - at a quad light's surface (`Scene::add_light_surfaces`) seen from its front: the light's
@@ -410,9 +413,8 @@ impl<'a> Tracer<'a> {
     ) -> Vec3 {
         let ng = face_forward(sp.geometric_normal, dir);
         let bounce = self.spawn(sp, if s.transmitted { -ng } else { ng }, s.dir);
-        let pdf = if s.transmitted { 0.0 } else { s.pdf };
         let mut child = sink.scaled(s.weight);
-        let l = s.weight * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, pdf);
+        let l = s.weight * self.radiance_sampled(&bounce, depth + 1, rng, None, &mut child, s.pdf);
         sink.absorb(child);
         l
     }
@@ -463,8 +465,11 @@ impl<'a> Tracer<'a> {
         let n = face_forward(sp.shading_normal, view_dir);
         let ng = face_forward(sp.geometric_normal, view_dir);
         let origin = offset_origin(sp.position, ng, self.epsilon);
+        // Rough glass also takes light from beyond it: those shadow rays leave from its far side.
+        let transmits = matches!(lobe, Lobe::Rough(rough) if rough.transmits());
         let at = LightSample {
             origin,
+            far_origin: transmits.then(|| offset_origin(sp.position, -ng, self.epsilon)),
             n,
             ng,
             lobe,
@@ -514,7 +519,7 @@ impl<'a> Tracer<'a> {
                         (toward, 1.0)
                     };
                     let response = at.response(wi, None);
-                    if response != Vec3::ZERO && self.direction_clear(origin, wi) {
+                    if response != Vec3::ZERO && self.direction_clear(at.origin_toward(wi), wi) {
                         e += irradiance * scale * response;
                     }
                 }
@@ -528,7 +533,9 @@ impl<'a> Tracer<'a> {
                             continue;
                         };
                         let response = at.response(sample.dir, Some(count as f32 * sample.pdf));
-                        if response != Vec3::ZERO && self.direction_clear(origin, sample.dir) {
+                        if response != Vec3::ZERO
+                            && self.direction_clear(at.origin_toward(sample.dir), sample.dir)
+                        {
                             sum += sample.radiance * response / sample.pdf;
                         }
                     }
@@ -614,7 +621,7 @@ impl<'a> Tracer<'a> {
             return Vec3::ZERO;
         }
         let response = at.response(wi, Some(count as f32 * sample.pdf));
-        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
+        if response == Vec3::ZERO || !self.segment_clear_from(at, wi, to_light) {
             return Vec3::ZERO;
         }
         radiance * response / sample.pdf
@@ -644,10 +651,18 @@ impl<'a> Tracer<'a> {
             return Vec3::ZERO;
         }
         let response = at.response(wi, Some(sampling.counted_pdf(distance, cos_light)));
-        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
+        if response == Vec3::ZERO || !self.segment_clear_from(at, wi, to_light) {
             return Vec3::ZERO;
         }
         radiance * response * (cos_light / dist2)
+    }
+
+    /// Whether the shadow ray towards `at.origin + to_light` (direction `wi`) reaches (just short
+    /// of) it unblocked, leaving from the side of the surface `wi` points to
+    /// ([`LightSample::origin_toward`]); counts the ray.
+    fn segment_clear_from(&self, at: &LightSample, wi: Vec3, to_light: Vec3) -> bool {
+        let from = at.origin_toward(wi);
+        self.segment_clear(from, at.origin + to_light - from)
     }
 
     /// Whether the shadow ray from `origin` along `to_light` reaches (just short of) its end
@@ -684,8 +699,9 @@ impl<'a> Tracer<'a> {
         if dist2 <= 0.0 {
             return Vec3::ZERO;
         }
-        let response = at.shading_response(to_light / dist2.sqrt(), None);
-        if response == Vec3::ZERO || !self.segment_clear(at.origin, to_light) {
+        let wi = to_light / dist2.sqrt();
+        let response = at.shading_response(wi, None);
+        if response == Vec3::ZERO || !self.segment_clear_from(at, wi, to_light) {
             return Vec3::ZERO;
         }
         intensity * response / dist2
@@ -732,10 +748,12 @@ enum Lobe<'r> {
     Plastic(&'r PlasticHit),
 }
 
-/// A point that light samples reach: the shadow rays' origin, the shading and geometric
-/// normals on the viewer's side, and its lobe.
+/// A point that light samples reach: the shadow rays' origin (and, where light also comes
+/// through from behind, the origin on the far side), the shading and geometric normals on the
+/// viewer's side, and its lobe.
 struct LightSample<'r> {
     origin: Vec3,
+    far_origin: Option<Vec3>,
     n: Vec3,
     ng: Vec3,
     lobe: Lobe<'r>,
@@ -745,26 +763,40 @@ impl LightSample<'_> {
     /// What light arriving from unit direction `wi` is multiplied by: the cosine at a diffuse
     /// point; at a rough one `f cos`, times the power heuristic of the light's strategy
     /// (density `light_pdf`, its sample count folded in; `None` for a light that rays cannot
-    /// meet) against the lobe's. Zero below either normal.
+    /// meet) against the lobe's. Zero below either normal, except through rough glass, whose
+    /// transmission takes light from below both.
     fn response(&self, wi: Vec3, light_pdf: Option<f32>) -> Vec3 {
-        if self.ng.dot(wi) <= 0.0 {
+        let (side, cos) = (self.ng.dot(wi), self.n.dot(wi));
+        if side == 0.0 || (side > 0.0) != (cos > 0.0) {
             return Vec3::ZERO;
         }
         self.shading_response(wi, light_pdf)
+    }
+
+    /// The origin of a shadow ray towards unit direction `wi`: on the far side of the surface
+    /// when `wi` leaves through it (rough glass), else on the viewer's.
+    fn origin_toward(&self, wi: Vec3) -> Vec3 {
+        match self.far_origin {
+            Some(far) if self.ng.dot(wi) < 0.0 => far,
+            _ => self.origin,
+        }
     }
 
     /// [`LightSample::response`] tested against the shading normal only (point and spot
     /// lights).
     fn shading_response(&self, wi: Vec3, light_pdf: Option<f32>) -> Vec3 {
         let cos = self.n.dot(wi);
-        if cos <= 0.0 {
-            return Vec3::ZERO;
-        }
         let weigh = |glossy: Vec3, bsdf_pdf: f32| match light_pdf {
             Some(p) => glossy * power_heuristic(p, bsdf_pdf),
             None => glossy,
         };
         match self.lobe {
+            // Only rough glass takes light from below: its transmission lobe.
+            Lobe::Rough(rough) if cos < 0.0 => {
+                let (f_cos, bsdf_pdf) = rough.eval_transmission(wi);
+                weigh(f_cos, bsdf_pdf)
+            }
+            _ if cos <= 0.0 => Vec3::ZERO,
             Lobe::Diffuse => Vec3::splat(cos),
             Lobe::Rough(rough) => {
                 let (f_cos, bsdf_pdf) = rough.eval_reflection(wi);
