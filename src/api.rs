@@ -361,6 +361,10 @@ pub fn evaluate_frame(
     })?;
     overrides.apply(&mut scene);
     scene.apply_quality();
+    // The scene's own values were checked where they are written; the command line's may
+    // still ask for too much.
+    scene::limits::check(&scene)
+        .map_err(|message| Error::Usage(format!("with the command line's settings, {message}")))?;
     Ok(scene)
 }
 

@@ -95,6 +95,15 @@ impl Shard {
         Ok(Shard { index, count })
     }
 
+    /// How many of `total` frames are this shard's ([`Shard::of`]), without counting them.
+    pub fn count_of(self, total: u64) -> u64 {
+        if total <= self.index {
+            0
+        } else {
+            (total - self.index - 1) / self.count.max(1) + 1
+        }
+    }
+
     /// This shard's share of `frames`: the `index`-th, then every `count`-th after it.
     pub fn of(self, frames: impl Iterator<Item = i64>) -> impl Iterator<Item = i64> {
         frames
@@ -260,6 +269,28 @@ fn evaluate_job(job: &RenderJob) -> Result<(Vec<Scene>, RenderJob), Error> {
             range.first, range.last
         )));
     }
+    let whole = Shard { index: 0, count: 1 };
+    if job.frames.is_none() {
+        // The whole range, evaluated up front: bounded before anything is evaluated.
+        let count = job.shard.unwrap_or(whole).count_of(range.len());
+        if count > crate::api::MAX_LISTED_FRAMES {
+            return Err(Error::Usage(format!(
+                "the scene's frames {}..{} are {} frames{}, and one render takes at most {}: \
+                 choose some with --frames (e.g. --frames {}..{}) or split them with --shard",
+                range.first,
+                range.last,
+                range.len(),
+                if count < range.len() {
+                    format!(" ({count} in this shard)")
+                } else {
+                    String::new()
+                },
+                crate::api::MAX_LISTED_FRAMES,
+                range.first,
+                range.first + 99
+            )));
+        }
+    }
     // Several frames in the job (before sharding: shards of one job share its files).
     let several = job
         .frames
@@ -269,7 +300,6 @@ fn evaluate_job(job: &RenderJob) -> Result<(Vec<Scene>, RenderJob), Error> {
         Some(frames) => Box::new(frames.iter().copied()),
         None => Box::new(range.first..=range.last),
     };
-    let whole = Shard { index: 0, count: 1 };
     let assets = io::AssetCache::default();
     let mut scenes = job
         .shard

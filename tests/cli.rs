@@ -255,6 +255,95 @@ fn check_reports_the_number_of_frames_of_an_animation() {
     assert!(stdout(&out).contains("ok (24 frames)"), "{}", stdout(&out));
 }
 
+/// A scene of a hundred trillion frames: `check` evaluates 1000 of them (the first, the last
+/// and evenly spaced ones) and says so, where it used to evaluate every frame and never end.
+#[test]
+fn check_of_an_endless_animation_evaluates_a_sample_of_its_frames_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_scene(
+        dir.path(),
+        "long.csc",
+        "camera { position 0 1 3 look_at 0 0 0 fov 40 }
+         film { resolution 8 8 }
+         frames 1..1e14
+         material m { diffuse 0.5 }
+         mesh q { quad size 1 1 }
+         instance { mesh q material m translate 0 (frame / 1e14) 0 }
+         light point { position 0 2 0 power 10 }",
+    );
+    let out = caustica(dir.path(), &["check", path.to_str().unwrap()]);
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains(
+            "ok (100000000000000 frames; 1000 of them checked: the first, the last and evenly \
+             spaced ones)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+}
+
+/// Rendering a whole range of more frames than one render takes (a million) is a usage error
+/// naming the range, its size and the limit, before any frame is evaluated or written; a shard
+/// of it that is small enough is not.
+#[test]
+fn rendering_more_frames_than_one_render_takes_is_a_usage_error_that_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_scene(
+        dir.path(),
+        "long.csc",
+        "camera { position 0 1 3 look_at 0 0 0 fov 40 }
+         film { resolution 4 4 spp 1 integrator whitted }
+         frames 1..1e14
+         material m { diffuse 0.5 }
+         mesh q { quad size 1 1 }
+         instance { mesh q material m }
+         light point { position 0 2 0 power 10 }",
+    );
+    let path = path.to_str().unwrap();
+    let out = caustica(
+        dir.path(),
+        &["render", path, "--device", "cpu", "-o", "r_####.exr"],
+    );
+    let err = stderr(&out);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        err.contains(
+            "error: the scene's frames 1..100000000000000 are 100000000000000 frames, and one \
+             render takes at most 1000000: choose some with --frames (e.g. --frames 1..100) or \
+             split them with --shard"
+        ),
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(2), "a usage mistake");
+    let images = || -> Vec<PathBuf> {
+        files_under(dir.path())
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "exr"))
+            .collect()
+    };
+    assert!(images().is_empty());
+    // A shard of 2 × 10¹⁴ parts holds frame 4 alone.
+    let out = caustica(
+        dir.path(),
+        &[
+            "render",
+            path,
+            "--device",
+            "cpu",
+            "--shard",
+            "3/200000000000000",
+            "-o",
+            "r_####.exr",
+            "-q",
+        ],
+    );
+    assert_success(&out);
+    let written = images();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(written[0].ends_with("r_0004.exr"), "{written:?}");
+}
+
 #[test]
 fn info_prints_instance_and_light_counts_and_world_bounds() {
     let dir = tempfile::tempdir().unwrap();

@@ -120,7 +120,7 @@ fn frame_shard_spp_and_preview_errors_are_exact_usage_errors() {
         ),
         (
             &["--spp", "0"][..],
-            "error: invalid value '0' for '--spp <N>': 0 is not in 1..=4294967295\n\n\
+            "error: invalid value '0' for '--spp <N>': 0 is not in 1..=16777216\n\n\
              For more information, try '--help'.\n",
         ),
         (
@@ -128,6 +128,31 @@ fn frame_shard_spp_and_preview_errors_are_exact_usage_errors() {
             "warning: s.csc:4:5: variable \"unused\" is never used\n\
              error: --preview: \"one.exr\" is the frame's output image as well; give the preview \
              a path of its own\n",
+        ),
+        (
+            &["--spp", "4294967295"][..],
+            "error: invalid value '4294967295' for '--spp <N>': 4294967295 is not in \
+             1..=16777216\n\nFor more information, try '--help'.\n",
+        ),
+        (
+            &[
+                "--frames",
+                "1",
+                "--resolution",
+                "16384x16384",
+                "--spp",
+                "16777216",
+            ][..],
+            "warning: s.csc:4:5: variable \"unused\" is never used\n\
+             error: with the command line's settings, 16384x16384 pixels at 16777216 samples \
+             each are 4503599627370496 camera rays, more than the 1099511627776 one frame may \
+             trace\n",
+        ),
+        (
+            &["--frames", "1", "--resolution", "65536x65536"][..],
+            "warning: s.csc:4:5: variable \"unused\" is never used\n\
+             error: with the command line's settings, a 65536x65536 image has 4294967296 pixels, \
+             more than the 268435456 (16384x16384) a frame may have\n",
         ),
         (
             &["--shard", "3/3"][..],

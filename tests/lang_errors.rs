@@ -189,7 +189,7 @@ fn arithmetic_errors_and_out_of_range_values() {
     );
     assert_error(
         "film { spp 2.5 }",
-        "scene.csc:1:8: error: \"spp\" must be a whole number of at least 1, but it is 2.5",
+        "scene.csc:1:8: error: \"spp\" must be a whole number from 1 to 16777216, but it is 2.5",
     );
     assert_error(
         "material g { dielectric ior 0 }",
@@ -578,4 +578,45 @@ fn a_tiny_camera_up_vector_is_a_direction_and_a_zero_one_is_an_error() {
         "camera { position 0 0 5 look_at 0 0 0 up 0 0 1e-30 }",
         "scene.csc:1:1: error: the camera's up vector is parallel to its viewing direction",
     );
+}
+
+/// What a frame asks for is bounded before anything is allocated (issue 15): the image's
+/// pixels, the samples per pixel, the camera rays (pixels × spp), the photons per map, the
+/// gather rays per irradiance sample and per frame. Each is an error at the value that makes it too much, naming the value
+/// and the limit (`scene::limits`); `spp 1e9`, `photons { global 4294967295 }` and
+/// `resolution 65536 65536` used to hang or exhaust memory.
+#[test]
+fn work_beyond_a_frames_limits_is_an_error_at_the_value_naming_the_limit() {
+    assert_error(
+        "film { resolution 64 64 spp 1e9 }",
+        "scene.csc:1:25: error: \"spp\" must be a whole number from 1 to 16777216, but it is 1000000000",
+    );
+    assert_error(
+        "film { resolution 16384 16384 spp 16777216 }",
+        "scene.csc:1:31: error: 16384x16384 pixels at 16777216 samples each are 4503599627370496 camera rays, more than the 1099511627776 one frame may trace\nfilm { resolution 16384 16384 spp 16777216 }\n                              ^^^^^^^^^^^^",
+    );
+    assert_error(
+        "film { resolution 65536 65536 }",
+        "scene.csc:1:8: error: a 65536x65536 image has 4294967296 pixels, more than the 268435456 (16384x16384) a frame may have\nfilm { resolution 65536 65536 }\n       ^^^^^^^^^^^^^^^^^^^^^^",
+    );
+    assert_error(
+        "photons { global 4294967295 }",
+        "scene.csc:1:11: error: \"global\" must be a whole number from 0 to 67108864, but it is 4294967295",
+    );
+    assert_error(
+        "gather { rays 4294967295 }",
+        "scene.csc:1:10: error: \"rays\" must be a whole number from 1 to 65536, but it is 4294967295",
+    );
+    assert_error(
+        "gather { seeds 4294967295 rays 65536 }",
+        "scene.csc:1:10: error: 4294967295 irradiance samples of 65536 gather rays each are 281474976645120 gather rays, more than the 1099511627776 one frame may trace",
+    );
+    // The largest values within the limits are accepted.
+    let scene = lang_support::scene(
+        "film { resolution 16384 16384 spp 4096 }
+         photons { global 67108864 caustic 67108864 }
+         gather { seeds 16777216 rays 65536 }",
+    );
+    assert_eq!(scene.film.spp, 4096);
+    assert_eq!(scene.photons.global, 1 << 26);
 }

@@ -43,15 +43,21 @@ impl Backend for CpuBackend {
     }
 }
 
+/// The most camera rays one CPU pass traces when the caller sets no cut: 2²³ (a 1024² frame at
+/// 8 samples per pixel), so that the shading points a pass collects stay within a few hundred
+/// MB whatever the frame's samples per pixel.
+pub const CPU_MAX_PASS_RAYS: u64 = 1 << 23;
+
 /// Renders the whole frame with the Whitted model described in the module docs (and photon
 /// mapping's composition for `integrator photon_map`), pass by pass as `render::plan` cuts it
-/// for `options.max_pass_rays`: the GPU's passes, run the same way.
+/// for `options.max_pass_rays` ([`CPU_MAX_PASS_RAYS`] without one): the GPU's passes, run the
+/// same way.
 pub fn render_whitted(scene: &Scene, prepared: &Prepared, options: &RenderOptions) -> Frame {
     let start = std::time::Instant::now();
     let width = scene.film.width.max(1);
     let height = scene.film.height.max(1);
     let spp = scene.film.spp.max(1);
-    let plan = FramePlan::new(scene, options.max_pass_rays.unwrap_or(u64::MAX));
+    let plan = FramePlan::new(scene, options.max_pass_rays.unwrap_or(CPU_MAX_PASS_RAYS));
     let tracer = Tracer::new(scene, prepared);
     let tiles: Vec<(u32, u32)> = (0..height.div_ceil(TILE))
         .flat_map(|ty| (0..width.div_ceil(TILE)).map(move |tx| (tx * TILE, ty * TILE)))

@@ -15,7 +15,7 @@ use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
-    self, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FileMaterial, FrameRange,
+    self, limits, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FileMaterial, FrameRange,
     FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId, MaterialKind,
     Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings,
     Scene, Span, SphereLight, Texture, VdMap, VdSpace,
@@ -658,7 +658,14 @@ impl Builder<'_, '_> {
                 film.height = h as u32;
             }
         }
-        film.spp = p.whole(ctx, "spp", film.spp.into(), 1, MAX_U32) as u32;
+        film.spp = p.whole(ctx, "spp", film.spp.into(), 1, limits::MAX_SPP) as u32;
+        // How much the image asks for, blamed on what makes it too much.
+        let resolution = p.span_of("resolution").unwrap_or(block.span);
+        if let Err(message) = limits::image(film.width, film.height) {
+            ctx.error(resolution, message);
+        } else if let Err(message) = limits::camera_rays(film.width, film.height, film.spp) {
+            ctx.error(p.span_of("spp").unwrap_or(resolution), message);
+        }
         film.passes = p.whole(ctx, "passes", film.passes.into(), 1, MAX_PASSES) as u32;
         film.max_depth = p.whole(ctx, "max_depth", film.max_depth.into(), 0, 1000) as u32;
         film.seed = p.whole(ctx, "seed", film.seed, 0, 1 << 53);
@@ -1741,8 +1748,8 @@ impl Builder<'_, '_> {
         let p = params::split(block, PHOTONS, "photons", ctx);
         let d = PhotonSettings::default();
         self.scene.photons = PhotonSettings {
-            global: p.whole(ctx, "global", d.global.into(), 0, MAX_U32) as u32,
-            caustic: p.whole(ctx, "caustic", d.caustic.into(), 0, MAX_U32) as u32,
+            global: p.whole(ctx, "global", d.global.into(), 0, limits::MAX_PHOTONS) as u32,
+            caustic: p.whole(ctx, "caustic", d.caustic.into(), 0, limits::MAX_PHOTONS) as u32,
             max_bounces: p.whole(ctx, "max_bounces", d.max_bounces.into(), 1, 1000) as u32,
             knn: p.whole(ctx, "knn", d.knn.into(), 1, MAX_KNN) as u32,
             max_radius: p.float(ctx, "max_radius", d.max_radius, nonnegative, "at least 0"),
@@ -1759,7 +1766,7 @@ impl Builder<'_, '_> {
         let d = GatherSettings::default();
         self.scene.gather = GatherSettings {
             seeds: p.whole(ctx, "seeds", d.seeds.into(), 1, MAX_U32) as u32,
-            rays: p.whole(ctx, "rays", d.rays.into(), 1, MAX_U32) as u32,
+            rays: p.whole(ctx, "rays", d.rays.into(), 1, limits::MAX_GATHER_RAYS) as u32,
             quadtree_levels: p.whole(ctx, "quadtree_levels", d.quadtree_levels.into(), 1, 16)
                 as u32,
             min_density: p.float(
@@ -1778,6 +1785,10 @@ impl Builder<'_, '_> {
             ) as u32,
             span: block.span,
         };
+        let gather = &self.scene.gather;
+        if let Err(message) = limits::gather_rays(gather.seeds, gather.rays) {
+            ctx.error(p.span_of("seeds").unwrap_or(block.span), message);
+        }
         p.finish(ctx, "gather");
     }
 

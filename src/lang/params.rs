@@ -229,6 +229,12 @@ impl<'a> Params<'a> {
         self.list.iter().any(|p| p.name == name)
     }
 
+    /// Where the parameter is written, from its name to its last value (does not mark it as
+    /// used).
+    pub fn span_of(&self, name: &str) -> Option<Span> {
+        self.list.iter().find(|p| p.name == name).map(|p| p.span)
+    }
+
     /// The parameter, marked as used.
     pub fn take(&self, name: &str) -> Option<&Param<'a>> {
         let p = self.list.iter().find(|p| p.name == name)?;

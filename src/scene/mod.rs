@@ -7,6 +7,7 @@
 pub mod devices;
 pub mod environment;
 pub mod fresnel;
+pub mod limits;
 pub mod mesh;
 pub mod shapes;
 pub mod span;
@@ -977,6 +978,35 @@ impl FrameRange {
     /// Scene time in seconds of `frame`: frame `first` is at time 0.
     pub fn time_of(&self, frame: i64) -> f32 {
         (frame - self.first) as f32 / self.fps
+    }
+
+    /// How many frames the range holds.
+    pub fn len(&self) -> u64 {
+        (self.last as i128 - self.first as i128 + 1).clamp(0, u64::MAX as i128) as u64
+    }
+
+    /// Whether the range holds no frame (never, for a range the language built).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// At most `count` (≥ 2) of the range's frames in order: all of them when there are no
+    /// more, else the first, the last and evenly spaced ones between (`caustica check` of a
+    /// long animation).
+    pub fn sample(&self, count: u64) -> Vec<i64> {
+        let len = self.len();
+        if len <= count {
+            return (self.first..=self.last).collect();
+        }
+        let count = count.max(2);
+        let mut frames: Vec<i64> = (0..count)
+            .map(|i| {
+                let offset = (len as u128 - 1) * i as u128 / (count as u128 - 1);
+                (self.first as i128 + offset as i128) as i64
+            })
+            .collect();
+        frames.dedup();
+        frames
     }
 }
 

@@ -12,6 +12,10 @@ use clap::{ArgAction, Parser, Subcommand, ValueEnum};
 use caustica::render::progress::ProgressSink;
 use caustica::{Device, Error, Overrides, RenderJob};
 
+/// How many frames of a long animation `check` evaluates: its first, its last and evenly
+/// spaced ones between.
+const CHECKED_FRAMES: u64 = 1000;
+
 #[derive(Parser)]
 #[command(
     name = "caustica",
@@ -82,8 +86,8 @@ enum Command {
         /// window, with the crop as its data window.
         #[arg(long, value_name = "X0,X1,Y0,Y1")]
         crop: Option<String>,
-        /// Camera samples per pixel, at least 1 [default: the scene's film spp].
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        /// Camera samples per pixel, from 1 to 16777216 [default: the scene's film spp].
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=caustica::scene::limits::MAX_SPP as i64))]
         spp: Option<u32>,
         /// Random seed [default: the scene's film seed].
         #[arg(long, value_name = "N")]
@@ -467,7 +471,9 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             let range = file.frame_range()?;
             let assets = caustica::io::AssetCache::default();
             let mut errors: Option<caustica::Diagnostics> = None;
-            for frame in range.first..=range.last {
+            // A long animation is checked at its first and last frames and evenly between.
+            let checked = range.sample(CHECKED_FRAMES);
+            for &frame in &checked {
                 if let Err(Error::Scene(e)) =
                     caustica::evaluate_frame(&file, frame, &assets, &Overrides::default())
                 {
@@ -479,11 +485,19 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             match errors {
                 Some(e) => Err(e.into()),
                 None => {
+                    let sampled = if (checked.len() as u64) < range.len() {
+                        format!(
+                            "; {} of them checked: the first, the last and evenly spaced ones",
+                            checked.len()
+                        )
+                    } else {
+                        String::new()
+                    };
                     println!(
-                        "{}: ok ({} frame{})",
+                        "{}: ok ({} frame{}{sampled})",
                         scene.display(),
-                        range.last - range.first + 1,
-                        if range.last == range.first { "" } else { "s" }
+                        range.len(),
+                        if range.len() == 1 { "" } else { "s" }
                     );
                     Ok(())
                 }
