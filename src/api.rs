@@ -262,8 +262,8 @@ pub fn compare_files(
     excluded: &[render::compare::Rect],
     diff: Option<&Path>,
 ) -> Result<render::compare::Comparison, Error> {
-    let a = io::load_texture(image)?;
-    let b = io::load_texture(reference)?;
+    let a = io::read_image(image)?;
+    let b = io::read_image(reference)?;
     if (a.width, a.height) != (b.width, b.height) {
         return Err(Error::Usage(format!(
             "{} is {}x{} but {} is {}x{}",

@@ -190,3 +190,44 @@ fn a_radiance_hdr_file_loads_as_linear_values_above_one() {
     assert_eq!(map.texels, texels);
     assert_eq!(*map.marginal.last().unwrap(), 1.0);
 }
+
+/// A 4 × 4 EXR whose header is edited to claim 60001 × 60001 pixels (its data window), over
+/// the 16 pixels of data it holds: textures, VD maps and `compare`'s images refuse it from its
+/// header, naming the size, before any pixel is allocated (issue 15: it used to exhaust memory).
+#[test]
+fn an_exr_header_claiming_more_pixels_than_the_file_holds_is_refused_before_reading() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("liar.exr");
+    exr::prelude::write_rgb_file(&path, 4, 4, |_, _| (0.5f32, 0.5f32, 0.5f32)).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let key = b"dataWindow\0box2i\0";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .expect("a data window attribute")
+        + key.len()
+        + 4; // the attribute's size
+    for (i, v) in [0i32, 0, 60000, 60000].iter().enumerate() {
+        bytes[at + 4 * i..at + 4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let expected =
+        "EXR: the header claims 60001x60001 pixels, more than the 268435456 an image may have";
+    for error in [
+        load_texture(&path).unwrap_err().to_string(),
+        load_vd_image(&path).unwrap_err().to_string(),
+        caustica::io::read_frame(&path).unwrap_err().to_string(),
+    ] {
+        assert!(error.contains(expected), "{error}");
+    }
+    // Within the pixel limit but beyond what 1100:1 compression could give the file's bytes.
+    for (i, v) in [0i32, 0, 9999, 9999].iter().enumerate() {
+        bytes[at + 4 * i..at + 4 * i + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(&path, &bytes).unwrap();
+    let error = load_texture(&path).unwrap_err().to_string();
+    assert!(
+        error.contains("EXR: the header claims 10000x10000 pixels (1200000000 bytes of samples), more than a file of"),
+        "{error}"
+    );
+}

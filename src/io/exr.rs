@@ -338,6 +338,7 @@ fn metadata_attributes(meta: &FrameMetadata) -> HashMap<Text, AttributeValue> {
 /// files too, as long as they have R, G and B.
 pub fn read_frame(path: &Path) -> Result<Frame, IoError> {
     use exr::prelude::{read, ReadChannels, ReadLayers};
+    super::texture::check_exr_size(path)?;
     let image = read()
         .no_deep_data()
         .largest_resolution_level()

@@ -71,6 +71,12 @@ struct ObjReader<'p> {
     /// The first `usemtl` line of each material name.
     used_at: HashMap<String, (usize, usize)>,
     skipped: usize,
+    /// The line of the first statement skipped.
+    skipped_at: usize,
+    /// Faces of three or more corners without an area (collinear or repeated corners), kept for
+    /// a displacement that may give them one, and the line of the first.
+    degenerate: usize,
+    degenerate_at: usize,
     warnings: Warnings<'p>,
     /// Warnings about the MTL files, already placed.
     library_warnings: Vec<String>,
@@ -91,6 +97,9 @@ impl<'p> ObjReader<'p> {
             libraries: Vec::new(),
             used_at: HashMap::new(),
             skipped: 0,
+            skipped_at: 0,
+            degenerate: 0,
+            degenerate_at: 0,
             warnings: Warnings::new(path),
             library_warnings: Vec::new(),
         }
@@ -119,7 +128,7 @@ impl<'p> ObjReader<'p> {
                 check_count(path, line, self.normals.len())?;
             }
             "f" | "fo" => self.face(line, w)?,
-            "p" | "l" => self.skipped += 1,
+            "p" | "l" => self.skip(line),
             "o" | "g" | "s" | "mg" => {}
             "usemtl" => {
                 let name = rest_of_line(text);
@@ -194,9 +203,17 @@ impl<'p> ObjReader<'p> {
             corners.push(self.corner(line, column, word)?);
         }
         if corners.len() < 3 {
-            self.skipped += 1;
+            self.skip(line);
             self.scratch = corners;
             return Ok(());
+        }
+        // Corners index positions defined above this line (`corner` checked them).
+        let area = newell_area(corners.iter().map(|c| self.positions[c[0] as usize]));
+        if !(area > 0.0) {
+            if self.degenerate == 0 {
+                self.degenerate_at = line;
+            }
+            self.degenerate += 1;
         }
         let index = match self.current_part {
             Some(i) => i,
@@ -224,6 +241,14 @@ impl<'p> ObjReader<'p> {
         part.corners.extend_from_slice(&corners);
         self.scratch = corners;
         Ok(())
+    }
+
+    /// Counts a statement skipped at `line`.
+    fn skip(&mut self, line: usize) {
+        if self.skipped == 0 {
+            self.skipped_at = line;
+        }
+        self.skipped += 1;
     }
 
     /// One face corner, `p`, `p/t`, `p//n` or `p/t/n`, as absolute indices.
@@ -282,10 +307,34 @@ impl<'p> ObjReader<'p> {
     fn finish(mut self) -> Result<MeshAsset, IoError> {
         if self.skipped > 0 {
             log::warn!(
-                "{}: skipped {} points, lines and faces with fewer than three corners",
+                "{}:{}: skipped {} points, lines and faces with fewer than three corners (the \
+                 first on this line)",
                 self.path.display(),
+                self.skipped_at,
                 self.skipped
             );
+        }
+        if self.degenerate > 0 {
+            log::warn!(
+                "{}:{}: {} faces have no area (collinear or repeated corners; the first on this \
+                 line): they render as nothing unless displaced",
+                self.path.display(),
+                self.degenerate_at,
+                self.degenerate
+            );
+        }
+        if self.parts.is_empty() {
+            let why = match self.skipped {
+                0 => "it has no faces".to_string(),
+                skipped => format!(
+                    "it has no faces, only {skipped} points, lines and faces of fewer than three \
+                     corners"
+                ),
+            };
+            return Err(IoError::Format {
+                path: self.path.to_path_buf(),
+                message: format!("nothing to render: {why}"),
+            });
         }
         let library = self.read_libraries()?;
         let mut materials: Vec<FileMaterial> = Vec::new();
@@ -456,6 +505,22 @@ fn check_count(path: &Path, line: usize, count: usize) -> Result<(), IoError> {
         ));
     }
     Ok(())
+}
+
+/// Twice the area of a polygon, by Newell's method: zero for a degenerate one, NaN or infinite
+/// for corners too far out.
+fn newell_area(corners: impl Iterator<Item = Vec3> + Clone) -> f32 {
+    let next = corners.clone().cycle().skip(1);
+    corners
+        .zip(next)
+        .fold(Vec3::ZERO, |n, (a, b)| {
+            n + Vec3::new(
+                (a.y - b.y) * (a.z + b.z),
+                (a.z - b.z) * (a.x + b.x),
+                (a.x - b.x) * (a.y + b.y),
+            )
+        })
+        .length()
 }
 
 /// The unit normal of a polygon by Newell's method; zero for a degenerate one.

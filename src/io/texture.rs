@@ -16,7 +16,17 @@ const EXR_MAGIC: [u8; 4] = [0x76, 0x2f, 0x31, 0x01];
 /// Loads a texture as linear RGB, row 0 at the top. PNG and JPEG are decoded from sRGB (their
 /// alpha is dropped, grey is repeated into R, G and B); OpenEXR and Radiance HDR are linear, see
 /// [`read_exr_rgb`] for the channels used. The format is recognised from the file's first bytes.
+/// A texture's or an environment map's texels must be finite: the first that is not is an
+/// error naming it.
 pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
+    let image = read_image(path)?;
+    check_texels(path, image.width, &image.texels, f32::INFINITY)?;
+    Ok(image)
+}
+
+/// [`load_texture`] without the check of its texels: any image as stored (`caustica compare`
+/// reports non-finite pixels itself).
+pub fn read_image(path: &Path) -> Result<TextureImage, IoError> {
     let (width, height, texels) = if starts_with_exr_magic(path)? {
         read_exr_rgb(path)?
     } else {
@@ -29,6 +39,30 @@ pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
     })
 }
 
+/// The largest displacement a VD map's texel may hold in any channel: far beyond any surface's
+/// detail, and far from f32's end, where patch bounds would overflow.
+pub const MAX_VD_TEXEL: f32 = 1e6;
+
+/// Refuses the first texel that is not finite or has a channel beyond `limit` in size, naming
+/// it (row 0 at the top).
+fn check_texels(path: &Path, width: u32, texels: &[Vec3], limit: f32) -> Result<(), IoError> {
+    let bad = |t: &Vec3| !t.is_finite() || t.abs().max_element() > limit;
+    if let Some(i) = texels.iter().position(bad) {
+        let t = texels[i];
+        let (x, y) = (i as u32 % width.max(1), i as u32 / width.max(1));
+        let why = if t.is_finite() {
+            format!("beyond ±{limit:e}")
+        } else {
+            "not finite".to_string()
+        };
+        return Err(IoError::format(
+            path,
+            format!("texel ({x}, {y}) is {} {} {}: {why}", t.x, t.y, t.z),
+        ));
+    }
+    Ok(())
+}
+
 /// Loads a vector-displacement map from a float OpenEXR file: the R, G and B channels as stored
 /// (no colour conversion), row 0 at the top. See [`read_exr_rgb`] for other channel names.
 pub fn load_vd_image(path: &Path) -> Result<VdImage, IoError> {
@@ -39,6 +73,7 @@ pub fn load_vd_image(path: &Path) -> Result<VdImage, IoError> {
         ));
     }
     let (width, height, texels) = read_exr_rgb(path)?;
+    check_texels(path, width, &texels, MAX_VD_TEXEL)?;
     Ok(VdImage {
         width,
         height,
@@ -105,6 +140,7 @@ pub fn srgb_to_linear(encoded: f32) -> f32 {
 /// one) repeated three times. Channels of named layers (`albedo.R`) are not considered.
 pub fn read_exr_rgb(path: &Path) -> Result<(u32, u32, Vec<Vec3>), IoError> {
     use exr::prelude::*;
+    check_exr_size(path)?;
     let image = read()
         .no_deep_data()
         .largest_resolution_level()
@@ -158,6 +194,55 @@ pub fn read_exr_rgb(path: &Path) -> Result<(u32, u32, Vec<Vec3>), IoError> {
 
 /// Turns an error of the `exr` crate into an [`IoError`]: file-system errors stay read errors,
 /// everything else is a format error.
+/// The most pixels an EXR may claim ([`check_exr_size`]): as many as a frame may have
+/// (`scene::limits::MAX_PIXELS`).
+const MAX_EXR_PIXELS: u64 = crate::scene::limits::MAX_PIXELS;
+
+/// The most raw pixel bytes an EXR may claim per byte of the file: deflate's largest
+/// compression ratio is 1032:1 (RLE's 128:1, PIZ's and the others' below), so a header that
+/// claims more describes pixels the file cannot hold.
+const MAX_EXR_EXPANSION: u64 = 1100;
+
+/// Reads an EXR's headers alone and refuses one whose image is larger than
+/// [`MAX_EXR_PIXELS`] or than the file's size could hold, before its pixels are allocated (a
+/// header claiming 60001 × 60001 pixels over one row of data).
+pub(crate) fn check_exr_size(path: &Path) -> Result<(), IoError> {
+    let meta =
+        exr::meta::MetaData::read_from_file(path, false).map_err(|e| exr_read_error(path, e))?;
+    let file_size = std::fs::metadata(path)
+        .map_err(|e| IoError::read(path, e))?
+        .len();
+    for header in meta.headers.iter() {
+        let size = header.layer_size;
+        let pixels = size.0 as u64 * size.1 as u64;
+        if pixels > MAX_EXR_PIXELS {
+            return Err(IoError::format(
+                path,
+                format!(
+                    "EXR: the header claims {}x{} pixels, more than the {MAX_EXR_PIXELS} an image \
+                     may have",
+                    size.0, size.1
+                ),
+            ));
+        }
+        if header.deep {
+            continue;
+        }
+        let raw = header.total_pixel_bytes() as u64;
+        if raw > file_size.saturating_mul(MAX_EXR_EXPANSION) {
+            return Err(IoError::format(
+                path,
+                format!(
+                    "EXR: the header claims {}x{} pixels ({raw} bytes of samples), more than a file \
+                     of {file_size} bytes can hold",
+                    size.0, size.1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn exr_read_error(path: &Path, error: exr::error::Error) -> IoError {
     match error {
         exr::error::Error::Io(source) if source.kind() == std::io::ErrorKind::UnexpectedEof => {

@@ -51,6 +51,15 @@ impl<'r> Lines<'r> {
                     "the line is longer than 16 MiB",
                 ));
             }
+            // Text never holds a zero byte: stop at the first line of binary data.
+            if let Some(zero) = self.bytes.iter().position(|&b| b == 0) {
+                return Err(at(
+                    self.path,
+                    self.number,
+                    zero + 1,
+                    "a zero byte: this is binary data, not a text file",
+                ));
+            }
             first.get_or_insert(self.number);
             let content = match self.bytes.iter().position(|&b| b == b'#') {
                 Some(comment) => &self.bytes[..comment],

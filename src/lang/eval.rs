@@ -113,6 +113,19 @@ pub fn frame_range(
     }
 }
 
+/// Whether `path` names an OBJ file (`.obj`, or `.obj.gz`).
+fn is_obj(path: &std::path::Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    name.ends_with(".obj") || name.ends_with(".obj.gz")
+}
+
+/// `d` as a unit vector, normalized in f64 so that neither a tiny (1e-30) nor a huge (1e38)
+/// direction is lost to f32's underflow or overflow; `None` for a zero one.
+fn unit_direction(d: Vec3) -> Option<Vec3> {
+    let d = d.as_dvec3();
+    (d.length_squared() > 0.0 && d.is_finite()).then(|| d.normalize().as_vec3())
+}
+
 /// Whether an expression uses `frame`, `time`, or a variable that depends on them.
 fn mentions_time(expr: &Expr, env: &Env) -> bool {
     match &expr.kind {
@@ -610,16 +623,15 @@ impl Builder<'_, '_> {
             positive,
             "greater than 0",
         );
-        let direction = look_at - position;
-        // In f64, so that a tiny but valid up vector (1e-30) does not underflow to zero; the
-        // camera keeps it as a unit vector.
+        // In f64, so that a tiny but valid up vector (1e-30) does not underflow to zero, nor
+        // a far look_at overflow; the camera keeps up as a unit vector.
+        let direction = look_at.as_dvec3() - position.as_dvec3();
         let up64 = up.as_dvec3();
         if direction.length_squared() == 0.0 {
             ctx.error(block.span, "the camera looks at its own position");
         } else if up64.length_squared() == 0.0 || !up64.is_finite() {
             ctx.error(block.span, "the camera's up vector has no direction");
         } else if direction
-            .as_dvec3()
             .normalize()
             .cross(up64.normalize())
             .length_squared()
@@ -789,6 +801,29 @@ impl Builder<'_, '_> {
         else {
             return;
         };
+        // A texture scales an albedo or a tint: beyond 0..1 it makes or takes light.
+        if let Some(i) = image
+            .texels
+            .iter()
+            .position(|t| t.min_element() < 0.0 || t.max_element() > 1.0)
+        {
+            let t = image.texels[i];
+            log::warn!(
+                "{}: texture \"{name}\": texel ({}, {}) is {} {} {}, outside 0..1: a surface it \
+                 colours reflects {} light than it receives there",
+                self.ctx.place(span),
+                i as u32 % image.width.max(1),
+                i as u32 / image.width.max(1),
+                t.x,
+                t.y,
+                t.z,
+                if t.min_element() < 0.0 {
+                    "negative"
+                } else {
+                    "more"
+                }
+            );
+        }
         if declared {
             self.scene.textures.push(Texture {
                 name: name.clone(),
@@ -1126,6 +1161,32 @@ impl Builder<'_, '_> {
                 if asset.parts.iter().all(|part| part.data.quads.is_empty()) {
                     log::warn!(
                         "{}: mesh \"{name}\" has a displacement map but no quads",
+                        self.ctx.place(block.span)
+                    );
+                }
+            } else if !matches!(origin, MeshOrigin::AnalyticSphere { .. }) {
+                // Faces without an area render as nothing unless a displacement gives them one.
+                let faces: usize = asset.parts.iter().map(|p| p.data.face_count()).sum();
+                let flat: usize = asset
+                    .parts
+                    .iter()
+                    .map(|p| p.data.faces_without_area())
+                    .sum();
+                if faces == 0 || flat == faces {
+                    self.ctx.error(
+                        block.span,
+                        format!(
+                            "mesh \"{name}\" has no face with an area ({faces} faces, {flat} of \
+                             them without one): nothing of it can render"
+                        ),
+                    );
+                    return;
+                }
+                // An OBJ file's loader names the line of its first such face.
+                if flat > 0 && !matches!(&origin, MeshOrigin::File(path) if is_obj(path)) {
+                    log::warn!(
+                        "{}: mesh \"{name}\": {flat} of its {faces} faces have no area \
+                         (collinear or repeated corners): they render as nothing",
                         self.ctx.place(block.span)
                     );
                 }
@@ -1582,10 +1643,11 @@ impl Builder<'_, '_> {
                         None
                     }
                     (Some((d, span)), None, _) | (None, Some((d, span)), _) => {
-                        if d.length_squared() == 0.0 {
+                        let unit = unit_direction(d);
+                        if unit.is_none() {
                             ctx.error(span, "the spot light's direction is zero");
                         }
-                        Some(d.normalize_or_zero())
+                        unit
                     }
                     (None, None, false) => {
                         ctx.error(
@@ -1626,12 +1688,12 @@ impl Builder<'_, '_> {
                     "between 0 and 90 degrees",
                 );
                 direction.and_then(|(d, span)| {
-                    if d.length_squared() == 0.0 {
+                    let Some(direction) = unit_direction(d) else {
                         ctx.error(span, "the light's direction is zero");
                         return None;
-                    }
+                    };
                     Some(LightKind::Directional {
-                        direction: d.normalize(),
+                        direction,
                         irradiance,
                         angle_deg,
                     })
@@ -1683,9 +1745,21 @@ impl Builder<'_, '_> {
             }
         };
         p.finish(ctx, &who);
-        if let Some(kind) = light {
+        if let Some(light) = light {
+            let strength = match light {
+                LightKind::Point { power, .. } | LightKind::Spot { power, .. } => power,
+                LightKind::Directional { irradiance, .. } => irradiance,
+                LightKind::Quad { radiance, .. } => radiance,
+                _ => Vec3::ONE,
+            };
+            if strength == Vec3::ZERO {
+                log::warn!(
+                    "{}: the {kind} light's strength is 0: it lights nothing",
+                    ctx.place(block.span),
+                );
+            }
             self.scene.lights.push(Light {
-                kind,
+                kind: light,
                 span: block.span,
             });
         }

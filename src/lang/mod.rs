@@ -114,6 +114,9 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
     index
 }
 
+/// The most characters of a source line a diagnostic shows.
+const MAX_SHOWN_LINE: usize = 200;
+
 /// One error, pointing at the text that caused it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
@@ -146,12 +149,34 @@ impl Diagnostic {
                 let path = sources.path(self.span.file).display();
                 writeln!(out, "{path}:{line}:{col}: error: {}", self.message)?;
                 let line_text = line_text.trim_end_matches('\r');
-                writeln!(out, "{line_text}")?;
+                // A long line shows a window of it from a little before the span, marked "…"
+                // where it is cut.
+                let skip = if line_text.chars().count() > MAX_SHOWN_LINE {
+                    (col - 1).saturating_sub(MAX_SHOWN_LINE / 4)
+                } else {
+                    0
+                };
+                let shown: String = line_text.chars().skip(skip).take(MAX_SHOWN_LINE).collect();
+                let (before, after) = (
+                    if skip > 0 { "…" } else { "" },
+                    if line_text.chars().count() > skip + MAX_SHOWN_LINE {
+                        "…"
+                    } else {
+                        ""
+                    },
+                );
+                writeln!(out, "{before}{shown}{after}")?;
                 // The caret line copies tabs so that it lines up under the source line.
-                let pad: String = line_text
+                let pad: String = before
                     .chars()
-                    .take(col - 1)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .map(|_| ' ')
+                    .chain(shown.chars().take(col - 1 - skip).map(|c| {
+                        if c == '\t' {
+                            '\t'
+                        } else {
+                            ' '
+                        }
+                    }))
                     .collect();
                 let span_chars = sources
                     .text(self.span.file)
@@ -166,7 +191,7 @@ impl Diagnostic {
                             .count()
                     })
                     .unwrap_or(1)
-                    .max(1);
+                    .clamp(1, (MAX_SHOWN_LINE + skip + 1).saturating_sub(col).max(1));
                 writeln!(out, "{pad}{}", "^".repeat(span_chars))?;
             }
             None => writeln!(out, "error: {}", self.message)?,

@@ -120,22 +120,65 @@ fn expected_message(positives: &[Rule]) -> String {
 const MAX_NESTING: usize = 64;
 const MAX_TERMS: usize = 1000;
 
-/// Finds the first bracket nested deeper than [`MAX_NESTING`] (outside strings and comments).
+/// The longest name (of a variable, material, mesh, ...) and the longest string in quotes: a
+/// name beyond it is a mistake, and a string a path or a word (a path has at most 4096 bytes
+/// on Linux). Both keep suggestions ("did you mean") and messages small.
+const MAX_NAME: usize = 256;
+const MAX_STRING: usize = 4096;
+
+/// Finds the first bracket nested deeper than [`MAX_NESTING`], name longer than [`MAX_NAME`] or
+/// string longer than [`MAX_STRING`] (outside strings and comments), before the parser sees the
+/// text.
 fn check_nesting(text: &str, file: u32) -> Result<(), Diagnostic> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut in_comment = false;
     let mut escaped = false;
+    // Where the name or string being read began.
+    let mut name_start: Option<usize> = None;
+    let mut string_start = 0usize;
     for (i, c) in text.char_indices() {
+        let in_name = !in_comment && !in_string && (c.is_ascii_alphanumeric() || c == '_');
+        match name_start {
+            Some(start) if in_name => {
+                if i - start >= MAX_NAME {
+                    return Err(Diagnostic::error(
+                        Span::new(file, start, start + MAX_NAME),
+                        format!("a name longer than {MAX_NAME} characters"),
+                    ));
+                }
+            }
+            Some(_) => name_start = None,
+            // A word that starts with a letter or _ is a name; one with a digit a number.
+            None if in_name && !c.is_ascii_digit() => {
+                let after_word = text[..i]
+                    .chars()
+                    .next_back()
+                    .is_some_and(|p| p.is_ascii_alphanumeric() || p == '_' || p == '.');
+                if !after_word {
+                    name_start = Some(i);
+                }
+            }
+            None => {}
+        }
         if in_comment {
             in_comment = c != '\n';
         } else if in_string {
             in_string = escaped || (c != '"' && c != '\n');
             escaped = !escaped && c == '\\';
+            if in_string && i - string_start > MAX_STRING {
+                return Err(Diagnostic::error(
+                    Span::new(file, string_start, string_start + 1),
+                    format!("a string longer than {MAX_STRING} bytes"),
+                ));
+            }
         } else {
             match c {
+                '"' => {
+                    in_string = true;
+                    string_start = i;
+                }
                 '#' => in_comment = true,
-                '"' => in_string = true,
                 '(' | '[' | '{' => {
                     depth += 1;
                     if depth > MAX_NESTING {

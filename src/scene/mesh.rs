@@ -76,6 +76,30 @@ impl MeshData {
         self.triangles.len() + self.quads.len()
     }
 
+    /// How many faces have no area (collinear or repeated corners, or corners so far out that
+    /// their area is not finite): rays never meet them.
+    pub fn faces_without_area(&self) -> usize {
+        let at = |v: u32| self.positions[v as usize];
+        let flat = |a: Vec3, b: Vec3, c: Vec3| {
+            let area = (b - a).cross(c - a).length();
+            !(area > 0.0 && area.is_finite())
+        };
+        let triangles = self
+            .triangles
+            .iter()
+            .filter(|t| flat(at(t[0]), at(t[1]), at(t[2])))
+            .count();
+        let quads = self
+            .quads
+            .iter()
+            .filter(|q| {
+                let [a, b, c, d] = q.map(at);
+                flat(a, b, c) && flat(a, c, d)
+            })
+            .count();
+        triangles + quads
+    }
+
     /// Object-space bounds `(min, max)`; `None` for a mesh without vertices.
     pub fn bounds(&self) -> Option<(Vec3, Vec3)> {
         let first = *self.positions.first()?;

@@ -1,0 +1,238 @@
+//! Hostile inputs (issue 15), end to end through `caustica check`: each gets its exact error or
+//! warning, at its place, with no panic and nothing written. Limits on how much a frame asks
+//! for are in `tests/lang_errors.rs`, frame ranges in `tests/cli.rs`, EXR headers in
+//! `tests/io_maps.rs`.
+
+mod support;
+
+use std::path::Path;
+
+use support::cli::{assert_clean_failure, assert_success, caustica, stderr, write_scene};
+
+/// A camera, a material `m` and a point light, then `rest`.
+fn scene_with(rest: &str) -> String {
+    format!(
+        "camera {{ position 0 1 3 look_at 0 0 0 fov 40 }}\n\
+         material m {{ diffuse 0.5 }}\n\
+         light point {{ position 0 2 0 power 10 }}\n\
+         {rest}\n"
+    )
+}
+
+/// `caustica check` of `text` (as `s.csc` in `dir`): its standard error, and whether it passed.
+fn check(dir: &Path, text: &str) -> (String, bool) {
+    write_scene(dir, "s.csc", text);
+    let out = caustica(dir, &["check", "s.csc"]);
+    let passed = out.status.success();
+    if !passed {
+        assert_clean_failure(&out);
+    } else {
+        assert_success(&out);
+    }
+    (stderr(&out), passed)
+}
+
+fn assert_fails_with(dir: &Path, text: &str, expected: &str) {
+    let (err, passed) = check(dir, text);
+    assert!(!passed, "expected a failure with {expected:?}, got:\n{err}");
+    assert!(err.contains(expected), "expected\n{expected}\nin\n{err}");
+}
+
+fn assert_warns(dir: &Path, text: &str, expected: &str) {
+    let (err, passed) = check(dir, text);
+    assert!(passed, "expected success with a warning, got:\n{err}");
+    assert!(err.contains(expected), "expected\n{expected}\nin\n{err}");
+}
+
+/// A name of 10 MB used to take minutes and gigabytes (its "did you mean" compared it with
+/// every name); names longer than 256 characters and strings longer than 4096 bytes are errors
+/// at their start, and the source line they are on is shown cut to 200 characters.
+#[test]
+fn overlong_names_and_strings_are_errors_and_long_lines_are_shown_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = "a".repeat(10_000_000);
+    let text = scene_with(&format!("material {name} {{ diffuse 0.5 }}"));
+    let (err, passed) = check(dir.path(), &text);
+    assert!(!passed);
+    assert!(
+        err.starts_with("s.csc:4:10: error: a name longer than 256 characters\n"),
+        "{}",
+        &err[..err.len().min(300)]
+    );
+    assert!(err.len() < 1000, "the message is {} bytes long", err.len());
+    let long = "b".repeat(5000);
+    assert_fails_with(
+        dir.path(),
+        &scene_with(&format!("let x = \"{long}\"")),
+        "s.csc:4:9: error: a string longer than 4096 bytes",
+    );
+    // A name of 256 characters is fine.
+    let name = "c".repeat(256);
+    let (err, passed) = check(
+        dir.path(),
+        &scene_with(&format!(
+            "material {name} {{ diffuse 0.5 }}\nmesh q {{ quad size 1 1 }}\n\
+             instance {{ mesh q material {name} }}"
+        )),
+    );
+    assert!(passed, "{err}");
+}
+
+/// Directions are normalized in double precision: `1e38 1e38 1e38`, whose length overflows
+/// f32, is a direction like any other, and a zero one is an error.
+#[test]
+fn a_huge_direction_is_a_direction_and_a_zero_one_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let quad = "mesh q { quad size 1 1 }\ninstance { mesh q material m }";
+    let (err, passed) = check(
+        dir.path(),
+        &scene_with(&format!(
+            "{quad}\nlight sun {{ direction 1e38 1e38 -1e38 irradiance 1 }}\n\
+             light spot {{ position 0 1 0 direction 1e38 -1e38 0 power 1 }}"
+        )),
+    );
+    assert!(passed, "{err}");
+    assert_fails_with(
+        dir.path(),
+        &scene_with(&format!(
+            "{quad}\nlight sun {{ direction 0 0 0 irradiance 1 }}"
+        )),
+        "s.csc:6:13: error: the light's direction is zero",
+    );
+}
+
+/// A light whose strength is zero lights nothing: a warning at the light.
+#[test]
+fn a_light_of_zero_strength_is_a_warning_at_the_light() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_warns(
+        dir.path(),
+        &scene_with(
+            "mesh q { quad size 1 1 }\ninstance { mesh q material m }\n\
+             light quad { center 0 1 0 size 1 1 radiance 0 }",
+        ),
+        "warning: s.csc:6:1: the quad light's strength is 0: it lights nothing",
+    );
+}
+
+/// Faces without an area render as nothing: a mesh of nothing else is an error, one with some
+/// a warning; an OBJ file's warning names the line of the first such face, and of the first
+/// statement skipped for having fewer than three corners.
+#[test]
+fn faces_without_an_area_are_a_warning_or_an_error_when_nothing_else_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_fails_with(
+        dir.path(),
+        &scene_with(
+            "mesh t { vertices 0 0 0 1 0 0 2 0 0 triangles 0 1 2 }\ninstance { mesh t material m }",
+        ),
+        "s.csc:4:1: error: mesh \"t\" has no face with an area (1 faces, 1 of them without one): nothing of it can render",
+    );
+    assert_warns(
+        dir.path(),
+        &scene_with(
+            "mesh t { vertices 0 0 0 1 0 0 2 0 0 0 1 0 triangles 0 1 2 0 1 3 }\n\
+             instance { mesh t material m }",
+        ),
+        "warning: s.csc:4:1: mesh \"t\": 1 of its 2 faces have no area (collinear or repeated corners): they render as nothing",
+    );
+    std::fs::write(
+        dir.path().join("flat.obj"),
+        "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 3\nf 1 2 4\nl 1 2\n",
+    )
+    .unwrap();
+    let (err, passed) = check(
+        dir.path(),
+        &scene_with("mesh t { file \"flat.obj\" }\ninstance { mesh t material m }"),
+    );
+    assert!(passed, "{err}");
+    assert!(
+        err.contains("flat.obj:5: 1 faces have no area (collinear or repeated corners; the first on this line): they render as nothing unless displaced"),
+        "{err}"
+    );
+    assert!(
+        err.contains("flat.obj:7: skipped 1 points, lines and faces with fewer than three corners (the first on this line)"),
+        "{err}"
+    );
+}
+
+/// An empty OBJ, one of lines only, and random bytes named `.obj` are errors at the file's
+/// name: nothing to render, or binary data at the line and column of its first zero byte.
+#[test]
+fn empty_and_binary_obj_files_are_errors_at_the_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let use_file = |file: &str| {
+        scene_with(&format!(
+            "mesh t {{ file \"{file}\" }}\ninstance {{ mesh t material m }}"
+        ))
+    };
+    std::fs::write(dir.path().join("empty.obj"), "").unwrap();
+    assert_fails_with(
+        dir.path(),
+        &use_file("empty.obj"),
+        "s.csc:4:15: error: cannot load mesh \"empty.obj\": nothing to render: it has no faces",
+    );
+    std::fs::write(dir.path().join("lines.obj"), "v 0 0 0\nv 1 0 0\nl 1 2\n").unwrap();
+    assert_fails_with(
+        dir.path(),
+        &use_file("lines.obj"),
+        "nothing to render: it has no faces, only 1 points, lines and faces of fewer than three corners",
+    );
+    let mut garbage = b"v 0 0 0\n".to_vec();
+    garbage.extend([0x12u8, 0x00, 0xff, 0x7f]);
+    std::fs::write(dir.path().join("garbage.obj"), garbage).unwrap();
+    assert_fails_with(
+        dir.path(),
+        &use_file("garbage.obj"),
+        "garbage.obj:2:2: a zero byte: this is binary data, not a text file",
+    );
+}
+
+/// Texels a renderer cannot use: a texture's or an environment map's NaN or infinity, and a VD
+/// map's displacement beyond ±1e6, are errors naming the texel; an albedo texture outside 0..1
+/// is a warning naming the first texel there.
+#[test]
+fn unusable_texels_are_errors_naming_the_texel_and_out_of_range_albedo_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, texel: (f32, f32, f32)| {
+        exr::prelude::write_rgb_file(dir.path().join(name), 4, 3, |x, y| {
+            if (x, y) == (2, 1) {
+                texel
+            } else {
+                (0.5, 0.5, 0.5)
+            }
+        })
+        .unwrap();
+    };
+    write("nan.exr", (0.5, f32::NAN, 0.5));
+    write("bright.exr", (0.5, 1.5, 0.5));
+    write("far.exr", (0.0, 1e30, 0.0));
+    let quad = "mesh q { quad size 1 1 }\ninstance { mesh q material t }";
+    assert_fails_with(
+        dir.path(),
+        &scene_with(&format!(
+            "texture x {{ file \"nan.exr\" }}\nmaterial t {{ diffuse 0.5 texture x }}\n{quad}"
+        )),
+        "texel (2, 1) is 0.5 NaN 0.5: not finite",
+    );
+    assert_fails_with(
+        dir.path(),
+        &scene_with("light environment { file \"nan.exr\" }"),
+        "texel (2, 1) is 0.5 NaN 0.5: not finite",
+    );
+    assert_warns(
+        dir.path(),
+        &scene_with(&format!(
+            "texture x {{ file \"bright.exr\" }}\nmaterial t {{ diffuse 0.5 texture x }}\n{quad}"
+        )),
+        "texture \"x\": texel (2, 1) is 0.5 1.5 0.5, outside 0..1: a surface it colours reflects more light than it receives there",
+    );
+    assert_fails_with(
+        dir.path(),
+        &scene_with(&format!(
+            "vdmap bumps {{ file \"far.exr\" }}\n\
+             mesh p {{ quad size 1 1 displacement bumps }}\ninstance {{ mesh p material m }}"
+        )),
+        "texel (2, 1) is 0 1000000000000000000000000000000 0: beyond ±1e6",
+    );
+}
