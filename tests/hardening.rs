@@ -236,3 +236,54 @@ fn unusable_texels_are_errors_naming_the_texel_and_out_of_range_albedo_a_warning
         "texel (2, 1) is 0 1000000000000000000000000000000 0: beyond ±1e6",
     );
 }
+
+/// Gzip bombs: a gzipped OBJ or PLY holding a line of 20 MiB (a few kB compressed) is an error
+/// naming the limit, before the line is held in memory.
+#[test]
+fn a_gzipped_mesh_with_an_endless_line_is_an_error() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let gzip = |name: &str, head: &str, line_byte: u8, tail: &str| {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        encoder.write_all(head.as_bytes()).unwrap();
+        encoder.write_all(&vec![line_byte; 20 << 20]).unwrap();
+        encoder.write_all(tail.as_bytes()).unwrap();
+        let bytes = encoder.finish().unwrap();
+        assert!(bytes.len() < 100_000, "{} bytes", bytes.len());
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    };
+    gzip("long.obj.gz", "v 0 0 0\n# ", b'x', "\n");
+    gzip(
+        "long.ply.gz",
+        "ply\nformat ascii 1.0\ncomment ",
+        b'x',
+        "\nelement vertex 0\nproperty float x\nend_header\n",
+    );
+    gzip(
+        "body.ply.gz",
+        "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n\
+         property float z\nend_header\n0 0 ",
+        b'0',
+        "\n",
+    );
+    let use_file = |file: &str| {
+        scene_with(&format!(
+            "mesh t {{ file \"{file}\" }}\ninstance {{ mesh t material m }}"
+        ))
+    };
+    assert_fails_with(
+        dir.path(),
+        &use_file("long.obj.gz"),
+        "long.obj.gz:2:1: the line is longer than 16 MiB",
+    );
+    assert_fails_with(
+        dir.path(),
+        &use_file("long.ply.gz"),
+        "a line longer than 16 MiB",
+    );
+    assert_fails_with(
+        dir.path(),
+        &use_file("body.ply.gz"),
+        "a line longer than 16 MiB",
+    );
+}

@@ -87,10 +87,96 @@ pub(crate) fn open_maybe_gzip(path: &Path) -> Result<Box<dyn BufRead>, IoError> 
         let decoder = flate2::bufread::MultiGzDecoder::new(reader);
         Ok(Box::new(BufReader::with_capacity(
             READ_BUFFER_BYTES,
-            decoder,
+            Capped::new(decoder, MAX_DECOMPRESSED_BYTES),
         )))
     } else {
         Ok(Box::new(reader))
+    }
+}
+
+/// The most bytes a gzip-compressed mesh may decompress to: 8 GiB, several times the largest
+/// scanned meshes, so that a gzip bomb ends in an error instead of running until the disk or
+/// the patience runs out.
+const MAX_DECOMPRESSED_BYTES: u64 = 8 << 30;
+
+/// The longest line of a PLY header or ASCII body: 16 MiB, as an OBJ's.
+const MAX_PLY_LINE_BYTES: usize = 16 << 20;
+
+/// A stream that fails once more than `limit` bytes have come out of it.
+struct Capped<R> {
+    inner: R,
+    limit: u64,
+    read: u64,
+}
+
+impl<R> Capped<R> {
+    fn new(inner: R, limit: u64) -> Self {
+        Capped {
+            inner,
+            limit,
+            read: 0,
+        }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "the file decompresses to more than {} GiB",
+                    self.limit >> 30
+                ),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+/// A buffered stream that fails on a line longer than `max_line` bytes while `text` is set (a
+/// PLY header, or its body when it is ASCII); binary data passes whatever its bytes.
+struct LineCapped<'t, R> {
+    inner: R,
+    max_line: usize,
+    /// Bytes since the last line feed.
+    run: usize,
+    text: &'t std::cell::Cell<bool>,
+}
+
+impl<R: BufRead> std::io::Read for LineCapped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let available = self.fill_buf()?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl<R: BufRead> BufRead for LineCapped<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.text.get() && self.run > self.max_line {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a line longer than {} MiB", self.max_line >> 20),
+            ));
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        // The bytes consumed are the front of the buffer fill_buf returned.
+        if let Ok(buffer) = self.inner.fill_buf() {
+            let consumed = &buffer[..amount.min(buffer.len())];
+            self.run = match consumed.iter().rposition(|&b| b == b'\n') {
+                Some(i) => consumed.len() - 1 - i,
+                None => self.run + consumed.len(),
+            };
+        }
+        self.inner.consume(amount);
     }
 }
 
@@ -191,10 +277,19 @@ impl PropertyAccess for IgnoredElement {
 }
 
 fn read_ply(reader: &mut dyn BufRead, path: &Path) -> Result<MeshData, IoError> {
-    let mut reader = Reader::new(reader);
+    // Lines are capped in the header, and in the body when it is text.
+    let text = std::cell::Cell::new(true);
+    let mut capped = LineCapped {
+        inner: reader,
+        max_line: MAX_PLY_LINE_BYTES,
+        run: 0,
+        text: &text,
+    };
+    let mut reader = Reader::new(&mut capped as &mut dyn BufRead);
     let header = Parser::<IgnoredElement>::new()
         .read_header(&mut reader)
         .map_err(|e| IoError::format(path, format!("PLY header: {}", one_line(&e.to_string()))))?;
+    text.set(matches!(header.encoding, ply_rs_bw::ply::Encoding::Ascii));
     let Some(vertex_def) = header.elements.get("vertex") else {
         return Err(IoError::format(path, "PLY header: no \"vertex\" element"));
     };
@@ -348,5 +443,47 @@ mod tests {
         encoder.write_all(b"hello").unwrap();
         std::fs::write(&path, encoder.finish().unwrap()).unwrap();
         assert_eq!(read_all(open_maybe_gzip(&path).unwrap()), b"hello");
+    }
+
+    #[test]
+    fn a_capped_stream_fails_past_its_limit_and_not_before() {
+        use std::io::Read;
+        let mut within = Vec::new();
+        Capped::new(&b"0123456789"[..], 10)
+            .read_to_end(&mut within)
+            .unwrap();
+        assert_eq!(within, b"0123456789");
+        let error = Capped::new(&b"0123456789A"[..], 10)
+            .read_to_end(&mut Vec::new())
+            .unwrap_err();
+        assert_eq!(error.kind(), std::io::ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn a_line_capped_stream_fails_on_a_long_text_line_but_passes_binary_data() {
+        use std::io::Read;
+        let data = b"short\n0123456789012345\nend\n";
+        let text = std::cell::Cell::new(true);
+        let mut capped = LineCapped {
+            inner: std::io::BufReader::with_capacity(4, &data[..]),
+            max_line: 8,
+            run: 0,
+            text: &text,
+        };
+        let mut line = String::new();
+        capped.read_line(&mut line).unwrap();
+        assert_eq!(line, "short\n");
+        line.clear();
+        assert!(capped.read_line(&mut line).is_err(), "a 16-byte line");
+        text.set(false);
+        let mut rest = Vec::new();
+        let mut binary = LineCapped {
+            inner: std::io::BufReader::with_capacity(4, &data[..]),
+            max_line: 8,
+            run: 0,
+            text: &text,
+        };
+        binary.read_to_end(&mut rest).unwrap();
+        assert_eq!(rest, data);
     }
 }
