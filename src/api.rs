@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-pub use crate::lang::{Diagnostics, SceneFile};
+pub use crate::lang::{Diagnostics, IncludeScope, SceneFile};
 
 use crate::accel::{self, PrepareOptions, Prepared};
 use crate::render::{self, Backend};
@@ -337,7 +337,17 @@ pub fn load_scene(path: &Path) -> Result<SceneFile, Error> {
 /// [`load_scene`], then each `-D NAME=VALUE` of `defines` in order ([`SceneFile::define`]); a
 /// define that names no top-level `let` is a usage error.
 pub fn load_scene_defined(path: &Path, defines: &[String]) -> Result<SceneFile, Error> {
-    let mut file = load_scene(path)?;
+    load_scene_scoped(path, defines, IncludeScope::SceneFolder)
+}
+
+/// [`load_scene_defined`] with includes allowed where `scope` says
+/// (`--allow-includes-outside`: anywhere).
+pub fn load_scene_scoped(
+    path: &Path,
+    defines: &[String],
+    scope: IncludeScope,
+) -> Result<SceneFile, Error> {
+    let mut file = SceneFile::load_scoped(path, scope)?;
     for definition in defines {
         file.define(definition).map_err(Error::Usage)?;
     }

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::api::{
-    evaluate_frame, load_scene_defined, prepare_cached, select_backends, Device, Error, Overrides,
+    evaluate_frame, load_scene_scoped, prepare_cached, select_backends, Device, Error, Overrides,
 };
 use crate::render::progress::ProgressSink;
 use crate::render::schedule::WorkError;
@@ -48,6 +48,8 @@ pub struct RenderJob {
     pub placeholders: bool,
     /// Time the GPU's Whitted phases (`RenderOptions::phase_times`, `--stats`).
     pub phase_times: bool,
+    /// Where the scene's includes may come from (`--allow-includes-outside`: anywhere).
+    pub includes: crate::api::IncludeScope,
 }
 
 impl RenderJob {
@@ -69,6 +71,7 @@ impl RenderJob {
             skip_existing: false,
             placeholders: false,
             phase_times: false,
+            includes: crate::api::IncludeScope::SceneFolder,
         }
     }
 }
@@ -256,7 +259,7 @@ pub fn render_animation_on(
 /// its own file: `_####` goes before the extension (`shot.exr` → `shot_0001.exr`); the job
 /// comes back with its preview pattern so numbered.
 fn evaluate_job(job: &RenderJob) -> Result<(Vec<Scene>, RenderJob), Error> {
-    let file = load_scene_defined(&job.scene_path, &job.defines)?;
+    let file = load_scene_scoped(&job.scene_path, &job.defines, job.includes)?;
     let range = file.frame_range()?;
     if let Some(f) = job
         .frames

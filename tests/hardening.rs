@@ -287,3 +287,66 @@ fn a_gzipped_mesh_with_an_endless_line_is_an_error() {
         "a line longer than 16 MiB",
     );
 }
+
+/// Includes stay in the scene's folder tree unless `--allow-includes-outside` is given; a
+/// device, a folder or an oversized (sparse, 300 MB) file is refused whatever the flag, as a
+/// device is where a mesh or texture file should be.
+#[test]
+fn includes_stay_in_the_scenes_folder_and_devices_are_never_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let inner = dir.path().join("shots");
+    std::fs::create_dir(&inner).unwrap();
+    std::fs::write(dir.path().join("shared.csc"), "let gain = 1\n").unwrap();
+    write_scene(
+        &inner,
+        "shot.csc",
+        &scene_with("include \"../shared.csc\"\nlet g = gain\nmesh q { quad size g g }\ninstance { mesh q material m }"),
+    );
+    let out = caustica(&inner, &["check", "shot.csc"]);
+    assert_clean_failure(&out);
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("shot.csc:4:9: error: cannot include \"../shared.csc\": it is outside the scene's folder "),
+        "{err}"
+    );
+    assert!(
+        err.contains("= note: includes stay in the scene's folder and below it unless --allow-includes-outside is given"),
+        "{err}"
+    );
+    let out = caustica(&inner, &["check", "shot.csc", "--allow-includes-outside"]);
+    assert_success(&out);
+    // Never a device, a folder or a file beyond 256 MiB, even when allowed outside.
+    std::fs::File::create(dir.path().join("huge.csc"))
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    for (include, why) in [
+        (
+            "/dev/zero",
+            "it is not a regular file (a folder, a device or a pipe)",
+        ),
+        (
+            ".",
+            "it is not a regular file (a folder, a device or a pipe)",
+        ),
+        (
+            "huge.csc",
+            "it has 314572800 bytes, more than the 256 MiB a scene file may have",
+        ),
+    ] {
+        write_scene(
+            dir.path(),
+            "s.csc",
+            &scene_with(&format!("include \"{include}\"")),
+        );
+        let out = caustica(dir.path(), &["check", "s.csc", "--allow-includes-outside"]);
+        assert_clean_failure(&out);
+        let expected = format!("s.csc:4:9: error: cannot read \"{include}\": {why}");
+        assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+    }
+    assert_fails_with(
+        dir.path(),
+        &scene_with("texture x { file \"/dev/urandom\" }"),
+        "s.csc:4:18: error: cannot load texture \"/dev/urandom\": it is not a regular file (a folder, a device or a pipe)",
+    );
+}

@@ -57,6 +57,10 @@ fn cached<T>(
     load: impl FnOnce(&Path) -> Result<T, IoError>,
 ) -> Result<Arc<T>, String> {
     let key = std::fs::canonicalize(path).map_err(|e| IoError::read(path, e).reason())?;
+    // A device, a pipe or a folder could be endless, or block.
+    if !std::fs::metadata(&key).is_ok_and(|m| m.is_file()) {
+        return Err("it is not a regular file (a folder, a device or a pipe)".to_string());
+    }
     if let Some(hit) = lock(map).get(&key) {
         return Ok(Arc::clone(hit));
     }

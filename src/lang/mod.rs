@@ -18,6 +18,8 @@ use std::sync::Arc;
 
 use crate::scene::{self, Span};
 
+pub use syntax::IncludeScope;
+
 /// The source files of one scene: the root file and everything it includes. The index of a file
 /// is the `file` of a [`Span`].
 #[derive(Clone, Debug, Default)]
@@ -239,9 +241,15 @@ pub struct SceneFile {
 
 impl SceneFile {
     /// Reads and parses the file at `path` and the files it includes (resolved relative to the
-    /// file that includes them).
+    /// file that includes them), which must lie in its folder or below it.
     pub fn load(path: &Path) -> Result<SceneFile, Diagnostics> {
-        syntax::load_root(path)
+        syntax::load_root(path, IncludeScope::SceneFolder)
+    }
+
+    /// [`SceneFile::load`] with includes allowed where `scope` says (the scene's folder tree,
+    /// or anywhere).
+    pub fn load_scoped(path: &Path, scope: IncludeScope) -> Result<SceneFile, Diagnostics> {
+        syntax::load_root(path, scope)
     }
 
     /// Parses `text` as if it were the file `name`; includes and asset paths in it are resolved

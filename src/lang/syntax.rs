@@ -16,6 +16,20 @@ pub const MAX_INCLUDE_DEPTH: usize = 32;
 /// How many includes one scene may make in all, a file included twice counting twice: files
 /// that each include the next twice make 2³⁰ includes in 30 files, within the depth.
 pub const MAX_INCLUDES: usize = 1024;
+/// The largest scene file (the root or an include) that is read: 256 MiB, room for meshes
+/// written out as `vertices` and `triangles`.
+pub const MAX_SCENE_FILE_BYTES: u64 = 256 << 20;
+
+/// Where a scene's includes may come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IncludeScope {
+    /// The root file's folder and the folders below it (`include "../x.csc"` that leaves them is
+    /// an error).
+    #[default]
+    SceneFolder,
+    /// Anywhere (`--allow-includes-outside`).
+    Anywhere,
+}
 
 #[derive(pest_derive::Parser)]
 #[grammar = "../grammar/scene.pest"]
@@ -524,6 +538,8 @@ struct Loader {
     errors: Vec<Diagnostic>,
     /// Includes made so far, for [`MAX_INCLUDES`].
     included: usize,
+    /// The folder (canonical) includes must stay in; `None`: anywhere.
+    confined_to: Option<PathBuf>,
 }
 
 impl Loader {
@@ -581,6 +597,24 @@ impl Loader {
                 return;
             }
         };
+        if let Some(folder) = &self.confined_to {
+            if !canonical.starts_with(folder) {
+                self.errors.push(
+                    Diagnostic::error(
+                        path_span,
+                        format!(
+                            "cannot include \"{written}\": it is outside the scene's folder {}",
+                            folder.display()
+                        ),
+                    )
+                    .with_note(
+                        "includes stay in the scene's folder and below it unless \
+                         --allow-includes-outside is given",
+                    ),
+                );
+                return;
+            }
+        }
         if let Some(position) = chain.iter().position(|(c, _)| *c == canonical) {
             let mut names: Vec<&str> = chain[position..].iter().map(|(_, n)| n.as_str()).collect();
             let display = resolved.display().to_string();
@@ -598,8 +632,8 @@ impl Loader {
             ));
             return;
         }
-        let text = match std::fs::read_to_string(&resolved) {
-            Ok(t) => unix_line_ends(t),
+        let text = match read_scene_text(&resolved) {
+            Ok(t) => t,
             Err(e) => {
                 self.errors.push(Diagnostic::error(
                     path_span,
@@ -641,16 +675,45 @@ fn unix_line_ends(text: String) -> String {
     }
 }
 
-/// Reads and parses a scene file and its includes.
-pub fn load_root(path: &Path) -> Result<SceneFile, Diagnostics> {
+/// A scene file's text with Unix line ends: a regular file (not a device, a pipe or a folder,
+/// which could be endless) of at most [`MAX_SCENE_FILE_BYTES`].
+fn read_scene_text(path: &Path) -> Result<String, String> {
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !metadata.is_file() {
+        return Err("it is not a regular file (a folder, a device or a pipe)".to_string());
+    }
+    if metadata.len() > MAX_SCENE_FILE_BYTES {
+        return Err(format!(
+            "it has {} bytes, more than the {} MiB a scene file may have",
+            metadata.len(),
+            MAX_SCENE_FILE_BYTES >> 20
+        ));
+    }
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCENE_FILE_BYTES).read_to_string(&mut text))
+        .map_err(|e| e.to_string())?;
+    Ok(unix_line_ends(text))
+}
+
+/// Reads and parses a scene file and its includes, which must stay in `scope`.
+pub fn load_root(path: &Path, scope: IncludeScope) -> Result<SceneFile, Diagnostics> {
+    let confined_to = match scope {
+        IncludeScope::SceneFolder => std::fs::canonicalize(path)
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf)),
+        IncludeScope::Anywhere => None,
+    };
     let mut loader = Loader {
         sources: SourceMap::default(),
         statements: Vec::new(),
         errors: Vec::new(),
         included: 0,
+        confined_to,
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => unix_line_ends(t),
+    let text = match read_scene_text(path) {
+        Ok(t) => t,
         Err(e) => {
             loader.errors.push(Diagnostic::error(
                 Span::NONE,
@@ -667,13 +730,15 @@ pub fn load_root(path: &Path) -> Result<SceneFile, Diagnostics> {
     loader.finish()
 }
 
-/// Parses `text` named `name`; relative paths in it resolve against the current directory.
+/// Parses `text` named `name`; relative paths in it resolve against the current directory,
+/// and includes may come from anywhere (it is no file in a folder).
 pub fn load_text(name: &str, text: &str) -> Result<SceneFile, Diagnostics> {
     let mut loader = Loader {
         sources: SourceMap::default(),
         statements: Vec::new(),
         errors: Vec::new(),
         included: 0,
+        confined_to: None,
     };
     let text = &unix_line_ends(text.to_string());
     let file = loader

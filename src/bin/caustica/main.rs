@@ -132,6 +132,9 @@ enum Command {
         /// Leave frames whose EXR already exists alone (Blender's no-overwrite).
         #[arg(long)]
         skip_existing: bool,
+        /// Let `include` read files outside the scene's folder and the folders below it.
+        #[arg(long)]
+        allow_includes_outside: bool,
         /// Claim each frame with an empty EXR before rendering it and skip frames whose EXR
         /// exists, so that several machines can share one output folder (Blender's
         /// placeholders). The finished frame replaces its placeholder whole.
@@ -159,6 +162,9 @@ enum Command {
         /// Override a top-level `let`, as for `render` (repeatable).
         #[arg(short = 'D', long = "define", value_name = "NAME=VALUE")]
         defines: Vec<String>,
+        /// Let `include` read files outside the scene's folder and the folders below it.
+        #[arg(long)]
+        allow_includes_outside: bool,
     },
     /// Compare a rendered image with a reference: relative MSE (ε = 0.01) and means. Each is an
     /// EXR (its RGB) or a PNG/JPEG (decoded from sRGB).
@@ -189,6 +195,9 @@ enum Command {
         /// List the GPU adapters with the indices `--devices` takes.
         #[arg(long)]
         gpu: bool,
+        /// Let `include` read files outside the scene's folder and the folders below it.
+        #[arg(long)]
+        allow_includes_outside: bool,
     },
 }
 
@@ -324,6 +333,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             devices,
             shard,
             skip_existing,
+            allow_includes_outside,
             placeholders,
             preview,
             exposure,
@@ -367,6 +377,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                 skip_existing,
                 placeholders,
                 phase_times: stats,
+                includes: scope(allow_includes_outside),
                 progress: bars
                     .clone()
                     .map(|b| ProgressSink(b as Arc<dyn caustica::render::progress::Progress>)),
@@ -466,8 +477,13 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                 _ => Ok(()),
             }
         }
-        Command::Check { scene, defines } => {
-            let file = caustica::load_scene_defined(&scene, &defines)?;
+        Command::Check {
+            scene,
+            defines,
+            allow_includes_outside,
+        } => {
+            let file =
+                caustica::load_scene_scoped(&scene, &defines, scope(allow_includes_outside))?;
             let range = file.frame_range()?;
             let assets = caustica::io::AssetCache::default();
             let mut errors: Option<caustica::Diagnostics> = None;
@@ -508,6 +524,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             frame,
             device,
             gpu,
+            allow_includes_outside,
         } => {
             if gpu {
                 println!("{}", caustica::describe_adapters());
@@ -516,7 +533,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                 println!("{}", caustica::describe_device()?);
             }
             let Some(scene) = scene else { return Ok(()) };
-            let file = caustica::load_scene(&scene)?;
+            let file = caustica::load_scene_scoped(&scene, &[], scope(allow_includes_outside))?;
             let frame = match frame {
                 Some(f) => f,
                 None => file.frame_range()?.first,
@@ -527,6 +544,16 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             println!("{}", caustica::describe_scene(&evaluated));
             Ok(())
         }
+    }
+}
+
+/// Where includes may come from: the scene's folder tree, or anywhere with
+/// `--allow-includes-outside`.
+fn scope(allow_outside: bool) -> caustica::IncludeScope {
+    if allow_outside {
+        caustica::IncludeScope::Anywhere
+    } else {
+        caustica::IncludeScope::SceneFolder
     }
 }
 
