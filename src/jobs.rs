@@ -154,6 +154,9 @@ struct Claims {
     skip_existing: bool,
     placeholders: bool,
     claimed: Mutex<BTreeSet<usize>>,
+    /// The locks of the frames being rendered, without placeholders (which claim by creating
+    /// the EXR itself).
+    locks: Mutex<BTreeMap<usize, io::OutputLock>>,
 }
 
 impl Claims {
@@ -162,6 +165,7 @@ impl Claims {
             skip_existing: job.skip_existing,
             placeholders: job.placeholders,
             claimed: Mutex::new(BTreeSet::new()),
+            locks: Mutex::new(BTreeMap::new()),
         }
     }
 
@@ -172,7 +176,17 @@ impl Claims {
             return Ok(true);
         }
         if !self.placeholders {
-            return Ok(!(self.skip_existing && path.exists()));
+            if self.skip_existing && path.exists() {
+                return Ok(false);
+            }
+            // Another render writing this frame's file is an error, not a race.
+            let lock = io::OutputLock::acquire(path)?;
+            self.locks
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(i, lock);
+            claimed.insert(i);
+            return Ok(true);
         }
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| io::IoError::write(dir, e))?;
@@ -183,6 +197,7 @@ impl Claims {
             .open(path)
         {
             Ok(_) => {
+                io::note_placeholder(path, false);
                 claimed.insert(i);
                 Ok(true)
             }
@@ -191,9 +206,14 @@ impl Claims {
         }
     }
 
-    /// Frame `i` was written: its claim is fulfilled.
-    fn fulfilled(&self, i: usize) {
+    /// Frame `i` (whose EXR is `path`) was written: its claim is fulfilled, its lock released.
+    fn fulfilled(&self, i: usize, path: &Path) {
         self.claimed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&i);
+        io::note_placeholder(path, true);
+        self.locks
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&i);
@@ -209,10 +229,12 @@ impl Claims {
         {
             let path = scenes[i].output.path_for_frame(scenes[i].frame);
             // Only an empty file is a placeholder; a whole frame is never removed.
-            if std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
+            if self.placeholders && std::fs::metadata(&path).is_ok_and(|m| m.len() == 0) {
                 let _ = std::fs::remove_file(&path);
             }
+            io::note_placeholder(&path, true);
         }
+        self.locks.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 
@@ -427,7 +449,7 @@ fn render_claimed(
                 let frame = render_scene(scene, meshes, devices, options, job)?;
                 finished(job, scene.frame);
                 let report = write_outputs(scene, frame, job)?;
-                claims.fulfilled(0);
+                claims.fulfilled(0, &exr(0));
                 report
             } else {
                 skipped(job, scene.frame);
@@ -461,7 +483,7 @@ fn render_claimed(
                 let Ok((i, frame)) = next else { break };
                 let report = write_outputs(&scenes[i], frame, job);
                 if report.is_ok() {
-                    claims.fulfilled(i);
+                    claims.fulfilled(i, &exr(i));
                 }
                 if written_sender.send((i, report)).is_err() {
                     break;

@@ -350,3 +350,111 @@ fn includes_stay_in_the_scenes_folder_and_devices_are_never_read() {
         "s.csc:4:18: error: cannot load texture \"/dev/urandom\": it is not a regular file (a folder, a device or a pipe)",
     );
 }
+
+/// A process id that no running process has (Linux: no `/proc/<pid>`).
+fn dead_pid() -> u32 {
+    (4_000_000..)
+        .find(|pid| !Path::new("/proc").join(pid.to_string()).exists())
+        .unwrap()
+}
+
+const QUICK: &str = "camera { position 0 1 3 look_at 0 0 0 fov 40 }
+film { resolution 16 16 spp 1 integrator whitted }
+material m { diffuse 0.5 }
+mesh q { quad size 1 1 }
+instance { mesh q material m }
+light point { position 0 2 0 power 10 }
+output { path \"out_####.exr\" }
+";
+
+/// Two renders writing one output: the second finds the first's lock beside the EXR
+/// (`.out_0001.exr.lock`, holding its process id) and fails naming it, writing nothing; a lock
+/// or a temporary file that a killed process left (its process no longer runs) is taken over
+/// or removed by the next render.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_second_writer_of_one_output_fails_clearly_and_leftovers_of_killed_renders_are_cleaned() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "s.csc", QUICK);
+    // A running process (this test) holds the lock.
+    let lock = dir.path().join(".out_0001.exr.lock");
+    std::fs::write(&lock, std::process::id().to_string()).unwrap();
+    let out = caustica(dir.path(), &["render", "s.csc", "--device", "cpu", "-q"]);
+    assert_clean_failure(&out);
+    let expected = format!(
+        "error: cannot write \"out_0001.exr\": another render (process {}) is writing it: its \
+         lock is .out_0001.exr.lock; two renders must not write one output",
+        std::process::id(),
+    );
+    assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
+    assert!(!dir.path().join("out_0001.exr").exists());
+    // A killed render's lock and temporary file.
+    let dead = dead_pid();
+    std::fs::write(&lock, dead.to_string()).unwrap();
+    let temp = dir.path().join(format!(".out_0001.exr.tmp-{dead}-0"));
+    std::fs::write(&temp, b"half a frame").unwrap();
+    let out = caustica(dir.path(), &["render", "s.csc", "--device", "cpu", "-q"]);
+    assert_success(&out);
+    assert!(dir.path().join("out_0001.exr").exists());
+    assert!(!lock.exists(), "the lock is released");
+    assert!(
+        !temp.exists(),
+        "the dead render's temporary file is removed"
+    );
+}
+
+/// SIGTERM (a farm stopping a job) or Ctrl-C mid-render: the process removes its lock and its
+/// empty placeholders and exits with 130, leaving no file behind but finished frames.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_render_stopped_by_sigterm_removes_its_lock_and_placeholders() {
+    for placeholders in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        // Slow enough to be stopped mid-frame.
+        write_scene(
+            dir.path(),
+            "s.csc",
+            &QUICK.replace("resolution 16 16 spp 1", "resolution 512 512 spp 4096"),
+        );
+        let mut args = vec!["render", "s.csc", "--device", "cpu", "-q"];
+        if placeholders {
+            args.push("--placeholders");
+        }
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_caustica"))
+            .args(&args)
+            .current_dir(dir.path())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let claim = if placeholders {
+            dir.path().join("out_0001.exr")
+        } else {
+            dir.path().join(".out_0001.exr.lock")
+        };
+        let start = std::time::Instant::now();
+        while !claim.exists() {
+            assert!(
+                start.elapsed().as_secs() < 60,
+                "the render never claimed its frame"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let killed = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("stopped: removed 1 unfinished file(s)"),
+            "{}",
+            stderr(&out)
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["s.csc"], "placeholders {placeholders}");
+    }
+}

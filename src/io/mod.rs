@@ -16,6 +16,7 @@ mod wavefront_text;
 
 pub use self::exr::{read_frame, write_frame};
 pub use self::gltf::load_gltf;
+pub use atomic::{note_placeholder, remove_pending_files, OutputLock};
 pub use cache::AssetCache;
 pub use error::IoError;
 pub use mesh::{load_mesh, load_mesh_asset};

@@ -242,6 +242,19 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // Ctrl-C, SIGTERM (a farm's kill) and SIGHUP: remove the temporary files, output locks and
+    // empty placeholders this process has made, then stop as a shell expects (128 + SIGINT).
+    // SIGKILL cannot be caught: the next write of the same file removes what it left.
+    let stopped = ctrlc::set_handler(|| {
+        let removed = caustica::io::remove_pending_files();
+        eprintln!("stopped: removed {removed} unfinished file(s)");
+        std::process::exit(130);
+    });
+    if let Err(e) = stopped {
+        log::warn!(
+            "cannot catch Ctrl-C and SIGTERM ({e}): a stopped render may leave temporary files"
+        );
+    }
     match run(cli.command, cli.quiet) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
