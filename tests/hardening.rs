@@ -458,3 +458,32 @@ fn a_render_stopped_by_sigterm_removes_its_lock_and_placeholders() {
         assert_eq!(left, ["s.csc"], "placeholders {placeholders}");
     }
 }
+
+/// A file-size limit (`ulimit -f 4`, 4 KiB) hit while the EXR is written: the write fails with
+/// "File too large" instead of SIGXFSZ killing the process, and no temporary file or lock is
+/// left (as for a full disk, whose error takes the same path).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_file_size_limit_hit_mid_write_is_an_error_that_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "s.csc", QUICK);
+    let command = format!(
+        "ulimit -f 4; exec '{}' render s.csc --device cpu -q",
+        env!("CARGO_BIN_EXE_caustica")
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_clean_failure(&out);
+    assert_eq!(
+        stderr(&out),
+        "error: cannot write \"out_0001.exr\": File too large\n"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["s.csc"]);
+}

@@ -242,6 +242,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // A file-size limit (`ulimit -f`) would kill the process mid-write with SIGXFSZ, leaving its
+    // temporary file: ignored, the write fails with EFBIG instead, and the error path removes it.
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN before any thread is started.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     // Ctrl-C, SIGTERM (a farm's kill) and SIGHUP: remove the temporary files, output locks and
     // empty placeholders this process has made, then stop as a shell expects (128 + SIGINT).
     // SIGKILL cannot be caught: the next write of the same file removes what it left.
