@@ -12,11 +12,13 @@
 //! [`render_animation`] runs the whole loop for a range of frames on the job's devices
 //! ([`select_backends`]), each taking the next frame when it is free.
 //!
-//! The steps live in `api.rs`, the loop in `jobs.rs`; this file only names the modules.
+//! The steps live in `api.rs`, the loop in `jobs.rs`, what the fuzz targets feed them in
+//! `fuzzing.rs`; this file only names the modules.
 
 pub mod accel;
 mod api;
 pub mod cpu;
+pub mod fuzzing;
 pub mod gpu;
 pub mod io;
 mod jobs;

@@ -39,6 +39,7 @@ const LUMENS_PER_WATT: f32 = 683.0;
 /// Loads a `.gltf` or `.glb` file.
 pub fn load_gltf(path: &Path) -> Result<SceneAsset, IoError> {
     let format = |message: String| IoError::format(path, message);
+    check_glb_header(path)?;
     let gltf = gltf::Gltf::open(path).map_err(|e| match e {
         gltf::Error::Io(source) => IoError::read(path, source),
         other => format(other.to_string()),
@@ -82,6 +83,36 @@ pub fn load_gltf(path: &Path) -> Result<SceneAsset, IoError> {
         log::warn!("{warning}");
     }
     Ok(asset)
+}
+
+/// A binary glTF's header (`glTF`, version, length) must give a length from the header's 12
+/// bytes to the file's size: the `gltf` crate subtracts 12 from it unchecked and allocates the
+/// result (a length under 12 asks for 4 GiB).
+fn check_glb_header(path: &Path) -> Result<(), IoError> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(path).map_err(|e| IoError::read(path, e))?;
+    let mut header = [0u8; 12];
+    let mut filled = 0;
+    while filled < header.len() {
+        match file.read(&mut header[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(IoError::read(path, e)),
+        }
+    }
+    if filled < 4 || &header[..4] != b"glTF" {
+        return Ok(()); // JSON glTF, or not glTF at all: the crate says which.
+    }
+    let size = file.metadata().map_err(|e| IoError::read(path, e))?.len();
+    let length = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as u64;
+    if filled < 12 || length < 12 || length > size {
+        return Err(IoError::format(
+            path,
+            format!("GLB: the header gives a length of {length} bytes for a file of {size}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Loads a `.gltf` or `.glb` file's placed meshes as one mesh file split by material.

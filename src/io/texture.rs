@@ -228,7 +228,20 @@ pub(crate) fn check_exr_size(path: &Path) -> Result<(), IoError> {
         if header.deep {
             continue;
         }
-        let raw = header.total_pixel_bytes() as u64;
+        // Every channel's samples at its sampling rate (the crate's own sum divides by it
+        // unchecked).
+        let mut raw = 0u64;
+        for channel in &header.channels.list {
+            let (sx, sy) = (channel.sampling.0 as u64, channel.sampling.1 as u64);
+            if sx == 0 || sy == 0 {
+                return Err(IoError::format(
+                    path,
+                    format!("EXR: channel \"{}\" has a sampling rate of 0", channel.name),
+                ));
+            }
+            let samples = (size.0 as u64).div_ceil(sx) * (size.1 as u64).div_ceil(sy);
+            raw += samples * channel.sample_type.bytes_per_sample() as u64;
+        }
         if raw > file_size.saturating_mul(MAX_EXR_EXPANSION) {
             return Err(IoError::format(
                 path,

@@ -1,0 +1,2 @@
+let b = 2
+include "a.csc"

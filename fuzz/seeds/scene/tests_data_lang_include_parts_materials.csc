@@ -1,0 +1,3 @@
+include "colors.csc"
+material red { diffuse red_albedo }
+mesh teapot { file "teapot.obj" }
