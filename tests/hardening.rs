@@ -487,3 +487,41 @@ fn a_file_size_limit_hit_mid_write_is_an_error_that_leaves_no_file() {
         .collect();
     assert_eq!(left, ["s.csc"]);
 }
+
+/// The same bad input fails the same way whichever device renders: the scene is checked
+/// before a device is opened, so `--device gpu` and `--device cpu` print the same error and
+/// exit with the same status.
+#[test]
+fn bad_scenes_fail_the_same_way_on_the_gpu_and_the_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    exr::prelude::write_rgb_file(dir.path().join("nan.exr"), 2, 2, |_, _| {
+        (f32::NAN, 0.0f32, 0.0f32)
+    })
+    .unwrap();
+    let quad = "mesh q { quad size 1 1 }\ninstance { mesh q material m }";
+    for (i, rest) in [
+        format!("{quad}\nfilm {{ resolution 16384 16384 spp 16777216 }}"),
+        "mesh t { vertices 0 0 0 1 0 0 2 0 0 triangles 0 1 2 }\ninstance { mesh t material m }"
+            .to_string(),
+        format!("{quad}\nlight sun {{ direction 0 0 0 irradiance 1 }}"),
+        format!("{quad}\ntexture x {{ file \"nan.exr\" }}\nmaterial t {{ diffuse 0.5 texture x }}"),
+        format!("{quad}\nphotons {{ global 4294967295 }}"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let name = format!("bad{i}.csc");
+        write_scene(dir.path(), &name, &scene_with(rest));
+        let run = |device: &str| {
+            caustica(
+                dir.path(),
+                &["render", &name, "--device", device, "-q", "-o", "x.exr"],
+            )
+        };
+        let (gpu, cpu) = (run("gpu"), run("cpu"));
+        assert_clean_failure(&cpu);
+        assert_eq!(gpu.status.code(), cpu.status.code(), "{name}");
+        assert_eq!(stderr(&gpu), stderr(&cpu), "{name}");
+        assert!(!dir.path().join("x.exr").exists());
+    }
+}
