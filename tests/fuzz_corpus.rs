@@ -22,7 +22,8 @@ fn inputs(kind: &str, target: &str) -> Vec<PathBuf> {
 /// holds at least one input.
 #[test]
 fn the_fuzz_targets_committed_inputs_all_come_back_without_a_panic() {
-    let targets: [(&str, fn(&[u8])); 5] = [
+    type Target = (&'static str, fn(&[u8]));
+    let targets: [Target; 5] = [
         ("scene", caustica::fuzzing::scene_text),
         ("obj", |b| caustica::fuzzing::mesh_file(b, "obj")),
         ("ply", |b| caustica::fuzzing::mesh_file(b, "ply")),

@@ -229,10 +229,10 @@ fn unusable_texels_are_errors_naming_the_texel_and_out_of_range_albedo_a_warning
     );
     assert_fails_with(
         dir.path(),
-        &scene_with(&format!(
-            "vdmap bumps {{ file \"far.exr\" }}\n\
-             mesh p {{ quad size 1 1 displacement bumps }}\ninstance {{ mesh p material m }}"
-        )),
+        &scene_with(
+            "vdmap bumps { file \"far.exr\" }\n\
+             mesh p { quad size 1 1 displacement bumps }\ninstance { mesh p material m }",
+        ),
         "texel (2, 1) is 0 1000000000000000000000000000000 0: beyond ±1e6",
     );
 }

@@ -209,7 +209,8 @@ impl<'p> ObjReader<'p> {
         }
         // Corners index positions defined above this line (`corner` checked them).
         let area = newell_area(corners.iter().map(|c| self.positions[c[0] as usize]));
-        if !(area > 0.0) {
+        // NaN (corners too far out) counts as no area.
+        if area.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             if self.degenerate == 0 {
                 self.degenerate_at = line;
             }

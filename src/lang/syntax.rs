@@ -154,14 +154,13 @@ fn check_nesting(text: &str, file: u32) -> Result<(), Diagnostic> {
     for (i, c) in text.char_indices() {
         let in_name = !in_comment && !in_string && (c.is_ascii_alphanumeric() || c == '_');
         match name_start {
-            Some(start) if in_name => {
-                if i - start >= MAX_NAME {
-                    return Err(Diagnostic::error(
-                        Span::new(file, start, start + MAX_NAME),
-                        format!("a name longer than {MAX_NAME} characters"),
-                    ));
-                }
+            Some(start) if in_name && i - start >= MAX_NAME => {
+                return Err(Diagnostic::error(
+                    Span::new(file, start, start + MAX_NAME),
+                    format!("a name longer than {MAX_NAME} characters"),
+                ));
             }
+            Some(_) if in_name => {}
             Some(_) => name_start = None,
             // A word that starts with a letter or _ is a name; one with a digit a number.
             None if in_name && !c.is_ascii_digit() => {
