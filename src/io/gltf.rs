@@ -89,22 +89,14 @@ pub fn load_gltf(path: &Path) -> Result<SceneAsset, IoError> {
 /// bytes to the file's size: the `gltf` crate subtracts 12 from it unchecked and allocates the
 /// result (a length under 12 asks for 4 GiB).
 fn check_glb_header(path: &Path) -> Result<(), IoError> {
-    use std::io::Read;
-    let mut file = std::fs::File::open(path).map_err(|e| IoError::read(path, e))?;
     let mut header = [0u8; 12];
-    let mut filled = 0;
-    while filled < header.len() {
-        match file.read(&mut header[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(IoError::read(path, e)),
-        }
-    }
+    let filled = super::texture::read_head(path, &mut header)?;
     if filled < 4 || &header[..4] != b"glTF" {
         return Ok(()); // JSON glTF, or not glTF at all: the crate says which.
     }
-    let size = file.metadata().map_err(|e| IoError::read(path, e))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| IoError::read(path, e))?
+        .len();
     let length = u32::from_le_bytes([header[8], header[9], header[10], header[11]]) as u64;
     if filled < 12 || length < 12 || length > size {
         return Err(IoError::format(

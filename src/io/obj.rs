@@ -508,35 +508,27 @@ fn check_count(path: &Path, line: usize, count: usize) -> Result<(), IoError> {
     Ok(())
 }
 
-/// Twice the area of a polygon, by Newell's method: zero for a degenerate one, NaN or infinite
-/// for corners too far out.
-fn newell_area(corners: impl Iterator<Item = Vec3> + Clone) -> f32 {
+/// A polygon's normal by Newell's method, twice its area long.
+fn newell(corners: impl Iterator<Item = Vec3> + Clone) -> Vec3 {
     let next = corners.clone().cycle().skip(1);
-    corners
-        .zip(next)
-        .fold(Vec3::ZERO, |n, (a, b)| {
-            n + Vec3::new(
-                (a.y - b.y) * (a.z + b.z),
-                (a.z - b.z) * (a.x + b.x),
-                (a.x - b.x) * (a.y + b.y),
-            )
-        })
-        .length()
+    corners.zip(next).fold(Vec3::ZERO, |n, (a, b)| {
+        n + Vec3::new(
+            (a.y - b.y) * (a.z + b.z),
+            (a.z - b.z) * (a.x + b.x),
+            (a.x - b.x) * (a.y + b.y),
+        )
+    })
 }
 
-/// The unit normal of a polygon by Newell's method; zero for a degenerate one.
+/// Twice the area of a polygon: zero for a degenerate one, NaN or infinite for corners too far
+/// out.
+fn newell_area(corners: impl Iterator<Item = Vec3> + Clone) -> f32 {
+    newell(corners).length()
+}
+
+/// The unit normal of a polygon; zero for a degenerate one.
 fn newell_normal(corners: impl Iterator<Item = Vec3> + Clone) -> Vec3 {
-    let next = corners.clone().cycle().skip(1);
-    corners
-        .zip(next)
-        .fold(Vec3::ZERO, |n, (a, b)| {
-            n + Vec3::new(
-                (a.y - b.y) * (a.z + b.z),
-                (a.z - b.z) * (a.x + b.x),
-                (a.x - b.x) * (a.y + b.y),
-            )
-        })
-        .normalize_or_zero()
+    newell(corners).normalize_or_zero()
 }
 
 /// The texture coordinate a corner without one gets: the face's own parameterisation, as the

@@ -82,8 +82,14 @@ pub fn load_vd_image(path: &Path) -> Result<VdImage, IoError> {
 }
 
 fn starts_with_exr_magic(path: &Path) -> Result<bool, IoError> {
-    let mut file = File::open(path).map_err(|e| IoError::read(path, e))?;
     let mut head = [0u8; 4];
+    let filled = read_head(path, &mut head)?;
+    Ok(filled == head.len() && head == EXR_MAGIC)
+}
+
+/// Reads the first bytes of `path` into `head` (fewer when the file is shorter); how many.
+pub(crate) fn read_head(path: &Path, head: &mut [u8]) -> Result<usize, IoError> {
+    let mut file = File::open(path).map_err(|e| IoError::read(path, e))?;
     let mut filled = 0;
     while filled < head.len() {
         match file.read(&mut head[filled..]) {
@@ -93,7 +99,7 @@ fn starts_with_exr_magic(path: &Path) -> Result<bool, IoError> {
             Err(e) => return Err(IoError::read(path, e)),
         }
     }
-    Ok(filled == head.len() && head == EXR_MAGIC)
+    Ok(filled)
 }
 
 /// PNG or JPEG through the `image` crate, converted from sRGB to linear; Radiance HDR
