@@ -525,3 +525,18 @@ fn bad_scenes_fail_the_same_way_on_the_gpu_and_the_cpu() {
         assert!(!dir.path().join("x.exr").exists());
     }
 }
+
+/// Vertex normals of no length (all zero, as some exporters write for flat parts) are a
+/// warning naming how many; the renderer takes the face's normal where they leave none.
+#[test]
+fn zero_vertex_normals_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_warns(
+        dir.path(),
+        &scene_with(
+            "mesh t { vertices 0 0 0 1 0 0 0 1 0 normals 0 0 0 0 0 0 0 0 1 triangles 0 1 2 }\n\
+             instance { mesh t material m }",
+        ),
+        "warning: s.csc:4:1: mesh \"t\": 2 of its 3 vertex normals are zero or not finite: where they leave no normal, the face's own stands in",
+    );
+}

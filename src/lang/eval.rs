@@ -1182,6 +1182,15 @@ impl Builder<'_, '_> {
                     );
                     return;
                 }
+                let normals: usize = asset.parts.iter().map(|p| p.data.normals.len()).sum();
+                let bad: usize = asset.parts.iter().map(|p| p.data.unusable_normals()).sum();
+                if bad > 0 {
+                    log::warn!(
+                        "{}: mesh \"{name}\": {bad} of its {normals} vertex normals are zero or not \
+                         finite: where they leave no normal, the face's own stands in",
+                        self.ctx.place(block.span)
+                    );
+                }
                 // An OBJ file's loader names the line of its first such face.
                 if flat > 0 && !matches!(&origin, MeshOrigin::File(path) if is_obj(path)) {
                     log::warn!(

@@ -76,6 +76,15 @@ impl MeshData {
         self.triangles.len() + self.quads.len()
     }
 
+    /// How many vertex normals are zero or not finite (none for a mesh without normals): where
+    /// they make the interpolated normal unusable, the face's own normal stands in.
+    pub fn unusable_normals(&self) -> usize {
+        self.normals
+            .iter()
+            .filter(|n| !n.is_finite() || n.length_squared() == 0.0)
+            .count()
+    }
+
     /// How many faces have no area (collinear or repeated corners, or corners so far out that
     /// their area is not finite): rays never meet them.
     pub fn faces_without_area(&self) -> usize {
