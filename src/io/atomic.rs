@@ -69,16 +69,32 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Removes the temporary files `.<name>.tmp-<pid>-<n>` in `directory` that processes no longer
-/// running left (killed with SIGKILL, or by a power cut, mid-write).
-fn remove_stale_temporaries(directory: &Path, file_name: &str) {
-    let prefix = format!(".{file_name}.tmp-");
+/// The folders this process has cleaned of stale temporary files: each once, not at every
+/// write (an animation writes thousands of frames into one folder).
+static CLEANED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+
+/// Removes, the first time this process writes into `directory`, the temporary files
+/// `.<name>.tmp-<pid>-<n>` there that processes no longer running left (killed with SIGKILL,
+/// or by a power cut, mid-write).
+fn remove_stale_temporaries(directory: &Path) {
+    if !CLEANED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(directory.to_path_buf())
+    {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(directory) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(rest) = name.to_str().and_then(|n| n.strip_prefix(&prefix)) else {
+        let Some(rest) = name
+            .to_str()
+            .filter(|n| n.starts_with('.'))
+            .and_then(|n| n.rsplit_once(".tmp-"))
+            .map(|(_, rest)| rest)
+        else {
             continue;
         };
         let pid = rest.split('-').next().and_then(|p| p.parse::<u32>().ok());
@@ -160,7 +176,8 @@ impl Drop for OutputLock {
 /// new one, never a truncated file. The contents go to `.<name>.tmp-<pid>-<n>` in the same
 /// directory (created when missing), which is synced and renamed onto `path`; on any error the
 /// temporary file is removed, and [`remove_pending_files`] removes it when the process is
-/// stopped. Temporary files of `path` that killed processes left are removed first.
+/// stopped. Temporary files that killed processes left in the folder are removed at its first
+/// write.
 pub(crate) fn write_atomically(
     path: &Path,
     write_contents: impl FnOnce(&mut BufWriter<File>) -> Result<(), IoError>,
@@ -179,7 +196,7 @@ pub(crate) fn write_atomically(
         std::process::id(),
         NEXT_TEMP_ID.fetch_add(1, Ordering::Relaxed)
     );
-    remove_stale_temporaries(&directory, &file_name.to_string_lossy());
+    remove_stale_temporaries(&directory);
     let temp_path = directory.join(temp_name);
     pending().insert(temp_path.clone());
     let result = write_then_rename(path, &temp_path, write_contents);

@@ -143,7 +143,7 @@ const MAX_STRING: usize = 4096;
 /// Finds the first bracket nested deeper than [`MAX_NESTING`], name longer than [`MAX_NAME`] or
 /// string longer than [`MAX_STRING`] (outside strings and comments), before the parser sees the
 /// text.
-fn check_nesting(text: &str, file: u32) -> Result<(), Diagnostic> {
+fn check_text(text: &str, file: u32) -> Result<(), Diagnostic> {
     let mut depth = 0usize;
     let mut in_string = false;
     let mut in_comment = false;
@@ -211,7 +211,7 @@ fn check_nesting(text: &str, file: u32) -> Result<(), Diagnostic> {
 
 /// Parses one file's text into statements, or the first syntax error.
 fn parse_statements(text: &str, file: u32) -> Result<Vec<RawStatement>, Diagnostic> {
-    check_nesting(text, file)?;
+    check_text(text, file)?;
     let mut pairs =
         SceneParser::parse(Rule::file, text).map_err(|e| syntax_error(e, file, text))?;
     // Invariant: a successful parse of `file` yields exactly one `file` pair.
