@@ -225,7 +225,7 @@ fn unusable_texels_are_errors_naming_the_texel_and_out_of_range_albedo_a_warning
         &scene_with(&format!(
             "texture x {{ file \"bright.exr\" }}\nmaterial t {{ diffuse 0.5 texture x }}\n{quad}"
         )),
-        "texture \"x\": texel (2, 1) is 0.5 1.5 0.5, outside 0..1: a surface it colours reflects more light than it receives there",
+        "bright.exr: texel (2, 1) is 0.5 1.5 0.5, outside 0..1: a surface it colours reflects more light than it receives there",
     );
     assert_fails_with(
         dir.path(),
@@ -539,4 +539,33 @@ fn zero_vertex_normals_are_a_warning() {
         ),
         "warning: s.csc:4:1: mesh \"t\": 2 of its 3 vertex normals are zero or not finite: where they leave no normal, the face's own stands in",
     );
+}
+
+/// A mesh file's faces and normals are counted when it is loaded: its warnings come once for
+/// the whole animation, not once for every frame that uses it, and name the file.
+#[test]
+fn a_mesh_files_unusable_faces_and_normals_are_warned_about_once_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("flat.ply"),
+        "ply\nformat ascii 1.0\nelement vertex 4\nproperty float x\nproperty float y\n\
+         property float z\nproperty float nx\nproperty float ny\nproperty float nz\n\
+         element face 2\nproperty list uchar int vertex_indices\nend_header\n\
+         0 0 0 0 0 0\n1 0 0 0 0 1\n2 0 0 0 0 1\n0 1 0 0 0 1\n3 0 1 2\n3 0 1 3\n",
+    )
+    .unwrap();
+    let (err, passed) = check(
+        dir.path(),
+        &scene_with(
+            "frames 1..3\nmesh t { file \"flat.ply\" }\n\
+             instance { mesh t material m translate 0 (0.1 * frame) 0 }",
+        ),
+    );
+    assert!(passed, "{err}");
+    let faces = "flat.ply: 1 of its 2 faces have no area (collinear or repeated corners): they \
+                 render as nothing unless displaced";
+    let normals = "flat.ply: 1 of its 4 vertex normals are zero or not finite: where they leave \
+                   no normal, the face's own stands in";
+    assert_eq!(err.matches(faces).count(), 1, "{err}");
+    assert_eq!(err.matches(normals).count(), 1, "{err}");
 }

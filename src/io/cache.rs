@@ -76,7 +76,7 @@ impl AssetLoader for AssetCache {
     }
 
     fn load_texture(&self, path: &Path) -> Result<Arc<TextureImage>, String> {
-        cached(&self.textures, path, super::load_texture)
+        cached(&self.textures, path, super::load_albedo_texture)
     }
 
     fn load_vd_image(&self, path: &Path) -> Result<Arc<VdImage>, String> {

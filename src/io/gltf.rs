@@ -388,11 +388,7 @@ impl Reader<'_> {
                 data: Arc::new(group.merged()),
             })
             .collect();
-        Ok(MeshAsset {
-            parts,
-            materials: materials.to_vec(),
-            warnings: Vec::new(),
-        })
+        Ok(MeshAsset::new(parts, materials.to_vec(), Vec::new()))
     }
 
     fn node(

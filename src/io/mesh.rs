@@ -15,7 +15,7 @@ use ply_rs_bw::parser::{Parser, Reader};
 use ply_rs_bw::ply::{ElementDef, Header, Property, PropertyAccess, PropertyAccessResult};
 
 use super::IoError;
-use crate::scene::{MeshAsset, MeshData};
+use crate::scene::{FaceCounts, MeshAsset, MeshData};
 
 /// Size of the read buffer; large meshes are tens of megabytes.
 const READ_BUFFER_BYTES: usize = 1 << 20;
@@ -31,21 +31,53 @@ pub fn load_mesh(path: &Path) -> Result<MeshData, IoError> {
 /// [`MeshData::validate`]. Gzip compression is recognised by its magic bytes. What the file
 /// says that cannot be used is in [`MeshAsset::warnings`], and is logged here.
 pub fn load_mesh_asset(path: &Path) -> Result<MeshAsset, IoError> {
-    let asset = match mesh_format(path)? {
+    let format = mesh_format(path)?;
+    let mut asset = match format {
         MeshFormat::Obj => super::obj::read_obj(&mut open_maybe_gzip(path)?, path)?,
         MeshFormat::Ply => MeshAsset::single(read_ply(&mut open_maybe_gzip(path)?, path)?),
-        // Checked, and its warnings logged, by the glTF reader.
-        MeshFormat::Gltf => return super::gltf::load_gltf_mesh(path),
+        // Checked, and the file's own warnings logged, by the glTF reader.
+        MeshFormat::Gltf => super::gltf::load_gltf_mesh(path)?,
     };
     for part in &asset.parts {
         part.data
             .validate()
             .map_err(|message| IoError::format(path, message))?;
     }
-    for warning in &asset.warnings {
+    // The OBJ reader names the line of the first face without an area itself.
+    let unusable = unusable_faces(path, &asset.counts, format != MeshFormat::Obj);
+    let logged = if format == MeshFormat::Gltf {
+        asset.warnings.len()
+    } else {
+        0
+    };
+    asset.warnings.extend(unusable);
+    for warning in &asset.warnings[logged..] {
         log::warn!("{warning}");
     }
     Ok(asset)
+}
+
+/// Warnings, once per loaded file, for vertex normals of no length and (with `faces`) for
+/// faces without an area. Whether nothing of the mesh can render is the scene's to say: a
+/// displacement map may give its faces an area.
+fn unusable_faces(path: &Path, counts: &FaceCounts, faces: bool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let file = path.display();
+    if counts.unusable_normals > 0 {
+        warnings.push(format!(
+            "{file}: {} of its {} vertex normals are zero or not finite: where they leave no \
+             normal, the face's own stands in",
+            counts.unusable_normals, counts.normals
+        ));
+    }
+    if faces && counts.without_area > 0 && !counts.nothing_renders() {
+        warnings.push(format!(
+            "{file}: {} of its {} faces have no area (collinear or repeated corners): they \
+             render as nothing unless displaced",
+            counts.without_area, counts.faces
+        ));
+    }
+    warnings
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -402,11 +402,7 @@ impl<'p> ObjReader<'p> {
         }
         let mut warnings = self.warnings.into_messages();
         warnings.extend(self.library_warnings);
-        Ok(MeshAsset {
-            parts,
-            materials,
-            warnings,
-        })
+        Ok(MeshAsset::new(parts, materials, warnings))
     }
 
     /// The part's vertices, shared by value, and its triangles and quads.

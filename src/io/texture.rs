@@ -24,6 +24,31 @@ pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
     Ok(image)
 }
 
+/// [`load_texture`] for a colour that scales an albedo or a tint: beyond 0..1 it makes or takes
+/// light, and its first such texel is a warning (once per loaded file).
+pub fn load_albedo_texture(path: &Path) -> Result<TextureImage, IoError> {
+    let image = load_texture(path)?;
+    let outside = |t: &Vec3| t.min_element() < 0.0 || t.max_element() > 1.0;
+    if let Some(i) = image.texels.iter().position(outside) {
+        let t = image.texels[i];
+        let (x, y) = (i as u32 % image.width.max(1), i as u32 / image.width.max(1));
+        let how = if t.min_element() < 0.0 {
+            "negative"
+        } else {
+            "more"
+        };
+        log::warn!(
+            "{}: texel ({x}, {y}) is {} {} {}, outside 0..1: a surface it colours reflects {how} \
+             light than it receives there",
+            path.display(),
+            t.x,
+            t.y,
+            t.z
+        );
+    }
+    Ok(image)
+}
+
 /// [`load_texture`] without the check of its texels: any image as stored (`caustica compare`
 /// reports non-finite pixels itself).
 pub fn read_image(path: &Path) -> Result<TextureImage, IoError> {

@@ -15,10 +15,10 @@ use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
 use crate::scene::{
-    self, limits, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FileMaterial, FrameRange,
-    FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId, MaterialKind,
-    Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter, PhotonSettings,
-    Scene, Span, SphereLight, Texture, VdMap, VdSpace,
+    self, limits, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FaceCounts, FileMaterial,
+    FrameRange, FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId,
+    MaterialKind, Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter,
+    PhotonSettings, Scene, Span, SphereLight, Texture, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -111,12 +111,6 @@ pub fn frame_range(
     } else {
         Err(ctx.errors)
     }
-}
-
-/// Whether `path` names an OBJ file (`.obj`, or `.obj.gz`).
-fn is_obj(path: &std::path::Path) -> bool {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    name.ends_with(".obj") || name.ends_with(".obj.gz")
 }
 
 /// `d` as a unit vector, normalized in f64 so that neither a tiny (1e-30) nor a huge (1e38)
@@ -801,29 +795,6 @@ impl Builder<'_, '_> {
         else {
             return;
         };
-        // A texture scales an albedo or a tint: beyond 0..1 it makes or takes light.
-        if let Some(i) = image
-            .texels
-            .iter()
-            .position(|t| t.min_element() < 0.0 || t.max_element() > 1.0)
-        {
-            let t = image.texels[i];
-            log::warn!(
-                "{}: texture \"{name}\": texel ({}, {}) is {} {} {}, outside 0..1: a surface it \
-                 colours reflects {} light than it receives there",
-                self.ctx.place(span),
-                i as u32 % image.width.max(1),
-                i as u32 / image.width.max(1),
-                t.x,
-                t.y,
-                t.z,
-                if t.min_element() < 0.0 {
-                    "negative"
-                } else {
-                    "more"
-                }
-            );
-        }
         if declared {
             self.scene.textures.push(Texture {
                 name: name.clone(),
@@ -1166,13 +1137,15 @@ impl Builder<'_, '_> {
                 }
             } else if !matches!(origin, MeshOrigin::AnalyticSphere { .. }) {
                 // Faces without an area render as nothing unless a displacement gives them one.
-                let faces: usize = asset.parts.iter().map(|p| p.data.face_count()).sum();
-                let flat: usize = asset
-                    .parts
-                    .iter()
-                    .map(|p| p.data.faces_without_area())
-                    .sum();
-                if faces == 0 || flat == faces {
+                // The counts were taken when the asset was built; a file's loader has warned
+                // about its faces and normals once already.
+                let FaceCounts {
+                    faces,
+                    without_area: flat,
+                    normals,
+                    unusable_normals: bad,
+                } = asset.counts;
+                if asset.counts.nothing_renders() {
                     self.ctx.error(
                         block.span,
                         format!(
@@ -1182,21 +1155,17 @@ impl Builder<'_, '_> {
                     );
                     return;
                 }
-                let normals: usize = asset.parts.iter().map(|p| p.data.normals.len()).sum();
-                let bad: usize = asset.parts.iter().map(|p| p.data.unusable_normals()).sum();
-                if bad > 0 {
+                let place = self.ctx.place(block.span);
+                if bad > 0 && !matches!(origin, MeshOrigin::File(_)) {
                     log::warn!(
-                        "{}: mesh \"{name}\": {bad} of its {normals} vertex normals are zero or not \
-                         finite: where they leave no normal, the face's own stands in",
-                        self.ctx.place(block.span)
+                        "{place}: mesh \"{name}\": {bad} of its {normals} vertex normals are zero or \
+                         not finite: where they leave no normal, the face's own stands in"
                     );
                 }
-                // An OBJ file's loader names the line of its first such face.
-                if flat > 0 && !matches!(&origin, MeshOrigin::File(path) if is_obj(path)) {
+                if flat > 0 && !matches!(origin, MeshOrigin::File(_)) {
                     log::warn!(
-                        "{}: mesh \"{name}\": {flat} of its {faces} faces have no area \
-                         (collinear or repeated corners): they render as nothing",
-                        self.ctx.place(block.span)
+                        "{place}: mesh \"{name}\": {flat} of its {faces} faces have no area \
+                         (collinear or repeated corners): they render as nothing"
                     );
                 }
             }

@@ -149,6 +149,40 @@ pub struct MeshAsset {
     pub materials: Vec<FileMaterial>,
     /// What the file says that the loader could not use, each as `file:line:col: message`.
     pub warnings: Vec<String>,
+    /// Its faces and normals counted once, when it was built ([`FaceCounts::of`]), so that
+    /// the frames that use it do not count them again.
+    pub counts: FaceCounts,
+}
+
+/// How many of a mesh's faces and vertex normals can render, over all its parts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaceCounts {
+    /// Triangles plus quads.
+    pub faces: usize,
+    /// Faces without an area ([`MeshData::faces_without_area`]).
+    pub without_area: usize,
+    pub normals: usize,
+    /// Vertex normals that are zero or not finite ([`MeshData::unusable_normals`]).
+    pub unusable_normals: usize,
+}
+
+impl FaceCounts {
+    pub fn of(parts: &[MeshPart]) -> FaceCounts {
+        let mut counts = FaceCounts::default();
+        for part in parts {
+            let d = &part.data;
+            counts.faces += d.face_count();
+            counts.without_area += d.faces_without_area();
+            counts.normals += d.normals.len();
+            counts.unusable_normals += d.unusable_normals();
+        }
+        counts
+    }
+
+    /// Whether no face has an area: nothing of the mesh can render unless displaced.
+    pub fn nothing_renders(&self) -> bool {
+        self.without_area == self.faces
+    }
 }
 
 /// The faces of a mesh file that share one material.
@@ -178,16 +212,27 @@ pub struct FileMaterial {
 }
 
 impl MeshAsset {
+    /// An asset of these parts, its faces counted.
+    pub fn new(
+        parts: Vec<MeshPart>,
+        materials: Vec<FileMaterial>,
+        warnings: Vec<String>,
+    ) -> MeshAsset {
+        MeshAsset {
+            counts: FaceCounts::of(&parts),
+            parts,
+            materials,
+            warnings,
+        }
+    }
+
     /// A single part without a material holding `data`.
     pub fn single(data: MeshData) -> MeshAsset {
-        MeshAsset {
-            parts: vec![MeshPart {
-                material: None,
-                data: Arc::new(data),
-            }],
-            materials: Vec::new(),
-            warnings: Vec::new(),
-        }
+        let part = MeshPart {
+            material: None,
+            data: Arc::new(data),
+        };
+        MeshAsset::new(vec![part], Vec::new(), Vec::new())
     }
 
     /// Every part's faces in one mesh, the parts one after another, for callers that want the
@@ -328,10 +373,6 @@ impl SceneAsset {
                 }
             })
             .collect();
-        MeshAsset {
-            parts,
-            materials,
-            warnings: self.warnings.clone(),
-        }
+        MeshAsset::new(parts, materials, self.warnings.clone())
     }
 }

@@ -21,7 +21,9 @@ use glam::{Affine3A, Vec2, Vec3};
 
 pub use devices::{DeviceChoice, DeviceList};
 pub use environment::{EnvMap, EnvSample, Environment};
-pub use mesh::{FileCamera, FileMaterial, MeshAsset, MeshData, MeshPart, Placement, SceneAsset};
+pub use mesh::{
+    FaceCounts, FileCamera, FileMaterial, MeshAsset, MeshData, MeshPart, Placement, SceneAsset,
+};
 pub use span::Span;
 pub use sphere_light::{SphereCone, SphereLight};
 pub use vdmap::{VdImage, VdMap, VdSpace};
@@ -1266,6 +1268,7 @@ pub trait AssetLoader: Sync {
     /// its faces split by the materials an OBJ file's MTL libraries give them.
     fn load_mesh(&self, path: &std::path::Path) -> Result<Arc<MeshAsset>, String>;
     /// Loads a texture (PNG, JPEG or EXR) as linear RGB. PNG and JPEG are decoded from sRGB.
+    /// It colours an albedo or a tint: the loader warns about texels outside 0..1.
     fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
     /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.
     fn load_vd_image(&self, path: &std::path::Path) -> Result<Arc<VdImage>, String>;

@@ -58,9 +58,9 @@ impl AssetLoader for MemoryLoader {
             data: quad(),
         };
         let asset = match name.as_str() {
-            "parts.obj" => MeshAsset {
-                parts: vec![part(Some(0)), part(Some(1))],
-                materials: vec![
+            "parts.obj" => MeshAsset::new(
+                vec![part(Some(0)), part(Some(1))],
+                vec![
                     red("wood.png"),
                     FileMaterial {
                         name: "lamp".into(),
@@ -74,23 +74,17 @@ impl AssetLoader for MemoryLoader {
                         texture_image: None,
                     },
                 ],
-                warnings: Vec::new(),
-            },
-            "partial.obj" => MeshAsset {
-                parts: vec![part(Some(0)), part(None)],
-                materials: vec![red("wood.png")],
-                warnings: Vec::new(),
-            },
-            "badtexture.obj" => MeshAsset {
-                parts: vec![part(Some(0))],
-                materials: vec![red("missing.png")],
-                warnings: Vec::new(),
-            },
-            _ => MeshAsset {
-                parts: vec![part(None)],
-                materials: Vec::new(),
-                warnings: Vec::new(),
-            },
+                Vec::new(),
+            ),
+            "partial.obj" => MeshAsset::new(
+                vec![part(Some(0)), part(None)],
+                vec![red("wood.png")],
+                Vec::new(),
+            ),
+            "badtexture.obj" => {
+                MeshAsset::new(vec![part(Some(0))], vec![red("missing.png")], Vec::new())
+            }
+            _ => MeshAsset::new(vec![part(None)], Vec::new(), Vec::new()),
         };
         Ok(Arc::new(asset))
     }
