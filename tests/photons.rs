@@ -308,6 +308,55 @@ fn a_photon_map_that_outgrows_its_first_buffers_is_traced_again_to_the_same_map(
     assert_maps_pair_up(&cpu.records, &first);
 }
 
+/// A map must fit one storage binding: a pass that stores more photons than one holds is
+/// refused with an error naming the map, the photons stored and emitted, the binding's size
+/// and an emitted count that fits. The adapter's binding limit is lowered to 4 MiB (131,072
+/// photons) so that a small pass of a bright closed box outgrows it.
+#[test]
+fn a_photon_map_larger_than_one_binding_is_refused_naming_the_photons_that_fit() {
+    let Some(mut ctx) = test_context() else {
+        return;
+    };
+    let limit = 4u64 << 20;
+    ctx.info.max_storage_buffer_binding_size = limit;
+    let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let mut scene = white_box();
+    scene.materials[0].kind = MaterialKind::Diffuse {
+        albedo: Vec3::splat(0.95),
+        texture: None,
+    };
+    scene.photons.max_bounces = 8;
+    let prepared = prepared(&scene);
+    let err = gpu
+        .trace_photons_vec(&scene, &prepared, PhotonPass::Global, 40_000)
+        .expect_err("a map of about 270,000 photons is over the lowered limit");
+    let message = err.to_string();
+    let most = limit / std::mem::size_of::<PhotonRecord>() as u64;
+    assert!(
+        message.starts_with("the global photon map stores ")
+            && message.contains(" photons of 40000 emitted, more than the 131072 that one storage binding of this adapter holds (4194304 bytes): emit at most about "),
+        "{message}"
+    );
+    // The count it suggests stores, at the measured photons per emitted one, what fits.
+    let stored: u64 = message["the global photon map stores ".len()..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let fits: u64 = message
+        .rsplit("emit at most about ")
+        .next()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(stored > most, "{message}");
+    assert_eq!(fits, 40_000 * most / stored, "{message}");
+}
+
 /// Both backends stored the same number of photons to 1%, and more than 99% of their first
 /// hits pair up.
 fn assert_maps_pair_up(cpu: &[PhotonRecord], gpu: &[PhotonRecord]) {

@@ -115,6 +115,20 @@ pub enum GpuError {
     },
     #[error("{what} needs {size} bytes in one storage binding, but the adapter allows at most {limit} bytes")]
     BufferTooLarge { what: String, size: u64, limit: u64 },
+    #[error(
+        "the {map} photon map stores {stored} photons of {emitted} emitted, more than the {most} \
+         that one storage binding of this adapter holds ({limit} bytes): emit at most about \
+         {fits} (`photons {{ {map} {fits} }}`)"
+    )]
+    PhotonMapTooLarge {
+        map: &'static str,
+        stored: u64,
+        emitted: u64,
+        most: u64,
+        limit: u64,
+        /// The emitted count whose map would fit at the same photons stored per emitted one.
+        fits: u64,
+    },
     #[error("GPU error: {0}")]
     Device(String),
 }

@@ -404,7 +404,7 @@ impl GpuCore {
             let (needed, hits) = (words[0], words[1]);
             let room = (map_records.size() / record_size).min(map_positions.size() / 16);
             if needed as u64 > room {
-                ctx.check_binding_size("photon map", needed as u64 * record_size)?;
+                check_map_fits(ctx, &inputs, needed as u64)?;
                 drop((map_records, map_positions));
                 recorded =
                     self.record_into_map(kernels, buffers, traversal, vd, &inputs, needed as u64)?;
@@ -852,4 +852,28 @@ impl GpuCore {
         }
         Ok((views, stats))
     }
+}
+
+/// A map must fit one storage binding (its kd-tree and queries read it whole): a pass that
+/// stores more photons is refused before any larger buffer is made, naming how many it stored
+/// and how many photons to emit instead. The pass has been traced once by then: how many
+/// photons a pass stores is known only from tracing it (they may escape, or bounce many times).
+fn check_map_fits(ctx: &GpuContext, inputs: &PassInputs, stored: u64) -> Result<(), GpuError> {
+    let limit = ctx.info.binding_limit();
+    let most = limit / std::mem::size_of::<PhotonRecord>() as u64;
+    if stored <= most {
+        return Ok(());
+    }
+    let emitted = inputs.emitted as u64;
+    Err(GpuError::PhotonMapTooLarge {
+        map: match inputs.pass {
+            PhotonPass::Global => "global",
+            PhotonPass::Caustic => "caustic",
+        },
+        stored,
+        emitted,
+        most,
+        limit,
+        fits: (emitted as u128 * most as u128 / stored as u128) as u64,
+    })
 }
