@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs cargo-fuzz targets as several libFuzzer processes each, sharing one corpus a target,
-# until together they pass 10.5M executions or CAP seconds; per-process final stats in
+# until together they pass RUNS_TOTAL (10.5M) executions or CAP seconds; per-process final stats in
 # $OUT/logs, crashes in $OUT/artifacts, a summary in $OUT/summary.txt. From the repository root:
 #   TARGETS="scene=6 obj=2 gltf=2 exr=6" CAP=500 OUT=out/fuzz fuzz/run_parallel.sh
 # BIN is the folder of the built targets (default: cargo fuzz's release folder); the runs in
@@ -17,7 +17,7 @@ declare -A procs=()
 for pair in $TARGETS; do procs[${pair%%=*}]=${pair##*=}; done
 for t in "${!procs[@]}"; do
   n=${procs[$t]}
-  runs=$(( 10500000 / n + 1 ))
+  runs=$(( ${RUNS_TOTAL:-10500000} / n + 1 ))
   max_len=8192
   [ "$t" = exr ] && max_len=2048
   mkdir -p "fuzz/corpus/$t" "$OUT/artifacts/$t"
