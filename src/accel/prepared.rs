@@ -345,13 +345,13 @@ fn build_mesh_level(
     let p = |v: u32| data.positions[v as usize];
     let patch_seams = map.map(|_| mesh_seams(&data.positions, &data.quads));
     let patch_bounds: Option<Vec<Aabb>> = map.zip(patch_seams.as_ref()).map(|(map, (seams, _))| {
-        let reach: Vec<f32> = (0..data.quads.len())
-            .into_par_iter()
-            .map(|q| map.max_displacement(&data.quad_uvs(q)))
-            .collect();
         (0..data.quads.len())
             .into_par_iter()
-            .map(|q| vd_patch_bounds(map, &data.quad_corners(q), seams_reach(&seams[q], &reach)))
+            .map(|q| {
+                let reach = seams_reach(map, &seams[q], |o| data.quad_uvs(o as usize))
+                    .max(map.max_displacement(&data.quad_uvs(q)));
+                vd_patch_bounds(map, &data.quad_corners(q), reach)
+            })
             .collect()
     });
     let mut bounds: Vec<Aabb> = data
@@ -379,16 +379,25 @@ fn build_mesh_level(
     })
 }
 
-/// The largest displacement that reaches a patch's surface: its own map's over its UVs, or that
-/// of a neighbour whose surface defines part of its boundary.
-fn seams_reach(seams: &VdSeams, reach: &[f32]) -> f32 {
-    seams
-        .edge_owner
-        .iter()
-        .copied()
-        .chain(seams.corner_owner.map(|c| c >> 2))
-        .map(|q| reach[q as usize])
-        .fold(0.0, f32::max)
+/// The largest displacement of the points a patch's owners define on its boundary: over each
+/// owner's edge (the UVs between that edge's two corners) and at each owner's corner. With the
+/// patch's own largest displacement, it bounds the patch's surface (a patch's level comes from
+/// these bounds too, so they are kept tight: a neighbour's displacement counts only along the
+/// edge they share).
+fn seams_reach(map: &VdMap, seams: &VdSeams, uvs_of: impl Fn(u32) -> [Vec2; 4]) -> f32 {
+    let between = |a: Vec2, b: Vec2| map.image.max_length_in(a.min(b), a.max(b), |t| map.remap(t));
+    let edges = (0..4).map(|e| {
+        let (owner_edge, _) = seams.owner_edge(e);
+        let [a, b] = vd_seams::EDGE_CORNERS[owner_edge];
+        let uvs = uvs_of(seams.edge_owner[e]);
+        between(uvs[a], uvs[b])
+    });
+    let corners = (0..4).map(|c| {
+        let (owner, corner) = seams.corner(c);
+        let uv = uvs_of(owner)[corner];
+        between(uv, uv)
+    });
+    edges.chain(corners).fold(0.0, f32::max)
 }
 
 fn elapsed_ms(start: Instant) -> f64 {
