@@ -385,7 +385,10 @@ fn build_mesh_level(
 /// these bounds too, so they are kept tight: a neighbour's displacement counts only along the
 /// edge they share).
 fn seams_reach(map: &VdMap, seams: &VdSeams, uvs_of: impl Fn(u32) -> [Vec2; 4]) -> f32 {
-    let between = |a: Vec2, b: Vec2| map.image.max_length_in(a.min(b), a.max(b), |t| map.remap(t));
+    let between = |a: Vec2, b: Vec2| {
+        map.image
+            .max_length_in(a.min(b), a.max(b), |t| map.remap(t))
+    };
     let edges = (0..4).map(|e| {
         let (owner_edge, _) = seams.owner_edge(e);
         let [a, b] = vd_seams::EDGE_CORNERS[owner_edge];

@@ -109,8 +109,8 @@ pub fn mesh_seams(positions: &[Vec3], quads: &[[u32; 4]]) -> (Vec<VdSeams>, u32)
     // Quads in index order: the first to claim a corner or an edge owns it.
     for (q, quad) in quads.iter().enumerate() {
         let q = q as u32;
-        for c in 0..4 {
-            let owner = *corners.entry(key(quad[c])).or_insert(q << 2 | c as u32);
+        for (c, &vertex) in quad.iter().enumerate() {
+            let owner = *corners.entry(key(vertex)).or_insert(q << 2 | c as u32);
             seams[q as usize].corner_owner[c] = owner;
         }
         for (e, [a, b]) in EDGE_CORNERS.iter().enumerate() {
