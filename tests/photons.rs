@@ -265,6 +265,18 @@ fn closed_white_box_conserves_power_on_the_gpu() {
     check_box_power(&records, photons, "gpu");
 }
 
+/// The white box at albedo 0.95 with photons bouncing up to 8 times: about 6.7 stored photons
+/// per emitted one.
+fn bright_white_box() -> Scene {
+    let mut scene = white_box();
+    scene.materials[0].kind = MaterialKind::Diffuse {
+        albedo: Vec3::splat(0.95),
+        texture: None,
+    };
+    scene.photons.max_bounces = 8;
+    scene
+}
+
 /// The GPU writes a pass's map into buffers kept between passes, sized at first for three
 /// stored photons per emitted one. A box of albedo 0.95 stores about 6.7 per photon over 8
 /// bounces, so the first trace outgrows them and is traced again into larger ones; the second
@@ -273,12 +285,7 @@ fn closed_white_box_conserves_power_on_the_gpu() {
 fn a_photon_map_that_outgrows_its_first_buffers_is_traced_again_to_the_same_map() {
     let Some(ctx) = test_context() else { return };
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let mut scene = white_box();
-    scene.materials[0].kind = MaterialKind::Diffuse {
-        albedo: Vec3::splat(0.95),
-        texture: None,
-    };
-    scene.photons.max_bounces = 8;
+    let scene = bright_white_box();
     let prepared = prepared(&scene);
     let photons = 20_000;
     let (first, first_stats) = gpu
@@ -320,12 +327,7 @@ fn a_photon_map_larger_than_one_binding_is_refused_naming_the_photons_that_fit()
     let limit = 4u64 << 20;
     ctx.info.max_storage_buffer_binding_size = limit;
     let gpu = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let mut scene = white_box();
-    scene.materials[0].kind = MaterialKind::Diffuse {
-        albedo: Vec3::splat(0.95),
-        texture: None,
-    };
-    scene.photons.max_bounces = 8;
+    let scene = bright_white_box();
     let prepared = prepared(&scene);
     let err = gpu
         .trace_photons_vec(&scene, &prepared, PhotonPass::Global, 40_000)

@@ -218,13 +218,7 @@ fn check_gpu(space: VdSpace) {
     let levels = mixed_levels(prepared.vd_patches.len());
     let edge_levels = prepared.vd_edge_levels(&levels);
     let (aims, _) = aims_at_shared_edges(&prepared, &levels);
-    let patches: Vec<VdBatchPatch> = (0..prepared.vd_patches.len() as u32)
-        .map(|p| {
-            let (corners, uvs, _) = prepared.vd_patch_geometry(p);
-            let record = &prepared.vd_patches[p as usize];
-            VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
-        })
-        .collect();
+    let patches = VdBatchPatch::all_of(&prepared);
     let maps: Vec<&VdMap> = prepared.vd_maps.iter().collect();
     let scene = VdBatchScene::upload(
         &ctx,

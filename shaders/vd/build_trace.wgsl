@@ -377,12 +377,7 @@ fn intersect_patch(slice: u32, level: u32, elev: vec4<u32>, frame: VdFrame, orig
             if k >= first_leaf {
                 let m = k - first_leaf;
                 let xy = morton_decode(m);
-                // Only boundary cells of a patch with a finer edge can have outline points.
-                let boundary = xy.x == 0u || xy.y == 0u || xy.x == n - 1u || xy.y == n - 1u;
-                var inner = vec4<u32>(0u);
-                if boundary && any(elev != vec4<u32>(level)) {
-                    inner = cell_inner_counts(level, elev, xy.x, xy.y);
-                }
+                let inner = cell_inner_counts(level, elev, xy.x, xy.y);
                 let v = cell_corners(slice, n + 1u, xy.x, xy.y);
                 if any(inner != vec4<u32>(0u)) {
                     fan_cell = m;

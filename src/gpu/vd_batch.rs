@@ -95,6 +95,17 @@ pub struct VdBatchPatch {
 }
 
 impl VdBatchPatch {
+    /// The patches of `prepared` (its global patch order), with their conservative bounds.
+    pub fn all_of(prepared: &crate::accel::Prepared) -> Vec<VdBatchPatch> {
+        (0..prepared.vd_patches.len() as u32)
+            .map(|p| {
+                let (corners, uvs, _) = prepared.vd_patch_geometry(p);
+                let record = &prepared.vd_patches[p as usize];
+                VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
+            })
+            .collect()
+    }
+
     /// The patch `corners` (`v0 v1 v2 v3`) with `uvs`, displaced by map `map`, whose
     /// conservative bounds are `bounds`.
     pub fn new(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: u32, bounds: &Aabb) -> VdBatchPatch {
@@ -600,30 +611,7 @@ impl VdBatch {
                 self.edge_levels.grid_for(ctx, scene.patch_count as u64),
             );
         }
-        let bind = self.build_trace.bind(
-            ctx,
-            &[
-                ("params", &params),
-                ("patches", &scene.patches),
-                ("maps", &scene.maps),
-                ("texels", &scene.texels),
-                ("rays", rays),
-                ("record_rays", record_rays),
-                ("job_patches", &jobs.runs.keys_lo),
-                ("job_starts", &jobs.runs.starts),
-                ("job_ends", &jobs.runs.ends),
-                ("job_count", &jobs.runs.count.buffer),
-                ("links", &self.links),
-                ("scratch", &scratch),
-                ("job_counter", &job_counter),
-                ("record_hits", &record_hits),
-                ("job_levels", &job_levels),
-                ("hits", &hits),
-                ("levels", levels.buffer),
-                ("seams", &scene.seams),
-                ("edge_levels", levels.edges),
-            ],
-        )?;
+        let bind = bind_with(&params)?;
         encoder.dispatch_in_pass(
             &self.build_trace.name,
             &self.build_trace.pipeline,

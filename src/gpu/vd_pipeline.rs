@@ -104,13 +104,7 @@ impl<'k> VdFrameGpu<'k> {
         prepared: &Prepared,
         rays: u64,
     ) -> Result<VdFrameGpu<'k>, GpuError> {
-        let patches: Vec<VdBatchPatch> = (0..prepared.vd_patches.len() as u32)
-            .map(|p| {
-                let (corners, uvs, _) = prepared.vd_patch_geometry(p);
-                let record = &prepared.vd_patches[p as usize];
-                VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
-            })
-            .collect();
+        let patches = VdBatchPatch::all_of(prepared);
         let maps: Vec<&crate::scene::VdMap> = prepared.vd_maps.iter().collect();
         let scene = VdBatchScene::upload(
             ctx,
