@@ -16,7 +16,10 @@
 //! takes a leaf box's entry distance as the hit (its cells are smaller than a pixel); we test the
 //! cell's triangles `(v00, v10, v11)` and `(v00, v11, v01)` with the watertight test of
 //! [`intersect_triangle`], which gives exact distances, a geometric normal and the patch
-//! parameter of the hit, and keeps neighbouring cells and patches crack free.
+//! parameter of the hit, and keeps neighbouring cells and patches crack free. Neighbouring
+//! patches share their boundary points ([`super::vd_seams`]): a patch's boundary comes from
+//! [`PatchEdges`], and a cell along an edge of a finer level is the fan of triangles from its
+//! centre through its corners and that edge's extra points (its box holds them too).
 //!
 //! # Layout (shared with the later WGSL twin)
 //!
@@ -620,9 +623,15 @@ impl PatchBvh {
         })
     }
 
-    /// Bytes of the nodes (20 each) and of the grid points (12 each here).
+    /// Bytes of the nodes (20 each), the grid points and the finer edges' points (12 each here).
     pub fn bytes(&self) -> usize {
-        self.node_bytes() + std::mem::size_of_val(self.points.as_slice())
+        let edges: usize = self
+            .edges
+            .points
+            .iter()
+            .map(|e| std::mem::size_of_val(e.as_slice()))
+            .sum();
+        self.node_bytes() + std::mem::size_of_val(self.points.as_slice()) + edges
     }
 
     pub fn node_bytes(&self) -> usize {
