@@ -86,9 +86,10 @@ impl MeshData {
     }
 
     /// How many faces have no area (collinear or repeated corners, or corners so far out that
-    /// their area is not finite): rays never meet them.
+    /// their area is not finite): rays never meet them. A face with a corner past the vertices
+    /// counts as one (assets are counted before [`MeshData::validate`] refuses them).
     pub fn faces_without_area(&self) -> usize {
-        let at = |v: u32| self.positions[v as usize];
+        let at = |v: u32| self.positions.get(v as usize).copied().unwrap_or(Vec3::NAN);
         let flat = |a: Vec3, b: Vec3, c: Vec3| {
             let area = (b - a).cross(c - a).length();
             !(area > 0.0 && area.is_finite())
