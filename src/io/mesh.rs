@@ -43,17 +43,18 @@ pub fn load_mesh_asset(path: &Path) -> Result<MeshAsset, IoError> {
             .validate()
             .map_err(|message| IoError::format(path, message))?;
     }
-    // The OBJ reader names the line of the first face without an area itself.
+    // The OBJ reader names the line of the first face without an area itself; the glTF reader
+    // has logged the file's own warnings.
     let unusable = unusable_faces(path, &asset.counts, format != MeshFormat::Obj);
-    let logged = if format == MeshFormat::Gltf {
-        asset.warnings.len()
+    let own = if format == MeshFormat::Gltf {
+        &[][..]
     } else {
-        0
+        &asset.warnings[..]
     };
-    asset.warnings.extend(unusable);
-    for warning in &asset.warnings[logged..] {
+    for warning in own.iter().chain(&unusable) {
         log::warn!("{warning}");
     }
+    asset.warnings.extend(unusable);
     Ok(asset)
 }
 

@@ -29,9 +29,7 @@ pub fn load_texture(path: &Path) -> Result<TextureImage, IoError> {
 pub fn load_albedo_texture(path: &Path) -> Result<TextureImage, IoError> {
     let image = load_texture(path)?;
     let outside = |t: &Vec3| t.min_element() < 0.0 || t.max_element() > 1.0;
-    if let Some(i) = image.texels.iter().position(outside) {
-        let t = image.texels[i];
-        let (x, y) = (i as u32 % image.width.max(1), i as u32 / image.width.max(1));
+    if let Some((x, y, t)) = first_texel(image.width, &image.texels, outside) {
         let how = if t.min_element() < 0.0 {
             "negative"
         } else {
@@ -68,13 +66,22 @@ pub fn read_image(path: &Path) -> Result<TextureImage, IoError> {
 /// detail, and far from f32's end, where patch bounds would overflow.
 pub const MAX_VD_TEXEL: f32 = 1e6;
 
+/// The first texel of a `width`-wide image (row 0 at the top) for which `pick` holds: its
+/// column, row and value.
+fn first_texel(
+    width: u32,
+    texels: &[Vec3],
+    pick: impl Fn(&Vec3) -> bool,
+) -> Option<(u32, u32, Vec3)> {
+    let i = texels.iter().position(pick)?;
+    Some((i as u32 % width.max(1), i as u32 / width.max(1), texels[i]))
+}
+
 /// Refuses the first texel that is not finite or has a channel beyond `limit` in size, naming
 /// it (row 0 at the top).
 fn check_texels(path: &Path, width: u32, texels: &[Vec3], limit: f32) -> Result<(), IoError> {
     let bad = |t: &Vec3| !t.is_finite() || t.abs().max_element() > limit;
-    if let Some(i) = texels.iter().position(bad) {
-        let t = texels[i];
-        let (x, y) = (i as u32 % width.max(1), i as u32 / width.max(1));
+    if let Some((x, y, t)) = first_texel(width, texels, bad) {
         let why = if t.is_finite() {
             format!("beyond ±{limit:e}")
         } else {
