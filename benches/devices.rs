@@ -8,7 +8,10 @@
 //! `cargo bench --bench devices -- --devices 0,1 [--scene scenes/animated.csc] [--resolution
 //!  1920x1080] [--still scenes/cornell_spheres.csc] [--still-resolution 1024x1024] [--passes 16]
 //!  [--still-quality reference] [--runs 2] [--only animation|still] [--one-first]
-//!  [--pass-detail P [--max-gather-rays N]]`
+//!  [--pass-detail P [--max-gather-rays N]] [--frame-detail]`
+//!
+//! `--frame-detail` prints each frame of the animation as it ends: its device, when it began and
+//! ended, its device time, the bytes it allocated and the host's busiest stages.
 //!
 //! `--still-quality reference` renders the still as `film { quality reference }` does (its own
 //! passes, four times the photons, twice the seeds and gather rays) unless `--passes` is given.
@@ -77,8 +80,15 @@ fn warm_rate(done: &[(f64, usize)], devices: usize) -> f64 {
     }
 }
 
-/// The scene's whole frame range on `devices`.
-fn animation(scene: &Path, res: (u32, u32), devices: &[&dyn Backend], opened: Instant) -> Run {
+/// The scene's whole frame range on `devices`; with `detail`, each frame's start and end, wall
+/// and device time, bytes allocated and the host's busiest stages are printed as it ends.
+fn animation(
+    scene: &Path,
+    res: (u32, u32),
+    devices: &[&dyn Backend],
+    opened: Instant,
+    detail: bool,
+) -> Run {
     let file = caustica::load_scene(scene).expect("the scene loads");
     let range = file.frame_range().expect("frames");
     let assets = caustica::io::AssetCache::default();
@@ -86,17 +96,46 @@ fn animation(scene: &Path, res: (u32, u32), devices: &[&dyn Backend], opened: In
     let scenes: Vec<_> = (range.first..=range.last)
         .map(|f| caustica::evaluate_frame(&file, f, &assets, &overrides).expect("evaluates"))
         .collect();
+    if detail {
+        println!(
+            "  {} frames evaluated {:.3} s after opening",
+            scenes.len(),
+            opened.elapsed().as_secs_f64()
+        );
+    }
     let meshes = caustica::accel::MeshBuildCache::default();
     let done = std::sync::Mutex::new(Vec::new());
     let work = |device: &dyn Backend, i: usize| -> Result<(), WorkError<RenderError>> {
+        let began = opened.elapsed().as_secs_f64();
         let prepared = caustica::prepare_cached(&scenes[i], &meshes).expect("builds");
-        device
+        let frame = device
             .render_frame(&scenes[i], &prepared, &RenderOptions::default())
             .map_err(WorkError::Device)?;
         let d = devices
             .iter()
             .position(|x| std::ptr::addr_eq(*x, device))
             .expect("one of the devices");
+        if detail {
+            let entries = frame.metadata.stats.entries();
+            let stat = |n: &str| entries.iter().find(|e| e.0 == n).map_or(f64::NAN, |e| e.1);
+            let mut busy: Vec<&(String, f64)> = entries
+                .iter()
+                .filter(|e| e.0.starts_with("host/busy/"))
+                .collect();
+            busy.sort_by(|a, b| b.1.total_cmp(&a.1));
+            let busy: Vec<String> = busy
+                .iter()
+                .take(6)
+                .map(|(n, ms)| format!("{} {ms:.1}", &n["host/busy/".len()..]))
+                .collect();
+            println!(
+                "  frame {i} on {d}: {began:.3}-{:.3} s, {:.1} ms device, {:.0} MB allocated; host busy ms: {}",
+                opened.elapsed().as_secs_f64(),
+                stat("gpu/device_ms"),
+                stat("gpu/allocated_bytes") / 1e6,
+                busy.join(", ")
+            );
+        }
         done.lock()
             .unwrap()
             .push((opened.elapsed().as_secs_f64(), d));
@@ -210,6 +249,10 @@ fn pass_detail(
 }
 
 fn main() {
+    // `RUST_LOG=caustica=debug` times the devices' opening and every kernel's compilation.
+    let _ = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"))
+        .format_timestamp_millis()
+        .try_init();
     let args: Vec<String> = std::env::args().collect();
     let list = DeviceList::parse(&arg(&args, "--devices").unwrap_or_else(|| "all".into()))
         .expect("--devices LIST");
@@ -229,6 +272,7 @@ fn main() {
     let runs: usize = arg(&args, "--runs").map_or(2, |r| r.parse().expect("--runs N"));
     let only = arg(&args, "--only");
     let one_first = args.iter().any(|a| a == "--one-first");
+    let detail = args.iter().any(|a| a == "--frame-detail");
     // The list's first device alone.
     let first_only = match &list {
         DeviceList::List(entries) => DeviceList::List(vec![entries[0].clone()]),
@@ -266,7 +310,7 @@ fn main() {
                 let opened = Instant::now();
                 let devices: Vec<&dyn Backend> = backends.iter().map(|b| b.as_ref()).collect();
                 let r = if what == "animation" {
-                    animation(&scene, res, &devices, opened)
+                    animation(&scene, res, &devices, opened, detail)
                 } else {
                     still(&still_scene, still_res, passes, quality, &devices, opened)
                 };

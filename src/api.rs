@@ -121,8 +121,8 @@ pub fn select_backends(
     }
     // The indices are counted on the backends the devices are then opened on.
     let require = device == Device::Gpu || gpu_required();
-    let adapters = gpu::context::list_adapters(require);
-    let indices = gpu::context::resolve_devices(devices, &adapters)
+    let set = gpu::context::AdapterSet::enumerate(require);
+    let indices = gpu::context::resolve_devices(devices, &set.summaries())
         .map_err(|e| Error::Usage(format!("--devices {devices}: {e}")))?;
     let Some(indices) = indices else {
         return Ok(vec![select_backend(device)?]);
@@ -130,11 +130,14 @@ pub fn select_backends(
     if indices.len() == 1 && *devices == scene::DeviceList::Auto {
         return Ok(vec![select_backend(device)?]);
     }
-    // Each device compiles its kernels on its own thread.
+    // Each device opens and compiles its kernels on its own thread.
+    let history = gpu::backend::FrameHistory::default();
     let opened: Vec<Result<gpu::GpuBackend, gpu::GpuError>> = std::thread::scope(|s| {
+        let set = &set;
+        let history = &history;
         let handles: Vec<_> = indices
             .iter()
-            .map(|&i| s.spawn(move || gpu::GpuBackend::open_index(require, i)))
+            .map(|&i| s.spawn(move || gpu::GpuBackend::open_on(set, i, history)))
             .collect();
         handles
             .into_iter()

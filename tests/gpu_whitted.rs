@@ -330,6 +330,33 @@ fn small_cornell_spheres() -> (Scene, Prepared) {
     (scene, prepared)
 }
 
+/// The devices of one render share the shade trees' sizes (`gpu::backend::FrameHistory`): a
+/// device's first frame takes its levels' room from the frame another device rendered, waits for
+/// no level, and gives the same image.
+#[test]
+fn a_devices_first_frame_takes_the_shade_tree_sizes_another_device_of_the_render_measured() {
+    let (Some(a), Some(b)) = (test_context(), test_context()) else {
+        return;
+    };
+    let history = caustica::gpu::backend::FrameHistory::default();
+    let first_device = GpuBackend::new(Arc::new(a)).unwrap().sharing(&history);
+    let second_device = GpuBackend::new(Arc::new(b)).unwrap().sharing(&history);
+    let (scene, prepared) = small_cornell_spheres();
+    let first = first_device
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    let second = second_device
+        .render(&scene, &prepared, &Default::default())
+        .unwrap();
+    assert_eq!(stat(&first, "shade_tree/sized_passes"), 0.0);
+    assert_eq!(stat(&second, "shade_tree/sized_passes"), 1.0);
+    assert_eq!(stat(&second, "shade_tree/retries"), 0.0);
+    assert!(
+        frame_bits(&first) == frame_bits(&second),
+        "the two devices' frames differ"
+    );
+}
+
 /// The shade trees are built by scans and summed without atomics, so two renders of a scene with
 /// mirrors, dielectrics and a sampled quad light are equal bit for bit, colour and every layer.
 /// The second takes its shade-tree levels' room from the first's counts and records the levels

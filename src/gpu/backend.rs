@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use glam::Vec3;
 
-use super::context::{GpuContext, GpuError};
+use super::context::{AdapterSet, GpuContext, GpuError};
 use super::core::{GpuCore, ShadeLevel, StageStats, Timer, TraversalKernels};
 use super::encoder::Encoder;
 use super::gather::PrecomputedIrradiance;
@@ -60,8 +60,14 @@ pub struct GpuBackend {
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
     /// The last frames' shade-tree sizes: the next frame's levels take their room from them.
-    tree_sizes: Mutex<TreeHistory>,
+    tree_sizes: FrameHistory,
 }
+
+/// The shade-tree sizes of the last frames ([`TreeHistory`]), which the devices of one render
+/// share: the sizes are the scene's, not the device's, so a share of the camera rays that a
+/// level reaches for the first time makes one frame render again on one device, not on each.
+#[derive(Clone, Debug, Default)]
+pub struct FrameHistory(Arc<Mutex<TreeHistory>>);
 
 impl std::ops::Deref for GpuBackend {
     type Target = GpuCore;
@@ -93,7 +99,7 @@ impl GpuBackend {
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
-            tree_sizes: Mutex::new(TreeHistory::default()),
+            tree_sizes: FrameHistory::default(),
             core: GpuCore::new(ctx, prims?),
         })
     }
@@ -171,10 +177,23 @@ impl GpuBackend {
         GpuBackend::new(Arc::new(GpuContext::open(require_gpu)?))
     }
 
-    /// Opens a device on the adapter with `index` in `gpu::context::list_adapters`' order and
-    /// compiles the kernels: one backend of a render on several devices.
-    pub fn open_index(require_gpu: bool, index: usize) -> Result<GpuBackend, GpuError> {
-        GpuBackend::new(Arc::new(GpuContext::open_index(require_gpu, index)?))
+    /// Opens a device on the adapter with `index` in `adapters` and compiles the kernels: one
+    /// device of a render on several, sharing `history` with the others.
+    pub fn open_on(
+        adapters: &AdapterSet,
+        index: usize,
+        history: &FrameHistory,
+    ) -> Result<GpuBackend, GpuError> {
+        Ok(GpuBackend::new(Arc::new(adapters.open(index)?))?.sharing(history))
+    }
+
+    /// This backend taking its shade-tree sizes from `history` and adding its frames' to it,
+    /// with the other devices of a render.
+    pub fn sharing(self, history: &FrameHistory) -> GpuBackend {
+        GpuBackend {
+            tree_sizes: history.clone(),
+            ..self
+        }
     }
 
     /// The photon kernels, compiled on first use.
@@ -338,7 +357,7 @@ impl GpuBackend {
         frame.passes = plan.passes.len() as u32;
         if sized {
             // Only poisoned if a thread panicked while holding it; the sizes are only a guess.
-            frame.tree_sizes = self.tree_sizes.lock().map_or(None, |h| h.sizes());
+            frame.tree_sizes = self.tree_sizes.0.lock().map_or(None, |h| h.sizes());
         }
         frame.host("upload", upload_ms);
         let vd_kernels = self.vd_kernels(prepared)?;
@@ -403,7 +422,7 @@ impl GpuBackend {
                 frame.stats.shade_tree_nodes += totals.nodes;
                 frame.stats.specular_rays += totals.specular_rays;
                 frame.stats.sized_tree_passes += totals.sized_passes;
-                if let Ok(mut history) = self.tree_sizes.lock() {
+                if let Ok(mut history) = self.tree_sizes.0.lock() {
                     history.push(sizes);
                 }
             }

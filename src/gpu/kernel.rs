@@ -43,6 +43,7 @@ impl Kernel {
         defines: &[&str],
         checks: Checks,
     ) -> Result<Kernel, GpuError> {
+        let start = std::time::Instant::now();
         let source =
             shader::assemble(path, defines).map_err(|e| GpuError::Device(e.to_string()))?;
         let module_ir =
@@ -93,6 +94,7 @@ impl Kernel {
                 count: None,
             });
         }
+        let naga_ms = start.elapsed().as_secs_f64() * 1e3;
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(path),
             // The module naga has just parsed and validated, so that wgpu does not parse the
@@ -131,6 +133,10 @@ impl Kernel {
                 compilation_options: Default::default(),
                 cache: ctx.pipeline_cache.as_ref().map(|c| c.for_new_pipeline()),
             });
+        log::debug!(
+            "kernel {path} {defines:?}: {:.1} ms ({naga_ms:.1} ms parsing and validating)",
+            start.elapsed().as_secs_f64() * 1e3
+        );
         Ok(Kernel {
             name: path.to_string(),
             pipeline,

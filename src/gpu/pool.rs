@@ -231,12 +231,18 @@ impl BufferPool {
                 shelves.counters.created += 1;
                 shelves.counters.created_bytes += class;
                 shelves.counters.held_bytes += class;
+                let start = std::time::Instant::now();
                 let buffer = device.create_buffer(&wgpu::BufferDescriptor {
                     label: Some(label),
                     size: class,
                     usage,
                     mapped_at_creation: false,
                 });
+                log::trace!(
+                    "buffer {label}: {:.1} MB made in {:.2} ms",
+                    class as f64 / 1e6,
+                    start.elapsed().as_secs_f64() * 1e3
+                );
                 shelves.next_serial += 1;
                 (buffer, shelves.next_serial, true)
             }
