@@ -3,7 +3,12 @@
 //! the QBVH and for a binary BVH in the same layout, with checked and unchecked shader modules.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--vd-code-ab]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--vd-code-ab] [--rays DIR]`
+//!
+//! `--rays DIR` traces the rays `../shared/tools/raybench --dump-rays DIR` wrote
+//! (`DIR/{dragon,sponza}_{primary,diffuse}.rays`) instead of making its own, through the geometry
+//! raybench traces (`benches/scenes/raybench_dragon.csc`: the dragon alone in its file's
+//! coordinates; `sponza.csc`), so that both traversals are timed on the same rays.
 
 mod support;
 
@@ -13,7 +18,7 @@ use std::path::PathBuf;
 
 use caustica::accel::{PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
-use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
+use caustica::gpu::raybench::{make_ray_sets, measure, read_raybench_sets, MeasureOptions};
 use caustica::gpu::GpuContext;
 use caustica::io::AssetCache;
 use caustica::Overrides;
@@ -29,7 +34,13 @@ fn main() {
                 .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
         })
         .unwrap_or((1920u32, 1080u32));
-    let scenes = arg(&args, "--scenes").unwrap_or_else(|| "bunny,dragon,sponza".into());
+    let same_rays = arg(&args, "--rays").map(PathBuf::from);
+    let default_scenes = if same_rays.is_some() {
+        "dragon,sponza"
+    } else {
+        "bunny,dragon,sponza"
+    };
+    let scenes = arg(&args, "--scenes").unwrap_or_else(|| default_scenes.into());
     let ctx = match GpuContext::open(caustica::gpu_required()) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -47,7 +58,13 @@ fn main() {
     );
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for name in scenes.split(',') {
-        let path = root.join("benches/scenes").join(format!("{name}.csc"));
+        let dir = root.join("benches/scenes");
+        let raybench_scene = dir.join(format!("raybench_{name}.csc"));
+        let path = if same_rays.is_some() && raybench_scene.exists() {
+            raybench_scene
+        } else {
+            dir.join(format!("{name}.csc"))
+        };
         let assets = AssetCache::default();
         let scene = match caustica::load_scene(&path)
             .and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &Overrides::default()))
@@ -63,7 +80,16 @@ fn main() {
         };
         let qbvh = Prepared::build(&scene, &PrepareOptions::default())
             .expect("the benchmark scenes build");
-        let sets = make_ray_sets(&scene, &qbvh, width, height);
+        let sets = match &same_rays {
+            Some(dir) => match read_raybench_sets(dir, name) {
+                Ok(sets) => sets,
+                Err(e) => {
+                    eprintln!("{name}: skipping: {e}");
+                    continue;
+                }
+            },
+            None => make_ray_sets(&scene, &qbvh, width, height),
+        };
         let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 })
             .expect("the benchmark scenes build");
         let configs = if args.iter().any(|a| a == "--vd-code-ab") {

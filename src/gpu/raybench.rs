@@ -42,6 +42,52 @@ fn bench_ray(origin: Vec3, dir: Vec3, t_max: f32, any_hit: bool) -> GpuBenchRay 
     }
 }
 
+/// The ray sets `raybench --dump-rays DIR` writes for `scene` (`dragon` or `sponza`):
+/// `DIR/{scene}_{primary,diffuse}.rays`, in the order raybench traces them.
+pub fn read_raybench_sets(dir: &std::path::Path, scene: &str) -> std::io::Result<RaySets> {
+    let mut sets = Vec::new();
+    for kind in ["primary", "diffuse"] {
+        let path = dir.join(format!("{scene}_{kind}.rays"));
+        let bytes = std::fs::read(&path)?;
+        let rays = raybench_rays(&bytes).map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        sets.push((kind, rays));
+    }
+    Ok(RaySets { sets })
+}
+
+/// Closest-hit rays from raybench's records: little-endian f32 `[ox, oy, oz, tmin, dx, dy, dz,
+/// tmax]`, 32 bytes a ray. The benchmark kernel's rays start at t = 0, so a ray's `tmin` moves
+/// its origin along its direction (and shortens its `tmax`): the same points are hit.
+pub fn raybench_rays(bytes: &[u8]) -> Result<Vec<GpuBenchRay>, String> {
+    if bytes.len() % 32 != 0 {
+        return Err(format!(
+            "{} bytes are not whole 32-byte ray records",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(32)
+        .map(|record| {
+            let f: [f32; 8] = std::array::from_fn(|i| {
+                f32::from_le_bytes(record[4 * i..4 * i + 4].try_into().unwrap())
+            });
+            let (origin, tmin, dir, tmax) = (
+                Vec3::new(f[0], f[1], f[2]),
+                f[3],
+                Vec3::new(f[4], f[5], f[6]),
+                f[7],
+            );
+            let tmin = if tmin.is_finite() { tmin.max(0.0) } else { 0.0 };
+            bench_ray(origin + dir * tmin, dir, tmax - tmin, false)
+        })
+        .collect())
+}
+
 /// The pixel of thread `i` when threads walk the image in 8×8 Morton tiles.
 fn morton_pixel(i: u32, tiles_x: u32) -> (u32, u32) {
     let tile = i / 64;
@@ -333,6 +379,30 @@ pub fn measure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn raybench_records_become_rays_whose_tmin_moves_the_origin() {
+        let records: [[f32; 8]; 2] = [
+            [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, -1.0, f32::INFINITY],
+            [0.0, 0.0, 0.0, 0.5, 2.0, 0.0, 0.0, 10.0],
+        ];
+        let bytes: Vec<u8> = records
+            .iter()
+            .flatten()
+            .flat_map(|f| f.to_le_bytes())
+            .collect();
+        let rays = raybench_rays(&bytes).unwrap();
+        assert_eq!(rays[0].origin, [1.0, 2.0, 3.0]);
+        assert_eq!(rays[0].dir, [0.0, 0.0, -1.0]);
+        assert_eq!(rays[0].t_max, f32::INFINITY);
+        assert_eq!(rays[0].any_hit, 0);
+        // Origin + dir · tmin, and the same far end: t = 10 before is t = 9.5 now.
+        assert_eq!(rays[1].origin, [1.0, 0.0, 0.0]);
+        assert_eq!(rays[1].t_max, 9.5);
+        assert!(raybench_rays(&bytes[..31])
+            .unwrap_err()
+            .contains("31 bytes"));
+    }
 
     #[test]
     fn morton_tiles_cover_each_pixel_of_a_tile_once() {
