@@ -346,6 +346,8 @@ pub struct AdapterSet {
 }
 
 impl AdapterSet {
+    /// The adapters a render would search: pinned to Vulkan (or `WGPU_BACKEND`) when
+    /// `require_gpu`, otherwise any primary backend.
     pub fn enumerate(require_gpu: bool) -> AdapterSet {
         let start = std::time::Instant::now();
         let backends = backends_to_search(require_gpu);
