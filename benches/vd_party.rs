@@ -34,7 +34,8 @@ fn stat(frame: &caustica::render::Frame, name: &str) -> f64 {
 /// `level` as a plain triangle mesh (`(2^L+1)²` vertices, `2·4^L` triangles), measured by
 /// building it.
 fn pretessellated_bytes(prepared: &Prepared, patch: u32, level: u32) -> usize {
-    let tree = prepared.build_patch_tree(patch, level);
+    let (corners, uvs, map) = prepared.vd_patch_geometry(patch);
+    let tree = caustica::accel::vd_bottom::PatchBvh::build(&corners, &uvs, map, level);
     let n = 1u32 << level;
     let row = n + 1;
     let mut triangles = Vec::new();

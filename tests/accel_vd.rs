@@ -70,10 +70,13 @@ fn patch_bounds_contain_every_displaced_grid_point() {
         let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
         assert_eq!(prepared.vd_patches.len(), 6);
         let map = &s.vdmaps[0];
+        // Mixed levels: the finer edges' points (from a neighbour's surface) stay inside too.
+        let levels: Vec<u32> = (0..6).map(|q| 2 + q % 3).collect();
+        let edge_levels = prepared.vd_edge_levels(&levels);
         for (q, patch) in prepared.vd_patches.iter().enumerate() {
             let bounds = patch.bounds();
-            let tree = prepared.build_patch_tree(q as u32, 4);
-            for p in &tree.points {
+            let tree = prepared.build_patch_tree(q as u32, &levels, &edge_levels);
+            for p in tree.points.iter().chain(tree.edges.points.iter().flatten()) {
                 assert!(
                     bounds.contains_point(*p),
                     "map {m}, patch {q}: {p:?} outside {bounds:?}"

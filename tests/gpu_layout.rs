@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
 use caustica::accel::photon_estimate::PhotonRecord;
+use caustica::accel::vd_seams::VdSeams;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
 use caustica::gpu::gather::{GatherParams, GatherPath};
 use caustica::gpu::irradiance_photons::PhotonLookupParams;
@@ -289,9 +290,17 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 slice_words,
                 node_words_offset,
                 record_count,
-                _pad0,
-                _pad1,
+                edge_words_offset,
+                patch_count,
                 _pad2
+            }),
+        ),
+        (
+            "VdSeams",
+            rust_layout!(VdSeams {
+                edge_owner,
+                edge_code,
+                corner_owner
             }),
         ),
         (

@@ -292,7 +292,7 @@ fn batched_gpu_build_and_trace_equals_the_cpu_twin_with_and_without_64_bit_atomi
         .iter()
         .map(|p| VdBatchPatch::new(&p.corners, &p.uvs, p.map as u32, &p.bounds))
         .collect();
-    let scene = VdBatchScene::upload(&ctx, &gpu_patches, &map_refs).unwrap();
+    let scene = VdBatchScene::upload(&ctx, &gpu_patches, &map_refs, None).unwrap();
 
     // (64-bit atomics, persistent workgroups): the fallback, the 64-bit path, and few workgroups
     // that each take many jobs.
@@ -317,10 +317,10 @@ fn batched_gpu_build_and_trace_equals_the_cpu_twin_with_and_without_64_bit_atomi
         .unwrap();
         // The first run also compiles the pipelines (lazily, on lavapipe): time the second.
         let first = batch
-            .trace_vec(&ctx, &prims, &scene, &rays, &records, slots as u32)
+            .trace_vec(&ctx, &prims, &scene, &rays, &records, slots as u32, None)
             .unwrap();
         let result = batch
-            .trace_vec(&ctx, &prims, &scene, &rays, &records, slots as u32)
+            .trace_vec(&ctx, &prims, &scene, &rays, &records, slots as u32, None)
             .unwrap();
         assert_eq!(first.hits, result.hits, "the same hits every run");
         let t = result.timings;

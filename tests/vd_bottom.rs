@@ -186,7 +186,11 @@ fn a_ray_from_below_and_aside_hits_the_underside_of_the_overhang() {
 #[test]
 fn level_of_detail_rises_as_rays_come_closer_or_narrower() {
     let map = vd_map(vdgen::overhang(32), VdSpace::Tangent, 0.0);
-    let bounds = caustica::accel::vd_patch::vd_patch_bounds(&map, &UNIT_QUAD, &UNIT_UVS);
+    let bounds = caustica::accel::vd_patch::vd_patch_bounds(
+        &map,
+        &UNIT_QUAD,
+        map.max_displacement(&UNIT_UVS),
+    );
     let pixel = 1e-3;
     let mut previous = 0;
     for d in [5000.0, 1000.0, 300.0, 100.0, 30.0, 10.0, 3.0, 1.0, 0.3] {

@@ -66,18 +66,31 @@ struct VdRecordHit {
     patch_index: u32,
 }
 
+// Who defines a patch's boundary (accel/vd_seams.rs, the watertight rule): per edge the owner
+// patch and a code (bits 0..2 the owner's edge, bit 2 the owner runs it the other way, bits 3..
+// the edge's id into the edge levels); per corner the owner patch << 2 | the owner's corner.
+// 48 bytes.
+struct VdSeams {
+    edge_owner: vec4<u32>,
+    edge_code: vec4<u32>,
+    corner_owner: vec4<u32>,
+}
+
 // The stage's uniform. 32 bytes.
 struct VdBatchParams {
     // Largest subdivision level (scratch slices are sized for it; at most 8).
     max_level: u32,
     // Bit 0: trace (else build only, for timing). Bit 1: read each patch's level from
-    // `levels` (else choose it from the job's rays and store it there).
+    // `levels` (else choose it from the job's rays and store it there). Bit 2: choose the
+    // levels only (no build, no trace).
     mode: u32,
-    // u32 words of one workgroup's scratch slice, and where its nodes start inside it.
+    // u32 words of one workgroup's scratch slice, and where its nodes and its edge points start
+    // inside it.
     slice_words: u32,
     node_words_offset: u32,
     record_count: u32,
-    _pad0: u32,
-    _pad1: u32,
+    edge_words_offset: u32,
+    // Patches in the scene (vd/edge_levels.wgsl).
+    patch_count: u32,
     _pad2: u32,
 }

@@ -19,6 +19,7 @@ pub mod qbvh;
 pub mod vd_bottom;
 pub mod vd_frame;
 pub mod vd_patch;
+pub mod vd_seams;
 
 use glam::{Vec2, Vec3};
 
@@ -135,4 +136,8 @@ pub enum AccelError {
     SingularTransform { instance: usize },
     #[error("the scene has {count} {what}, more than 32-bit indices address")]
     TooManyElements { what: &'static str, count: usize },
+    #[error(
+        "the displaced meshes have {count} patch edges, more than the 2^29 their seams address"
+    )]
+    TooManyVdEdges { count: usize },
 }

@@ -26,9 +26,10 @@ use super::qbvh::{
     collapse_to_qbvh, collapse_to_wide, qbvh_depth, visit_children, CompactStack, QbvhNode,
     MAX_TREE_NODES,
 };
-use super::vd_bottom::{lod_level, PatchBvh, MAX_LEVEL};
+use super::vd_bottom::{lod_level, PatchBvh, PatchEdges, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
+use super::vd_seams::{self, mesh_seams, VdSeams};
 use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::VdImage;
 use crate::scene::vdmap::{bilinear, bilinear2};
@@ -183,6 +184,10 @@ pub struct Prepared {
     pub top_instance_refs: Vec<u32>,
     /// One record per VD patch, mesh after mesh (mesh `m`'s from its `vd_patch_offset`).
     pub vd_patches: Vec<VdPatchRecord>,
+    /// Who defines each VD patch's boundary (the watertight rule, [`super::vd_seams`]).
+    pub vd_seams: Vec<VdSeams>,
+    /// How many edge ids [`Prepared::vd_seams`] uses.
+    pub vd_edge_count: u32,
     /// The scene's VD maps (their images are shared, not copied), indexed by
     /// [`VdPatchRecord::map`].
     pub vd_maps: Vec<VdMap>,
@@ -284,6 +289,8 @@ struct MeshBuild {
     depth: usize,
     /// Conservative bounds of the VD patches (one per quad) when the mesh is displaced.
     patch_bounds: Option<Vec<Aabb>>,
+    /// Who defines each patch's boundary, with the mesh's number of edge ids.
+    patch_seams: Option<(Vec<VdSeams>, u32)>,
 }
 
 fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
@@ -336,10 +343,15 @@ fn build_mesh_level(
         }
     };
     let p = |v: u32| data.positions[v as usize];
-    let patch_bounds: Option<Vec<Aabb>> = map.map(|map| {
+    let patch_seams = map.map(|_| mesh_seams(&data.positions, &data.quads));
+    let patch_bounds: Option<Vec<Aabb>> = map.zip(patch_seams.as_ref()).map(|(map, (seams, _))| {
         (0..data.quads.len())
             .into_par_iter()
-            .map(|q| vd_patch_bounds(map, &data.quad_corners(q), &data.quad_uvs(q)))
+            .map(|q| {
+                let reach = seams_reach(map, &seams[q], |o| data.quad_uvs(o as usize))
+                    .max(map.max_displacement(&data.quad_uvs(q)));
+                vd_patch_bounds(map, &data.quad_corners(q), reach)
+            })
             .collect()
     });
     let mut bounds: Vec<Aabb> = data
@@ -363,7 +375,32 @@ fn build_mesh_level(
         prim_refs: binary.prim_order,
         depth,
         patch_bounds,
+        patch_seams,
     })
+}
+
+/// The largest displacement of the points a patch's owners define on its boundary: over each
+/// owner's edge (the UVs between that edge's two corners) and at each owner's corner. With the
+/// patch's own largest displacement, it bounds the patch's surface (a patch's level comes from
+/// these bounds too, so they are kept tight: a neighbour's displacement counts only along the
+/// edge they share).
+fn seams_reach(map: &VdMap, seams: &VdSeams, uvs_of: impl Fn(u32) -> [Vec2; 4]) -> f32 {
+    let between = |a: Vec2, b: Vec2| {
+        map.image
+            .max_length_in(a.min(b), a.max(b), |t| map.remap(t))
+    };
+    let edges = (0..4).map(|e| {
+        let (owner_edge, _) = seams.owner_edge(e);
+        let [a, b] = vd_seams::EDGE_CORNERS[owner_edge];
+        let uvs = uvs_of(seams.edge_owner[e]);
+        between(uvs[a], uvs[b])
+    });
+    let corners = (0..4).map(|c| {
+        let (owner, corner) = seams.corner(c);
+        let uv = uvs_of(owner)[corner];
+        between(uv, uv)
+    });
+    edges.chain(corners).fold(0.0, f32::max)
 }
 
 fn elapsed_ms(start: Instant) -> f64 {
@@ -432,10 +469,22 @@ impl Prepared {
 
         // The VD patch records of every displaced mesh.
         for (m, (mesh, build)) in scene.meshes.iter().zip(&builds).enumerate() {
-            let (Some(map), Some(patch_bounds)) = (mesh.displacement, &build.patch_bounds) else {
+            let (Some(map), Some(patch_bounds), Some((seams, edges))) =
+                (mesh.displacement, &build.patch_bounds, &build.patch_seams)
+            else {
                 continue;
             };
-            out.meshes[m].vd_patch_offset = to_u32("VD patches", out.vd_patches.len())?;
+            let first = to_u32("VD patches", out.vd_patches.len())?;
+            out.meshes[m].vd_patch_offset = first;
+            out.vd_seams
+                .extend(seams.iter().map(|s| s.offset(first, out.vd_edge_count)));
+            out.vd_edge_count = out
+                .vd_edge_count
+                .checked_add(*edges)
+                .filter(|&n| n < 1 << 29)
+                .ok_or_else(|| AccelError::TooManyVdEdges {
+                    count: out.vd_edge_count as usize + *edges as usize,
+                })?;
             out.vd_patches
                 .extend(
                     patch_bounds
@@ -621,10 +670,35 @@ impl Prepared {
         )
     }
 
-    /// The bottom-level tree of VD patch `patch` at `level` (clamped to [`MAX_LEVEL`]).
-    pub fn build_patch_tree(&self, patch: u32, level: u32) -> PatchBvh {
+    /// The bottom-level tree of VD patch `patch` at `levels[patch]`, its edges at
+    /// `edge_levels` ([`vd_seams::edge_levels`]) and evaluated by their owners (levels clamped
+    /// to [`MAX_LEVEL`]).
+    pub fn build_patch_tree(&self, patch: u32, levels: &[u32], edge_levels: &[u32]) -> PatchBvh {
         let (corners, uvs, map) = self.vd_patch_geometry(patch);
-        PatchBvh::build(&corners, &uvs, map, level.min(MAX_LEVEL))
+        let level = levels[patch as usize].min(MAX_LEVEL);
+        let seams = &self.vd_seams[patch as usize];
+        let edges = PatchEdges {
+            levels: std::array::from_fn(|e| {
+                edge_levels[seams.edge_id(e) as usize].clamp(level, MAX_LEVEL)
+            }),
+            points: std::array::from_fn(|e| {
+                let edge_level = edge_levels[seams.edge_id(e) as usize].clamp(level, MAX_LEVEL);
+                (0..=1u32 << edge_level)
+                    .map(|k| {
+                        let (owner, st) = vd_seams::boundary_source(seams, e, k, edge_level);
+                        let (c, u, m) = self.vd_patch_geometry(owner);
+                        m.displaced_point(&c, &u, st.x, st.y)
+                    })
+                    .collect()
+            }),
+        };
+        PatchBvh::build_with_edges(&corners, &uvs, map, level, &edges)
+    }
+
+    /// The level of every VD patch edge for the patches' `levels` (the finest of the patches
+    /// that share it).
+    pub fn vd_edge_levels(&self, levels: &[u32]) -> Vec<u32> {
+        vd_seams::edge_levels(&self.vd_seams, levels, self.vd_edge_count)
     }
 
     /// The camera bound of every VD patch's level (see [`super::vd_frame`]): the level a camera

@@ -16,7 +16,10 @@
 //! takes a leaf box's entry distance as the hit (its cells are smaller than a pixel); we test the
 //! cell's triangles `(v00, v10, v11)` and `(v00, v11, v01)` with the watertight test of
 //! [`intersect_triangle`], which gives exact distances, a geometric normal and the patch
-//! parameter of the hit, and keeps neighbouring cells and patches crack free.
+//! parameter of the hit, and keeps neighbouring cells and patches crack free. Neighbouring
+//! patches share their boundary points ([`super::vd_seams`]): a patch's boundary comes from
+//! [`PatchEdges`], and a cell along an edge of a finer level is the fan of triangles from its
+//! centre through its corners and that edge's extra points (its box holds them too).
 //!
 //! # Layout (shared with the later WGSL twin)
 //!
@@ -419,38 +422,127 @@ pub struct PatchBvh {
     pub nodes: Vec<VdNode>,
     /// `(2^L + 1)²` displaced grid points, row-major.
     pub points: Vec<Vec3>,
+    /// The points of the edges whose level is finer than the patch's (the watertight rule,
+    /// [`super::vd_seams`]); empty when none is.
+    pub edges: PatchEdges,
+}
+
+/// The points along a patch's four edges (numbered as in [`super::vd_seams`]) at each edge's
+/// level `E ≥ L`: `2^E + 1` points, running with increasing `s` (edges 0 and 2) or `t` (1 and 3).
+/// The grid's boundary points are every `2^(E−L)`-th of them; a boundary cell on an edge of a
+/// finer level holds `2^(E−L) − 1` more and is triangulated as a fan from its centre.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PatchEdges {
+    pub levels: [u32; 4],
+    pub points: [Vec<Vec3>; 4],
+}
+
+impl PatchEdges {
+    /// The edges of a patch on its own, at its level: its own displaced points.
+    pub fn own(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> PatchEdges {
+        let n = 1u32 << level;
+        let points = std::array::from_fn(|e| {
+            (0..=n)
+                .map(|k| {
+                    let st = super::vd_seams::edge_st(e, k as f32 / n as f32);
+                    map.displaced_point(corners, uvs, st.x, st.y)
+                })
+                .collect()
+        });
+        PatchEdges {
+            levels: [level; 4],
+            points,
+        }
+    }
+
+    /// How many edge points a grid step of edge `e` spans at patch level `level`.
+    fn ratio(&self, e: usize, level: u32) -> u32 {
+        1 << (self.levels[e] - level)
+    }
 }
 
 impl PatchBvh {
     /// Builds the tree of the patch `corners` (`v0 v1 v2 v3`, see [`crate::scene::vdmap`]) with
     /// vertex UVs `uvs` displaced by `map` at `level` (at most [`MAX_LEVEL`]).
     pub fn build(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> PatchBvh {
+        let edges = PatchEdges::own(corners, uvs, map, level);
+        PatchBvh::build_with_edges(corners, uvs, map, level, &edges)
+    }
+
+    /// [`PatchBvh::build`] with the boundary given: its grid's boundary points are taken from
+    /// `edges` (each edge at a level of at least `level`), and the cells along edges of a finer
+    /// level keep their extra points.
+    pub fn build_with_edges(
+        corners: &[Vec3; 4],
+        uvs: &[Vec2; 4],
+        map: &VdMap,
+        level: u32,
+        edges: &PatchEdges,
+    ) -> PatchBvh {
         assert!(
-            level <= MAX_LEVEL,
-            "VD bottom level {level} above MAX_LEVEL {MAX_LEVEL}"
+            level <= MAX_LEVEL && edges.levels.iter().all(|&e| e >= level && e <= MAX_LEVEL),
+            "VD bottom level {level} (edges {:?}) outside 0..={MAX_LEVEL}",
+            edges.levels
         );
         let n = 1u32 << level;
         let row = n + 1;
         let padding = map.padding.max(0.0);
 
-        // Loop 1, one iteration per grid point; the root box is their reduction.
+        // Loop 1, one iteration per grid point; the root box is their reduction (with the
+        // finer edges' points).
         let points: Vec<Vec3> = (0..row * row)
             .map(|p| {
                 let (i, j) = (p % row, p / row);
-                map.displaced_point(corners, uvs, i as f32 / n as f32, j as f32 / n as f32)
+                let on = |e: usize, k: u32| edges.points[e][(k * edges.ratio(e, level)) as usize];
+                if j == 0 {
+                    on(0, i)
+                } else if j == n {
+                    on(2, i)
+                } else if i == 0 {
+                    on(3, j)
+                } else if i == n {
+                    on(1, j)
+                } else {
+                    map.displaced_point(corners, uvs, i as f32 / n as f32, j as f32 / n as f32)
+                }
             })
             .collect();
-        let root = Aabb::from_points(points.iter().copied()).expanded(padding);
+        let finer: Vec<usize> = (0..4).filter(|&e| edges.levels[e] > level).collect();
+        let edges = PatchEdges {
+            levels: edges.levels,
+            points: std::array::from_fn(|e| {
+                if finer.contains(&e) {
+                    edges.points[e].clone()
+                } else {
+                    Vec::new()
+                }
+            }),
+        };
+        let root = Aabb::from_points(
+            points
+                .iter()
+                .chain(finer.iter().flat_map(|&e| edges.points[e].iter()))
+                .copied(),
+        )
+        .expanded(padding);
         let frame = QuantFrame::new(&root);
+        let mut tree = PatchBvh {
+            level,
+            root,
+            frame,
+            nodes: Vec::new(),
+            points,
+            edges,
+        };
 
         let mut nodes = vec![VdNode::default(); node_count(level)];
         // Loop 2, one iteration per leaf.
         let first_leaf = first_node_of_level(level) as usize;
         for m in 0..n * n {
             let (x, y) = morton_decode(m);
-            let [v00, v10, v11, v01] = cell_corners(&points, row, x, y);
-            let b = Aabb::from_points([v00, v10, v11, v01]).expanded(padding);
-            let (min, max) = frame.quantize(&b);
+            let [v00, v10, v11, v01] = cell_corners(&tree.points, row, x, y);
+            let b = tree.leaf_float_box(m, padding);
+            let (min, max) = tree.frame.quantize(&b);
             let st = (Vec2::new(x as f32, y as f32) + Vec2::splat(0.5)) / n as f32;
             nodes[first_leaf + m as usize] = VdNode {
                 min,
@@ -484,13 +576,8 @@ impl PatchBvh {
                 };
             }
         }
-        PatchBvh {
-            level,
-            root,
-            frame,
-            nodes,
-            points,
-        }
+        tree.nodes = nodes;
+        tree
     }
 
     /// Cells per patch side, `2^L`.
@@ -504,16 +591,47 @@ impl PatchBvh {
         self.frame.decode(node.min, node.max)
     }
 
-    /// The float box of leaf `m` (Morton index) before quantization.
+    /// The float box of leaf `m` (Morton index) before quantization: its corners and the
+    /// extra points of finer edges along it.
     pub fn leaf_float_box(&self, m: u32, padding: f32) -> Aabb {
         let (x, y) = morton_decode(m);
-        Aabb::from_points(cell_corners(&self.points, self.resolution() + 1, x, y))
-            .expanded(padding.max(0.0))
+        let corners = cell_corners(&self.points, self.resolution() + 1, x, y);
+        let mut b = Aabb::from_points(corners);
+        for (e, run) in self.cell_edge_runs(x, y).into_iter().enumerate() {
+            for &p in run.map_or(&[][..], |r| &self.edges.points[e][r]) {
+                b = b.grow_point(p);
+            }
+        }
+        b.expanded(padding.max(0.0))
     }
 
-    /// Bytes of the nodes (20 each) and of the grid points (12 each here).
+    /// For each edge finer than the patch that cell `(x, y)` lies on, the run of its points
+    /// from the cell's first corner on that edge to its second (in the edge's direction).
+    fn cell_edge_runs(&self, x: u32, y: u32) -> [Option<std::ops::Range<usize>>; 4] {
+        let n = self.resolution();
+        std::array::from_fn(|e| {
+            let (on, k) = match e {
+                0 => (y == 0, x),
+                1 => (x == n - 1, y),
+                2 => (y == n - 1, x),
+                _ => (x == 0, y),
+            };
+            (on && !self.edges.points[e].is_empty()).then(|| {
+                let r = self.edges.ratio(e, self.level);
+                (k * r) as usize..((k + 1) * r + 1) as usize
+            })
+        })
+    }
+
+    /// Bytes of the nodes (20 each), the grid points and the finer edges' points (12 each here).
     pub fn bytes(&self) -> usize {
-        self.node_bytes() + std::mem::size_of_val(self.points.as_slice())
+        let edges: usize = self
+            .edges
+            .points
+            .iter()
+            .map(|e| std::mem::size_of_val(e.as_slice()))
+            .sum();
+        self.node_bytes() + std::mem::size_of_val(self.points.as_slice()) + edges
     }
 
     pub fn node_bytes(&self) -> usize {
@@ -598,6 +716,10 @@ impl PatchBvh {
         let [v00, v10, v11, v01] = cell_corners(&self.points, row, x, y);
         let n = self.resolution() as f32;
         let cell = Vec2::new(x as f32, y as f32);
+        let runs = self.cell_edge_runs(x, y);
+        if runs.iter().any(Option::is_some) {
+            return self.intersect_fan(m, runs, origin, dir, t_min, t_max);
+        }
         let mut best = None;
         let mut limit = t_max;
         if let Some((t, b1, b2)) = intersect_triangle(origin, dir, v00, v10, v11, t_min, limit) {
@@ -618,6 +740,87 @@ impl PatchBvh {
             });
         }
         best
+    }
+}
+
+impl PatchBvh {
+    /// A boundary cell with finer edge points: the fan of triangles from the cell's centre (the
+    /// mean of its corners) through its outline, `v00`, the bottom edge's points, `v10`, the
+    /// right edge's, `v11`, the top edge's backwards, `v01`, the left edge's backwards; counter-
+    /// clockwise in `(s, t)` as the two triangles of a plain cell.
+    fn intersect_fan(
+        &self,
+        m: u32,
+        runs: [Option<std::ops::Range<usize>>; 4],
+        origin: Vec3,
+        dir: Vec3,
+        t_min: f32,
+        t_max: f32,
+    ) -> Option<PatchHit> {
+        let (x, y) = morton_decode(m);
+        let row = self.resolution() + 1;
+        let outline = self.cell_outline(x, y, &runs);
+        let corners = cell_corners(&self.points, row, x, y);
+        let centre = (corners[0] + corners[1] + corners[2] + corners[3]) * 0.25;
+        let n = self.resolution() as f32;
+        let centre_st = (Vec2::new(x as f32, y as f32) + Vec2::splat(0.5)) / n;
+        let mut best = None;
+        let mut limit = t_max;
+        for i in 0..outline.len() {
+            let (a, a_st) = outline[i];
+            let (b, b_st) = outline[(i + 1) % outline.len()];
+            if let Some((t, b1, b2)) = intersect_triangle(origin, dir, centre, a, b, t_min, limit) {
+                limit = t;
+                best = Some(PatchHit {
+                    t,
+                    st: centre_st * (1.0 - b1 - b2) + a_st * b1 + b_st * b2,
+                    normal: (a - centre).cross(b - centre).normalize_or_zero(),
+                    cell: m,
+                });
+            }
+        }
+        best
+    }
+
+    /// The outline of cell `(x, y)` with the points of its finer edges, each with its `(s, t)`.
+    fn cell_outline(
+        &self,
+        x: u32,
+        y: u32,
+        runs: &[Option<std::ops::Range<usize>>; 4],
+    ) -> Vec<(Vec3, Vec2)> {
+        let n = self.resolution();
+        let row = n + 1;
+        let corners = cell_corners(&self.points, row, x, y);
+        let corner_st = |i: u32, j: u32| Vec2::new(i as f32, j as f32) / n as f32;
+        let corner_sts = [
+            corner_st(x, y),
+            corner_st(x + 1, y),
+            corner_st(x + 1, y + 1),
+            corner_st(x, y + 1),
+        ];
+        // Side k of the outline runs from corner k to corner k+1: bottom, right, top
+        // (against edge 2's direction), left (against edge 3's).
+        let mut outline = Vec::new();
+        for side in 0..4 {
+            outline.push((corners[side], corner_sts[side]));
+            if let Some(run) = &runs[side] {
+                let e = side;
+                let fine = (1u32 << self.edges.levels[e]) as f32;
+                let inner = run.start + 1..run.end - 1;
+                let mut points: Vec<(Vec3, Vec2)> = inner
+                    .map(|k| {
+                        let st = super::vd_seams::edge_st(e, k as f32 / fine);
+                        (self.edges.points[e][k], st)
+                    })
+                    .collect();
+                if side >= 2 {
+                    points.reverse();
+                }
+                outline.extend(points);
+            }
+        }
+        outline
     }
 }
 

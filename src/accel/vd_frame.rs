@@ -31,6 +31,9 @@ use super::Prepared;
 pub struct VdFrame {
     /// The level of each VD patch (by global patch index, as [`Prepared::vd_patches`]).
     pub levels: Vec<u32>,
+    /// The level of each patch edge, the finest of the patches that share it (the watertight
+    /// rule, [`super::vd_seams`]), found with the first tree.
+    edge_levels: OnceLock<Vec<u32>>,
     trees: Vec<OnceLock<PatchBvh>>,
 }
 
@@ -45,13 +48,21 @@ impl VdFrame {
     /// A frame whose patch `p` is built at `levels[p]`.
     pub fn new(levels: Vec<u32>) -> VdFrame {
         let trees = (0..levels.len()).map(|_| OnceLock::new()).collect();
-        VdFrame { levels, trees }
+        VdFrame {
+            levels,
+            edge_levels: OnceLock::new(),
+            trees,
+        }
     }
 
     /// The tree of patch `patch` of `prepared`, built on first use.
     pub fn tree(&self, prepared: &Prepared, patch: u32) -> &PatchBvh {
-        self.trees[patch as usize]
-            .get_or_init(|| prepared.build_patch_tree(patch, self.levels[patch as usize]))
+        self.trees[patch as usize].get_or_init(|| {
+            let edge_levels = self
+                .edge_levels
+                .get_or_init(|| prepared.vd_edge_levels(&self.levels));
+            prepared.build_patch_tree(patch, &self.levels, edge_levels)
+        })
     }
 
     /// `(trees built so far, their bytes)`.

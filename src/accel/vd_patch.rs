@@ -2,7 +2,7 @@
 //! complete-tree helpers shared with the bottom level ([`super::vd_bottom`]).
 
 use bytemuck::{Pod, Zeroable};
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 
 use super::aabb::Aabb;
 use crate::scene::VdMap;
@@ -40,9 +40,11 @@ impl VdPatchRecord {
 }
 
 /// The conservative bounds of a VD patch (paper 000 section 1.5.2): the base quad's AABB grown
-/// in every direction by the map's largest displacement over the patch's UVs plus its padding.
-pub fn vd_patch_bounds(map: &VdMap, corners: &[Vec3; 4], uvs: &[Vec2; 4]) -> Aabb {
-    let margin = map.max_displacement(uvs) + map.padding.max(0.0);
+/// in every direction by `reach`, the largest displacement of its surface (the map's over the
+/// patch's UVs, [`VdMap::max_displacement`], or a neighbour's that defines part of its boundary,
+/// see [`super::vd_seams`]), plus the map's padding.
+pub fn vd_patch_bounds(map: &VdMap, corners: &[Vec3; 4], reach: f32) -> Aabb {
+    let margin = reach + map.padding.max(0.0);
     Aabb::from_points(corners.iter().copied()).expanded(margin)
 }
 

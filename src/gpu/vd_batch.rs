@@ -61,6 +61,7 @@ use super::pool::GpuBuffer;
 use super::prims::sorted_bounds::SortedRuns;
 use super::prims::Primitives;
 use crate::accel::vd_bottom::{first_node_of_level, node_count, LinkTable, MAX_LEVEL};
+use crate::accel::vd_seams::VdSeams;
 use crate::accel::Aabb;
 use crate::scene::{VdMap, VdSpace};
 
@@ -94,6 +95,17 @@ pub struct VdBatchPatch {
 }
 
 impl VdBatchPatch {
+    /// The patches of `prepared` (its global patch order), with their conservative bounds.
+    pub fn all_of(prepared: &crate::accel::Prepared) -> Vec<VdBatchPatch> {
+        (0..prepared.vd_patches.len() as u32)
+            .map(|p| {
+                let (corners, uvs, _) = prepared.vd_patch_geometry(p);
+                let record = &prepared.vd_patches[p as usize];
+                VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
+            })
+            .collect()
+    }
+
     /// The patch `corners` (`v0 v1 v2 v3`) with `uvs`, displaced by map `map`, whose
     /// conservative bounds are `bounds`.
     pub fn new(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: u32, bounds: &Aabb) -> VdBatchPatch {
@@ -169,13 +181,15 @@ pub struct VdRecordHit {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct VdBatchParams {
     pub max_level: u32,
-    /// Bit 0: trace (else build only, for timing).
+    /// Bit 0: trace (else build only, for timing). Bit 1: read the levels (else choose them).
+    /// Bit 2: choose the levels only.
     pub mode: u32,
     pub slice_words: u32,
     pub node_words_offset: u32,
     pub record_count: u32,
-    pub _pad0: u32,
-    pub _pad1: u32,
+    /// Where a slice's edge points start.
+    pub edge_words_offset: u32,
+    pub patch_count: u32,
     pub _pad2: u32,
 }
 
@@ -203,20 +217,25 @@ impl VdBatchOptions {
     }
 }
 
-/// The patches, maps and texels on the GPU.
+/// The patches, maps and texels on the GPU, with who defines each patch's boundary.
 pub struct VdBatchScene {
     pub patches: GpuBuffer,
     pub maps: GpuBuffer,
     pub texels: GpuBuffer,
+    pub seams: GpuBuffer,
     pub patch_count: u32,
+    /// Edge ids the seams use.
+    pub edge_count: u32,
 }
 
 impl VdBatchScene {
-    /// Uploads `patches` (whose `map` fields index `maps`) and the maps' texels.
+    /// Uploads `patches` (whose `map` fields index `maps`), the maps' texels and the patches'
+    /// `seams` with their number of edge ids (`None`: every patch alone, its boundary its own).
     pub fn upload(
         ctx: &GpuContext,
         patches: &[VdBatchPatch],
         maps: &[&VdMap],
+        seams: Option<(&[VdSeams], u32)>,
     ) -> Result<VdBatchScene, GpuError> {
         let mut texels: Vec<[f32; 4]> = Vec::new();
         let mut records = Vec::new();
@@ -272,18 +291,42 @@ impl VdBatchScene {
         if texels.is_empty() {
             texels.push([0.0; 4]);
         }
+        let alone: Vec<VdSeams>;
+        let (seams, edge_count) = match seams {
+            Some((seams, edges)) if seams.len() == patches.len() => (seams, edges),
+            Some((seams, _)) => {
+                return Err(GpuError::Device(format!(
+                    "{} VD seams for {} patches",
+                    seams.len(),
+                    patches.len()
+                )))
+            }
+            None => {
+                alone = (0..patches.len() as u32).map(VdSeams::alone).collect();
+                (&alone[..], 4 * patches.len() as u32)
+            }
+        };
+        let seam_data = if seams.is_empty() {
+            &[VdSeams::zeroed()][..]
+        } else {
+            seams
+        };
         Ok(VdBatchScene {
             patches: storage_buffer(ctx, "vd patches", patch_data)?,
             maps: storage_buffer(ctx, "vd maps", &records)?,
             texels: storage_buffer(ctx, "vd texels", &texels)?,
+            seams: storage_buffer(ctx, "vd seams", seam_data)?,
             patch_count: patches.len() as u32,
+            edge_count,
         })
     }
 }
 
-/// The level of every patch for a batch: one `u32` per patch of the [`VdBatchScene`].
+/// The level of every patch for a batch: one `u32` per patch of the [`VdBatchScene`], and one
+/// per edge id (the finest level of the patches that share it).
 pub struct VdLevels<'a> {
     pub buffer: &'a GpuBuffer,
+    pub edges: &'a GpuBuffer,
     /// Choose each job's level from its rays (the largest [`lod_level`]) and store it in
     /// `buffer` (a frame's camera batch), or build at the level `buffer` holds (later batches).
     ///
@@ -354,10 +397,12 @@ pub struct VdBatch {
     pub options: VdBatchOptions,
     build_trace: Kernel,
     resolve: Kernel,
+    edge_levels: Kernel,
     links: GpuBuffer,
-    /// Words of one workgroup's scratch slice, and the offset of its nodes.
+    /// Words of one workgroup's scratch slice, and the offsets of its nodes and edge points.
     pub slice_words: u32,
     pub node_words_offset: u32,
+    pub edge_words_offset: u32,
     /// Workgroups launched (after the memory cap).
     pub workgroups: u32,
 }
@@ -382,10 +427,12 @@ impl VdBatch {
         };
         let build_trace = Kernel::new(ctx, "vd/build_trace.wgsl", defines, Checks::Checked)?;
         let resolve = Kernel::new(ctx, "vd/resolve_hits.wgsl", &[], Checks::Checked)?;
+        let edge_levels = Kernel::new(ctx, "vd/edge_levels.wgsl", &[], Checks::Checked)?;
         let links = storage_buffer(ctx, "vd links", &LinkTable::new(options.max_level).links)?;
         let row = (1u64 << options.max_level) + 1;
         let node_words_offset = 3 * row * row;
-        let slice_words = node_words_offset + 5 * node_count(options.max_level) as u64;
+        let edge_words_offset = node_words_offset + 5 * node_count(options.max_level) as u64;
+        let slice_words = edge_words_offset + 3 * 4 * row;
         let limit = ctx.info.binding_limit();
         let fit = (limit / (4 * slice_words)).max(1);
         let wanted = if options.workgroups == 0 {
@@ -401,9 +448,11 @@ impl VdBatch {
             options,
             build_trace,
             resolve,
+            edge_levels,
             links,
             slice_words: slice_words as u32,
             node_words_offset: node_words_offset as u32,
+            edge_words_offset: edge_words_offset as u32,
             workgroups,
         })
     }
@@ -477,18 +526,23 @@ impl VdBatch {
         timestamp_writes: Option<wgpu::ComputePassTimestampWrites>,
     ) -> Result<VdBatchOutput, GpuError> {
         let records = jobs.records;
-        let params = uniform_buffer(
-            ctx,
-            "vd batch params",
-            &VdBatchParams {
-                max_level: self.options.max_level,
-                mode: u32::from(trace) | if levels.choose { 0 } else { 2 },
-                slice_words: self.slice_words,
-                node_words_offset: self.node_words_offset,
-                record_count: records,
-                ..Default::default()
-            },
-        );
+        let params_for = |mode: u32| {
+            uniform_buffer(
+                ctx,
+                "vd batch params",
+                &VdBatchParams {
+                    max_level: self.options.max_level,
+                    mode,
+                    slice_words: self.slice_words,
+                    node_words_offset: self.node_words_offset,
+                    record_count: records,
+                    edge_words_offset: self.edge_words_offset,
+                    patch_count: scene.patch_count,
+                    ..Default::default()
+                },
+            )
+        };
+        let params = params_for(u32::from(trace) | 2);
         let scratch = storage_buffer_sized(
             ctx,
             "vd scratch",
@@ -507,28 +561,57 @@ impl VdBatch {
             "vd hits",
             &vec![VD_NONE; 2 * hit_slots.max(1) as usize],
         )?;
-        let bind = self.build_trace.bind(
-            ctx,
-            &[
-                ("params", &params),
-                ("patches", &scene.patches),
-                ("maps", &scene.maps),
-                ("texels", &scene.texels),
-                ("rays", rays),
-                ("record_rays", record_rays),
-                ("job_patches", &jobs.runs.keys_lo),
-                ("job_starts", &jobs.runs.starts),
-                ("job_ends", &jobs.runs.ends),
-                ("job_count", &jobs.runs.count.buffer),
-                ("links", &self.links),
-                ("scratch", &scratch),
-                ("job_counter", &job_counter),
-                ("record_hits", &record_hits),
-                ("job_levels", &job_levels),
-                ("hits", &hits),
-                ("levels", levels.buffer),
-            ],
-        )?;
+        let bind_with = |params: &GpuBuffer| {
+            self.build_trace.bind(
+                ctx,
+                &[
+                    ("params", params),
+                    ("patches", &scene.patches),
+                    ("maps", &scene.maps),
+                    ("texels", &scene.texels),
+                    ("rays", rays),
+                    ("record_rays", record_rays),
+                    ("job_patches", &jobs.runs.keys_lo),
+                    ("job_starts", &jobs.runs.starts),
+                    ("job_ends", &jobs.runs.ends),
+                    ("job_count", &jobs.runs.count.buffer),
+                    ("links", &self.links),
+                    ("scratch", &scratch),
+                    ("job_counter", &job_counter),
+                    ("record_hits", &record_hits),
+                    ("job_levels", &job_levels),
+                    ("hits", &hits),
+                    ("levels", levels.buffer),
+                    ("seams", &scene.seams),
+                    ("edge_levels", levels.edges),
+                ],
+            )
+        };
+        if levels.choose {
+            // The levels first, then the edges' (the finest of the patches that share each),
+            // which every build needs before it starts.
+            let choose = params_for(4);
+            let bind = bind_with(&choose)?;
+            self.build_trace
+                .dispatch(encoder, &bind, (self.workgroups, 1, 1));
+            encoder.clear_buffer(&job_counter, 0, None);
+            encoder.clear_buffer(levels.edges, 0, None);
+            let bind = self.edge_levels.bind(
+                ctx,
+                &[
+                    ("params", &choose),
+                    ("seams", &scene.seams),
+                    ("levels", levels.buffer),
+                    ("edge_levels", levels.edges),
+                ],
+            )?;
+            self.edge_levels.dispatch(
+                encoder,
+                &bind,
+                self.edge_levels.grid_for(ctx, scene.patch_count as u64),
+            );
+        }
+        let bind = bind_with(&params)?;
         encoder.dispatch_in_pass(
             &self.build_trace.name,
             &self.build_trace.pipeline,
@@ -578,7 +661,10 @@ impl VdBatch {
 
     /// Uploads `rays` and the records (`(patch, ray)` pairs), runs the whole stage for
     /// `hit_slots` slots step by step (each step submitted alone and timed), and reads back the
-    /// closest hit of each slot and the level of each job.
+    /// closest hit of each slot and the level of each job. With `levels` (one per patch, and one
+    /// per edge id: [`crate::accel::Prepared::vd_edge_levels`]) the patches are built at those;
+    /// without, each job chooses its level from its rays.
+    #[allow(clippy::too_many_arguments)]
     pub fn trace_vec(
         &self,
         ctx: &GpuContext,
@@ -587,6 +673,7 @@ impl VdBatch {
         rays: &[VdBatchRay],
         records: &[(u32, u32)],
         hit_slots: u32,
+        levels: Option<(&[u32], &[u32])>,
     ) -> Result<VdBatchResult, GpuError> {
         let n = u32::try_from(records.len())
             .map_err(|_| GpuError::Device("too many VD records".into()))?;
@@ -617,14 +704,34 @@ impl VdBatch {
         let ray_ids: Vec<u32> = records.iter().map(|r| r.1).collect();
         let record_patches = storage_buffer(ctx, "vd record patches", &patches)?;
         let record_rays = storage_buffer(ctx, "vd record rays", &ray_ids)?;
-        let level_buffer = storage_buffer(
+        let (given, given_edges) = levels.unwrap_or_default();
+        if levels.is_some()
+            && (given.len() != scene.patch_count as usize
+                || given_edges.len() != scene.edge_count as usize)
+        {
+            return Err(GpuError::Device(format!(
+                "{} levels and {} edge levels for {} patches and {} edges",
+                given.len(),
+                given_edges.len(),
+                scene.patch_count,
+                scene.edge_count
+            )));
+        }
+        let or_zeros = |given: &[u32], count: u32| {
+            let mut v = given.to_vec();
+            v.resize(count.max(1) as usize, 0);
+            v
+        };
+        let level_buffer = storage_buffer(ctx, "vd levels", &or_zeros(given, scene.patch_count))?;
+        let edge_buffer = storage_buffer(
             ctx,
-            "vd levels",
-            &vec![0u32; scene.patch_count.max(1) as usize],
+            "vd edge levels",
+            &or_zeros(given_edges, scene.edge_count),
         )?;
         let levels = VdLevels {
             buffer: &level_buffer,
-            choose: true,
+            edges: &edge_buffer,
+            choose: levels.is_none(),
         };
         let mut timings = VdBatchTimings::default();
         let encoder_for = || Encoder::new(ctx);
@@ -760,10 +867,10 @@ impl VdBatch {
     }
 }
 
-/// The scratch bytes one workgroup slice takes at `max_level` (points and nodes).
+/// The scratch bytes one workgroup slice takes at `max_level` (points, nodes, edge points).
 pub fn slice_bytes(max_level: u32) -> u64 {
     let row = (1u64 << max_level) + 1;
-    4 * (3 * row * row + 5 * node_count(max_level) as u64)
+    4 * (3 * row * row + 5 * node_count(max_level) as u64 + 3 * 4 * row)
 }
 
 /// Nodes of a tree of `level` start at word `node_words_offset`; the leaves of that tree at

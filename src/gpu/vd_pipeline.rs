@@ -83,6 +83,8 @@ pub struct VdFrameGpu<'k> {
     scene: VdBatchScene,
     /// The frame's level of every patch.
     levels: GpuBuffer,
+    /// The frame's level of every patch edge (the finest of the patches that share it).
+    edge_levels: GpuBuffer,
     /// Whether the camera batch has chosen the levels.
     pub chosen: bool,
     capacity: u32,
@@ -102,16 +104,20 @@ impl<'k> VdFrameGpu<'k> {
         prepared: &Prepared,
         rays: u64,
     ) -> Result<VdFrameGpu<'k>, GpuError> {
-        let patches: Vec<VdBatchPatch> = (0..prepared.vd_patches.len() as u32)
-            .map(|p| {
-                let (corners, uvs, _) = prepared.vd_patch_geometry(p);
-                let record = &prepared.vd_patches[p as usize];
-                VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
-            })
-            .collect();
+        let patches = VdBatchPatch::all_of(prepared);
         let maps: Vec<&crate::scene::VdMap> = prepared.vd_maps.iter().collect();
-        let scene = VdBatchScene::upload(ctx, &patches, &maps)?;
+        let scene = VdBatchScene::upload(
+            ctx,
+            &patches,
+            &maps,
+            Some((&prepared.vd_seams, prepared.vd_edge_count)),
+        )?;
         let levels = storage_buffer(ctx, "vd levels", &prepared.vd.levels)?;
+        let mut edge_levels = prepared.vd_edge_levels(&prepared.vd.levels);
+        if edge_levels.is_empty() {
+            edge_levels.push(0);
+        }
+        let edge_levels = storage_buffer(ctx, "vd edge levels", &edge_levels)?;
         let capacity = Self::fit_capacity(ctx, (2 * rays).max(MIN_RECORD_CAPACITY), false)?;
         let (rays, record_patches, record_rays) = Self::queue(ctx, capacity)?;
         let count = storage_buffer_sized(ctx, "vd record count", 16)?;
@@ -128,6 +134,7 @@ impl<'k> VdFrameGpu<'k> {
             kernels,
             scene,
             levels,
+            edge_levels,
             chosen: false,
             capacity,
             rays,
@@ -243,6 +250,7 @@ impl<'k> VdFrameGpu<'k> {
         let mut encoder = Encoder::new(ctx);
         let levels = VdLevels {
             buffer: &self.levels,
+            edges: &self.edge_levels,
             choose,
         };
         let out = batch.record_trace(
