@@ -483,10 +483,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
                 hi = max(hi, v);
             }
         }
+        // Into the root box before the barrier: Mesa 22's lavapipe runs another workgroup on the
+        // thread while this one waits at a barrier, and a `var` held across it can come back
+        // wrong (with workgroup 0 idle and one thread, the last job of each workgroup then had a
+        // wrong root box, every run).
+        if lo.x <= hi.x {
+            for (var a = 0u; a < 3u; a++) {
+                atomicMin(&wg_box[a], vd_order_key(lo[a]));
+                atomicMax(&wg_box[a + 3u], vd_order_key(hi[a]));
+            }
+        }
         workgroupBarrier();
         storageBarrier();
         // Loop 1: the displaced grid points, the boundary's from the edges; the root box is the
         // reduction of all of them.
+        lo = vec3<f32>(f32_infinity());
+        hi = vec3<f32>(-f32_infinity());
         let elev = patch_edge_levels(patch_index, level);
         let own = patches[patch_index];
         let own_map = maps[own.map];
