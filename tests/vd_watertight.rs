@@ -23,6 +23,7 @@ use caustica::accel::vd_seams::EDGE_CORNERS;
 use caustica::accel::{PrepareOptions, Prepared, Ray, VdFrame};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::vd_batch::{VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchScene};
+use caustica::scene::shapes::CUBE_FACES;
 use caustica::scene::{MeshData, Scene, VdImage, VdMap, VdSpace};
 use glam::{Affine3A, Vec2, Vec3};
 
@@ -32,16 +33,8 @@ const SIDE: u32 = 3;
 /// The cube sphere: 6 faces of SIDE × SIDE quads, wound outwards, each face with vertices of
 /// its own and UVs into tile `face` of a 3 × 2 atlas (inset by a texel's width).
 fn cube_sphere() -> MeshData {
-    let faces = [
-        (Vec3::X, Vec3::NEG_Z, Vec3::Y),
-        (Vec3::NEG_X, Vec3::Z, Vec3::Y),
-        (Vec3::Y, Vec3::X, Vec3::NEG_Z),
-        (Vec3::NEG_Y, Vec3::X, Vec3::Z),
-        (Vec3::Z, Vec3::X, Vec3::Y),
-        (Vec3::NEG_Z, Vec3::NEG_X, Vec3::Y),
-    ];
     let mut m = MeshData::default();
-    for (f, (n, u, v)) in faces.iter().enumerate() {
+    for (f, (n, u, v)) in CUBE_FACES.iter().enumerate() {
         let base = m.positions.len() as u32;
         let tile = Vec2::new((f % 3) as f32, (f / 3) as f32);
         for j in 0..=SIDE {

@@ -413,6 +413,16 @@ fn intersect_patch(slice: u32, level: u32, elev: vec4<u32>, frame: VdFrame, orig
     return best;
 }
 
+// Adds an invocation's points' box to the job's root box (`wg_box`, as order keys).
+fn add_to_root_box(lo: vec3<f32>, hi: vec3<f32>) {
+    if lo.x <= hi.x {
+        for (var a = 0u; a < 3u; a++) {
+            atomicMin(&wg_box[a], vd_order_key(lo[a]));
+            atomicMax(&wg_box[a + 3u], vd_order_key(hi[a]));
+        }
+    }
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let slice = wid.x * params.slice_words;
@@ -487,12 +497,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         // thread while this one waits at a barrier, and a `var` held across it can come back
         // wrong (with workgroup 0 idle and one thread, the last job of each workgroup then had a
         // wrong root box, every run).
-        if lo.x <= hi.x {
-            for (var a = 0u; a < 3u; a++) {
-                atomicMin(&wg_box[a], vd_order_key(lo[a]));
-                atomicMax(&wg_box[a + 3u], vd_order_key(hi[a]));
-            }
-        }
+        add_to_root_box(lo, hi);
         workgroupBarrier();
         storageBarrier();
         // Loop 1: the displaced grid points, the boundary's from the edges; the root box is the
@@ -521,12 +526,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             lo = min(lo, v);
             hi = max(hi, v);
         }
-        if lo.x <= hi.x {
-            for (var a = 0u; a < 3u; a++) {
-                atomicMin(&wg_box[a], vd_order_key(lo[a]));
-                atomicMax(&wg_box[a + 3u], vd_order_key(hi[a]));
-            }
-        }
+        add_to_root_box(lo, hi);
         workgroupBarrier();
         storageBarrier();
         let root_min = vec3<f32>(vd_from_order_key(atomicLoad(&wg_box[0])), vd_from_order_key(atomicLoad(&wg_box[1])),

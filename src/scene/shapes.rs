@@ -72,21 +72,23 @@ pub fn grid_quad(size: Vec2, divisions: [u32; 2]) -> MeshData {
     m
 }
 
+/// The six faces of an axis-aligned cube as (outward normal, u axis, v axis), `u × v = n`:
+/// a face's corners are `n ± u ± v` (times the half size).
+pub const CUBE_FACES: [(Vec3, Vec3, Vec3); 6] = [
+    (Vec3::X, Vec3::NEG_Z, Vec3::Y),
+    (Vec3::NEG_X, Vec3::Z, Vec3::Y),
+    (Vec3::Y, Vec3::X, Vec3::NEG_Z),
+    (Vec3::NEG_Y, Vec3::X, Vec3::Z),
+    (Vec3::Z, Vec3::X, Vec3::Y),
+    (Vec3::NEG_Z, Vec3::NEG_X, Vec3::Y),
+];
+
 /// An axis-aligned box centred at the origin with the given full `size`, as six outward-facing
 /// quads with flat normals and per-face UVs.
 pub fn box_mesh(size: Vec3) -> MeshData {
     let h = size * 0.5;
-    // (normal, u axis, v axis) for each face; corners are n*h ± u*h ± v*h.
-    let faces = [
-        (Vec3::X, Vec3::NEG_Z, Vec3::Y),
-        (Vec3::NEG_X, Vec3::Z, Vec3::Y),
-        (Vec3::Y, Vec3::X, Vec3::NEG_Z),
-        (Vec3::NEG_Y, Vec3::X, Vec3::Z),
-        (Vec3::Z, Vec3::X, Vec3::Y),
-        (Vec3::NEG_Z, Vec3::NEG_X, Vec3::Y),
-    ];
     let mut m = MeshData::default();
-    for (n, u, v) in faces {
+    for (n, u, v) in CUBE_FACES {
         let base = m.positions.len() as u32;
         for (su, sv) in [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)] {
             m.positions.push((n + u * su + v * sv) * h);
