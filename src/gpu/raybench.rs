@@ -74,7 +74,8 @@ pub fn raybench_rays(bytes: &[u8]) -> Result<Vec<GpuBenchRay>, String> {
         .chunks_exact(32)
         .map(|record| {
             let f: [f32; 8] = std::array::from_fn(|i| {
-                f32::from_le_bytes(record[4 * i..4 * i + 4].try_into().unwrap())
+                let w = &record[4 * i..];
+                f32::from_le_bytes([w[0], w[1], w[2], w[3]])
             });
             let (origin, tmin, dir, tmax) = (
                 Vec3::new(f[0], f[1], f[2]),
