@@ -385,10 +385,7 @@ fn build_mesh_level(
 /// these bounds too, so they are kept tight: a neighbour's displacement counts only along the
 /// edge they share).
 fn seams_reach(map: &VdMap, seams: &VdSeams, uvs_of: impl Fn(u32) -> [Vec2; 4]) -> f32 {
-    let between = |a: Vec2, b: Vec2| {
-        map.image
-            .max_length_in(a.min(b), a.max(b), |t| map.remap(t))
-    };
+    let between = |a: Vec2, b: Vec2| map.max_displacement_between(a, b);
     let edges = (0..4).map(|e| {
         let (owner_edge, _) = seams.owner_edge(e);
         let [a, b] = vd_seams::EDGE_CORNERS[owner_edge];
@@ -677,22 +674,19 @@ impl Prepared {
         let (corners, uvs, map) = self.vd_patch_geometry(patch);
         let level = levels[patch as usize].min(MAX_LEVEL);
         let seams = &self.vd_seams[patch as usize];
-        let edges = PatchEdges {
-            levels: std::array::from_fn(|e| {
-                edge_levels[seams.edge_id(e) as usize].clamp(level, MAX_LEVEL)
-            }),
-            points: std::array::from_fn(|e| {
-                let edge_level = edge_levels[seams.edge_id(e) as usize].clamp(level, MAX_LEVEL);
-                (0..=1u32 << edge_level)
-                    .map(|k| {
-                        let (owner, st) = vd_seams::boundary_source(seams, e, k, edge_level);
-                        let (c, u, m) = self.vd_patch_geometry(owner);
-                        m.displaced_point(&c, &u, st.x, st.y)
-                    })
-                    .collect()
-            }),
-        };
-        PatchBvh::build_with_edges(&corners, &uvs, map, level, &edges)
+        let edge_level_of =
+            |e: usize| edge_levels[seams.edge_id(e) as usize].clamp(level, MAX_LEVEL);
+        let levels: [u32; 4] = std::array::from_fn(edge_level_of);
+        let points = std::array::from_fn(|e| {
+            (0..=1u32 << levels[e])
+                .map(|k| {
+                    let (owner, st) = vd_seams::boundary_source(seams, e, k, levels[e]);
+                    let (c, u, m) = self.vd_patch_geometry(owner);
+                    m.displaced_point(&c, &u, st.x, st.y)
+                })
+                .collect()
+        });
+        PatchBvh::build_with_edges(&corners, &uvs, map, level, PatchEdges { levels, points })
     }
 
     /// The level of every VD patch edge for the patches' `levels` (the finest of the patches

@@ -466,7 +466,7 @@ impl PatchBvh {
     /// vertex UVs `uvs` displaced by `map` at `level` (at most [`MAX_LEVEL`]).
     pub fn build(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> PatchBvh {
         let edges = PatchEdges::own(corners, uvs, map, level);
-        PatchBvh::build_with_edges(corners, uvs, map, level, &edges)
+        PatchBvh::build_with_edges(corners, uvs, map, level, edges)
     }
 
     /// [`PatchBvh::build`] with the boundary given: its grid's boundary points are taken from
@@ -477,7 +477,7 @@ impl PatchBvh {
         uvs: &[Vec2; 4],
         map: &VdMap,
         level: u32,
-        edges: &PatchEdges,
+        mut edges: PatchEdges,
     ) -> PatchBvh {
         assert!(
             level <= MAX_LEVEL && edges.levels.iter().all(|&e| e >= level && e <= MAX_LEVEL),
@@ -507,24 +507,14 @@ impl PatchBvh {
                 }
             })
             .collect();
-        let finer: Vec<usize> = (0..4).filter(|&e| edges.levels[e] > level).collect();
-        let edges = PatchEdges {
-            levels: edges.levels,
-            points: std::array::from_fn(|e| {
-                if finer.contains(&e) {
-                    edges.points[e].clone()
-                } else {
-                    Vec::new()
-                }
-            }),
-        };
-        let root = Aabb::from_points(
-            points
-                .iter()
-                .chain(finer.iter().flat_map(|&e| edges.points[e].iter()))
-                .copied(),
-        )
-        .expanded(padding);
+        // Only the finer edges keep their points (the others are all on the grid).
+        for e in 0..4 {
+            if edges.levels[e] == level {
+                edges.points[e] = Vec::new();
+            }
+        }
+        let root = Aabb::from_points(points.iter().chain(edges.points.iter().flatten()).copied())
+            .expanded(padding);
         let frame = QuantFrame::new(&root);
         let mut tree = PatchBvh {
             level,
@@ -718,7 +708,14 @@ impl PatchBvh {
         let cell = Vec2::new(x as f32, y as f32);
         let runs = self.cell_edge_runs(x, y);
         if runs.iter().any(Option::is_some) {
-            return self.intersect_fan(m, runs, origin, dir, t_min, t_max);
+            let cell = FanCell {
+                m,
+                x,
+                y,
+                corners: [v00, v10, v11, v01],
+                runs,
+            };
+            return self.intersect_fan(&cell, origin, dir, t_min, t_max);
         }
         let mut best = None;
         let mut limit = t_max;
@@ -743,6 +740,17 @@ impl PatchBvh {
     }
 }
 
+/// A leaf cell along an edge finer than its patch: its Morton index and `(x, y)`, its corners
+/// `v00, v10, v11, v01`, and the runs of finer edge points along it
+/// ([`PatchBvh::cell_edge_runs`]).
+struct FanCell {
+    m: u32,
+    x: u32,
+    y: u32,
+    corners: [Vec3; 4],
+    runs: [Option<std::ops::Range<usize>>; 4],
+}
+
 impl PatchBvh {
     /// A boundary cell with finer edge points: the fan of triangles from the cell's centre (the
     /// mean of its corners) through its outline, `v00`, the bottom edge's points, `v10`, the
@@ -750,17 +758,16 @@ impl PatchBvh {
     /// clockwise in `(s, t)` as the two triangles of a plain cell.
     fn intersect_fan(
         &self,
-        m: u32,
-        runs: [Option<std::ops::Range<usize>>; 4],
+        cell: &FanCell,
         origin: Vec3,
         dir: Vec3,
         t_min: f32,
         t_max: f32,
     ) -> Option<PatchHit> {
-        let (x, y) = morton_decode(m);
-        let row = self.resolution() + 1;
-        let outline = self.cell_outline(x, y, &runs);
-        let corners = cell_corners(&self.points, row, x, y);
+        let &FanCell {
+            m, x, y, corners, ..
+        } = cell;
+        let outline = self.cell_outline(cell);
         let centre = (corners[0] + corners[1] + corners[2] + corners[3]) * 0.25;
         let n = self.resolution() as f32;
         let centre_st = (Vec2::new(x as f32, y as f32) + Vec2::splat(0.5)) / n;
@@ -783,15 +790,16 @@ impl PatchBvh {
     }
 
     /// The outline of cell `(x, y)` with the points of its finer edges, each with its `(s, t)`.
-    fn cell_outline(
-        &self,
-        x: u32,
-        y: u32,
-        runs: &[Option<std::ops::Range<usize>>; 4],
-    ) -> Vec<(Vec3, Vec2)> {
+    fn cell_outline(&self, cell: &FanCell) -> Vec<(Vec3, Vec2)> {
+        let FanCell {
+            x,
+            y,
+            corners,
+            runs,
+            ..
+        } = cell;
+        let (x, y) = (*x, *y);
         let n = self.resolution();
-        let row = n + 1;
-        let corners = cell_corners(&self.points, row, x, y);
         let corner_st = |i: u32, j: u32| Vec2::new(i as f32, j as f32) / n as f32;
         let corner_sts = [
             corner_st(x, y),

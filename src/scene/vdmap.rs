@@ -140,7 +140,13 @@ impl VdMap {
         let hi = uvs
             .iter()
             .fold(Vec2::splat(f32::NEG_INFINITY), |a, &b| a.max(b));
-        self.image.max_length_in(lo, hi, |t| self.remap(t))
+        self.max_displacement_between(lo, hi)
+    }
+
+    /// The largest displacement length over the UV box with corners `a` and `b` (in any order).
+    pub fn max_displacement_between(&self, a: Vec2, b: Vec2) -> f32 {
+        self.image
+            .max_length_in(a.min(b), a.max(b), |t| self.remap(t))
     }
 
     /// The displaced surface point of the patch at `(s,t)`, in object space.
