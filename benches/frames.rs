@@ -13,7 +13,8 @@
 //! a little).
 //!
 //! `cargo bench --bench frames -- [--scene scenes/cornell_spheres.csc] [--resolution 1024x1024]
-//!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]`
+//!  [--spp 1] [--integrator photon_map] [--frames 6] [--cpu-frames 0] [--animation]
+//!  [--accel LAYOUT:BUILDER]`
 //!
 //! `--animation` renders the scene's whole frame range (the first frame is the scene's) and
 //! prints the total for all frames; otherwise frames 1..=N cycle through the scene's range.
@@ -142,11 +143,13 @@ fn main() {
         _ => Integrator::PhotonMap,
     };
     let animation = args.iter().any(|a| a == "--animation");
+    let accel = arg(&args, "--accel").map(|a| caustica::parse_accel(&a).expect("--accel"));
     let overrides = Overrides {
         resolution: Some((w, h)),
         spp: Some(spp),
         integrator: Some(integrator),
         layers: Some(Vec::new()),
+        accel,
         ..Default::default()
     };
     let file = caustica::load_scene(&scene_path).expect("the scene loads");

@@ -1,14 +1,17 @@
 //! GPU ray throughput (Mrays/s) of primary, shadow, reflection and diffuse rays on the bunny,
 //! the dragon and Dabrovic Sponza (`benches/scenes/*.csc`, meshes from `../shared/assets`), for
-//! the QBVH and for a binary BVH in the same layout, with checked and unchecked shader modules.
+//! every layout of `--layouts` (the QBVH, the 8-wide compressed BVH, a binary BVH in the QBVH's
+//! node format), unchecked shader modules (and checked ones with `--checked`), the layouts in
+//! turn `--rounds` times.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--vd-code-ab] [--rays DIR]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
 //!
 //! `--rays DIR` traces the rays `../shared/tools/raybench --dump-rays DIR` wrote
 //! (`DIR/{dragon,sponza}_{primary,diffuse}.rays`) instead of making its own, through the geometry
 //! raybench traces (`benches/scenes/raybench_dragon.csc`: the dragon alone in its file's
-//! coordinates; `sponza.csc`), so that both traversals are timed on the same rays.
+//! coordinates; `sponza.csc`), so that both traversals are timed on the same rays; the primary
+//! rays in the order raybench's primary kernel traces them (8×16 pixel tiles).
 
 mod support;
 
@@ -16,7 +19,7 @@ use support::arg;
 
 use std::path::PathBuf;
 
-use caustica::accel::{PrepareOptions, Prepared};
+use caustica::accel::{BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::raybench::{make_ray_sets, measure, read_raybench_sets, MeasureOptions};
 use caustica::gpu::GpuContext;
@@ -41,6 +44,15 @@ fn main() {
         "bunny,dragon,sponza"
     };
     let scenes = arg(&args, "--scenes").unwrap_or_else(|| default_scenes.into());
+    let layouts: Vec<BvhLayout> = arg(&args, "--layouts")
+        .unwrap_or_else(|| "qbvh,wide,binary".into())
+        .split(',')
+        .map(|l| BvhLayout::from_name(l.trim()).unwrap_or_else(|| panic!("unknown layout {l}")))
+        .collect();
+    let rounds: usize = arg(&args, "--rounds")
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(1);
+    let checked = args.iter().any(|a| a == "--checked");
     let ctx = match GpuContext::open(caustica::gpu_required()) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -78,10 +90,28 @@ fn main() {
                 continue;
             }
         };
-        let qbvh = Prepared::build(&scene, &PrepareOptions::default())
-            .expect("the benchmark scenes build");
+        let build = |layout| {
+            let start = std::time::Instant::now();
+            let p = Prepared::build(&scene, &PrepareOptions { layout })
+                .expect("the benchmark scenes build");
+            let s = p.stats();
+            println!(
+                "{name}: {} layout: {} middle nodes, {:.1} ms to build, {:.1} MB of nodes",
+                layout.name(),
+                s.middle_nodes,
+                start.elapsed().as_secs_f64() * 1e3,
+                s.memory
+                    .iter()
+                    .filter(|(n, _)| n.ends_with("nodes"))
+                    .map(|(_, b)| *b)
+                    .sum::<usize>() as f64
+                    / 1e6
+            );
+            p
+        };
+        let qbvh = build(BvhLayout::Qbvh);
         let sets = match &same_rays {
-            Some(dir) => match read_raybench_sets(dir, name) {
+            Some(dir) => match read_raybench_sets(dir, name, width, height) {
                 Ok(sets) => sets,
                 Err(e) => {
                     eprintln!("{name}: skipping: {e}");
@@ -90,24 +120,59 @@ fn main() {
             },
             None => make_ray_sets(&scene, &qbvh, width, height),
         };
-        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 })
-            .expect("the benchmark scenes build");
-        let configs = if args.iter().any(|a| a == "--vd-code-ab") {
-            // What the VD-patch traversal code costs a kernel that never runs it.
-            vec![
-                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
-                ("qbvh +vd code", &qbvh, Checks::Unchecked, true),
-                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
-                ("qbvh +vd code", &qbvh, Checks::Unchecked, true),
-            ]
-        } else {
-            vec![
-                ("qbvh unchecked", &qbvh, Checks::Unchecked, false),
-                ("qbvh checked", &qbvh, Checks::Checked, false),
-                ("binary unchecked", &binary, Checks::Unchecked, false),
-                ("binary checked", &binary, Checks::Checked, false),
-            ]
-        };
+        let prepared: Vec<(BvhLayout, Prepared)> = layouts
+            .iter()
+            .map(|&l| {
+                (
+                    l,
+                    if l == BvhLayout::Qbvh {
+                        qbvh.clone()
+                    } else {
+                        build(l)
+                    },
+                )
+            })
+            .collect();
+        let of = |l: BvhLayout| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
+        let configs: Vec<(String, &Prepared, Checks, bool)> =
+            if args.iter().any(|a| a == "--vd-code-ab") {
+                // What the VD-patch traversal code costs a kernel that never runs it.
+                (0..2)
+                    .flat_map(|_| {
+                        [
+                            (
+                                "qbvh unchecked".to_string(),
+                                &qbvh,
+                                Checks::Unchecked,
+                                false,
+                            ),
+                            ("qbvh +vd code".to_string(), &qbvh, Checks::Unchecked, true),
+                        ]
+                    })
+                    .collect()
+            } else {
+                // Every layout unchecked, `--rounds` times in turn; with `--checked` also checked.
+                let mut configs = Vec::new();
+                for _ in 0..rounds {
+                    for &l in &layouts {
+                        configs.push((
+                            format!("{} unchecked", l.name()),
+                            of(l),
+                            Checks::Unchecked,
+                            false,
+                        ));
+                        if checked {
+                            configs.push((
+                                format!("{} checked", l.name()),
+                                of(l),
+                                Checks::Checked,
+                                false,
+                            ));
+                        }
+                    }
+                }
+                configs
+            };
         for (layout, prepared, checks, vd_code) in configs {
             match measure(
                 &ctx,

@@ -196,6 +196,8 @@ pub struct Overrides {
     pub passes: Option<u32>,
     /// Render only this part of the image (`--crop`).
     pub crop: Option<scene::CropWindow>,
+    /// The hierarchy's node layout, instead of the scene's (`--accel`).
+    pub accel: Option<scene::BvhLayout>,
 }
 
 impl Overrides {
@@ -224,6 +226,9 @@ impl Overrides {
         }
         if let Some(crop) = self.crop {
             scene.film.crop = Some(crop);
+        }
+        if let Some(accel) = self.accel {
+            scene.film.accel = accel;
         }
         if let Some(passes) = self.passes {
             scene.film.passes = passes.max(1);
@@ -301,6 +306,44 @@ pub fn compare_files(
         io::write_rgb8_png(path, a.width, a.height, &pixels)?;
     }
     Ok(comparison)
+}
+
+/// `--accel LAYOUT[:BUILDER]`: the hierarchy's node layout (`qbvh`, `wide`, `binary`) and how it
+/// is built (`cpu_sah`, the only builder so far, is the default).
+pub fn parse_accel(text: &str) -> Result<scene::BvhLayout, Error> {
+    let (layout, builder) = text.split_once(':').unwrap_or((text, "cpu_sah"));
+    let layouts = scene::BvhLayout::ALL.map(|l| l.name()).join(", ");
+    let layout = scene::BvhLayout::from_name(layout).ok_or_else(|| {
+        Error::Usage(format!(
+            "--accel {text}: unknown layout \"{layout}\": expected one of {layouts}"
+        ))
+    })?;
+    if !scene::BVH_BUILDERS.contains(&builder) {
+        return Err(Error::Usage(format!(
+            "--accel {text}: unknown builder \"{builder}\": expected {}",
+            scene::BVH_BUILDERS.join(", ")
+        )));
+    }
+    Ok(layout)
+}
+
+/// What `caustica info --accels` prints: every `--accel` choice, one a line.
+pub fn describe_accels() -> String {
+    let mut out = String::from("--accel LAYOUT:BUILDER choices (the default first):\n");
+    for layout in scene::BvhLayout::ALL {
+        for builder in scene::BVH_BUILDERS {
+            let what = match layout {
+                scene::BvhLayout::Qbvh => "4-wide BVH, compact stack (paper 004)",
+                scene::BvhLayout::Wide => "8-wide compressed BVH (Ylitie et al. 2017)",
+                scene::BvhLayout::Binary => "binary BVH in the QBVH's node format",
+            };
+            out.push_str(&format!(
+                "  {}:{builder}  {what}, binned SAH built on the CPU\n",
+                layout.name()
+            ));
+        }
+    }
+    out
 }
 
 /// `--crop X0,X1,Y0,Y1`: fractions of the image, as pbrt's `--cropwindow`.
@@ -383,7 +426,7 @@ pub fn evaluate_frame(
 
 /// Builds the hierarchy of a scene with default options.
 pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
-    Ok(Prepared::build(scene, &PrepareOptions::default())?)
+    Ok(Prepared::build(scene, &PrepareOptions::for_scene(scene))?)
 }
 
 /// [`prepare`] for one frame of several: meshes unchanged since the frame `cache` last saw
@@ -391,7 +434,7 @@ pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
 pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Prepared, Error> {
     Ok(Prepared::build_cached(
         scene,
-        &PrepareOptions::default(),
+        &PrepareOptions::for_scene(scene),
         cache,
     )?)
 }

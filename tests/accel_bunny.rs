@@ -1,4 +1,5 @@
-//! BVH and QBVH closest hits against brute force on the Stanford bunny, alone and instanced.
+//! BVH, QBVH and wide-BVH closest hits against brute force on the Stanford bunny, alone and
+//! instanced.
 
 mod accel_support;
 
@@ -6,7 +7,7 @@ use accel_support::*;
 use caustica::accel::aabb::{Aabb, SlabRay};
 use caustica::accel::bvh::{build_binary_bvh, BuildSettings};
 use caustica::accel::primitives::intersect_triangle;
-use caustica::accel::{PrepareOptions, Prepared, Ray};
+use caustica::accel::{BvhLayout, PrepareOptions, Prepared, Ray};
 use glam::{Affine3A, Quat, Vec3};
 
 #[test]
@@ -86,7 +87,7 @@ fn qbvh_closest_hits_equal_brute_force_on_the_bunny() {
     );
 }
 
-fn instanced_bunnies() -> Option<(Prepared, Vec3, Vec3)> {
+fn instanced_bunnies(layout: BvhLayout) -> Option<(Prepared, Vec3, Vec3)> {
     let bunny = load_obj_asset("meshes/stanford/bunny/bun_zipper_res3.obj")?;
     let transforms = [
         Affine3A::IDENTITY,
@@ -114,65 +115,109 @@ fn instanced_bunnies() -> Option<(Prepared, Vec3, Vec3)> {
         .map(|(i, t)| instance(0, i as u32, *t))
         .collect();
     let scene = scene(vec![mesh("bunny", bunny, None)], instances, vec![]);
-    let prepared = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+    let prepared = Prepared::build(&scene, &PrepareOptions { layout }).unwrap();
     let (lo, hi) = prepared.world_bounds();
     Some((prepared, lo, hi))
 }
 
 #[test]
-fn instanced_bunnies_under_rotation_and_non_uniform_scale_match_brute_force() {
-    let Some((prepared, lo, hi)) = instanced_bunnies() else {
-        return;
-    };
-    assert_eq!(prepared.stats().top_nodes, prepared.top_nodes.len() as u64);
-    let mut rng = Rng::new(3);
-    let mut hit_instances = [0usize; 5];
-    for i in 0..3000 {
-        let ray = if i % 2 == 0 {
-            ray_from_outside(&mut rng, lo, hi)
-        } else {
-            ray_from_inside(&mut rng, lo, hi)
+fn instanced_bunnies_under_rotation_and_non_uniform_scale_match_brute_force_in_qbvh_and_wide_layouts(
+) {
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let Some((prepared, lo, hi)) = instanced_bunnies(layout) else {
+            return;
         };
-        if assert_matches_brute_force(&prepared, &ray) {
-            hit_instances[prepared.intersect(&ray).unwrap().instance as usize] += 1;
+        assert_eq!(prepared.stats().top_nodes, prepared.top_node_count() as u64);
+        let mut rng = Rng::new(3);
+        let mut hit_instances = [0usize; 5];
+        for i in 0..3000 {
+            let ray = if i % 2 == 0 {
+                ray_from_outside(&mut rng, lo, hi)
+            } else {
+                ray_from_inside(&mut rng, lo, hi)
+            };
+            if assert_matches_brute_force(&prepared, &ray) {
+                hit_instances[prepared.intersect(&ray).unwrap().instance as usize] += 1;
+            }
         }
+        assert!(
+            hit_instances.iter().all(|&n| n > 5),
+            "{layout:?}: every instance gets hit: {hit_instances:?}"
+        );
     }
-    assert!(
-        hit_instances.iter().all(|&n| n > 5),
-        "every instance gets hit: {hit_instances:?}"
-    );
 }
 
 #[test]
-fn any_hit_agrees_with_closest_hit_existence() {
-    let Some((prepared, lo, hi)) = instanced_bunnies() else {
-        return;
-    };
-    let mut rng = Rng::new(4);
-    for i in 0..3000 {
-        let mut ray = if i % 2 == 0 {
-            ray_from_outside(&mut rng, lo, hi)
-        } else {
-            ray_from_inside(&mut rng, lo, hi)
+fn any_hit_agrees_with_closest_hit_existence_in_qbvh_and_wide_layouts() {
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let Some((prepared, lo, hi)) = instanced_bunnies(layout) else {
+            return;
         };
-        if i % 3 == 0 {
-            // A shadow-ray-like segment that may end before the first surface.
-            ray.t_max = rng.range(0.0, 2.0);
-        }
-        let closest = prepared.intersect(&ray);
-        assert_eq!(prepared.occluded(&ray), closest.is_some(), "ray {ray:?}");
-        if let Some(hit) = closest {
-            assert!(hit.t > ray.t_min && hit.t < ray.t_max);
-            let shorter = Ray {
-                t_max: hit.t * 0.999,
-                ..ray
+        let mut rng = Rng::new(4);
+        for i in 0..3000 {
+            let mut ray = if i % 2 == 0 {
+                ray_from_outside(&mut rng, lo, hi)
+            } else {
+                ray_from_inside(&mut rng, lo, hi)
             };
+            if i % 3 == 0 {
+                // A shadow-ray-like segment that may end before the first surface.
+                ray.t_max = rng.range(0.0, 2.0);
+            }
+            let closest = prepared.intersect(&ray);
             assert_eq!(
-                prepared.occluded(&shorter),
-                prepared.intersect(&shorter).is_some()
+                prepared.occluded(&ray),
+                closest.is_some(),
+                "{layout:?} ray {ray:?}"
             );
+            if let Some(hit) = closest {
+                assert!(hit.t > ray.t_min && hit.t < ray.t_max);
+                let shorter = Ray {
+                    t_max: hit.t * 0.999,
+                    ..ray
+                };
+                assert_eq!(
+                    prepared.occluded(&shorter),
+                    prepared.intersect(&shorter).is_some()
+                );
+            }
         }
     }
+}
+
+#[test]
+fn wide_layout_closest_hits_equal_brute_force_and_the_qbvh_bit_for_bit_on_the_bunny() {
+    let Some(bunny) = bunny() else { return };
+    let (lo, hi) = bunny.bounds().unwrap();
+    let scene = scene(
+        vec![mesh("bunny", bunny, None)],
+        vec![instance(0, 0, Affine3A::IDENTITY)],
+        vec![],
+    );
+    let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
+    let wide = Prepared::build(
+        &scene,
+        &PrepareOptions {
+            layout: BvhLayout::Wide,
+        },
+    )
+    .unwrap();
+    assert!(wide.mesh_nodes.is_empty() && !wide.mesh_wide.is_empty());
+    // An 8-wide tree has far fewer nodes than the 4-wide one, and is shallower.
+    assert!(wide.mesh_wide.len() * 2 < qbvh.mesh_nodes.len());
+    assert!(wide.meshes[0].depth < qbvh.meshes[0].depth);
+    let mut rng = Rng::new(6);
+    let mut hits = 0;
+    for i in 0..3000 {
+        let ray = if i % 3 == 2 {
+            ray_from_inside(&mut rng, lo, hi)
+        } else {
+            ray_from_outside(&mut rng, lo, hi)
+        };
+        hits += assert_matches_brute_force(&wide, &ray) as usize;
+        assert_eq!(wide.intersect(&ray), qbvh.intersect(&ray), "ray {ray:?}");
+    }
+    assert!(hits > 1000, "only {hits} of 3000 rays hit the bunny");
 }
 
 #[test]
@@ -185,7 +230,13 @@ fn binary_layout_of_the_middle_level_gives_the_same_hits_as_the_qbvh() {
         vec![],
     );
     let wide = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
-    let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 }).unwrap();
+    let binary = Prepared::build(
+        &scene,
+        &PrepareOptions {
+            layout: caustica::accel::BvhLayout::Binary,
+        },
+    )
+    .unwrap();
     // With L leaves a binary tree has 2L - 1 nodes, a 4-wide one about 4L/3.
     assert!(binary.mesh_nodes.len() > wide.mesh_nodes.len() * 5 / 4);
     assert!(binary

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use accel_support::*;
 use caustica::accel::aabb::Aabb;
 use caustica::accel::qbvh::QbvhNode;
-use caustica::accel::{AccelError, PrepareOptions, Prepared, Ray};
+use caustica::accel::{AccelError, BvhLayout, PrepareOptions, Prepared, Ray};
 use caustica::scene::shapes::{box_mesh, grid_quad, uv_sphere};
 use caustica::scene::{MeshData, Span, VdImage, VdMap, VdSpace};
 use glam::{Affine3A, Quat, Vec2, Vec3};
@@ -164,6 +164,36 @@ fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
 }
 
 #[test]
+fn mixed_scene_with_vd_patches_matches_brute_force_and_the_qbvh_in_the_wide_layout() {
+    let qbvh = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
+    let wide = Prepared::build(
+        &mixed_scene(),
+        &PrepareOptions {
+            layout: BvhLayout::Wide,
+        },
+    )
+    .unwrap();
+    assert_eq!(wide.world_bounds(), qbvh.world_bounds());
+    let (lo, hi) = wide.world_bounds();
+    let mut rng = Rng::new(12);
+    let mut hits = 0;
+    for i in 0..1500 {
+        let ray = if i % 2 == 0 {
+            ray_from_outside(&mut rng, lo, hi)
+        } else {
+            ray_from_inside(&mut rng, lo, hi)
+        };
+        hits += assert_matches_brute_force(&wide, &ray) as usize;
+        assert_eq!(wide.intersect(&ray), qbvh.intersect(&ray), "ray {ray:?}");
+        assert_eq!(wide.occluded(&ray), qbvh.occluded(&ray), "ray {ray:?}");
+    }
+    assert!(hits > 300, "{hits}");
+    let stats = wide.stats();
+    assert_eq!(stats.middle_nodes, wide.mesh_wide.len() as u64);
+    assert_eq!(stats.top_nodes, wide.top_wide.len() as u64);
+}
+
+#[test]
 fn mixed_scene_matches_brute_force_and_reports_stats() {
     let prepared = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
     let (lo, hi) = prepared.world_bounds();
@@ -193,80 +223,84 @@ fn mixed_scene_matches_brute_force_and_reports_stats() {
 }
 
 #[test]
-fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit() {
-    let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
-    let empty =
-        Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions::default()).unwrap();
-    assert_eq!(empty.intersect(&ray), None);
-    assert!(!empty.occluded(&ray));
-    assert_eq!(empty.world_bounds(), (Vec3::ZERO, Vec3::ZERO));
-    assert!(!empty.stats().to_vec().is_empty());
+fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit_in_qbvh_and_wide_layouts() {
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
+        let empty =
+            Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions { layout }).unwrap();
+        assert_eq!(empty.intersect(&ray), None);
+        assert!(!empty.occluded(&ray));
+        assert_eq!(empty.world_bounds(), (Vec3::ZERO, Vec3::ZERO));
+        assert!(!empty.stats().to_vec().is_empty());
 
-    let degenerate = MeshData {
-        positions: vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0, Vec3::ZERO],
-        triangles: vec![[0, 1, 2], [0, 0, 0], [1, 3, 1]],
-        quads: vec![[0, 1, 2, 3]],
-        ..Default::default()
-    };
-    let s = scene(
-        vec![
-            mesh("empty", MeshData::default(), None),
-            mesh("degenerate", degenerate, None),
-        ],
-        vec![
-            instance(0, 0, Affine3A::IDENTITY),
-            instance(1, 0, Affine3A::IDENTITY),
-        ],
-        vec![],
-    );
-    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
-    for dir in [
-        Vec3::NEG_Z,
-        Vec3::X,
-        Vec3::NEG_X,
-        Vec3::new(0.0, 0.0, 0.0),
-        Vec3::NAN,
-    ] {
-        for origin in [
-            Vec3::new(0.5, 0.0, 1.0),
-            Vec3::new(-1.0, 0.0, 0.0),
-            Vec3::ZERO,
+        let degenerate = MeshData {
+            positions: vec![Vec3::ZERO, Vec3::X, Vec3::X * 2.0, Vec3::ZERO],
+            triangles: vec![[0, 1, 2], [0, 0, 0], [1, 3, 1]],
+            quads: vec![[0, 1, 2, 3]],
+            ..Default::default()
+        };
+        let s = scene(
+            vec![
+                mesh("empty", MeshData::default(), None),
+                mesh("degenerate", degenerate, None),
+            ],
+            vec![
+                instance(0, 0, Affine3A::IDENTITY),
+                instance(1, 0, Affine3A::IDENTITY),
+            ],
+            vec![],
+        );
+        let prepared = Prepared::build(&s, &PrepareOptions { layout }).unwrap();
+        for dir in [
+            Vec3::NEG_Z,
+            Vec3::X,
+            Vec3::NEG_X,
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::NAN,
         ] {
-            let ray = Ray::new(origin, dir);
-            assert_eq!(prepared.intersect(&ray), None, "{ray:?}");
-            assert!(!prepared.occluded(&ray));
-            assert_eq!(prepared.intersect_brute_force(&ray), None);
+            for origin in [
+                Vec3::new(0.5, 0.0, 1.0),
+                Vec3::new(-1.0, 0.0, 0.0),
+                Vec3::ZERO,
+            ] {
+                let ray = Ray::new(origin, dir);
+                assert_eq!(prepared.intersect(&ray), None, "{ray:?}");
+                assert!(!prepared.occluded(&ray));
+                assert_eq!(prepared.intersect_brute_force(&ray), None);
+            }
         }
     }
 }
 
 #[test]
-fn axis_parallel_rays_along_box_faces_hit_like_brute_force() {
-    let s = scene(
-        vec![mesh("box", box_mesh(Vec3::ONE), None)],
-        vec![instance(0, 0, Affine3A::IDENTITY)],
-        vec![],
-    );
-    let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
-    let mut rng = Rng::new(5);
-    for _ in 0..500 {
-        // Origins on the planes of the box's faces and edges, directions along the axes.
-        let snap = |v: f32| if v.abs() > 0.3 { 0.5 * v.signum() } else { v };
-        let origin = Vec3::new(
-            snap(rng.range(-1.0, 1.0)),
-            snap(rng.range(-1.0, 1.0)),
-            snap(rng.range(-1.0, 1.0)),
-        ) * 1.5;
-        for dir in [
-            Vec3::X,
-            Vec3::NEG_X,
-            Vec3::Y,
-            Vec3::NEG_Y,
-            Vec3::Z,
-            Vec3::NEG_Z,
-        ] {
-            let ray = Ray::new(origin, dir);
-            assert_matches_brute_force(&prepared, &ray);
+fn axis_parallel_rays_along_box_faces_hit_like_brute_force_in_qbvh_and_wide_layouts() {
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let s = scene(
+            vec![mesh("box", box_mesh(Vec3::ONE), None)],
+            vec![instance(0, 0, Affine3A::IDENTITY)],
+            vec![],
+        );
+        let prepared = Prepared::build(&s, &PrepareOptions { layout }).unwrap();
+        let mut rng = Rng::new(5);
+        for _ in 0..500 {
+            // Origins on the planes of the box's faces and edges, directions along the axes.
+            let snap = |v: f32| if v.abs() > 0.3 { 0.5 * v.signum() } else { v };
+            let origin = Vec3::new(
+                snap(rng.range(-1.0, 1.0)),
+                snap(rng.range(-1.0, 1.0)),
+                snap(rng.range(-1.0, 1.0)),
+            ) * 1.5;
+            for dir in [
+                Vec3::X,
+                Vec3::NEG_X,
+                Vec3::Y,
+                Vec3::NEG_Y,
+                Vec3::Z,
+                Vec3::NEG_Z,
+            ] {
+                let ray = Ray::new(origin, dir);
+                assert_matches_brute_force(&prepared, &ray);
+            }
         }
     }
 }

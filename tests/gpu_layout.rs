@@ -6,7 +6,7 @@ use std::mem::{offset_of, size_of};
 
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::vd_seams::VdSeams;
-use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord};
+use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord, WideNode};
 use caustica::gpu::gather::{GatherParams, GatherPath};
 use caustica::gpu::irradiance_photons::PhotonLookupParams;
 use caustica::gpu::photons::{GpuPhotonPath, PhotonParams};
@@ -47,6 +47,17 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 first,
                 bounds_max,
                 meta
+            }),
+        ),
+        (
+            "WideNode",
+            rust_layout!(WideNode {
+                origin,
+                exps_imask,
+                child_base,
+                prim_base,
+                meta,
+                q
             }),
         ),
         (

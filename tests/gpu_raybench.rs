@@ -1,14 +1,14 @@
 //! The benchmark's GPU traversal of primary, shadow, reflection and diffuse rays equals the CPU
-//! traversal, for the QBVH and for the binary layout (the latter with the VD-patch branch
-//! compiled in), and scenes with VD patches are refused by the benchmark.
+//! traversal, for the QBVH, the wide and the binary layouts (the last two also with the VD-patch
+//! branch compiled in), and scenes with VD patches are refused by the benchmark.
 
-use caustica::accel::{PrepareOptions, Prepared};
+use caustica::accel::{BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::test_context;
 
 #[test]
-fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() {
+fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layouts() {
     let Some(ctx) = test_context() else { return };
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let assets = caustica::io::AssetCache::default();
@@ -17,10 +17,14 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_and_binary_layouts() 
         let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
         let sets = make_ray_sets(&scene, &qbvh, 160, 120);
-        let binary = Prepared::build(&scene, &PrepareOptions { branching: 2 }).unwrap();
+        let build = |layout| Prepared::build(&scene, &PrepareOptions { layout }).unwrap();
+        let binary = build(BvhLayout::Binary);
+        let wide = build(BvhLayout::Wide);
         for (layout, prepared, checks, with_vd_code) in [
             ("qbvh", &qbvh, Checks::Unchecked, false),
             ("binary", &binary, Checks::Checked, true),
+            ("wide", &wide, Checks::Unchecked, false),
+            ("wide +vd code", &wide, Checks::Checked, true),
         ] {
             let rows = measure(
                 &ctx,

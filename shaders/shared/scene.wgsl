@@ -10,12 +10,17 @@
 @group(0) @binding(4) var<storage, read> triangles: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> quads: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read> meshes: array<MeshRecord>;
+//!if WIDE_BVH
+@group(0) @binding(7) var<storage, read> mesh_nodes: array<WideNode>;
+@group(0) @binding(10) var<storage, read> top_nodes: array<WideNode>;
+//!else
 @group(0) @binding(7) var<storage, read> mesh_nodes: array<QbvhNode>;
+@group(0) @binding(10) var<storage, read> top_nodes: array<QbvhNode>;
+//!endif
 @group(0) @binding(8) var<storage, read> prim_refs: array<u32>;
 // Twin of SceneBuffers::leaf_triangles: 3 vertices per prim_refs entry (zeros for non-triangles).
 @group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> instances: array<Instance>;
-@group(0) @binding(10) var<storage, read> top_nodes: array<QbvhNode>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;

@@ -10,6 +10,16 @@ struct QbvhNode {
     meta_bits: u32, // `meta` on the Rust side (a reserved word in WGSL)
 }
 
+// Twin of accel::WideNode: the 8-wide compressed node (src/accel/wide.rs has the encoding).
+struct WideNode {
+    origin: vec3<f32>,
+    exps_imask: u32,
+    child_base: u32,
+    prim_base: u32,
+    meta_bits: vec2<u32>, // `meta` on the Rust side: one byte per slot
+    q: array<vec4<u32>, 3>, // lo_x, lo_y, lo_z, hi_x, hi_y, hi_z: two words each
+}
+
 // Twin of accel::MeshRecord.
 struct MeshRecord {
     vertex_offset: u32,

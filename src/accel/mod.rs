@@ -20,6 +20,8 @@ pub mod vd_bottom;
 pub mod vd_frame;
 pub mod vd_patch;
 pub mod vd_seams;
+pub mod wide;
+pub mod wide_traverse;
 
 use glam::{Vec2, Vec3};
 
@@ -28,6 +30,7 @@ pub use prepared::{BvhStats, InstanceRecord, MeshBuildCache, MeshRecord, Prepare
 pub use qbvh::QbvhNode;
 pub use vd_frame::VdFrame;
 pub use vd_patch::VdPatchRecord;
+pub use wide::WideNode;
 
 /// A ray `origin + t·dir` for `t` in `(t_min, t_max)`; `dir` need not be unit length.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,17 +90,21 @@ pub struct SurfacePoint {
     pub mesh: u32,
 }
 
+pub use crate::scene::BvhLayout;
+
 /// Settings of [`Prepared::build`].
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrepareOptions {
-    /// Children per middle-level node: 4 (the QBVH, the default) or 2 (a binary BVH in the same
-    /// node layout, so that the same traversal compares the two).
-    pub branching: u32,
+    /// The node layout of both levels.
+    pub layout: BvhLayout,
 }
 
-impl Default for PrepareOptions {
-    fn default() -> Self {
-        PrepareOptions { branching: 4 }
+impl PrepareOptions {
+    /// The options a scene asks for (`film { accel }`).
+    pub fn for_scene(scene: &crate::scene::Scene) -> PrepareOptions {
+        PrepareOptions {
+            layout: scene.film.accel,
+        }
     }
 }
 

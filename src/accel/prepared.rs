@@ -30,7 +30,8 @@ use super::vd_bottom::{lod_level, PatchBvh, PatchEdges, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::vd_seams::{self, mesh_seams, VdSeams};
-use super::{AccelError, Hit, PrepareOptions, Ray, SurfacePoint};
+use super::wide::{collapse_to_cwbvh, WideNode, WIDE_LEAF_MAX, WIDE_STACK_SIZE};
+use super::{AccelError, BvhLayout, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::VdImage;
 use crate::scene::vdmap::{bilinear, bilinear2};
 use crate::scene::{Mesh, MeshData, MeshOrigin, Scene, VdMap};
@@ -59,6 +60,11 @@ const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
     max_leaf_size: 4,
     traversal_cost: 1.0,
     intersection_cost: 1.0,
+};
+/// Middle-level build settings of the wide layout: its leaf children hold at most three.
+const WIDE_MIDDLE_SETTINGS: BuildSettings = BuildSettings {
+    max_leaf_size: WIDE_LEAF_MAX,
+    ..MIDDLE_SETTINGS
 };
 /// Top-level build settings: one instance per leaf, so that a top leaf is "enter this instance".
 const TOP_SETTINGS: BuildSettings = BuildSettings {
@@ -138,13 +144,13 @@ pub fn rows_to_affine(rows: &[[f32; 4]; 3]) -> Affine3A {
 }
 
 #[inline]
-fn rows_point(rows: &[[f32; 4]; 3], p: Vec3) -> Vec3 {
+pub(super) fn rows_point(rows: &[[f32; 4]; 3], p: Vec3) -> Vec3 {
     let r = |i: usize| rows[i][0] * p.x + rows[i][1] * p.y + rows[i][2] * p.z + rows[i][3];
     Vec3::new(r(0), r(1), r(2))
 }
 
 #[inline]
-fn rows_vector(rows: &[[f32; 4]; 3], v: Vec3) -> Vec3 {
+pub(super) fn rows_vector(rows: &[[f32; 4]; 3], v: Vec3) -> Vec3 {
     let r = |i: usize| rows[i][0] * v.x + rows[i][1] * v.y + rows[i][2] * v.z;
     Vec3::new(r(0), r(1), r(2))
 }
@@ -171,8 +177,15 @@ pub struct Prepared {
     /// Quads `v0 v1 v2 v3` as global vertex indices.
     pub quads: Vec<[u32; 4]>,
     pub meshes: Vec<MeshRecord>,
+    /// The node layout of both levels: the QBVH arrays (`mesh_nodes`, `top_nodes`) or the wide
+    /// ones (`mesh_wide`, `top_wide`) hold the trees, the others are empty.
+    pub layout: BvhLayout,
+    /// Each mesh's object-space bounds (empty for a mesh without primitives).
+    pub mesh_bounds: Vec<Aabb>,
     /// The middle-level QBVHs of all meshes, each at its mesh's `node_offset`.
     pub mesh_nodes: Vec<QbvhNode>,
+    /// The middle-level wide BVHs of all meshes, each at its mesh's `node_offset`.
+    pub mesh_wide: Vec<WideNode>,
     /// Primitive references of the middle-level leaves: local primitive indices (triangles,
     /// then quads), each mesh's at its `prim_ref_offset`.
     pub prim_refs: Vec<u32>,
@@ -180,6 +193,10 @@ pub struct Prepared {
     pub instances: Vec<InstanceRecord>,
     /// The top-level QBVH over instances (root = 0). Every leaf holds one reference.
     pub top_nodes: Vec<QbvhNode>,
+    /// The top-level wide BVH over instances (root = 0). Every leaf child holds one reference.
+    pub top_wide: Vec<WideNode>,
+    /// World-space bounds of every instance that can be hit.
+    pub world_box: Aabb,
     /// Instance indices referenced by the top-level leaves. Instances of empty meshes are left out.
     pub top_instance_refs: Vec<u32>,
     /// One record per VD patch, mesh after mesh (mesh `m`'s from its `vd_patch_offset`).
@@ -229,7 +246,7 @@ struct CachedBuild {
 }
 
 /// The key of mesh `mesh_index`'s build: a hash of everything `build_mesh_level` reads.
-fn mesh_build_key(scene: &Scene, mesh_index: usize, branching: usize) -> u128 {
+fn mesh_build_key(scene: &Scene, mesh_index: usize, layout: BvhLayout) -> u128 {
     let mesh = &scene.meshes[mesh_index];
     let d = hierarchy_data(mesh);
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -243,7 +260,7 @@ fn mesh_build_key(scene: &Scene, mesh_index: usize, branching: usize) -> u128 {
         h.update(&(part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    h.update(&(branching as u64).to_le_bytes());
+    h.update(layout.name().as_bytes());
     match mesh
         .displacement
         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -284,9 +301,14 @@ fn hierarchy_data(mesh: &Mesh) -> std::borrow::Cow<'_, MeshData> {
 
 /// The middle level of one mesh before it is appended to the flat arrays.
 struct MeshBuild {
+    /// The QBVH (or binary) layout's nodes; empty in the wide layout.
     nodes: Vec<QbvhNode>,
+    /// The wide layout's nodes; empty in the others.
+    wide: Vec<WideNode>,
     prim_refs: Vec<u32>,
     depth: usize,
+    /// The mesh's object-space bounds.
+    bounds: Aabb,
     /// Conservative bounds of the VD patches (one per quad) when the mesh is displaced.
     patch_bounds: Option<Vec<Aabb>>,
     /// Who defines each patch's boundary, with the mesh's number of edge ids.
@@ -317,7 +339,7 @@ fn to_u32(what: &'static str, count: usize) -> Result<u32, AccelError> {
 fn build_mesh_level(
     scene: &Scene,
     mesh_index: usize,
-    branching: usize,
+    layout: BvhLayout,
 ) -> Result<MeshBuild, AccelError> {
     let mesh = &scene.meshes[mesh_index];
     let data = hierarchy_data(mesh);
@@ -366,14 +388,31 @@ fn build_mesh_level(
             bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p))))
         }
     }
-    let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
-    let nodes = collapse_to_wide(&binary, branching);
-    check_tree_size(|| format!("mesh \"{}\"", mesh.name), nodes.len())?;
-    let depth = qbvh_depth(&nodes);
+    let tree = || format!("mesh \"{}\"", mesh.name);
+    let (nodes, wide, prim_refs, depth, bounds) = match layout {
+        BvhLayout::Qbvh | BvhLayout::Binary => {
+            let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
+            let branching = if layout == BvhLayout::Binary { 2 } else { 4 };
+            let nodes = collapse_to_wide(&binary, branching);
+            check_tree_size(tree, nodes.len())?;
+            let depth = qbvh_depth(&nodes);
+            let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
+            (nodes, Vec::new(), binary.prim_order, depth, bounds)
+        }
+        BvhLayout::Wide => {
+            let binary = build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS);
+            let wide = collapse_to_cwbvh(&binary, WIDE_LEAF_MAX);
+            check_tree_size(tree, wide.nodes.len())?;
+            let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
+            (Vec::new(), wide.nodes, wide.prim_order, wide.depth, bounds)
+        }
+    };
     Ok(MeshBuild {
         nodes,
-        prim_refs: binary.prim_order,
+        wide,
+        prim_refs,
         depth,
+        bounds,
         patch_bounds,
         patch_seams,
     })
@@ -429,10 +468,11 @@ impl Prepared {
         // Middle level, one mesh per task (each build is itself parallel), unless the cache
         // has the mesh's build from an earlier frame.
         let start = Instant::now();
-        let branching = options.branching as usize;
+        let layout = options.layout;
+        out.layout = layout;
         let keys: Vec<u128> = (0..scene.meshes.len())
             .into_par_iter()
-            .map(|m| mesh_build_key(scene, m, branching))
+            .map(|m| mesh_build_key(scene, m, layout))
             .collect();
         let cached: HashMap<u128, CachedBuild> = {
             // Only poisoned if a thread panicked while swapping the map; start empty then.
@@ -444,7 +484,7 @@ impl Prepared {
             .map(|m| match cached.get(&keys[m]) {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
-                    build: Arc::new(build_mesh_level(scene, m, branching)?),
+                    build: Arc::new(build_mesh_level(scene, m, layout)?),
                     _image: scene.meshes[m]
                         .displacement
                         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -539,27 +579,47 @@ impl Prepared {
                 _pad: 0,
             });
             if mesh.node_count > 0 {
-                let root = out.mesh_nodes[mesh.node_offset as usize].bounds();
+                let root = out.mesh_bounds[instance.mesh as usize];
                 world_bounds.push((i as u32, root.transformed(&instance.transform)));
             }
         }
         let bounds: Vec<Aabb> = world_bounds.iter().map(|&(_, b)| b).collect();
+        out.world_box = bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
         let binary = build_binary_bvh(&bounds, &TOP_SETTINGS);
-        out.top_nodes = collapse_to_qbvh(&binary);
-        check_tree_size(|| "the top level".to_string(), out.top_nodes.len())?;
-        out.top_instance_refs = binary
-            .prim_order
+        let top_order = match layout {
+            BvhLayout::Qbvh | BvhLayout::Binary => {
+                out.top_nodes = collapse_to_qbvh(&binary);
+                check_tree_size(|| "the top level".to_string(), out.top_nodes.len())?;
+                out.top_depth = qbvh_depth(&out.top_nodes) as u32;
+                binary.prim_order
+            }
+            BvhLayout::Wide => {
+                let top = collapse_to_cwbvh(&binary, 1);
+                check_tree_size(|| "the top level".to_string(), top.nodes.len())?;
+                out.top_wide = top.nodes;
+                out.top_depth = top.depth as u32;
+                top.prim_order
+            }
+        };
+        out.top_instance_refs = top_order
             .iter()
             .map(|&k| world_bounds[k as usize].0)
             .collect();
-        out.top_depth = qbvh_depth(&out.top_nodes) as u32;
         let deepest_mesh = out.meshes.iter().map(|m| m.depth).max().unwrap_or(0);
-        let needed = (out.top_depth + deepest_mesh + 1) as usize;
-        if needed > TRAVERSAL_STACK_SIZE {
+        // The QBVH pushes one entry per level and the marker; the wide layout one group per
+        // level, and the instance's remaining siblings, its node group and the marker.
+        let (needed, limit) = match layout {
+            BvhLayout::Wide => ((out.top_depth + deepest_mesh + 2) as usize, WIDE_STACK_SIZE),
+            _ => (
+                (out.top_depth + deepest_mesh + 1) as usize,
+                TRAVERSAL_STACK_SIZE,
+            ),
+        };
+        if needed > limit {
             return Err(AccelError::TooDeep {
                 tree: "the scene".into(),
                 depth: needed,
-                limit: TRAVERSAL_STACK_SIZE,
+                limit,
             });
         }
         out.top_build_ms = elapsed_ms(start);
@@ -579,6 +639,7 @@ impl Prepared {
     ) -> Result<(), AccelError> {
         let vertex_offset = to_u32("vertices", self.positions.len() + data.positions.len())?
             - data.positions.len() as u32;
+        let node_count = build.nodes.len() + build.wide.len();
         let record = MeshRecord {
             vertex_offset,
             vertex_count: data.positions.len() as u32,
@@ -588,9 +649,11 @@ impl Prepared {
             quad_offset: to_u32("quads", self.quads.len() + data.quads.len())?
                 - data.quads.len() as u32,
             quad_count: data.quads.len() as u32,
-            node_offset: to_u32("BVH nodes", self.mesh_nodes.len() + build.nodes.len())?
-                - build.nodes.len() as u32,
-            node_count: build.nodes.len() as u32,
+            node_offset: to_u32(
+                "BVH nodes",
+                self.mesh_nodes.len() + self.mesh_wide.len() + node_count,
+            )? - node_count as u32,
+            node_count: node_count as u32,
             prim_ref_offset: to_u32(
                 "primitive references",
                 self.prim_refs.len() + build.prim_refs.len(),
@@ -635,8 +698,10 @@ impl Prepared {
         self.quads
             .extend(data.quads.iter().map(|q| q.map(|v| v + vertex_offset)));
         self.mesh_nodes.extend_from_slice(&build.nodes);
+        self.mesh_wide.extend_from_slice(&build.wide);
         self.prim_refs.extend_from_slice(&build.prim_refs);
         self.meshes.push(record);
+        self.mesh_bounds.push(build.bounds);
         Ok(())
     }
 
@@ -777,7 +842,7 @@ impl Prepared {
     /// patch, the unit object-space normal of the triangle hit (zero otherwise).
     /// `brute_force` tests VD patches cell by cell instead of through their trees.
     #[inline]
-    fn intersect_prim(
+    pub(super) fn intersect_prim(
         &self,
         vd: &VdFrame,
         mesh: &MeshRecord,
@@ -840,12 +905,27 @@ impl Prepared {
 
     /// [`Prepared::intersect`] with the VD patches of `vd`.
     pub fn intersect_in(&self, vd: &VdFrame, ray: &Ray) -> Option<Hit> {
-        self.traverse::<CLOSEST>(vd, ray, &mut |_, _, _| {})
+        self.traverse_layout::<CLOSEST>(vd, ray, &mut |_, _, _| {})
     }
 
     /// [`Prepared::occluded`] with the VD patches of `vd`.
     pub fn occluded_in(&self, vd: &VdFrame, ray: &Ray) -> bool {
-        self.traverse::<ANY>(vd, ray, &mut |_, _, _| {}).is_some()
+        self.traverse_layout::<ANY>(vd, ray, &mut |_, _, _| {})
+            .is_some()
+    }
+
+    /// The traversal of this scene's layout.
+    #[inline]
+    fn traverse_layout<const MODE: u8>(
+        &self,
+        vd: &VdFrame,
+        ray: &Ray,
+        record: &mut dyn FnMut(u32, f32, Vec3),
+    ) -> Option<Hit> {
+        match self.layout {
+            BvhLayout::Wide => self.traverse_wide::<MODE>(vd, ray, record),
+            BvhLayout::Qbvh | BvhLayout::Binary => self.traverse::<MODE>(vd, ray, record),
+        }
     }
 
     /// The VD records of `ray`, as the GPU's trace kernels append them: the traversal finds the
@@ -853,11 +933,12 @@ impl Prepared {
     /// `record(patch, entry, object-space dir)` for every patch whose bounds it enters before
     /// the closest hit found so far.
     pub fn vd_records(&self, ray: &Ray, mut record: impl FnMut(u32, f32, Vec3)) {
-        self.traverse::<RECORDS>(&self.vd, ray, &mut record);
+        self.traverse_layout::<RECORDS>(&self.vd, ray, &mut record);
     }
 
-    /// The fused top + middle level traversal. `MODE`: [`CLOSEST`] hit, [`ANY`] hit (stops at
-    /// the first found), or [`RECORDS`] (VD patches are recorded, not intersected).
+    /// The fused top + middle level traversal of the QBVH layout. `MODE`: [`CLOSEST`] hit,
+    /// [`ANY`] hit (stops at the first found), or [`RECORDS`] (VD patches are recorded, not
+    /// intersected).
     fn traverse<const MODE: u8>(
         &self,
         vd: &VdFrame,
@@ -1118,13 +1199,16 @@ impl Prepared {
 
     /// World-space bounds of everything that can be hit; `(0, 0)` for an empty scene.
     pub fn world_bounds(&self) -> (Vec3, Vec3) {
-        match self.top_nodes.first() {
-            Some(root) => (
-                Vec3::from_array(root.bounds_min),
-                Vec3::from_array(root.bounds_max),
-            ),
-            None => (Vec3::ZERO, Vec3::ZERO),
+        if self.world_box.is_empty() {
+            (Vec3::ZERO, Vec3::ZERO)
+        } else {
+            (self.world_box.min, self.world_box.max)
         }
+    }
+
+    /// How many top-level nodes the layout's tree has (none for a scene without anything to hit).
+    pub fn top_node_count(&self) -> usize {
+        self.top_nodes.len() + self.top_wide.len()
     }
 
     /// How far secondary rays start off a surface: 10⁻⁵ of the scene's size (at least 10⁻⁵),
@@ -1151,10 +1235,16 @@ impl Prepared {
             ("triangles", size_of_val(self.triangles.as_slice())),
             ("quads", size_of_val(self.quads.as_slice())),
             ("meshes", size_of_val(self.meshes.as_slice())),
-            ("mesh_nodes", size_of_val(self.mesh_nodes.as_slice())),
+            (
+                "mesh_nodes",
+                size_of_val(self.mesh_nodes.as_slice()) + size_of_val(self.mesh_wide.as_slice()),
+            ),
             ("prim_refs", size_of_val(self.prim_refs.as_slice())),
             ("instances", size_of_val(self.instances.as_slice())),
-            ("top_nodes", size_of_val(self.top_nodes.as_slice())),
+            (
+                "top_nodes",
+                size_of_val(self.top_nodes.as_slice()) + size_of_val(self.top_wide.as_slice()),
+            ),
             (
                 "top_instance_refs",
                 size_of_val(self.top_instance_refs.as_slice()),
@@ -1172,8 +1262,8 @@ impl Prepared {
             quads: self.quads.len() as u64,
             vd_patches: self.vd_patches.len() as u64,
             vd_max_level: self.vd_max_level as u64,
-            top_nodes: self.top_nodes.len() as u64,
-            middle_nodes: self.mesh_nodes.len() as u64,
+            top_nodes: self.top_node_count() as u64,
+            middle_nodes: (self.mesh_nodes.len() + self.mesh_wide.len()) as u64,
             top_depth: self.top_depth as u64,
             middle_depth_max: self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as u64,
             build_ms: self.total_build_ms,
@@ -1249,14 +1339,14 @@ impl BvhStats {
 }
 
 /// [`Prepared::traverse`] modes.
-const CLOSEST: u8 = 0;
-const ANY: u8 = 1;
-const RECORDS: u8 = 2;
+pub(super) const CLOSEST: u8 = 0;
+pub(super) const ANY: u8 = 1;
+pub(super) const RECORDS: u8 = 2;
 
 /// Whether `hit` beats `best`: closer, or equally close with a lower (instance, prim), so that
 /// the result does not depend on the order in which primitives are tested.
 #[inline]
-fn is_closer(hit: &Hit, best: &Option<Hit>) -> bool {
+pub(super) fn is_closer(hit: &Hit, best: &Option<Hit>) -> bool {
     match best {
         None => true,
         Some(b) => hit.t < b.t || (hit.t == b.t && (hit.instance, hit.prim) < (b.instance, b.prim)),
@@ -1266,7 +1356,7 @@ fn is_closer(hit: &Hit, best: &Option<Hit>) -> bool {
 /// The next float above a non-negative `x` (so that a primitive at exactly the closest distance
 /// so far still gets tested for the tie rule); infinities and NaN are returned unchanged.
 #[inline]
-fn next_up(x: f32) -> f32 {
+pub(super) fn next_up(x: f32) -> f32 {
     if x.is_finite() && x >= 0.0 {
         f32::from_bits(x.to_bits() + 1)
     } else {

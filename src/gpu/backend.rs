@@ -27,7 +27,7 @@ use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, Scen
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
-use crate::accel::Prepared;
+use crate::accel::{BvhLayout, Prepared};
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
 use crate::render::progress::{Phase, ProgressSink};
@@ -52,7 +52,8 @@ pub struct GpuBackend {
     /// (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its ray rate, and
     /// with or without the rough and plastic materials' shading (`GLOSSY_MATERIALS`), which costs the shade
     /// kernel about 15% of its time (docs/performance.md).
-    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 4],
+    /// and with the wide layout's traversal (`WIDE_BVH`) or the QBVH's, at `+ 4 · wide`.
+    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 8],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
@@ -113,18 +114,24 @@ impl GpuBackend {
     ) -> Result<Arc<TraversalKernels>, GpuError> {
         let with_vd = !prepared.vd_patches.is_empty();
         let with_glossy = scene.materials.iter().any(|m| m.kind.is_glossy());
+        let wide = prepared.layout == BvhLayout::Wide;
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
-        let mut slot = self.traversal[with_vd as usize + 2 * with_glossy as usize]
+        let mut slot = self.traversal
+            [with_vd as usize + 2 * with_glossy as usize + 4 * wide as usize]
             .lock()
             .unwrap();
         if let Some(k) = slot.as_ref() {
             return Ok(k.clone());
         }
-        let defines: Vec<&str> = [(with_vd, "VD_PATCHES"), (with_glossy, "GLOSSY_MATERIALS")]
-            .into_iter()
-            .filter_map(|(on, name)| on.then_some(name))
-            .collect();
+        let defines: Vec<&str> = [
+            (with_vd, "VD_PATCHES"),
+            (with_glossy, "GLOSSY_MATERIALS"),
+            (wide, "WIDE_BVH"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect();
         let defines = defines.as_slice();
         let kernel = |name: &str, checks| {
             Kernel::new(&self.ctx, &format!("whitted/{name}.wgsl"), defines, checks)

@@ -19,7 +19,7 @@ use super::kernel::{
 };
 use super::pool::GpuBuffer;
 use super::upload::{frame_params, upload_scene, GpuBenchRay};
-use crate::accel::{Prepared, Ray};
+use crate::accel::{BvhLayout, Prepared, Ray};
 use crate::render::sampling::SampleStream;
 use crate::render::CameraModel;
 use crate::scene::{LightKind, Scene};
@@ -44,20 +44,48 @@ fn bench_ray(origin: Vec3, dir: Vec3, t_max: f32, any_hit: bool) -> GpuBenchRay 
 
 /// The ray sets `raybench --dump-rays DIR` writes for `scene` (`dragon` or `sponza`):
 /// `DIR/{scene}_{primary,diffuse}.rays`, in the order raybench traces them.
-pub fn read_raybench_sets(dir: &std::path::Path, scene: &str) -> std::io::Result<RaySets> {
+pub fn read_raybench_sets(
+    dir: &std::path::Path,
+    scene: &str,
+    width: u32,
+    height: u32,
+) -> std::io::Result<RaySets> {
     let mut sets = Vec::new();
     for kind in ["primary", "diffuse"] {
         let path = dir.join(format!("{scene}_{kind}.rays"));
         let bytes = std::fs::read(&path)?;
-        let rays = raybench_rays(&bytes).map_err(|e| {
+        let mut rays = raybench_rays(&bytes).map_err(|e| {
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
                 format!("{}: {e}", path.display()),
             )
         })?;
+        if kind == "primary" && rays.len() == width as usize * height as usize {
+            rays = raybench_tile_order(&rays, width, height);
+        }
         sets.push((kind, rays));
     }
     Ok(RaySets { sets })
+}
+
+/// Raybench's primary rays in the order its primary kernel traces them: the file holds them
+/// row-major, one per pixel, and each of the kernel's workgroups of 128 takes a tile 8 pixels
+/// wide and 16 high, the tiles row-major (pixels past the image's edge are skipped).
+pub fn raybench_tile_order(rays: &[GpuBenchRay], width: u32, height: u32) -> Vec<GpuBenchRay> {
+    const TILE_W: u32 = 8;
+    const TILE_H: u32 = 16;
+    let mut out = Vec::with_capacity(rays.len());
+    for ty in 0..height.div_ceil(TILE_H) {
+        for tx in 0..width.div_ceil(TILE_W) {
+            for li in 0..TILE_W * TILE_H {
+                let (x, y) = (tx * TILE_W + li % TILE_W, ty * TILE_H + li / TILE_W);
+                if x < width && y < height {
+                    out.push(rays[(y * width + x) as usize]);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Closest-hit rays from raybench's records: little-endian f32 `[ox, oy, oz, tmin, dx, dy, dz,
@@ -233,7 +261,13 @@ pub fn measure(
                 .into(),
         ));
     }
-    let defines: &[&str] = if with_vd_code { &["VD_PATCHES"] } else { &[] };
+    let mut defines: Vec<&str> = Vec::new();
+    if with_vd_code {
+        defines.push("VD_PATCHES");
+    }
+    if prepared.layout == BvhLayout::Wide {
+        defines.push("WIDE_BVH");
+    }
     // With the VD code compiled in, the record queue is bound but holds nothing (capacity 0):
     // the scene has no patches, so no ray ever reaches the branch.
     let vd_queue = if with_vd_code {
@@ -246,7 +280,7 @@ pub fn measure(
     } else {
         None
     };
-    let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", defines, checks)?;
+    let kernel = Kernel::new(ctx, "bench/trace_rays.wgsl", &defines, checks)?;
     let buffers = upload_scene(ctx, scene, prepared)?;
     let timestamps = ctx.info.features.timestamps;
     let query = timestamps.then(|| {
@@ -403,6 +437,24 @@ mod tests {
         assert!(raybench_rays(&bytes[..31])
             .unwrap_err()
             .contains("31 bytes"));
+    }
+
+    #[test]
+    fn raybench_tile_order_takes_8_by_16_tiles_row_major_and_every_pixel_once() {
+        let (w, h) = (20u32, 18u32);
+        let rays: Vec<GpuBenchRay> = (0..w * h)
+            .map(|i| bench_ray(Vec3::new(i as f32, 0.0, 0.0), Vec3::Z, 1.0, false))
+            .collect();
+        let ordered = raybench_tile_order(&rays, w, h);
+        let index: Vec<u32> = ordered.iter().map(|r| r.origin[0] as u32).collect();
+        // The first tile: x 0..8, y 0..16, row by row.
+        assert_eq!(&index[..9], &[0, 1, 2, 3, 4, 5, 6, 7, w]);
+        assert_eq!(index[127], 15 * w + 7);
+        // The second tile starts at x = 8.
+        assert_eq!(index[128], 8);
+        let mut sorted = index.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..w * h).collect::<Vec<u32>>());
     }
 
     #[test]

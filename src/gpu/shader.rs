@@ -7,7 +7,8 @@
 //! and `//!if NAME` … `//!else` … `//!endif` blocks (no nesting), for the feature fallbacks
 //! (`SUBGROUPS`, `INT64_ATOMICS`) and for what a scene holds (`VD_PATCHES`: traversal code for
 //! displaced patches, left out of kernels for scenes without them; `GLOSSY_MATERIALS`: the shade
-//! kernel's rough and plastic materials' code, likewise).
+//! kernel's rough and plastic materials' code, likewise; `WIDE_BVH`: the scene's nodes are the
+//! wide layout's, traversed by `shared/traverse_wide.wgsl`).
 
 use std::collections::HashSet;
 
@@ -172,10 +173,13 @@ mod tests {
         // shared/knn.wgsl takes its heap size from the file that includes it, and
         // kdtree/build_split_node.wgsl its bindings and list accessor: they are validated
         // through their includers (shared/irradiance.wgsl, shared/photon_estimate.wgsl and the
-        // kernels; build_split and build_medium), not on their own.
+        // kernels; build_split and build_medium), not on their own; so are the two layouts'
+        // trace loops, joined by shared/traverse.wgsl (with and without WIDE_BVH below).
         let needs_includer = [
             ("shared/knn.wgsl", "KNN_HEAP_SIZE"),
             ("kdtree/build_split_node.wgsl", "split_list("),
+            ("shared/traverse_qbvh.wgsl", "test_reference("),
+            ("shared/traverse_wide.wgsl", "test_reference("),
         ];
         for (path, _) in SHADER_FILES {
             if let Some((_, from_includer)) = needs_includer.iter().find(|(p, _)| p == path) {
@@ -190,6 +194,8 @@ mod tests {
                     "VD_PATCHES",
                     "GLOSSY_MATERIALS",
                 ][..],
+                &["WIDE_BVH"][..],
+                &["WIDE_BVH", "VD_PATCHES", "GLOSSY_MATERIALS"][..],
             ] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
                 if let Err(e) = validate(path, &source) {

@@ -13,7 +13,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use crate::accel::Prepared;
+use crate::accel::{BvhLayout, Prepared};
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
 use crate::scene::{EnvMap, FresnelMode, LightKind, MaterialKind, Sampler, Scene};
@@ -603,7 +603,7 @@ pub fn frame_params(scene: &Scene, prepared: &Prepared) -> FrameParams {
         seed_hi: (seed >> 32) as u32,
         light_count: scene.lights.len() as u32,
         epsilon: prepared.ray_epsilon(),
-        top_node_count: prepared.top_nodes.len() as u32,
+        top_node_count: prepared.top_node_count() as u32,
         vd_max_level: prepared.vd_max_level,
         vd_pixel_spread: prepared.vd_pixel_spread,
         shadows_per_hit: shadows_per_hit(scene),
@@ -731,11 +731,17 @@ impl ResidentScene {
             triangles: array!("triangles", &p.triangles),
             quads: array!("quads", &p.quads),
             meshes: array!("meshes", &p.meshes),
-            mesh_nodes: array!("mesh_nodes", &p.mesh_nodes),
+            mesh_nodes: match p.layout {
+                BvhLayout::Wide => array!("mesh_nodes", &p.mesh_wide),
+                BvhLayout::Qbvh | BvhLayout::Binary => array!("mesh_nodes", &p.mesh_nodes),
+            },
             prim_refs: array!("prim_refs", &p.prim_refs),
             leaf_triangles: array!("leaf_triangles", &leaf_triangles(p)),
             instances: array!("instances", &p.instances),
-            top_nodes: array!("top_nodes", &p.top_nodes),
+            top_nodes: match p.layout {
+                BvhLayout::Wide => array!("top_nodes", &p.top_wide),
+                BvhLayout::Qbvh | BvhLayout::Binary => array!("top_nodes", &p.top_nodes),
+            },
             top_instance_refs: array!("top_instance_refs", &p.top_instance_refs),
             vd_patches: array!("vd_patches", &p.vd_patches),
             materials: array!("materials", &materials),

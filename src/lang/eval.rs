@@ -348,6 +348,7 @@ const FILM: &[ParamSpec] = &[
     names("integrator"),
     names("quality"),
     names("devices"),
+    names("accel"),
 ];
 const MATERIAL: &[ParamSpec] = &[
     numbers("diffuse"),
@@ -704,6 +705,26 @@ impl Builder<'_, '_> {
                     *span,
                     format!("unknown integrator \"{w}\"{hint}: expected whitted or photon_map"),
                 );
+            }
+        }
+        match p.words(ctx, "accel").as_slice() {
+            [] => {}
+            [(w, span)] => match scene::BvhLayout::from_name(w) {
+                Some(layout) => film.accel = layout,
+                None => {
+                    let names = scene::BvhLayout::ALL.map(|l| l.name());
+                    let hint = suggest::did_you_mean(w, names);
+                    ctx.error(
+                        *span,
+                        format!(
+                            "unknown BVH layout \"{w}\"{hint}: expected {}",
+                            names.join(", ")
+                        ),
+                    );
+                }
+            },
+            [_, (w, span), ..] => {
+                ctx.error(*span, format!("accel takes one layout, not also \"{w}\""));
             }
         }
         match p.words(ctx, "quality").as_slice() {

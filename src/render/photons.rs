@@ -646,7 +646,7 @@ pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
         if !specular || mesh.node_count == 0 {
             continue;
         }
-        let root = prepared.mesh_nodes[mesh.node_offset as usize].bounds();
+        let root = prepared.mesh_bounds[record.mesh as usize];
         boxes = boxes.union(root.transformed(&instance.transform));
         let centre = (root.min + root.max) * 0.5;
         // The vertices' sphere around the box centre (tighter than the box's for round

@@ -93,6 +93,8 @@ pub struct Film {
     pub vd_max_level: u32,
     /// How the frame is lit (photon mapping unless the scene asks for `integrator whitted`).
     pub integrator: Integrator,
+    /// The hierarchy's node layout (`film { accel }`, `--accel`).
+    pub accel: BvhLayout,
     /// Scales the photon and gather counts ([`Scene::apply_quality`]).
     pub quality: Quality,
     /// The GPUs that render (`film { devices … }`); `--devices` wins over it.
@@ -150,6 +152,41 @@ pub enum Quality {
     Reference,
 }
 
+/// How the top and middle levels' nodes are laid out (`film { accel }`, `--accel LAYOUT:BUILDER`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BvhLayout {
+    /// The 4-wide BVH with the compact stack of paper 004 (`accel::qbvh`).
+    #[default]
+    Qbvh,
+    /// A binary BVH in the QBVH's node format, so that the same traversal compares the two.
+    Binary,
+    /// The 8-wide compressed BVH of Ylitie et al. 2017 (`accel::wide`).
+    Wide,
+}
+
+impl BvhLayout {
+    /// Every layout, as `--accel` names them.
+    pub const ALL: [BvhLayout; 3] = [BvhLayout::Qbvh, BvhLayout::Wide, BvhLayout::Binary];
+
+    /// The layout's name on the command line and in the scene (`film { accel wide }`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BvhLayout::Qbvh => "qbvh",
+            BvhLayout::Binary => "binary",
+            BvhLayout::Wide => "wide",
+        }
+    }
+
+    /// The layout called `name`.
+    pub fn from_name(name: &str) -> Option<BvhLayout> {
+        BvhLayout::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+/// The builders `--accel LAYOUT:BUILDER` names: the binned-SAH build on the CPU, collapsed into
+/// the layout.
+pub const BVH_BUILDERS: [&str; 1] = ["cpu_sah"];
+
 /// How the numbers of a camera sample are drawn (`film { sampler }`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Sampler {
@@ -190,6 +227,7 @@ impl Default for Film {
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
             integrator: Integrator::PhotonMap,
+            accel: BvhLayout::default(),
             quality: Quality::Default,
             devices: DeviceList::Auto,
             crop: None,

@@ -103,6 +103,11 @@ enum Command {
         /// photon_map unless it says].
         #[arg(long, value_enum)]
         integrator: Option<IntegratorArg>,
+        /// The hierarchy's node layout and builder, LAYOUT[:BUILDER]: qbvh, wide (8-wide
+        /// compressed) or binary, built by cpu_sah; `caustica info --accels` lists them
+        /// [default: the scene's film accel, qbvh unless it says].
+        #[arg(long, value_name = "LAYOUT:BUILDER")]
+        accel: Option<String>,
         /// A preview: an eighth of the photons, a quarter of the irradiance seeds and gather rays.
         #[arg(long)]
         quick: bool,
@@ -195,6 +200,9 @@ enum Command {
         /// List the GPU adapters with the indices `--devices` takes.
         #[arg(long)]
         gpu: bool,
+        /// List the `--accel` choices: the hierarchy's layouts and builders.
+        #[arg(long)]
+        accels: bool,
         /// Let `include` read files outside the scene's folder and the folders below it.
         #[arg(long)]
         allow_includes_outside: bool,
@@ -346,6 +354,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             seed,
             layers,
             integrator,
+            accel,
             quick,
             passes,
             time,
@@ -382,6 +391,7 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
                     quality: quick.then_some(caustica::scene::Quality::Quick),
                     passes,
                     crop: crop.as_deref().map(caustica::parse_crop).transpose()?,
+                    accel: accel.as_deref().map(caustica::parse_accel).transpose()?,
                 },
                 defines,
                 device: match device {
@@ -544,8 +554,12 @@ fn run(command: Command, quiet: u8) -> Result<(), Error> {
             frame,
             device,
             gpu,
+            accels,
             allow_includes_outside,
         } => {
+            if accels {
+                print!("{}", caustica::describe_accels());
+            }
             if gpu {
                 println!("{}", caustica::describe_adapters());
             }

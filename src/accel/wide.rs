@@ -1,0 +1,663 @@
+//! The 8-wide compressed BVH (Ylitie, Karras and Laine 2017, "Efficient incoherent ray traversal
+//! on GPUs through compressed wide BVHs"): its 80-byte node, the collapse from a binary BVH with
+//! the children placed in slots by ray octant, and the node test that both traversals share.
+//!
+//! A node holds up to eight children. Their boxes are quantized to 8 bits per plane on a grid
+//! whose origin is the node's `origin` and whose step on each axis is a power of two (`exps`).
+//! A child box decodes as `origin + q · 2^e` on each plane, which is exact whatever the
+//! arithmetic (the product of a byte and a power of two is exact, so a fused multiply-add and
+//! a multiply then an add give the same rounding); the builder checks that every decoded box
+//! holds its child, so the ordinary slab test of [`super::aabb`] runs on boxes that are at
+//! least as large as the children. Closest hits are then the same as any other layout's.
+//!
+//! Inner children are stored consecutively from `child_base`, in slot order; the primitives of
+//! a node's leaf children consecutively from `prim_base` (at most 24, at most
+//! [`WIDE_LEAF_MAX`] per leaf child). Each slot has a meta byte:
+//! - `0`: empty;
+//! - inner child: `0b001_11sss`, `24 + s` for slot `s`;
+//! - leaf child: the primitive count in unary in the top three bits (`0b001`, `0b011`,
+//!   `0b111`) and its first primitive's offset from `prim_base` (0..24) in the low five.
+//!
+//! A node's test gives two groups, a pair of words each, as in the paper:
+//! - the node group `[child_base, hits << 24 | imask]`: bit `24 + (s ^ oct_inv)` for each inner
+//!   child hit, where `oct_inv` is `7 ^` the ray's octant, so that taking the highest bit first
+//!   visits slot `octant` first, the child the builder placed nearest along that octant;
+//! - the primitive group `[prim_base, bits]`: one bit per primitive of the leaf children hit.
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use super::aabb::{Aabb, SlabRay};
+use super::bvh::{BinaryBvh, BinaryNodeKind};
+
+/// Children per node.
+pub const WIDE_CHILDREN: usize = 8;
+/// Primitives per leaf child of the middle level (three bits of unary count).
+pub const WIDE_LEAF_MAX: usize = 3;
+/// Primitives one node's leaf children hold together (the primitive group's 24 bits).
+pub const WIDE_NODE_PRIMS: usize = 24;
+/// Largest number of nodes a wide tree may have (indices and `child_base` stay 32-bit, with
+/// room below `u32::MAX`).
+pub const MAX_WIDE_NODES: usize = (1 << 30) - 1;
+/// Entries of the wide traversal stack (pairs of words): the top level's depth, two entries
+/// and a marker for the instance being entered, and the middle level's depth.
+pub const WIDE_STACK_SIZE: usize = 32;
+/// The stack entry that means "leave the instance and return to world space": no group that
+/// is pushed has a zero second word.
+pub const WIDE_RETURN_TO_WORLD: [u32; 2] = [0, 0];
+
+/// Meta byte bits: the low five bits of an inner child's meta byte are `24 + slot`.
+const INNER_META: u32 = 0b001_00000 | 24;
+
+/// One node of the wide BVH; 80 bytes, five `vec4<u32>`.
+///
+/// ```text
+/// offset  0: origin: vec3<f32>          the quantization grid's origin (the node box's min)
+/// offset 12: exps_imask: u32            biased exponents of the x, y, z steps (bytes 0..3),
+///                                       the inner-child mask by slot (byte 3)
+/// offset 16: child_base: u32            first inner child (local to the tree)
+/// offset 20: prim_base: u32             first primitive reference of the leaf children
+/// offset 24: meta: [u32; 2]             one byte per slot
+/// offset 32: lo_x, lo_y, lo_z: [u32; 2] each: one byte per slot, the box's low planes
+/// offset 56: hi_x, hi_y, hi_z: [u32; 2] the high planes
+/// ```
+/// WGSL twin: five consecutive `vec4<u32>` of `mesh_nodes` / `top_nodes` when the scene's layout
+/// is wide (`shaders/shared/traverse_wide.wgsl`, `load_wide`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct WideNode {
+    pub origin: [f32; 3],
+    pub exps_imask: u32,
+    pub child_base: u32,
+    pub prim_base: u32,
+    pub meta: [u32; 2],
+    /// lo_x, lo_y, lo_z, then hi_x, hi_y, hi_z.
+    pub q: [[u32; 2]; 6],
+}
+
+/// The byte of slot `slot` in a pair of words.
+#[inline]
+fn byte(words: &[u32; 2], slot: usize) -> u32 {
+    (words[slot / 4] >> (8 * (slot % 4))) & 0xff
+}
+
+#[inline]
+fn set_byte(words: &mut [u32; 2], slot: usize, value: u32) {
+    words[slot / 4] |= (value & 0xff) << (8 * (slot % 4));
+}
+
+/// `2^e` for a biased exponent byte (`e + 127`, in 1..=254): a normal float.
+#[inline]
+fn step_of(biased: u32) -> f32 {
+    f32::from_bits(biased << 23)
+}
+
+impl WideNode {
+    /// The inner-child mask (bit `s` for an inner child in slot `s`).
+    #[inline]
+    pub fn imask(&self) -> u32 {
+        self.exps_imask >> 24
+    }
+
+    #[inline]
+    pub fn meta_of(&self, slot: usize) -> u32 {
+        byte(&self.meta, slot)
+    }
+
+    /// Whether slot `slot` holds an inner child.
+    #[inline]
+    pub fn is_inner(&self, slot: usize) -> bool {
+        self.imask() & (1 << slot) != 0
+    }
+
+    /// The grid step of each axis.
+    #[inline]
+    pub fn steps(&self) -> Vec3 {
+        Vec3::new(
+            step_of(self.exps_imask & 0xff),
+            step_of((self.exps_imask >> 8) & 0xff),
+            step_of((self.exps_imask >> 16) & 0xff),
+        )
+    }
+
+    /// The decoded box of slot `slot` (as large as the child's or larger): `origin + q · step`
+    /// per plane, each an exact product and one rounded sum.
+    #[inline]
+    pub fn child_box(&self, slot: usize) -> (Vec3, Vec3) {
+        let o = Vec3::from_array(self.origin);
+        let s = self.steps();
+        let q = |k: usize| byte(&self.q[k], slot) as f32;
+        let lo = Vec3::new(q(0), q(1), q(2));
+        let hi = Vec3::new(q(3), q(4), q(5));
+        (o + lo * s, o + hi * s)
+    }
+
+    /// Number of children (used slots).
+    pub fn child_count(&self) -> usize {
+        (0..WIDE_CHILDREN).filter(|&s| self.meta_of(s) != 0).count()
+    }
+
+    /// The inner child of slot `slot` (which must be inner): `child_base` plus the inner
+    /// children in lower slots.
+    #[inline]
+    pub fn inner_child(&self, slot: usize) -> u32 {
+        self.child_base + (self.imask() & ((1 << slot) - 1)).count_ones()
+    }
+
+    /// The primitives `(first, count)` of leaf slot `slot`, relative to the tree's references.
+    #[inline]
+    pub fn leaf_prims(&self, slot: usize) -> (u32, u32) {
+        let m = self.meta_of(slot);
+        (self.prim_base + (m & 0x1f), (m >> 5).count_ones())
+    }
+
+    /// The node test: the node group and the primitive group of the children whose decoded
+    /// boxes the ray enters within `[t_min, t_max]` (see the module docs). An empty node group
+    /// is `[0, 0]`.
+    #[inline]
+    pub fn intersect_children(
+        &self,
+        ray: &SlabRay,
+        oct_inv: u32,
+        t_min: f32,
+        t_max: f32,
+    ) -> ([u32; 2], [u32; 2]) {
+        let mut hits = 0u32;
+        let mut prims = 0u32;
+        for slot in 0..WIDE_CHILDREN {
+            let m = self.meta_of(slot);
+            if m == 0 {
+                continue;
+            }
+            let (lo, hi) = self.child_box(slot);
+            if ray.entry(lo, hi, t_min, t_max).is_none() {
+                continue;
+            }
+            if self.is_inner(slot) {
+                hits |= 1 << (slot as u32 ^ oct_inv);
+            } else {
+                prims |= (m >> 5) << (m & 0x1f);
+            }
+        }
+        let node_group = if hits == 0 {
+            [0, 0]
+        } else {
+            [self.child_base, hits << 24 | self.imask()]
+        };
+        (node_group, [self.prim_base, prims])
+    }
+}
+
+/// `7 ^` the octant of `dir` (bit 2: x < 0, bit 1: y < 0, bit 0: z < 0).
+#[inline]
+pub fn octant_inv(dir: Vec3) -> u32 {
+    7 ^ ((((dir.x < 0.0) as u32) << 2) | (((dir.y < 0.0) as u32) << 1) | (dir.z < 0.0) as u32)
+}
+
+/// The node group that visits the root (node 0) first: its one hit bit is the highest, and
+/// the inner mask makes that bit's slot map to child 0.
+#[inline]
+pub fn root_group(oct_inv: u32) -> [u32; 2] {
+    [0, 1 << 31 | 1 << (7 ^ oct_inv)]
+}
+
+/// Takes the highest hit of a node group (which must have one): the child node to visit.
+#[inline]
+pub fn take_child(group: &mut [u32; 2], oct_inv: u32) -> u32 {
+    let bit = 31 - group[1].leading_zeros();
+    group[1] &= !(1 << bit);
+    let slot = (bit - 24) ^ oct_inv;
+    group[0] + (group[1] & 0xff & ((1 << slot) - 1)).count_ones()
+}
+
+/// Whether a node group still has a child to visit.
+#[inline]
+pub fn has_children(group: &[u32; 2]) -> bool {
+    group[1] & 0xff00_0000 != 0
+}
+
+/// Takes the lowest primitive of a primitive group (which must have one): its reference index.
+#[inline]
+pub fn take_prim(group: &mut [u32; 2]) -> u32 {
+    let bit = group[1].trailing_zeros();
+    group[1] &= group[1] - 1;
+    group[0] + bit
+}
+
+/// The traversal stack of the wide layout: groups and the instance marker.
+pub struct WideStack {
+    entries: [[u32; 2]; WIDE_STACK_SIZE],
+    len: usize,
+}
+
+impl Default for WideStack {
+    fn default() -> Self {
+        WideStack {
+            entries: [[0; 2]; WIDE_STACK_SIZE],
+            len: 0,
+        }
+    }
+}
+
+impl WideStack {
+    /// Pushes an entry. The builder bounds the trees' depths so that this never overflows
+    /// (`prepared` checks the scene against [`WIDE_STACK_SIZE`]); an overflow is a bug, so it
+    /// panics.
+    #[inline]
+    pub fn push(&mut self, entry: [u32; 2]) {
+        self.entries[self.len] = entry;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<[u32; 2]> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.entries[self.len])
+    }
+}
+
+/// A wide tree: its nodes (root = 0; none for a tree without a primitive that can be hit), its
+/// primitive references in the order the nodes' leaf children hold them (references to
+/// primitives with empty boxes, which nothing can hit, come last and no node holds them), and
+/// its depth in nodes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WideTree {
+    pub nodes: Vec<WideNode>,
+    pub prim_order: Vec<u32>,
+    pub depth: usize,
+}
+
+/// The prims `(first, count)` of every binary node in `bvh.prim_order` (a subtree's primitives
+/// are one range, as the builder partitions them in place).
+fn subtree_ranges(bvh: &BinaryBvh) -> Vec<(u32, u32)> {
+    let mut ranges = vec![(0u32, 0u32); bvh.nodes.len()];
+    // Children come after their parent in the node list, so one reverse sweep sees both
+    // children's ranges before the parent's.
+    for i in (0..bvh.nodes.len()).rev() {
+        ranges[i] = match bvh.nodes[i].kind {
+            BinaryNodeKind::Leaf { first, count } => (first, count),
+            BinaryNodeKind::Inner { left, right } => {
+                let (l, r) = (ranges[left as usize], ranges[right as usize]);
+                (l.0.min(r.0), l.1 + r.1)
+            }
+        };
+    }
+    ranges
+}
+
+/// Assigns up to eight children to slots: slot `s` should hold the child met first by rays of
+/// octant `s` (their direction's signs), so each (child, slot) pair costs the child's centroid
+/// offset from the parent's along the octant's diagonal, and the cheapest pairs are taken
+/// first (the greedy form of the paper's assignment).
+fn assign_slots(parent: &Aabb, children: &[Aabb]) -> [Option<usize>; WIDE_CHILDREN] {
+    let centre = parent.centroid();
+    let mut costs = Vec::with_capacity(children.len() * WIDE_CHILDREN);
+    for (c, b) in children.iter().enumerate() {
+        let offset = b.centroid() - centre;
+        for s in 0..WIDE_CHILDREN {
+            let diagonal = Vec3::new(
+                if s & 4 != 0 { -1.0 } else { 1.0 },
+                if s & 2 != 0 { -1.0 } else { 1.0 },
+                if s & 1 != 0 { -1.0 } else { 1.0 },
+            );
+            costs.push((offset.dot(diagonal), c, s));
+        }
+    }
+    costs.sort_by(|a, b| a.0.total_cmp(&b.0).then((a.1, a.2).cmp(&(b.1, b.2))));
+    let mut slots = [None; WIDE_CHILDREN];
+    let mut placed = vec![false; children.len()];
+    for (_, c, s) in costs {
+        if !placed[c] && slots[s].is_none() {
+            slots[s] = Some(c);
+            placed[c] = true;
+        }
+    }
+    slots
+}
+
+/// The grid of a node box: origin and the biased exponent of each axis's step, the smallest
+/// power of two with 255 steps covering the box (and at least 2^-126, a normal float).
+fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
+    // A denormal origin could be flushed to zero on a GPU; move it outwards to a normal value.
+    let origin = bounds.min.to_array().map(|p| {
+        if p != 0.0 && p.abs() < f32::MIN_POSITIVE {
+            if p > 0.0 {
+                0.0
+            } else {
+                -f32::MIN_POSITIVE
+            }
+        } else {
+            p
+        }
+    });
+    let exps = [0, 1, 2].map(|a| {
+        let extent = bounds.max[a] as f64 - origin[a] as f64;
+        let mut e: i32 = if extent > 0.0 {
+            (extent / 255.0).log2().ceil() as i32
+        } else {
+            -126
+        };
+        e = e.clamp(-126, 127);
+        while e < 127 && 255.0 * 2f64.powi(e) < extent {
+            e += 1;
+        }
+        (e + 127) as u32
+    });
+    (Vec3::from_array(origin), exps)
+}
+
+/// The grid planes of a child box: the largest `lo` whose plane is at or below the box's min,
+/// the smallest `hi` whose plane is at or above its max, checked in the f32 arithmetic of
+/// [`WideNode::child_box`].
+fn quantize(origin: f32, step: f32, lo: f32, hi: f32) -> (u32, u32) {
+    let plane = |q: u32| origin + q as f32 * step;
+    let mut qlo = (((lo as f64 - origin as f64) / step as f64).floor()).clamp(0.0, 255.0) as u32;
+    while qlo > 0 && plane(qlo) > lo {
+        qlo -= 1;
+    }
+    let mut qhi = (((hi as f64 - origin as f64) / step as f64).ceil()).clamp(0.0, 255.0) as u32;
+    while qhi < 255 && plane(qhi) < hi {
+        qhi += 1;
+    }
+    (qlo, qhi)
+}
+
+/// One child of a wide node while collapsing: a binary node opened into inner children, or a
+/// subtree that becomes a leaf child.
+#[derive(Clone, Copy)]
+struct Child {
+    binary: u32,
+    leaf: bool,
+}
+
+/// Collapses a binary BVH into a wide tree. A wide node takes its binary node's two children
+/// and opens the inner child of largest surface area until it has eight children; a subtree
+/// of at most `leaf_max` (1..=[`WIDE_LEAF_MAX`]) primitives is a leaf child, and the binary
+/// BVH's leaves must hold at most `leaf_max` primitives. Children with empty boxes are left
+/// out. Nodes are laid out breadth first.
+pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
+    let leaf_max = leaf_max.clamp(1, WIDE_LEAF_MAX) as u32;
+    if bvh.nodes.is_empty() || bvh.nodes[0].bounds.is_empty() {
+        return WideTree {
+            prim_order: bvh.prim_order.clone(),
+            ..WideTree::default()
+        };
+    }
+    let ranges = subtree_ranges(bvh);
+    let is_leaf_child = |b: u32| {
+        matches!(bvh.nodes[b as usize].kind, BinaryNodeKind::Leaf { .. })
+            || ranges[b as usize].1 <= leaf_max
+    };
+    let mut nodes = vec![WideNode::default()];
+    let mut prim_order = Vec::with_capacity(bvh.prim_order.len());
+    let mut depth_of = vec![1usize];
+    // (binary node, wide node), breadth first so that a node's inner children are consecutive.
+    let mut queue = std::collections::VecDeque::from([(0u32, 0usize)]);
+    while let Some((b, slot_index)) = queue.pop_front() {
+        let mut children: Vec<Child> = match bvh.nodes[b as usize].kind {
+            BinaryNodeKind::Inner { left, right } if !is_leaf_child(b) => [left, right]
+                .map(|c| Child {
+                    binary: c,
+                    leaf: is_leaf_child(c),
+                })
+                .to_vec(),
+            _ => vec![Child {
+                binary: b,
+                leaf: true,
+            }],
+        };
+        while children.len() < WIDE_CHILDREN {
+            let widest = children
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| !c.leaf)
+                .max_by(|(_, a), (_, c)| {
+                    let area = |x: &Child| bvh.nodes[x.binary as usize].bounds.half_area();
+                    area(a).total_cmp(&area(c))
+                })
+                .map(|(i, _)| i);
+            let Some(i) = widest else { break };
+            if let BinaryNodeKind::Inner { left, right } =
+                bvh.nodes[children[i].binary as usize].kind
+            {
+                children[i] = Child {
+                    binary: left,
+                    leaf: is_leaf_child(left),
+                };
+                children.push(Child {
+                    binary: right,
+                    leaf: is_leaf_child(right),
+                });
+            }
+        }
+        children.retain(|c| !bvh.nodes[c.binary as usize].bounds.is_empty());
+        let boxes: Vec<Aabb> = children
+            .iter()
+            .map(|c| bvh.nodes[c.binary as usize].bounds)
+            .collect();
+        let parent = boxes.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
+        let (origin, exps) = quantization_grid(&parent);
+        let steps = exps.map(step_of);
+        let slots = assign_slots(&parent, &boxes);
+        let mut node = WideNode {
+            origin: origin.to_array(),
+            exps_imask: exps[0] | exps[1] << 8 | exps[2] << 16,
+            child_base: nodes.len() as u32,
+            prim_base: prim_order.len() as u32,
+            ..WideNode::default()
+        };
+        let mut imask = 0u32;
+        let mut prim_offset = 0u32;
+        for (s, c) in slots.iter().enumerate() {
+            let Some(c) = *c else { continue };
+            let child = children[c];
+            let b = &boxes[c];
+            for axis in 0..3 {
+                let (lo, hi) = quantize(origin[axis], steps[axis], b.min[axis], b.max[axis]);
+                set_byte(&mut node.q[axis], s, lo);
+                set_byte(&mut node.q[3 + axis], s, hi);
+            }
+            if child.leaf {
+                let (first, count) = ranges[child.binary as usize];
+                let count = count.min(leaf_max);
+                set_byte(&mut node.meta, s, ((1 << count) - 1) << 5 | prim_offset);
+                prim_order
+                    .extend_from_slice(&bvh.prim_order[first as usize..(first + count) as usize]);
+                prim_offset += count;
+            } else {
+                set_byte(&mut node.meta, s, INNER_META + s as u32);
+                imask |= 1 << s;
+                depth_of.push(depth_of[slot_index] + 1);
+                queue.push_back((child.binary, nodes.len()));
+                nodes.push(WideNode::default());
+            }
+        }
+        node.exps_imask |= imask << 24;
+        nodes[slot_index] = node;
+    }
+    // The references no leaf child holds (primitives whose boxes are empty) go last.
+    let mut held = vec![false; bvh.prim_order.len()];
+    for &p in &prim_order {
+        held[p as usize] = true;
+    }
+    prim_order.extend(bvh.prim_order.iter().filter(|&&p| !held[p as usize]));
+    let depth = depth_of.iter().copied().max().unwrap_or(0);
+    WideTree {
+        nodes,
+        prim_order,
+        depth,
+    }
+}
+
+/// The object-space box of a wide tree's root (the union of its children's decoded boxes),
+/// empty for a tree without nodes.
+pub fn root_bounds(nodes: &[WideNode]) -> Aabb {
+    let Some(root) = nodes.first() else {
+        return Aabb::EMPTY;
+    };
+    (0..WIDE_CHILDREN)
+        .filter(|&s| root.meta_of(s) != 0)
+        .fold(Aabb::EMPTY, |acc, s| {
+            let (lo, hi) = root.child_box(s);
+            acc.union(Aabb::new(lo, hi))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accel::bvh::{build_binary_bvh, BuildSettings};
+
+    fn boxes(n: usize, seed: u32) -> Vec<Aabb> {
+        let mut state = seed;
+        let mut next = move || {
+            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (state >> 8) as f32 / (1u32 << 24) as f32
+        };
+        (0..n)
+            .map(|_| {
+                let c = Vec3::new(next() * 100.0 - 50.0, next() * 3.0 + 1000.0, next() * 1e-3);
+                let h = Vec3::new(next(), next() * 0.01, next() * 1e-5);
+                Aabb::new(c - h, c + h)
+            })
+            .collect()
+    }
+
+    fn settings() -> BuildSettings {
+        BuildSettings {
+            max_leaf_size: WIDE_LEAF_MAX,
+            ..BuildSettings::default()
+        }
+    }
+
+    #[test]
+    fn node_is_eighty_bytes() {
+        assert_eq!(std::mem::size_of::<WideNode>(), 80);
+    }
+
+    #[test]
+    fn every_decoded_box_holds_every_primitive_below_it() {
+        let bounds = boxes(3000, 7);
+        let bvh = build_binary_bvh(&bounds, &settings());
+        let tree = collapse_to_cwbvh(&bvh, WIDE_LEAF_MAX);
+        // Walk the tree with the box each child decodes to, checking every primitive. (A
+        // child's decoded box need not lie inside its parent's: each node has its own grid.)
+        let mut stack = vec![0u32];
+        let mut seen = 0;
+        while let Some(n) = stack.pop() {
+            let node = &tree.nodes[n as usize];
+            for s in 0..WIDE_CHILDREN {
+                if node.meta_of(s) == 0 {
+                    continue;
+                }
+                let (lo, hi) = node.child_box(s);
+                let decoded = Aabb::new(lo, hi);
+                if node.is_inner(s) {
+                    stack.push(node.inner_child(s));
+                } else {
+                    let (first, count) = node.leaf_prims(s);
+                    assert!((1..=WIDE_LEAF_MAX as u32).contains(&count));
+                    for &p in &tree.prim_order[first as usize..(first + count) as usize] {
+                        assert!(decoded.contains_box(&bounds[p as usize]), "prim {p}");
+                        seen += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(seen, bounds.len());
+    }
+
+    #[test]
+    fn collapse_keeps_every_reference_once_and_nodes_hold_at_most_twenty_four() {
+        let mut bounds = boxes(500, 3);
+        bounds[17] = Aabb::EMPTY;
+        let bvh = build_binary_bvh(&bounds, &settings());
+        let tree = collapse_to_cwbvh(&bvh, WIDE_LEAF_MAX);
+        let mut sorted = tree.prim_order.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..500).collect::<Vec<u32>>());
+        for node in &tree.nodes {
+            let prims: u32 = (0..WIDE_CHILDREN)
+                .filter(|&s| node.meta_of(s) != 0 && !node.is_inner(s))
+                .map(|s| node.leaf_prims(s).1)
+                .sum();
+            assert!(prims as usize <= WIDE_NODE_PRIMS);
+            assert!(node.child_count() >= 1);
+        }
+        assert!(tree.depth >= 2 && tree.depth < 12, "depth {}", tree.depth);
+        // A tree of nothing but empty boxes has no nodes and keeps every reference.
+        let empty = build_binary_bvh(&[Aabb::EMPTY; 5], &settings());
+        let tree = collapse_to_cwbvh(&empty, WIDE_LEAF_MAX);
+        assert!(tree.nodes.is_empty());
+        assert_eq!(tree.prim_order.len(), 5);
+    }
+
+    #[test]
+    fn slots_put_the_child_nearest_along_each_octant_first() {
+        // Eight unit boxes at the corners of a cube: slot s must hold the corner a ray of
+        // octant s meets first, the one at the low end of each axis the ray goes up along.
+        let corners: Vec<Aabb> = (0..8)
+            .map(|i| {
+                let c = Vec3::new(
+                    if i & 4 != 0 { 5.0 } else { -5.0 },
+                    if i & 2 != 0 { 5.0 } else { -5.0 },
+                    if i & 1 != 0 { 5.0 } else { -5.0 },
+                );
+                Aabb::new(c - 1.0, c + 1.0)
+            })
+            .collect();
+        let parent = corners.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
+        let slots = assign_slots(&parent, &corners);
+        for (s, slot) in slots.iter().enumerate() {
+            // Octant s has x < 0 when bit 2 is set: its first box is at +x, index bit 2 set.
+            assert_eq!(slot.unwrap(), s, "slot {s}");
+        }
+    }
+
+    #[test]
+    fn taking_children_follows_the_octant_order_and_maps_slots_to_nodes() {
+        // Inner children in slots 1, 4 and 6: child_base + rank among them.
+        let node = WideNode {
+            child_base: 10,
+            exps_imask: (0b0101_0010) << 24,
+            ..WideNode::default()
+        };
+        for oct_inv in 0..8u32 {
+            let mut group = [node.child_base, 0];
+            for s in [1u32, 4, 6] {
+                group[1] |= 1 << (24 + (s ^ oct_inv));
+            }
+            group[1] |= node.imask();
+            let mut order = Vec::new();
+            while has_children(&group) {
+                order.push(take_child(&mut group, oct_inv));
+            }
+            // Highest (s ^ oct_inv) first.
+            let mut expected: Vec<(u32, u32)> = [(1u32, 10u32), (4, 11), (6, 12)]
+                .iter()
+                .map(|&(s, c)| (s ^ oct_inv, c))
+                .collect();
+            expected.sort_by_key(|e| std::cmp::Reverse(e.0));
+            assert_eq!(order, expected.iter().map(|e| e.1).collect::<Vec<_>>());
+        }
+        let mut root = root_group(3);
+        assert_eq!(take_child(&mut root, 3), 0);
+        assert!(!has_children(&root));
+    }
+
+    #[test]
+    fn quantized_planes_hold_the_box_in_f32_arithmetic() {
+        for (origin, lo, hi) in [
+            (1000.0f32, 1000.3f32, 1001.7f32),
+            (-3.0, -3.0, 2.5),
+            (0.1, 0.1, 0.1),
+        ] {
+            let b = Aabb::new(Vec3::splat(origin), Vec3::splat(hi.max(origin + 2.0)));
+            let (o, exps) = quantization_grid(&b);
+            let step = step_of(exps[0]);
+            let (ql, qh) = quantize(o.x, step, lo, hi);
+            assert!(o.x + ql as f32 * step <= lo && o.x + qh as f32 * step >= hi);
+            assert!(ql <= qh && qh <= 255);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The fused top + middle level traversal of the wide layout (Ylitie et al. 2017, Algorithm 1),
+//! the CPU twin of `shaders/shared/traverse_wide.wgsl`, step for step.
+//!
+//! The state is a node group and a primitive group ([`super::wide`]). Each step takes the node
+//! group's nearest child (by octant), pushes the group's rest, and tests that child's children,
+//! which gives the next node group and a primitive group; the primitives are tested at once.
+//! In the top level a primitive is an instance: entering it pushes the top level's node group,
+//! the rest of its primitive group and [`WIDE_RETURN_TO_WORLD`], and starts at the mesh's root
+//! with the object-space ray. Popped groups are not culled again against the closest hit so
+//! far (the boxes are not kept). Ties in `t` go to the lower (instance, prim), as in every layout.
+
+use glam::Vec3;
+
+use super::aabb::SlabRay;
+use super::prepared::{
+    is_closer, next_up, rows_point, rows_vector, MeshRecord, Prepared, ANY, MESH_DISPLACED, RECORDS,
+};
+use super::vd_frame::VdFrame;
+use super::wide::{
+    has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideStack,
+    WIDE_RETURN_TO_WORLD,
+};
+use super::{Hit, Ray};
+
+/// The instance being traversed: its mesh, nodes and references, and the object-space ray.
+struct ObjectLevel<'a> {
+    instance: u32,
+    mesh: &'a MeshRecord,
+    nodes: &'a [WideNode],
+    refs: &'a [u32],
+    origin: Vec3,
+    dir: Vec3,
+    slab: SlabRay,
+    oct_inv: u32,
+}
+
+impl Prepared {
+    /// The fused traversal of the wide layout; `MODE` as in `Prepared::traverse`.
+    pub(super) fn traverse_wide<const MODE: u8>(
+        &self,
+        vd: &VdFrame,
+        ray: &Ray,
+        record: &mut dyn FnMut(u32, f32, Vec3),
+    ) -> Option<Hit> {
+        let t_min = ray.t_min;
+        let world = SlabRay::new(ray.origin, ray.dir);
+        let world_oct_inv = octant_inv(ray.dir);
+        let mut best: Option<Hit> = None;
+        let mut limit = ray.t_max;
+        let mut stack = WideStack::default();
+        let mut object: Option<ObjectLevel> = None;
+        if self.top_wide.is_empty() {
+            return None;
+        }
+        let mut group = root_group(world_oct_inv);
+        loop {
+            let mut prims = [0u32; 2];
+            if has_children(&group) {
+                let (nodes, slab, oct_inv) = match &object {
+                    Some(o) => (o.nodes, &o.slab, o.oct_inv),
+                    None => (self.top_wide.as_slice(), &world, world_oct_inv),
+                };
+                let child = take_child(&mut group, oct_inv);
+                if has_children(&group) {
+                    stack.push(group);
+                }
+                (group, prims) =
+                    nodes[child as usize].intersect_children(slab, oct_inv, t_min, limit);
+            } else {
+                // A popped primitive group (the top level's instances still to enter).
+                std::mem::swap(&mut prims, &mut group);
+            }
+            while prims[1] != 0 {
+                let index = take_prim(&mut prims);
+                let Some(o) = &object else {
+                    // Enter the instance; come back for the rest of the groups.
+                    if has_children(&group) {
+                        stack.push(group);
+                    }
+                    if prims[1] != 0 {
+                        stack.push(prims);
+                    }
+                    stack.push(WIDE_RETURN_TO_WORLD);
+                    let instance = self.top_instance_refs[index as usize];
+                    let record = &self.instances[instance as usize];
+                    let mesh = &self.meshes[record.mesh as usize];
+                    let origin = rows_point(&record.world_to_object, ray.origin);
+                    let dir = rows_vector(&record.world_to_object, ray.dir);
+                    let start = mesh.node_offset as usize;
+                    let refs_start = mesh.prim_ref_offset as usize;
+                    let oct_inv = octant_inv(dir);
+                    object = Some(ObjectLevel {
+                        instance,
+                        mesh,
+                        nodes: &self.mesh_wide[start..start + mesh.node_count as usize],
+                        refs: &self.prim_refs[refs_start
+                            ..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
+                        origin,
+                        dir,
+                        slab: SlabRay::new(origin, dir),
+                        oct_inv,
+                    });
+                    group = root_group(oct_inv);
+                    prims = [0, 0];
+                    break;
+                };
+                let prim = o.refs[index as usize];
+                let tie_limit = if best.is_some() {
+                    next_up(limit)
+                } else {
+                    limit
+                };
+                if MODE == RECORDS
+                    && prim >= o.mesh.triangle_count
+                    && o.mesh.flags & MESH_DISPLACED != 0
+                {
+                    let patch = o.mesh.vd_patch_offset + prim - o.mesh.triangle_count;
+                    let bounds = self.vd_patches[patch as usize].bounds();
+                    if let Some(entry) = o.slab.entry_box(&bounds, t_min, limit) {
+                        record(patch, entry, o.dir);
+                    }
+                    continue;
+                }
+                let object_ray = Ray {
+                    origin: o.origin,
+                    dir: o.dir,
+                    t_min,
+                    t_max: tie_limit,
+                };
+                if let Some((t, st, normal)) =
+                    self.intersect_prim(vd, o.mesh, prim, &object_ray, false)
+                {
+                    let hit = Hit {
+                        t,
+                        instance: o.instance,
+                        prim,
+                        st,
+                        normal,
+                    };
+                    if MODE == ANY {
+                        return Some(hit);
+                    }
+                    if is_closer(&hit, &best) {
+                        limit = t;
+                        best = Some(hit);
+                    }
+                }
+            }
+            if !has_children(&group) && prims[1] == 0 {
+                // Nothing left here: the next group from the stack, leaving instances whose
+                // entries are done.
+                loop {
+                    match stack.pop() {
+                        None => return best,
+                        Some(WIDE_RETURN_TO_WORLD) => object = None,
+                        Some(entry) => {
+                            group = entry;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

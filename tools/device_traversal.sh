@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The traversal and frame benchmarks of one device call on the lent GPU (docs/performance.md):
+# raybench's plain BVH2 baseline dumps its rays, our gpu_rays bench traces the same rays through
+# every layout, then the frames bench renders warm frames in the QBVH and the wide layouts.
+#
+# It expects, in the working tree (ignored by git, carried with the call):
+#   .gl/*.deb                 the Vulkan and GL loaders (device README)
+#   .dev/bin/{raybench,gpu_rays,frames}   release builds (strip them to fit the carry limit)
+#   .dev/shared/assets/...    the dragon and Sponza, laid out as ../shared/assets
+# QUICK=1 runs it small (on lavapipe, say); LAYOUTS and ROUNDS pick what gpu_rays compares.
+set -uo pipefail
+OUT="${OUT:-$(mktemp -d)}"
+mkdir -p "$OUT"
+if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+fi
+export WGPU_BACKEND=vulkan CAUSTICA_REQUIRE_GPU=1 CAUSTICA_REQUIRE_ASSETS=1
+# The benches find their scenes through the path they were built in, and the assets beside it.
+built=/work/main
+if [ ! -e "$built/benches" ]; then mkdir -p /work && ln -sfn "$PWD" "$built"; fi
+if [ ! -e "$(dirname "$built")/shared/assets" ]; then
+  mkdir -p "$(dirname "$built")/shared" && ln -sfn "$PWD/.dev/shared/assets" "$(dirname "$built")/shared/assets"
+fi
+A="$(dirname "$built")/shared/assets"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null
+if [ "${QUICK:-0}" = 1 ]; then RB=(--quick); RES=384x216; RUNS=3; FRAMES=3; SIZES="64x64"
+else RB=(); RES=1920x1080; RUNS=15; FRAMES=8; SIZES="1024x1024 256x256"; fi
+rays=$(mktemp -d)
+echo "== raybench"
+.dev/bin/raybench --dragon "$A/meshes/stanford/dragon/dragon_vrip.ply.gz" \
+  --sponza "$A/scenes/dabrovic_sponza/sponza.obj" --stack 32 --wg 128 "${RB[@]}" \
+  --dump-rays "$rays" > "$OUT/raybench.log" 2>&1
+sed -n '/## Results/,$p' "$OUT/raybench.log"
+echo "== gpu_rays on raybench's rays"
+.dev/bin/gpu_rays --rays "$rays" --resolution "$RES" --runs "$RUNS" \
+  --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" 2>&1 | tee "$OUT/gpu_rays.log"
+echo "== frames"
+for res in $SIZES; do
+  for accel in qbvh wide qbvh wide; do
+    echo "-- $res $accel"
+    .dev/bin/frames --scene "$built/scenes/cornell_spheres.csc" --resolution "$res" \
+      --frames "$FRAMES" --cpu-frames 0 --accel "$accel" > "$OUT/frames_${res}_$accel.log" 2>&1
+    grep -iE "median|warm" "$OUT/frames_${res}_$accel.log" | head -4
+  done
+done
