@@ -5,7 +5,10 @@
 //! turn `--rounds` times.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary] [--variants base;WG128;...] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
+//!
+//! `--variants` measures experiments of the kernel (`shaders/bench/trace_rays.wgsl`): each is a
+//! set of defines (`WG128`, `LEAN`), `base` for none.
 //!
 //! `--rays DIR` traces the rays `../shared/tools/raybench --dump-rays DIR` wrote
 //! (`DIR/{dragon,sponza}_{primary,diffuse}.rays`) instead of making its own, through the geometry
@@ -53,6 +56,20 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
     let checked = args.iter().any(|a| a == "--checked");
+    // Experiments of the benchmark kernel: `;`-separated sets of defines, `base` for none.
+    let variants: Vec<(&'static str, &'static [&'static str])> = arg(&args, "--variants")
+        .unwrap_or_else(|| "base".into())
+        .split(';')
+        .map(|v| {
+            let name: &'static str = Box::leak(v.trim().to_string().into_boxed_str());
+            let defines: Vec<&'static str> = if name == "base" {
+                Vec::new()
+            } else {
+                name.split(',').collect()
+            };
+            (name, &*Box::leak(defines.into_boxed_slice()))
+        })
+        .collect();
     let ctx = match GpuContext::open(caustica::gpu_required()) {
         Ok(ctx) => ctx,
         Err(e) => {
@@ -65,7 +82,7 @@ fn main() {
         ctx.info.name, ctx.info.backend, ctx.info.driver, width, height
     );
     println!(
-        "{:<8} {:<18} {:<10} {:>9} {:>10} {:>10} {:>7} {:>7}",
+        "{:<8} {:<22} {:<10} {:>9} {:>10} {:>10} {:>7} {:>7}",
         "scene", "layout", "rays", "count", "median ms", "Mrays/s", "hit %", "agree %"
     );
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -134,7 +151,7 @@ fn main() {
             })
             .collect();
         let of = |l: BvhLayout| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
-        let configs: Vec<(String, &Prepared, Checks, bool)> =
+        let configs: Vec<(String, &Prepared, Checks, bool, &'static [&'static str])> =
             if args.iter().any(|a| a == "--vd-code-ab") {
                 // What the VD-patch traversal code costs a kernel that never runs it.
                 (0..2)
@@ -145,8 +162,15 @@ fn main() {
                                 &qbvh,
                                 Checks::Unchecked,
                                 false,
+                                &[][..],
                             ),
-                            ("qbvh +vd code".to_string(), &qbvh, Checks::Unchecked, true),
+                            (
+                                "qbvh +vd code".to_string(),
+                                &qbvh,
+                                Checks::Unchecked,
+                                true,
+                                &[][..],
+                            ),
                         ]
                     })
                     .collect()
@@ -155,25 +179,28 @@ fn main() {
                 let mut configs = Vec::new();
                 for _ in 0..rounds {
                     for &l in &layouts {
-                        configs.push((
-                            format!("{} unchecked", l.name()),
-                            of(l),
-                            Checks::Unchecked,
-                            false,
-                        ));
-                        if checked {
-                            configs.push((
-                                format!("{} checked", l.name()),
-                                of(l),
-                                Checks::Checked,
-                                false,
-                            ));
+                        for &(variant, defines) in &variants {
+                            let name = if variant == "base" {
+                                l.name().to_string()
+                            } else {
+                                format!("{} {variant}", l.name())
+                            };
+                            configs.push((name.clone(), of(l), Checks::Unchecked, false, defines));
+                            if checked {
+                                configs.push((
+                                    format!("{name} checked"),
+                                    of(l),
+                                    Checks::Checked,
+                                    false,
+                                    defines,
+                                ));
+                            }
                         }
                     }
                 }
                 configs
             };
-        for (layout, prepared, checks, vd_code) in configs {
+        for (layout, prepared, checks, vd_code, defines) in configs {
             match measure(
                 &ctx,
                 &scene,
@@ -184,12 +211,13 @@ fn main() {
                     runs,
                     with_vd_code: vd_code,
                     check_every: 97,
+                    defines,
                 },
             ) {
                 Ok(rows) => {
                     for r in rows {
                         println!(
-                            "{name:<8} {layout:<18} {:<10} {:>9} {:>10.3} {:>10.1} {:>7.1} {:>7.2}",
+                            "{name:<8} {layout:<22} {:<10} {:>9} {:>10.3} {:>10.1} {:>7.1} {:>7.2}",
                             r.kind,
                             r.rays,
                             r.median_ms,

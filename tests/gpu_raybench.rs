@@ -36,6 +36,7 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
                     runs: 1,
                     with_vd_code,
                     check_every: 1,
+                    defines: &[],
                 },
             )
             .unwrap();
@@ -74,6 +75,7 @@ fn ray_benchmark_refuses_scenes_with_vd_patches() {
         runs: 1,
         with_vd_code: true,
         check_every: 1,
+        defines: &[],
     };
     let err = measure(&ctx, &scene, &prepared, &sets, options).unwrap_err();
     assert!(err.to_string().contains("VD patches"), "{err}");

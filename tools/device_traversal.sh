@@ -7,7 +7,8 @@
 #   .gl/*.deb                 the Vulkan and GL loaders (device README)
 #   .dev/bin/{raybench,gpu_rays,frames}   release builds (strip them to fit the carry limit)
 #   .dev/shared/assets/...    the dragon and Sponza, laid out as ../shared/assets
-# QUICK=1 runs it small (on lavapipe, say); LAYOUTS and ROUNDS pick what gpu_rays compares.
+# QUICK=1 runs it small (on lavapipe, say); LAYOUTS, VARIANTS and ROUNDS pick what gpu_rays
+# compares; SKIP_FRAMES=1 leaves the frames out.
 set -uo pipefail
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
@@ -34,7 +35,9 @@ echo "== raybench"
 sed -n '/## Results/,$p' "$OUT/raybench.log"
 echo "== gpu_rays on raybench's rays"
 .dev/bin/gpu_rays --rays "$rays" --resolution "$RES" --runs "$RUNS" \
-  --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" 2>&1 | tee "$OUT/gpu_rays.log"
+  --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" --variants "${VARIANTS:-base}" 2>&1 |
+  tee "$OUT/gpu_rays.log"
+[ "${SKIP_FRAMES:-0}" = 1 ] && exit 0
 echo "== frames"
 for res in $SIZES; do
   for accel in qbvh wide qbvh wide; do

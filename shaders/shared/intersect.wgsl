@@ -81,12 +81,12 @@ fn intersect_sphere(origin: vec3<f32>, dir: vec3<f32>, radius: f32, t_min: f32, 
 }
 
 // Prepared::intersect_prim: primitive `prim` of `mesh`, referenced from prim_refs[slot], against
-// an object-space ray. Triangles read their vertices from leaf_triangles (the same values as
+// an object-space ray (`sheared`: its shear_ray, made once per ray). Triangles read their vertices from leaf_triangles (the same values as
 // positions[triangles[..]], gathered in reference order).
-fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32) -> PrimHit {
+fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, sheared: ShearedRay, t_min: f32, t_max: f32) -> PrimHit {
     if prim < mesh.triangle_count {
         let b = 3u * slot;
-        let h = intersect_triangle(origin, dir, leaf_triangles[b].xyz, leaf_triangles[b + 1u].xyz, leaf_triangles[b + 2u].xyz, t_min, t_max);
+        let h = intersect_triangle_sheared(origin, sheared, leaf_triangles[b].xyz, leaf_triangles[b + 1u].xyz, leaf_triangles[b + 2u].xyz, t_min, t_max);
         return PrimHit(h.hit, h.t, vec2<f32>(h.b1, h.b2));
     }
     if (mesh.flags & MESH_SPHERE) != 0u {

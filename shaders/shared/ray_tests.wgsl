@@ -52,9 +52,19 @@ struct TriangleHit {
     b2: f32,
 }
 
-// primitives.rs intersect_triangle: Woop, Benthin and Wald's watertight test.
-fn intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> TriangleHit {
-    var miss = TriangleHit(false, 0.0, 0.0, 0.0);
+// The per-ray part of primitives.rs intersect_triangle (Woop, Benthin and Wald's watertight
+// test): the axis the ray runs most along (kz), the other two (kx, ky, swapped to keep the
+// winding when dir[kz] < 0) and the shear (sx, sy, sz). A trace computes it once per
+// (object-space) ray; `valid` is false for a direction that can hit nothing.
+struct ShearedRay {
+    kx: u32,
+    ky: u32,
+    kz: u32,
+    valid: bool,
+    s: vec3<f32>,
+}
+
+fn shear_ray(dir: vec3<f32>) -> ShearedRay {
     let ad = abs(dir);
     var kz = 2u;
     if ad.x >= ad.y && ad.x >= ad.z {
@@ -70,11 +80,24 @@ fn intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3
         ky = k;
     }
     if dir[kz] == 0.0 || !is_finite_f32(dir[kz]) {
-        return miss;
+        return ShearedRay(kx, ky, kz, false, vec3<f32>(0.0));
     }
     let sz = 1.0 / dir[kz];
-    let sx = dir[kx] * sz;
-    let sy = dir[ky] * sz;
+    return ShearedRay(kx, ky, kz, true, vec3<f32>(dir[kx] * sz, dir[ky] * sz, sz));
+}
+
+// primitives.rs intersect_triangle for a ray sheared by shear_ray.
+fn intersect_triangle_sheared(origin: vec3<f32>, ray: ShearedRay, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> TriangleHit {
+    var miss = TriangleHit(false, 0.0, 0.0, 0.0);
+    if !ray.valid {
+        return miss;
+    }
+    let kx = ray.kx;
+    let ky = ray.ky;
+    let kz = ray.kz;
+    let sx = ray.s.x;
+    let sy = ray.s.y;
+    let sz = ray.s.z;
     let a = p0 - origin;
     let b = p1 - origin;
     let c = p2 - origin;
@@ -108,3 +131,7 @@ fn intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3
     return miss;
 }
 
+// primitives.rs intersect_triangle: Woop, Benthin and Wald's watertight test.
+fn intersect_triangle(origin: vec3<f32>, dir: vec3<f32>, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> TriangleHit {
+    return intersect_triangle_sheared(origin, shear_ray(dir), p0, p1, p2, t_min, t_max);
+}

@@ -53,9 +53,9 @@ fn is_closer(t: f32, instance: u32, prim: u32, best: TraceHit) -> bool {
 }
 
 // Tests reference `slot` (primitive `prim`) of the instance's mesh against the object-space
-// ray; `limit` and `best` are the closest hit so far. Returns true when an any-hit search has
+// ray (`sheared`: its shear_ray); `limit` and `best` are the closest hit so far. Returns true when an any-hit search has
 // found its hit (then in `best`).
-fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origin: vec3<f32>, o_dir: vec3<f32>, o_inv: vec3<f32>, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> bool {
+fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origin: vec3<f32>, o_dir: vec3<f32>, o_inv: vec3<f32>, sheared: ShearedRay, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> bool {
     var tie_limit = *limit;
     if (*best).instance != NONE {
         tie_limit = next_up(*limit);
@@ -71,7 +71,7 @@ fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origi
         return false;
     }
     //!endif
-    let h = intersect_prim(mesh, prim, slot, o_origin, o_dir, t_min, tie_limit);
+    let h = intersect_prim(mesh, prim, slot, o_origin, o_dir, sheared, t_min, tie_limit);
     if h.hit {
         if any_hit {
             *best = TraceHit(h.t, instance, prim, h.st);

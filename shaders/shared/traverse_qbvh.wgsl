@@ -113,6 +113,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
     var o_origin = origin;
     var o_dir = dir;
     var o_inv = world_inv;
+    var sheared: ShearedRay;
     var node = NONE;
     if params.top_node_count > 0u && node_entry(top_nodes[0], origin, world_inv, t_min, limit) >= 0.0 {
         node = 0u;
@@ -159,6 +160,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
             o_origin = rows_point(record.world_to_object, origin);
             o_dir = rows_vector(record.world_to_object, dir);
             o_inv = 1.0 / o_dir;
+            sheared = shear_ray(o_dir);
             in_object = true;
             if stack_len < TRAVERSAL_STACK_SIZE {
                 stack[stack_len] = RETURN_TO_WORLD;
@@ -175,7 +177,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
         let count = n.meta_bits & 0x7fffffffu;
         for (var i = 0u; i < count; i++) {
             let slot = mesh.prim_ref_offset + n.first + i;
-            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, o_inv, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, o_inv, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

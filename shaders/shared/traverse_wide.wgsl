@@ -21,38 +21,83 @@ fn wide_octant_inv(d: vec3<f32>) -> u32 {
     return 7u ^ (select(0u, 4u, d.x < 0.0) | select(0u, 2u, d.y < 0.0) | select(0u, 1u, d.z < 0.0));
 }
 
-// Byte `slot` (0..8) of a pair of words.
-fn wide_byte(words: vec2<u32>, slot: u32) -> u32 {
-    return (select(words.x, words.y, slot >= 4u) >> ((slot & 3u) * 8u)) & 0xffu;
-}
-
 // 2^e for a biased exponent byte.
 fn wide_step(biased: u32) -> f32 {
     return bitcast<f32>(biased << 23u);
 }
 
-// WideNode::intersect_children: (node group, primitive group) of the children whose decoded
-// boxes the ray enters in [t_min, t_max].
-fn wide_intersect(n: WideNode, origin: vec3<f32>, inv_dir: vec3<f32>, oct_inv: u32, t_min: f32, t_max: f32, prims: ptr<function, vec2<u32>>) -> vec2<u32> {
+// wide.rs WideRay: the origin, 1/dir with components under 2^-80 taken as ±2^-80, and the axes
+// the ray goes down.
+struct WideRay {
+    origin: vec3<f32>,
+    inv: vec3<f32>,
+    neg: vec3<bool>,
+}
+
+fn wide_ray(origin: vec3<f32>, dir: vec3<f32>) -> WideRay {
+    let tiny = vec3<f32>(8.271806e-25);
+    let neg = dir < vec3<f32>(0.0);
+    let d = select(dir, select(tiny, -tiny, neg), abs(dir) < tiny);
+    return WideRay(origin, vec3<f32>(1.0) / d, neg);
+}
+
+// wide.rs WIDE_FAR_SLACK (1 + 8 ε) and WIDE_ABS_SLACK (2 ε), as f32 bits.
+const WIDE_FAR_SLACK_BITS: u32 = 0x3f800008u;
+const WIDE_ABS_SLACK_BITS: u32 = 0x34800000u;
+
+// One slot's part of wide_intersect: its hit bit in the node group or its primitives' bits.
+fn wide_slot(m: u32, hit: bool, slot: u32, imask: u32, oct_inv: u32, hits: ptr<function, u32>, leaf_bits: ptr<function, u32>) {
+    if !hit {
+        return;
+    }
+    if (imask & (1u << slot)) != 0u {
+        *hits |= 1u << (slot ^ oct_inv);
+    } else {
+        *leaf_bits |= (m >> 5u) << (m & 0x1fu);
+    }
+}
+
+// WideNode::intersect_children: (node group, primitive group) of the children whose boxes the
+// ray enters in [t_min, t_max], four slots at a time.
+fn wide_intersect(n: WideNode, ray: WideRay, oct_inv: u32, t_min: f32, t_max: f32, prims: ptr<function, vec2<u32>>) -> vec2<u32> {
     let step = vec3<f32>(wide_step(n.exps_imask & 0xffu), wide_step((n.exps_imask >> 8u) & 0xffu), wide_step((n.exps_imask >> 16u) & 0xffu));
+    let big = vec3<f32>(3.40282347e38);
+    let adj_s = clamp(step * ray.inv, -big, big);
+    let adj_o = (n.origin - ray.origin) * ray.inv;
+    let a = abs(adj_o);
+    let slack = max(max(a.x, a.y), a.z) * bitcast<f32>(WIDE_ABS_SLACK_BITS);
+    let far_slack = vec4<f32>(bitcast<f32>(WIDE_FAR_SLACK_BITS));
+    let lo_x = n.q[0].xy;
+    let lo_y = n.q[0].zw;
+    let lo_z = n.q[1].xy;
+    let hi_x = n.q[1].zw;
+    let hi_y = n.q[2].xy;
+    let hi_z = n.q[2].zw;
+    let near_x = select(lo_x, hi_x, ray.neg.x);
+    let near_y = select(lo_y, hi_y, ray.neg.y);
+    let near_z = select(lo_z, hi_z, ray.neg.z);
+    let far_x = select(hi_x, lo_x, ray.neg.x);
+    let far_y = select(hi_y, lo_y, ray.neg.y);
+    let far_z = select(hi_z, lo_z, ray.neg.z);
     let imask = n.exps_imask >> 24u;
     var hits = 0u;
     var leaf_bits = 0u;
-    for (var slot = 0u; slot < 8u; slot++) {
-        let m = wide_byte(n.meta_bits, slot);
-        if m == 0u {
-            continue;
-        }
-        let lo = vec3<f32>(f32(wide_byte(n.q[0].xy, slot)), f32(wide_byte(n.q[0].zw, slot)), f32(wide_byte(n.q[1].xy, slot)));
-        let hi = vec3<f32>(f32(wide_byte(n.q[1].zw, slot)), f32(wide_byte(n.q[2].xy, slot)), f32(wide_byte(n.q[2].zw, slot)));
-        if slab_entry(origin, inv_dir, n.origin + lo * step, n.origin + hi * step, t_min, t_max) < 0.0 {
-            continue;
-        }
-        if (imask & (1u << slot)) != 0u {
-            hits |= 1u << (slot ^ oct_inv);
-        } else {
-            leaf_bits |= (m >> 5u) << (m & 0x1fu);
-        }
+    for (var h = 0u; h < 2u; h++) {
+        let nx = fma(vec4<f32>(unpack4xU8(near_x[h])), vec4<f32>(adj_s.x), vec4<f32>(adj_o.x));
+        let ny = fma(vec4<f32>(unpack4xU8(near_y[h])), vec4<f32>(adj_s.y), vec4<f32>(adj_o.y));
+        let nz = fma(vec4<f32>(unpack4xU8(near_z[h])), vec4<f32>(adj_s.z), vec4<f32>(adj_o.z));
+        let fx = fma(vec4<f32>(unpack4xU8(far_x[h])), vec4<f32>(adj_s.x), vec4<f32>(adj_o.x));
+        let fy = fma(vec4<f32>(unpack4xU8(far_y[h])), vec4<f32>(adj_s.y), vec4<f32>(adj_o.y));
+        let fz = fma(vec4<f32>(unpack4xU8(far_z[h])), vec4<f32>(adj_s.z), vec4<f32>(adj_o.z));
+        let entry = max(max(max(nx, ny), nz) - vec4<f32>(slack), vec4<f32>(t_min));
+        let exit = min(fma(min(min(fx, fy), fz), far_slack, vec4<f32>(slack)), vec4<f32>(t_max));
+        let hit = entry <= exit;
+        let m = unpack4xU8(n.meta_bits[h]);
+        let base = 4u * h;
+        wide_slot(m.x, hit.x, base, imask, oct_inv, &hits, &leaf_bits);
+        wide_slot(m.y, hit.y, base + 1u, imask, oct_inv, &hits, &leaf_bits);
+        wide_slot(m.z, hit.z, base + 2u, imask, oct_inv, &hits, &leaf_bits);
+        wide_slot(m.w, hit.w, base + 3u, imask, oct_inv, &hits, &leaf_bits);
     }
     *prims = vec2<u32>(n.prim_base, leaf_bits);
     if hits == 0u {
@@ -82,6 +127,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
     }
     var limit = t_max;
     let world_inv = 1.0 / dir;
+    let world_ray = wide_ray(origin, dir);
     let world_oct = wide_octant_inv(dir);
     wstack_len = 0u;
     var in_object = false;
@@ -90,6 +136,8 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
     var o_origin = origin;
     var o_dir = dir;
     var o_inv = world_inv;
+    var sheared: ShearedRay;
+    var o_ray = world_ray;
     var oct_inv = world_oct;
     // wide.rs root_group.
     var group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ world_oct)));
@@ -101,9 +149,9 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 wide_push(group);
             }
             if in_object {
-                group = wide_intersect(mesh_nodes[mesh.node_offset + child], o_origin, o_inv, oct_inv, t_min, limit, &prims);
+                group = wide_intersect(mesh_nodes[mesh.node_offset + child], o_ray, oct_inv, t_min, limit, &prims);
             } else {
-                group = wide_intersect(top_nodes[child], origin, world_inv, oct_inv, t_min, limit, &prims);
+                group = wide_intersect(top_nodes[child], world_ray, oct_inv, t_min, limit, &prims);
             }
         } else {
             // A popped primitive group (the top level's instances still to enter).
@@ -128,6 +176,8 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 o_origin = rows_point(record.world_to_object, origin);
                 o_dir = rows_vector(record.world_to_object, dir);
                 o_inv = 1.0 / o_dir;
+                sheared = shear_ray(o_dir);
+                o_ray = wide_ray(o_origin, o_dir);
                 oct_inv = wide_octant_inv(o_dir);
                 in_object = true;
                 group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ oct_inv)));
@@ -135,7 +185,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 break;
             }
             let slot = mesh.prim_ref_offset + index;
-            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, o_inv, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, o_inv, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

@@ -8,7 +8,9 @@
 //! arithmetic (the product of a byte and a power of two is exact, so a fused multiply-add and
 //! a multiply then an add give the same rounding); the builder checks that every decoded box
 //! holds its child, so the ordinary slab test of [`super::aabb`] runs on boxes that are at
-//! least as large as the children. Closest hits are then the same as any other layout's.
+//! least as large as the children; the node test ([`WideNode::intersect_children`]) measures
+//! the planes as the paper does, with slack for its rounding. Closest hits are then the same as
+//! any other layout's.
 //!
 //! Inner children are stored consecutively from `child_base`, in slot order; the primitives of
 //! a node's leaf children consecutively from `prim_base` (at most 24, at most
@@ -27,7 +29,7 @@
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
-use super::aabb::{Aabb, SlabRay};
+use super::aabb::Aabb;
 use super::bvh::{BinaryBvh, BinaryNodeKind};
 
 /// Children per node.
@@ -151,29 +153,43 @@ impl WideNode {
         (self.prim_base + (m & 0x1f), (m >> 5).count_ones())
     }
 
-    /// The node test: the node group and the primitive group of the children whose decoded
-    /// boxes the ray enters within `[t_min, t_max]` (see the module docs). An empty node group
-    /// is `[0, 0]`.
+    /// The node test: the node group and the primitive group of the children whose boxes the
+    /// ray enters within `[t_min, t_max]` (see the module docs), as the paper computes a plane's
+    /// distance, `fma(q, step · inv, (origin − ray origin) · inv)`, one fused rounding on top of
+    /// the grid-origin term's two. That term's rounding is an absolute error (up to about
+    /// `ε · |(origin − ray origin) · inv|`), so each box grows by twice that on both ends, and
+    /// the far distance by [`WIDE_FAR_SLACK`] for the relative errors, as in Ize 2013: no box
+    /// that the ray enters is missed. An empty node group is `[0, 0]`.
     #[inline]
     pub fn intersect_children(
         &self,
-        ray: &SlabRay,
+        ray: &WideRay,
         oct_inv: u32,
         t_min: f32,
         t_max: f32,
     ) -> ([u32; 2], [u32; 2]) {
+        let steps = self.steps();
+        let origin = Vec3::from_array(self.origin);
+        let adj_s = (steps * ray.inv).clamp(Vec3::splat(-f32::MAX), Vec3::splat(f32::MAX));
+        let adj_o = (origin - ray.origin) * ray.inv;
+        let slack = adj_o.abs().max_element() * WIDE_ABS_SLACK;
+        // The low planes are the near ones along an axis the ray goes up.
+        let near: [usize; 3] = std::array::from_fn(|a| if ray.neg[a] { 3 + a } else { a });
+        let far: [usize; 3] = std::array::from_fn(|a| if ray.neg[a] { a } else { 3 + a });
+        let imask = self.imask();
         let mut hits = 0u32;
         let mut prims = 0u32;
         for slot in 0..WIDE_CHILDREN {
+            let t = |k: usize, a: usize| (byte(&self.q[k], slot) as f32).mul_add(adj_s[a], adj_o[a]);
+            let t_near = t(near[0], 0).max(t(near[1], 1)).max(t(near[2], 2)) - slack;
+            let t_far = t(far[0], 0).min(t(far[1], 1)).min(t(far[2], 2));
+            let entry = t_near.max(t_min);
+            let exit = t_far.mul_add(WIDE_FAR_SLACK, slack).min(t_max);
+            if !(entry <= exit) {
+                continue;
+            }
             let m = self.meta_of(slot);
-            if m == 0 {
-                continue;
-            }
-            let (lo, hi) = self.child_box(slot);
-            if ray.entry(lo, hi, t_min, t_max).is_none() {
-                continue;
-            }
-            if self.is_inner(slot) {
+            if imask & (1 << slot) != 0 {
                 hits |= 1 << (slot as u32 ^ oct_inv);
             } else {
                 prims |= (m >> 5) << (m & 0x1f);
@@ -182,9 +198,52 @@ impl WideNode {
         let node_group = if hits == 0 {
             [0, 0]
         } else {
-            [self.child_base, hits << 24 | self.imask()]
+            [self.child_base, hits << 24 | imask]
         };
         (node_group, [self.prim_base, prims])
+    }
+}
+
+/// A ray prepared for the wide node test: its origin, `1/dir` with components smaller than
+/// 2^-80 taken as ±2^-80 (so that no inverse is infinite and no plane distance is NaN), and
+/// which axes it goes down.
+#[derive(Clone, Copy, Debug)]
+pub struct WideRay {
+    pub origin: Vec3,
+    pub inv: Vec3,
+    pub neg: [bool; 3],
+}
+
+/// Smallest direction component the node test divides by (raybench's and the paper's guard).
+const TINY_DIR: f32 = 8.271806e-25; // 2^-80
+
+/// Relative slack of a box's far distance: the inverse direction's rounding (up to 2.5 ulp on
+/// a GPU), the fused plane distance's and the slack arithmetic's, with room to spare.
+pub const WIDE_FAR_SLACK: f32 = 1.0 + 8.0 * f32::EPSILON;
+/// The absolute slack per unit of `|(grid origin − ray origin) · inv|`: twice the rounding of
+/// that term.
+pub const WIDE_ABS_SLACK: f32 = 2.0 * f32::EPSILON;
+
+impl WideRay {
+    pub fn new(origin: Vec3, dir: Vec3) -> WideRay {
+        let neg = [dir.x < 0.0, dir.y < 0.0, dir.z < 0.0];
+        let guard = |d: f32, n: bool| {
+            if d.abs() < TINY_DIR {
+                if n {
+                    -TINY_DIR
+                } else {
+                    TINY_DIR
+                }
+            } else {
+                d
+            }
+        };
+        let d = Vec3::new(guard(dir.x, neg[0]), guard(dir.y, neg[1]), guard(dir.z, neg[2]));
+        WideRay {
+            origin,
+            inv: Vec3::ONE / d,
+            neg,
+        }
     }
 }
 

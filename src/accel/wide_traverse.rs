@@ -17,7 +17,7 @@ use super::prepared::{
 };
 use super::vd_frame::VdFrame;
 use super::wide::{
-    has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideStack,
+    has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideRay, WideStack,
     WIDE_RETURN_TO_WORLD,
 };
 use super::{Hit, Ray};
@@ -31,6 +31,7 @@ struct ObjectLevel<'a> {
     origin: Vec3,
     dir: Vec3,
     slab: SlabRay,
+    wide: WideRay,
     oct_inv: u32,
 }
 
@@ -43,7 +44,7 @@ impl Prepared {
         record: &mut dyn FnMut(u32, f32, Vec3),
     ) -> Option<Hit> {
         let t_min = ray.t_min;
-        let world = SlabRay::new(ray.origin, ray.dir);
+        let world = WideRay::new(ray.origin, ray.dir);
         let world_oct_inv = octant_inv(ray.dir);
         let mut best: Option<Hit> = None;
         let mut limit = ray.t_max;
@@ -56,8 +57,8 @@ impl Prepared {
         loop {
             let mut prims = [0u32; 2];
             if has_children(&group) {
-                let (nodes, slab, oct_inv) = match &object {
-                    Some(o) => (o.nodes, &o.slab, o.oct_inv),
+                let (nodes, wide_ray, oct_inv) = match &object {
+                    Some(o) => (o.nodes, &o.wide, o.oct_inv),
                     None => (self.top_wide.as_slice(), &world, world_oct_inv),
                 };
                 let child = take_child(&mut group, oct_inv);
@@ -65,7 +66,7 @@ impl Prepared {
                     stack.push(group);
                 }
                 (group, prims) =
-                    nodes[child as usize].intersect_children(slab, oct_inv, t_min, limit);
+                    nodes[child as usize].intersect_children(wide_ray, oct_inv, t_min, limit);
             } else {
                 // A popped primitive group (the top level's instances still to enter).
                 std::mem::swap(&mut prims, &mut group);
@@ -98,6 +99,7 @@ impl Prepared {
                         origin,
                         dir,
                         slab: SlabRay::new(origin, dir),
+                        wide: WideRay::new(origin, dir),
                         oct_inv,
                     });
                     group = root_group(oct_inv);

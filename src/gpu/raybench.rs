@@ -235,6 +235,8 @@ pub struct MeasureOptions {
     pub with_vd_code: bool,
     /// Check every `check_every`-th ray against the CPU traversal.
     pub check_every: usize,
+    /// Defines of the benchmark kernel's experiments (`shaders/bench/trace_rays.wgsl`).
+    pub defines: &'static [&'static str],
 }
 
 /// Traces every set `options.runs` times (after warm-up runs for at least a quarter of a second,
@@ -253,6 +255,7 @@ pub fn measure(
         runs,
         with_vd_code,
         check_every,
+        defines: experiments,
     } = options;
     if !prepared.vd_patches.is_empty() {
         return Err(GpuError::Device(
@@ -268,6 +271,7 @@ pub fn measure(
     if prepared.layout == BvhLayout::Wide {
         defines.push("WIDE_BVH");
     }
+    defines.extend_from_slice(experiments);
     // With the VD code compiled in, the record queue is bound but holds nothing (capacity 0):
     // the scene has no patches, so no ray ever reaches the branch.
     let vd_queue = if with_vd_code {

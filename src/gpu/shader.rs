@@ -180,6 +180,7 @@ mod tests {
             ("kdtree/build_split_node.wgsl", "split_list("),
             ("shared/traverse_qbvh.wgsl", "test_reference("),
             ("shared/traverse_wide.wgsl", "test_reference("),
+            ("bench/trace_lean.wgsl", "wide_intersect("),
         ];
         for (path, _) in SHADER_FILES {
             if let Some((_, from_includer)) = needs_includer.iter().find(|(p, _)| p == path) {
@@ -224,6 +225,7 @@ mod tests {
             ),
             ("prims/scan_chained.wgsl", &["REVERSED_BLOCKS"][..]),
             ("kdtree/knn_density.wgsl", &["KNN_HEAP_128"][..]),
+            ("bench/trace_rays.wgsl", &["WIDE_BVH", "LEAN", "WG128"][..]),
         ] {
             let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
             if let Err(e) = validate(path, &source) {
