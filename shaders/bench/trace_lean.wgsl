@@ -36,7 +36,6 @@ fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any
     let ray = wide_ray(origin, dir);
     let sheared = shear_ray(dir);
     let oct_inv = wide_octant_inv(dir);
-    let inv = 1.0 / dir;
     wstack_len = 0u;
     var group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ oct_inv)));
     loop {
@@ -63,7 +62,7 @@ fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any
             }
             continue;
             //!endif
-            if test_reference(mesh, 0u, prim_refs[slot], slot, origin, dir, inv, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, 0u, prim_refs[slot], slot, origin, dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

@@ -86,27 +86,33 @@ fn shear_ray(dir: vec3<f32>) -> ShearedRay {
     return ShearedRay(kx, ky, kz, true, vec3<f32>(dir[kx] * sz, dir[ky] * sz, sz));
 }
 
+// Component k (0, 1 or 2) of v, by selects rather than a run-time vector index
+// (docs/performance.md: what the triangle test costs the trace).
+fn pick(v: vec3<f32>, k: u32) -> f32 {
+    return select(select(v.x, v.y, k == 1u), v.z, k == 2u);
+}
+
 // primitives.rs intersect_triangle for a ray sheared by shear_ray.
 fn intersect_triangle_sheared(origin: vec3<f32>, ray: ShearedRay, p0: vec3<f32>, p1: vec3<f32>, p2: vec3<f32>, t_min: f32, t_max: f32) -> TriangleHit {
     var miss = TriangleHit(false, 0.0, 0.0, 0.0);
     if !ray.valid {
         return miss;
     }
-    let kx = ray.kx;
-    let ky = ray.ky;
-    let kz = ray.kz;
     let sx = ray.s.x;
     let sy = ray.s.y;
     let sz = ray.s.z;
     let a = p0 - origin;
     let b = p1 - origin;
     let c = p2 - origin;
-    let ax = a[kx] - sx * a[kz];
-    let ay = a[ky] - sy * a[kz];
-    let bx = b[kx] - sx * b[kz];
-    let by = b[ky] - sy * b[kz];
-    let cx = c[kx] - sx * c[kz];
-    let cy = c[ky] - sy * c[kz];
+    let az = pick(a, ray.kz);
+    let bz = pick(b, ray.kz);
+    let cz = pick(c, ray.kz);
+    let ax = pick(a, ray.kx) - sx * az;
+    let ay = pick(a, ray.ky) - sy * az;
+    let bx = pick(b, ray.kx) - sx * bz;
+    let by = pick(b, ray.ky) - sy * bz;
+    let cx = pick(c, ray.kx) - sx * cz;
+    let cy = pick(c, ray.ky) - sy * cz;
     var u = cx * by - cy * bx;
     var v = ax * cy - ay * cx;
     var w = bx * ay - by * ax;
@@ -122,7 +128,7 @@ fn intersect_triangle_sheared(origin: vec3<f32>, ray: ShearedRay, p0: vec3<f32>,
     if det == 0.0 || !is_finite_f32(det) {
         return miss;
     }
-    let t_scaled = u * (sz * a[kz]) + v * (sz * b[kz]) + w * (sz * c[kz]);
+    let t_scaled = u * (sz * az) + v * (sz * bz) + w * (sz * cz);
     let inv_det = 1.0 / det;
     let t = t_scaled * inv_det;
     if t > t_min && t < t_max {

@@ -55,7 +55,7 @@ fn is_closer(t: f32, instance: u32, prim: u32, best: TraceHit) -> bool {
 // Tests reference `slot` (primitive `prim`) of the instance's mesh against the object-space
 // ray (`sheared`: its shear_ray); `limit` and `best` are the closest hit so far. Returns true when an any-hit search has
 // found its hit (then in `best`).
-fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origin: vec3<f32>, o_dir: vec3<f32>, o_inv: vec3<f32>, sheared: ShearedRay, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> bool {
+fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origin: vec3<f32>, o_dir: vec3<f32>, sheared: ShearedRay, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> bool {
     var tie_limit = *limit;
     if (*best).instance != NONE {
         tie_limit = next_up(*limit);
@@ -65,7 +65,7 @@ fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origi
     if prim >= mesh.triangle_count && (mesh.flags & MESH_DISPLACED) != 0u {
         let vd_patch = mesh.vd_patch_offset + prim - mesh.triangle_count;
         let vd = vd_patches[vd_patch];
-        if slab_entry(o_origin, o_inv, vd.bounds_min, vd.bounds_max, t_min, *limit) >= 0.0 {
+        if slab_entry(o_origin, 1.0 / o_dir, vd.bounds_min, vd.bounds_max, t_min, *limit) >= 0.0 {
             vd_record(vd_patch, instance, o_origin, o_dir, *limit);
         }
         return false;

@@ -119,28 +119,25 @@ fn wide_has_children(group: vec2<u32>) -> bool {
 }
 
 // The closest hit of origin + t·dir in (t_min, t_max), or with `any_hit` the first one found;
-// instance = NONE for a miss.
+// instance = NONE for a miss. Only the current level's ray is kept (the world ray's test data
+// is made again on leaving an instance), so that the loop holds few registers.
 fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit: bool) -> TraceHit {
     var best = TraceHit(f32_infinity(), NONE, NONE, vec2<f32>(0.0));
     if params.top_node_count == 0u {
         return best;
     }
     var limit = t_max;
-    let world_inv = 1.0 / dir;
-    let world_ray = wide_ray(origin, dir);
-    let world_oct = wide_octant_inv(dir);
     wstack_len = 0u;
     var in_object = false;
     var instance = 0u;
     var mesh: MeshRecord;
-    var o_origin = origin;
-    var o_dir = dir;
-    var o_inv = world_inv;
+    // The current level's ray: its node-test form, its direction, octant and shear.
+    var ray = wide_ray(origin, dir);
+    var cur_dir = dir;
+    var oct_inv = wide_octant_inv(dir);
     var sheared: ShearedRay;
-    var o_ray = world_ray;
-    var oct_inv = world_oct;
     // wide.rs root_group.
-    var group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ world_oct)));
+    var group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ oct_inv)));
     loop {
         var prims = vec2<u32>(0u);
         if wide_has_children(group) {
@@ -149,9 +146,9 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 wide_push(group);
             }
             if in_object {
-                group = wide_intersect(mesh_nodes[mesh.node_offset + child], o_ray, oct_inv, t_min, limit, &prims);
+                group = wide_intersect(mesh_nodes[mesh.node_offset + child], ray, oct_inv, t_min, limit, &prims);
             } else {
-                group = wide_intersect(top_nodes[child], world_ray, oct_inv, t_min, limit, &prims);
+                group = wide_intersect(top_nodes[child], ray, oct_inv, t_min, limit, &prims);
             }
         } else {
             // A popped primitive group (the top level's instances still to enter).
@@ -173,19 +170,17 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 instance = top_instance_refs[index];
                 let record = instances[instance];
                 mesh = meshes[record.mesh];
-                o_origin = rows_point(record.world_to_object, origin);
-                o_dir = rows_vector(record.world_to_object, dir);
-                o_inv = 1.0 / o_dir;
-                sheared = shear_ray(o_dir);
-                o_ray = wide_ray(o_origin, o_dir);
-                oct_inv = wide_octant_inv(o_dir);
+                cur_dir = rows_vector(record.world_to_object, dir);
+                ray = wide_ray(rows_point(record.world_to_object, origin), cur_dir);
+                sheared = shear_ray(cur_dir);
+                oct_inv = wide_octant_inv(cur_dir);
                 in_object = true;
                 group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ oct_inv)));
                 prims = vec2<u32>(0u);
                 break;
             }
             let slot = mesh.prim_ref_offset + index;
-            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, o_inv, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, ray.origin, cur_dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }
@@ -200,7 +195,9 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 let entry = wstack[wstack_len];
                 if entry.y == 0u {
                     in_object = false;
-                    oct_inv = world_oct;
+                    ray = wide_ray(origin, dir);
+                    cur_dir = dir;
+                    oct_inv = wide_octant_inv(dir);
                     continue;
                 }
                 group = entry;
