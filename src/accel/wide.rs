@@ -180,15 +180,19 @@ impl WideNode {
         let mut hits = 0u32;
         let mut prims = 0u32;
         for slot in 0..WIDE_CHILDREN {
-            let t = |k: usize, a: usize| (byte(&self.q[k], slot) as f32).mul_add(adj_s[a], adj_o[a]);
+            let m = self.meta_of(slot);
+            if m == 0 {
+                // An empty slot (the GPU tests it and drops the result).
+                continue;
+            }
+            let t = |k: usize, a: usize| fma_f32(byte(&self.q[k], slot) as f32, adj_s[a], adj_o[a]);
             let t_near = t(near[0], 0).max(t(near[1], 1)).max(t(near[2], 2)) - slack;
             let t_far = t(far[0], 0).min(t(far[1], 1)).min(t(far[2], 2));
             let entry = t_near.max(t_min);
-            let exit = t_far.mul_add(WIDE_FAR_SLACK, slack).min(t_max);
+            let exit = fma_f32(t_far, WIDE_FAR_SLACK, slack).min(t_max);
             if !(entry <= exit) {
                 continue;
             }
-            let m = self.meta_of(slot);
             if imask & (1 << slot) != 0 {
                 hits |= 1 << (slot as u32 ^ oct_inv);
             } else {
@@ -238,13 +242,42 @@ impl WideRay {
                 d
             }
         };
-        let d = Vec3::new(guard(dir.x, neg[0]), guard(dir.y, neg[1]), guard(dir.z, neg[2]));
+        let d = Vec3::new(
+            guard(dir.x, neg[0]),
+            guard(dir.y, neg[1]),
+            guard(dir.z, neg[2]),
+        );
         WideRay {
             origin,
             inv: Vec3::ONE / d,
             neg,
         }
     }
+}
+
+/// `a · b + c` rounded once, as a GPU's `fma` rounds it, without a call into the C library on
+/// machines whose Rust target has no fused multiply-add (Boldo and Melquiond's emulation: the
+/// product is exact in f64, the sum is rounded to odd, and rounding that to f32 is then exact).
+#[inline]
+pub fn fma_f32(a: f32, b: f32, c: f32) -> f32 {
+    let p = a as f64 * b as f64;
+    let c = c as f64;
+    let s = p + c;
+    // The sum's rounding error (Knuth's two-sum).
+    let back = s - p;
+    let err = (p - (s - back)) + (c - back);
+    let odd = if err != 0.0 && s.is_finite() && s.to_bits() & 1 == 0 {
+        // One ulp towards the exact sum: its magnitude is larger when the error has s's sign.
+        let bits = s.to_bits();
+        f64::from_bits(if (err > 0.0) == (s > 0.0) {
+            bits + 1
+        } else {
+            bits - 1
+        })
+    } else {
+        s
+    };
+    odd as f32
 }
 
 /// `7 ^` the octant of `dir` (bit 2: x < 0, bit 1: y < 0, bit 0: z < 0).
@@ -586,6 +619,44 @@ mod tests {
         BuildSettings {
             max_leaf_size: WIDE_LEAF_MAX,
             ..BuildSettings::default()
+        }
+    }
+
+    #[test]
+    fn emulated_fma_rounds_once_like_the_hardware_one() {
+        let mut state = 99u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Random bits give every exponent and sign; keep the finite values.
+            f32::from_bits((state >> 32) as u32)
+        };
+        let mut checked = 0;
+        while checked < 200_000 {
+            let (a, b, c) = (next(), next(), next());
+            if !(a.is_finite() && b.is_finite() && c.is_finite()) {
+                continue;
+            }
+            // Near cancellations are where double rounding would show: make some.
+            let c = if checked % 3 == 0 {
+                -(a * b) * (1.0 + f32::EPSILON * next().signum())
+            } else {
+                c
+            };
+            let (want, got) = (a.mul_add(b, c), fma_f32(a, b, c));
+            assert!(
+                want.to_bits() == got.to_bits() || (want.is_nan() && got.is_nan()),
+                "{a} {b} {c}: {want} vs {got}"
+            );
+            checked += 1;
+        }
+        // Halfway cases of the f32 rounding after an inexact f64 sum.
+        for (a, b, c) in [
+            (1.0f32, 1.0, f32::EPSILON / 2.0 + 1e-30),
+            (3.0, 1.0 / 3.0, -1.0),
+        ] {
+            assert_eq!(a.mul_add(b, c).to_bits(), fma_f32(a, b, c).to_bits());
         }
     }
 
