@@ -26,6 +26,8 @@
 //!   visits slot `octant` first, the child the builder placed nearest along that octant;
 //! - the primitive group `[prim_base, bits]`: one bit per primitive of the leaf children hit.
 
+use std::cmp::Ordering;
+
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
@@ -190,7 +192,11 @@ impl WideNode {
             let t_far = t(far[0], 0).min(t(far[1], 1)).min(t(far[2], 2));
             let entry = t_near.max(t_min);
             let exit = fma_f32(t_far, WIDE_FAR_SLACK, slack).min(t_max);
-            if !(entry <= exit) {
+            // As the GPU's `entry <= exit`: a NaN distance (a degenerate ray) is a miss.
+            if !matches!(
+                entry.partial_cmp(&exit),
+                Some(Ordering::Less | Ordering::Equal)
+            ) {
                 continue;
             }
             if imask & (1 << slot) != 0 {
