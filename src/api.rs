@@ -228,7 +228,7 @@ impl Overrides {
             scene.film.crop = Some(crop);
         }
         if let Some(accel) = self.accel {
-            scene.film.accel = accel;
+            scene.film.accel = Some(accel);
         }
         if let Some(passes) = self.passes {
             scene.film.passes = passes.max(1);
@@ -424,7 +424,30 @@ pub fn evaluate_frame(
     Ok(scene)
 }
 
-/// Builds the hierarchy of a scene with default options.
+/// The hierarchy's layout for rendering `scene` on `backend`: the scene's own (`film { accel }`,
+/// `--accel`), else the one the backend renders fastest (docs/performance.md: the wide BVH on
+/// the GPU, the QBVH on the CPU).
+pub fn layout_for(scene: &Scene, backend: &dyn render::Backend) -> accel::BvhLayout {
+    scene
+        .film
+        .accel
+        .unwrap_or_else(|| backend.preferred_layout())
+}
+
+/// [`prepare_cached`] in `layout`.
+pub fn prepare_cached_as(
+    scene: &Scene,
+    cache: &accel::MeshBuildCache,
+    layout: accel::BvhLayout,
+) -> Result<Prepared, Error> {
+    Ok(Prepared::build_cached(
+        scene,
+        &PrepareOptions { layout },
+        cache,
+    )?)
+}
+
+/// Builds the hierarchy of a scene with default options (the scene's layout, else the QBVH).
 pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
     Ok(Prepared::build(scene, &PrepareOptions::for_scene(scene))?)
 }

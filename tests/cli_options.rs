@@ -578,3 +578,56 @@ fn on_a_terminal_progress_draws_a_sequence_bar_with_eta_and_a_bar_per_frame() {
     // The plain lines are for logs only.
     assert!(!text.contains("frame 1: shading"), "{text:?}");
 }
+
+/// `--accel` picks the hierarchy's layout; the image does not depend on it, a bad layout or
+/// builder is one usage error, and `info --accels` lists the choices.
+#[test]
+fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    write_scene(dir.path(), "s.csc", SCENE);
+    let mut images = Vec::new();
+    for accel in ["qbvh", "wide:cpu_sah", "binary"] {
+        let folder = accel.replace(':', "_");
+        let out = caustica(
+            dir.path(),
+            &[
+                "render",
+                "s.csc",
+                "--device",
+                "cpu",
+                "--frames",
+                "1",
+                "--accel",
+                accel,
+                "-D",
+                &format!("folder={folder}/"),
+                "-q",
+            ],
+        );
+        assert_success(&out);
+        let frame =
+            caustica::io::read_frame(&dir.path().join(format!("{folder}/f_0001.exr"))).unwrap();
+        images.push(frame.color);
+    }
+    assert_eq!(images[0], images[1]);
+    assert_eq!(images[0], images[2]);
+    for (accel, expected) in [
+        (
+            "octree",
+            "error: --accel octree: unknown layout \"octree\": expected one of qbvh, wide, binary\n",
+        ),
+        (
+            "wide:gpu_ploc",
+            "error: --accel wide:gpu_ploc: unknown builder \"gpu_ploc\": expected cpu_sah\n",
+        ),
+    ] {
+        let out = caustica(dir.path(), &["render", "s.csc", "--accel", accel]);
+        assert_eq!(out.status.code(), Some(2), "{accel}");
+        assert_eq!(stderr(&out), expected);
+    }
+    let info = caustica(dir.path(), &["info", "--accels"]);
+    assert_success(&info);
+    for choice in ["qbvh:cpu_sah", "wide:cpu_sah", "binary:cpu_sah"] {
+        assert!(stdout(&info).contains(choice), "{}", stdout(&info));
+    }
+}

@@ -80,3 +80,18 @@ fn ray_benchmark_refuses_scenes_with_vd_patches() {
     let err = measure(&ctx, &scene, &prepared, &sets, options).unwrap_err();
     assert!(err.to_string().contains("VD patches"), "{err}");
 }
+
+/// A scene that names no layout renders in the one each backend is fastest with
+/// (docs/performance.md): the wide BVH on the GPU, the QBVH on the CPU; `film { accel }` wins.
+#[test]
+fn a_scene_without_accel_takes_the_wide_layout_on_the_gpu_and_the_qbvh_on_the_cpu() {
+    let Some(ctx) = test_context() else { return };
+    let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
+    let cpu = caustica::cpu::CpuBackend;
+    let mut scene = caustica::scene::Scene::default();
+    assert_eq!(caustica::layout_for(&scene, &gpu), BvhLayout::Wide);
+    assert_eq!(caustica::layout_for(&scene, &cpu), BvhLayout::Qbvh);
+    scene.film.accel = Some(BvhLayout::Binary);
+    assert_eq!(caustica::layout_for(&scene, &gpu), BvhLayout::Binary);
+    assert_eq!(caustica::layout_for(&scene, &cpu), BvhLayout::Binary);
+}

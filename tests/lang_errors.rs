@@ -620,3 +620,15 @@ fn work_beyond_a_frames_limits_is_an_error_at_the_value_naming_the_limit() {
     assert_eq!(scene.film.spp, 4096);
     assert_eq!(scene.photons.global, 1 << 26);
 }
+
+#[test]
+fn an_unknown_bvh_layout_is_reported_at_its_name_with_a_suggestion() {
+    assert_error(
+        "film { accel octree }",
+        "scene.csc:1:14: error: unknown BVH layout \"octree\": expected qbvh, wide, binary\n",
+    );
+    assert_error(
+        "film { accel wid }",
+        "scene.csc:1:14: error: unknown BVH layout \"wid\" (did you mean \"wide\"?)",
+    );
+}

@@ -133,7 +133,7 @@ fn gpu_photon_mapped_frame_is_the_same_bit_for_bit_in_the_wide_and_qbvh_layouts(
     };
     let gpu = caustica::gpu::GpuBackend::new(std::sync::Arc::new(ctx)).unwrap();
     let (mut scene, qbvh) = small_cornell();
-    scene.film.accel = caustica::scene::BvhLayout::Wide;
+    scene.film.accel = Some(caustica::scene::BvhLayout::Wide);
     let wide = caustica::prepare(&scene).unwrap();
     assert!(wide.mesh_nodes.is_empty() && !wide.mesh_wide.is_empty());
     let bits = |frame: &caustica::render::Frame| -> Vec<u32> {

@@ -8,7 +8,8 @@
 #   .dev/bin/{raybench,gpu_rays,frames}   release builds (strip them to fit the carry limit)
 #   .dev/shared/assets/...    the dragon and Sponza, laid out as ../shared/assets
 # QUICK=1 runs it small (on lavapipe, say); LAYOUTS, VARIANTS and ROUNDS pick what gpu_rays
-# compares; SKIP_FRAMES=1 leaves the frames out.
+# compares; SKIP_FRAMES=1 leaves the frames out; ANIMATION=1 and CPU=1 add animated.csc and the
+# CPU twin's frame.
 set -uo pipefail
 OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
@@ -47,3 +48,16 @@ for res in $SIZES; do
     grep -iE "median|warm" "$OUT/frames_${res}_$accel.log" | head -4
   done
 done
+# ANIMATION=1: scenes/animated.csc, all 24 frames at 1920x1080; CPU=1: the CPU twin's 1024^2 frame.
+if [ "${ANIMATION:-0}" = 1 ]; then
+  for accel in qbvh wide; do
+    echo "-- animated.csc $accel"
+    .dev/bin/frames --scene "$built/scenes/animated.csc" --resolution 1920x1080 --animation \
+      --accel "$accel" 2>&1 | grep -iE "total|all frames|warm med"
+  done
+fi
+if [ "${CPU:-0}" = 1 ]; then
+  echo "-- CPU twin, 1024x1024"
+  .dev/bin/frames --scene "$built/scenes/cornell_spheres.csc" --resolution 1024x1024 --frames 4 \
+    --cpu-frames 1 2>&1 | grep -iE "CPU twin|warm med"
+fi

@@ -11,14 +11,15 @@ struct PrimHit {
     st: vec2<f32>,
 }
 
-// primitives.rs intersect_quad: (v0, v1, v2) then (v0, v2, v3), with the patch parameter.
-fn intersect_quad(origin: vec3<f32>, dir: vec3<f32>, v0: vec3<f32>, v1: vec3<f32>, v2: vec3<f32>, v3: vec3<f32>, t_min: f32, t_max: f32) -> PrimHit {
-    let first = intersect_triangle(origin, dir, v0, v1, v2, t_min, t_max);
+// primitives.rs intersect_quad: (v0, v1, v2) then (v0, v2, v3), with the patch parameter; the
+// ray sheared once (shear_ray).
+fn intersect_quad(origin: vec3<f32>, sheared: ShearedRay, v0: vec3<f32>, v1: vec3<f32>, v2: vec3<f32>, v3: vec3<f32>, t_min: f32, t_max: f32) -> PrimHit {
+    let first = intersect_triangle_sheared(origin, sheared, v0, v1, v2, t_min, t_max);
     var limit = t_max;
     if first.hit {
         limit = first.t;
     }
-    let second = intersect_triangle(origin, dir, v0, v2, v3, t_min, limit);
+    let second = intersect_triangle_sheared(origin, sheared, v0, v2, v3, t_min, limit);
     if second.hit {
         return PrimHit(true, second.t, vec2<f32>(second.b1, second.b1 + second.b2));
     }
@@ -81,8 +82,9 @@ fn intersect_sphere(origin: vec3<f32>, dir: vec3<f32>, radius: f32, t_min: f32, 
 }
 
 // Prepared::intersect_prim: primitive `prim` of `mesh`, referenced from prim_refs[slot], against
-// an object-space ray (`sheared`: its shear_ray, made once per ray). Triangles read their vertices from leaf_triangles (the same values as
-// positions[triangles[..]], gathered in reference order).
+// an object-space ray (`sheared`: its shear_ray, made once per ray). Triangles read their
+// vertices from leaf_triangles (the same values as positions[triangles[..]], gathered in
+// reference order).
 fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, sheared: ShearedRay, t_min: f32, t_max: f32) -> PrimHit {
     if prim < mesh.triangle_count {
         let b = 3u * slot;
@@ -95,5 +97,5 @@ fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir
     // VD patches never get here: the traversal records them for the batched bottom level.
     let q = prim - mesh.triangle_count;
     let v = quads[mesh.quad_offset + q];
-    return intersect_quad(origin, dir, position_of(v.x), position_of(v.y), position_of(v.z), position_of(v.w), t_min, t_max);
+    return intersect_quad(origin, sheared, position_of(v.x), position_of(v.y), position_of(v.z), position_of(v.w), t_min, t_max);
 }

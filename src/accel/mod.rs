@@ -103,7 +103,7 @@ impl PrepareOptions {
     /// The options a scene asks for (`film { accel }`).
     pub fn for_scene(scene: &crate::scene::Scene) -> PrepareOptions {
         PrepareOptions {
-            layout: scene.film.accel,
+            layout: scene.film.accel.unwrap_or_default(),
         }
     }
 }

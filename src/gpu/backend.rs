@@ -982,6 +982,12 @@ impl Backend for GpuBackend {
         self.ctx.info.name.clone()
     }
 
+    /// The wide BVH: its frames are the fastest on the lent H200 (docs/performance.md, "The wide
+    /// compressed BVH").
+    fn preferred_layout(&self) -> BvhLayout {
+        BvhLayout::Wide
+    }
+
     fn render_frame(
         &self,
         scene: &Scene,

@@ -710,7 +710,7 @@ impl Builder<'_, '_> {
         match p.words(ctx, "accel").as_slice() {
             [] => {}
             [(w, span)] => match scene::BvhLayout::from_name(w) {
-                Some(layout) => film.accel = layout,
+                Some(layout) => film.accel = Some(layout),
                 None => {
                     let names = scene::BvhLayout::ALL.map(|l| l.name());
                     let hint = suggest::did_you_mean(w, names);

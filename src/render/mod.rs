@@ -59,6 +59,10 @@ pub struct RenderOptions {
 pub trait Backend: Send + Sync {
     /// "cpu", or the GPU adapter's name.
     fn name(&self) -> String;
+    /// The hierarchy's layout this backend renders fastest, for scenes that name none.
+    fn preferred_layout(&self) -> crate::accel::BvhLayout {
+        crate::accel::BvhLayout::Qbvh
+    }
     /// Renders `scene` (already built into `prepared`) into a frame with the scene's film
     /// settings and the requested output layers.
     fn render_frame(

@@ -93,8 +93,9 @@ pub struct Film {
     pub vd_max_level: u32,
     /// How the frame is lit (photon mapping unless the scene asks for `integrator whitted`).
     pub integrator: Integrator,
-    /// The hierarchy's node layout (`film { accel }`, `--accel`).
-    pub accel: BvhLayout,
+    /// The hierarchy's node layout (`film { accel }`, `--accel`); `None` leaves it to the
+    /// backend (`render::Backend::preferred_layout`).
+    pub accel: Option<BvhLayout>,
     /// Scales the photon and gather counts ([`Scene::apply_quality`]).
     pub quality: Quality,
     /// The GPUs that render (`film { devices … }`); `--devices` wins over it.
@@ -227,7 +228,7 @@ impl Default for Film {
             seed: 0,
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
             integrator: Integrator::PhotonMap,
-            accel: BvhLayout::default(),
+            accel: None,
             quality: Quality::Default,
             devices: DeviceList::Auto,
             crop: None,
