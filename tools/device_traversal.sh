@@ -8,7 +8,8 @@
 #   .dev/bin/{raybench,gpu_rays,frames}   release builds (strip them to fit the carry limit)
 #   .dev/shared/assets/...    the dragon and Sponza, laid out as ../shared/assets
 # QUICK=1 runs it small (on lavapipe, say); LAYOUTS, VARIANTS and ROUNDS pick what gpu_rays
-# compares; SKIP_FRAMES=1 leaves the frames out; ANIMATION=1 and CPU=1 add animated.csc and the
+# compares; SKIP_RAYS=1 leaves the ray benchmarks out, SKIP_FRAMES=1 the frames, SKIP_CORNELL=1
+# the Cornell box's frames; ANIMATION=1 and CPU=1 add animated.csc and the
 # CPU twin's frame.
 set -uo pipefail
 OUT="${OUT:-$(mktemp -d)}"
@@ -29,6 +30,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 
 if [ "${QUICK:-0}" = 1 ]; then RB=(--quick); RES=384x216; RUNS=3; FRAMES=3; SIZES="64x64"
 else RB=(); RES=1920x1080; RUNS=15; FRAMES=8; SIZES="1024x1024 256x256"; fi
 rays=$(mktemp -d)
+if [ "${SKIP_RAYS:-0}" != 1 ]; then
 echo "== raybench"
 .dev/bin/raybench --dragon "$A/meshes/stanford/dragon/dragon_vrip.ply.gz" \
   --sponza "$A/scenes/dabrovic_sponza/sponza.obj" --stack 32 --wg 128 "${RB[@]}" \
@@ -38,8 +40,10 @@ echo "== gpu_rays on raybench's rays"
 .dev/bin/gpu_rays --rays "$rays" --resolution "$RES" --runs "$RUNS" \
   --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" --variants "${VARIANTS:-base}" 2>&1 |
   tee "$OUT/gpu_rays.log"
+fi
 [ "${SKIP_FRAMES:-0}" = 1 ] && exit 0
 echo "== frames"
+[ "${SKIP_CORNELL:-0}" = 1 ] && SIZES=""
 for res in $SIZES; do
   for accel in qbvh wide qbvh wide; do
     echo "-- $res $accel"
@@ -50,10 +54,11 @@ for res in $SIZES; do
 done
 # ANIMATION=1: scenes/animated.csc, all 24 frames at 1920x1080; CPU=1: the CPU twin's 1024^2 frame.
 if [ "${ANIMATION:-0}" = 1 ]; then
-  for accel in qbvh wide; do
+  for accel in qbvh wide qbvh wide; do
     echo "-- animated.csc $accel"
     .dev/bin/frames --scene "$built/scenes/animated.csc" --resolution 1920x1080 --animation \
-      --accel "$accel" 2>&1 | grep -iE "total|all frames|warm med"
+      --accel "$accel" > "$OUT/animated_$accel.log" 2>&1
+    grep -iE "in one process|warm med" "$OUT/animated_$accel.log"
   done
 fi
 if [ "${CPU:-0}" = 1 ]; then
