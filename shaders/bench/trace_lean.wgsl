@@ -8,9 +8,9 @@
 //!if FAST_TRI
 fn lean_triangle(origin: vec3<f32>, dir: vec3<f32>, slot: u32, t_min: f32, t_max: f32) -> TriangleHit {
     let b = 3u * slot;
-    let v0 = bitcast<vec3<f32>>(leaf_triangles[b].xyz);
-    let e1 = bitcast<vec3<f32>>(leaf_triangles[b + 1u].xyz) - v0;
-    let e2 = bitcast<vec3<f32>>(leaf_triangles[b + 2u].xyz) - v0;
+    let v0 = leaf_triangles[b].xyz;
+    let e1 = leaf_triangles[b + 1u].xyz - v0;
+    let e2 = leaf_triangles[b + 2u].xyz - v0;
     let pv = cross(dir, e2);
     let det = dot(e1, pv);
     if abs(det) < 1e-30 {
@@ -62,7 +62,7 @@ fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any
             }
             continue;
             //!endif
-            if test_reference(mesh, 0u, leaf_triangles[3u * slot].w, slot, origin, dir, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, 0u, prim_refs[slot], slot, origin, dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

@@ -88,7 +88,7 @@ fn intersect_sphere(origin: vec3<f32>, dir: vec3<f32>, radius: f32, t_min: f32, 
 fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, sheared: ShearedRay, t_min: f32, t_max: f32) -> PrimHit {
     if prim < mesh.triangle_count {
         let b = 3u * slot;
-        let h = intersect_triangle_sheared(origin, sheared, bitcast<vec3<f32>>(leaf_triangles[b].xyz), bitcast<vec3<f32>>(leaf_triangles[b + 1u].xyz), bitcast<vec3<f32>>(leaf_triangles[b + 2u].xyz), t_min, t_max);
+        let h = intersect_triangle_sheared(origin, sheared, leaf_triangles[b].xyz, leaf_triangles[b + 1u].xyz, leaf_triangles[b + 2u].xyz, t_min, t_max);
         return PrimHit(h.hit, h.t, vec2<f32>(h.b1, h.b2));
     }
     if (mesh.flags & MESH_SPHERE) != 0u {

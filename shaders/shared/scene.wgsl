@@ -18,9 +18,8 @@
 @group(0) @binding(10) var<storage, read> top_nodes: array<QbvhNode>;
 //!endif
 @group(0) @binding(8) var<storage, read> prim_refs: array<u32>;
-// Twin of SceneBuffers::leaf_triangles: 3 vertices per prim_refs entry as f32 bits (zeros for
-// non-triangles), the entry itself (prim_refs[slot]) in the first one's w.
-@group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<u32>>;
+// Twin of SceneBuffers::leaf_triangles: 3 vertices per prim_refs entry (zeros for non-triangles).
+@group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> instances: array<Instance>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;

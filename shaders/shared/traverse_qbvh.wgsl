@@ -177,7 +177,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
         let count = n.meta_bits & 0x7fffffffu;
         for (var i = 0u; i < count; i++) {
             let slot = mesh.prim_ref_offset + n.first + i;
-            if test_reference(mesh, instance, leaf_triangles[3u * slot].w, slot, o_origin, o_dir, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, o_origin, o_dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

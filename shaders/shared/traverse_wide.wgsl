@@ -180,7 +180,7 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                 break;
             }
             let slot = mesh.prim_ref_offset + index;
-            if test_reference(mesh, instance, leaf_triangles[3u * slot].w, slot, ray.origin, cur_dir, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, ray.origin, cur_dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

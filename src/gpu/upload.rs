@@ -276,8 +276,8 @@ pub struct SceneBuffers {
     pub mesh_nodes: GpuBuffer,
     pub prim_refs: GpuBuffer,
     /// The three vertices of each triangle, in the order of `prim_refs` (3 × vec4 per reference;
-    /// zeros for quads and patches; the reference itself in the first one's `w`), so that a leaf
-    /// test reads its triangle without following the reference and the index triple first.
+    /// zeros for quads and patches), so that a leaf test reads its triangle without following
+    /// the reference and the index triple first.
     pub leaf_triangles: GpuBuffer,
     pub instances: GpuBuffer,
     pub top_nodes: GpuBuffer,
@@ -643,12 +643,9 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
 
 /// Uploads every array of `prepared` and the materials, lights and textures of `scene`.
 /// An array larger than one storage binding allows is refused with an error naming it.
-/// The vertices of each referenced triangle in `prim_refs` order, for
-/// [`SceneBuffers::leaf_triangles`]: three `vec4<u32>` a reference, the vertices' f32 bits in
-/// `xyz` (zeros for quads and patches) and the reference (`prim_refs[slot]`) in the first one's
-/// `w`.
-pub fn leaf_triangles(p: &Prepared) -> Vec<[u32; 4]> {
-    let mut out = vec![[0u32; 4]; p.prim_refs.len() * 3];
+/// The vertices of each referenced triangle in `prim_refs` order, for [`SceneBuffers::leaf_triangles`].
+pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
+    let mut out = vec![[0.0f32; 4]; p.prim_refs.len() * 3];
     for mesh in &p.meshes {
         let count = (mesh.triangle_count + mesh.quad_count) as usize;
         for slot in mesh.prim_ref_offset as usize..mesh.prim_ref_offset as usize + count {
@@ -656,11 +653,9 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[u32; 4]> {
             if prim < mesh.triangle_count {
                 let tri = p.triangles[(mesh.triangle_offset + prim) as usize];
                 for k in 0..3 {
-                    out[slot * 3 + k] = p.positions[tri[k] as usize].map(f32::to_bits);
+                    out[slot * 3 + k] = p.positions[tri[k] as usize];
                 }
             }
-            // The reference itself, so that a leaf test reads one record, not two.
-            out[slot * 3] = [out[slot * 3][0], out[slot * 3][1], out[slot * 3][2], prim];
         }
     }
     out
