@@ -1024,48 +1024,17 @@ impl Prepared {
                         continue;
                     }
                     for &prim in &o.refs[n.first as usize..(n.first + n.count()) as usize] {
-                        let tie_limit = if best.is_some() {
-                            next_up(limit)
-                        } else {
-                            limit
+                        let object = ObjectRay {
+                            instance: o.instance,
+                            mesh: o.mesh,
+                            origin: o.origin,
+                            dir: o.dir,
+                            slab: &o.slab,
                         };
-                        if MODE == RECORDS
-                            && prim >= o.mesh.triangle_count
-                            && o.mesh.flags & MESH_DISPLACED != 0
-                        {
-                            let index = o.mesh.vd_patch_offset + prim - o.mesh.triangle_count;
-                            let bounds = self.vd_patches[index as usize].bounds();
-                            if let Some(entry) = o.slab.entry_box(&bounds, t_min, limit) {
-                                record(index, entry, o.dir);
-                            }
-                            continue;
-                        }
-                        if let Some((t, st, normal)) = self.intersect_prim(
-                            vd,
-                            o.mesh,
-                            prim,
-                            &Ray {
-                                origin: o.origin,
-                                dir: o.dir,
-                                t_min,
-                                t_max: tie_limit,
-                            },
-                            false,
+                        if let Some(hit) = self.test_reference::<MODE>(
+                            vd, &object, prim, t_min, &mut limit, &mut best, record,
                         ) {
-                            let hit = Hit {
-                                t,
-                                instance: o.instance,
-                                prim,
-                                st,
-                                normal,
-                            };
-                            if MODE == ANY {
-                                return Some(hit);
-                            }
-                            if is_closer(&hit, &best) {
-                                limit = t;
-                                best = Some(hit);
-                            }
+                            return Some(hit);
                         }
                     }
                     node = None;
@@ -1073,6 +1042,59 @@ impl Prepared {
             }
         }
         best
+    }
+
+    /// Tests primitive `prim` of an instance's mesh against its object-space ray, as every
+    /// layout's leaf does: the closest hit so far (`limit`, `best`) is kept with the tie rule;
+    /// [`ANY`] returns the first hit; [`RECORDS`] records a VD patch whose bounds the ray enters
+    /// before `limit` instead of intersecting it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn test_reference<const MODE: u8>(
+        &self,
+        vd: &VdFrame,
+        o: &ObjectRay,
+        prim: u32,
+        t_min: f32,
+        limit: &mut f32,
+        best: &mut Option<Hit>,
+        record: &mut dyn FnMut(u32, f32, Vec3),
+    ) -> Option<Hit> {
+        let tie_limit = if best.is_some() {
+            next_up(*limit)
+        } else {
+            *limit
+        };
+        if MODE == RECORDS && prim >= o.mesh.triangle_count && o.mesh.flags & MESH_DISPLACED != 0 {
+            let index = o.mesh.vd_patch_offset + prim - o.mesh.triangle_count;
+            let bounds = self.vd_patches[index as usize].bounds();
+            if let Some(entry) = o.slab.entry_box(&bounds, t_min, *limit) {
+                record(index, entry, o.dir);
+            }
+            return None;
+        }
+        let ray = Ray {
+            origin: o.origin,
+            dir: o.dir,
+            t_min,
+            t_max: tie_limit,
+        };
+        let (t, st, normal) = self.intersect_prim(vd, o.mesh, prim, &ray, false)?;
+        let hit = Hit {
+            t,
+            instance: o.instance,
+            prim,
+            st,
+            normal,
+        };
+        if MODE == ANY {
+            return Some(hit);
+        }
+        if is_closer(&hit, best) {
+            *limit = t;
+            *best = Some(hit);
+        }
+        None
     }
 
     /// The closest hit found by testing every primitive of every instance, without any BVH
@@ -1336,6 +1358,15 @@ impl BvhStats {
         self.entries(&mut out);
         out
     }
+}
+
+/// The object-space ray of the instance a traversal is in, for [`Prepared::test_reference`].
+pub(super) struct ObjectRay<'a> {
+    pub instance: u32,
+    pub mesh: &'a MeshRecord,
+    pub origin: Vec3,
+    pub dir: Vec3,
+    pub slab: &'a SlabRay,
 }
 
 /// [`Prepared::traverse`] modes.

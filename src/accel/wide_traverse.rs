@@ -12,9 +12,7 @@
 use glam::Vec3;
 
 use super::aabb::SlabRay;
-use super::prepared::{
-    is_closer, next_up, rows_point, rows_vector, MeshRecord, Prepared, ANY, MESH_DISPLACED, RECORDS,
-};
+use super::prepared::{rows_point, rows_vector, MeshRecord, ObjectRay, Prepared};
 use super::vd_frame::VdFrame;
 use super::wide::{
     has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideRay, WideStack,
@@ -107,45 +105,17 @@ impl Prepared {
                     break;
                 };
                 let prim = o.refs[index as usize];
-                let tie_limit = if best.is_some() {
-                    next_up(limit)
-                } else {
-                    limit
-                };
-                if MODE == RECORDS
-                    && prim >= o.mesh.triangle_count
-                    && o.mesh.flags & MESH_DISPLACED != 0
-                {
-                    let patch = o.mesh.vd_patch_offset + prim - o.mesh.triangle_count;
-                    let bounds = self.vd_patches[patch as usize].bounds();
-                    if let Some(entry) = o.slab.entry_box(&bounds, t_min, limit) {
-                        record(patch, entry, o.dir);
-                    }
-                    continue;
-                }
-                let object_ray = Ray {
+                let object = ObjectRay {
+                    instance: o.instance,
+                    mesh: o.mesh,
                     origin: o.origin,
                     dir: o.dir,
-                    t_min,
-                    t_max: tie_limit,
+                    slab: &o.slab,
                 };
-                if let Some((t, st, normal)) =
-                    self.intersect_prim(vd, o.mesh, prim, &object_ray, false)
+                if let Some(hit) = self
+                    .test_reference::<MODE>(vd, &object, prim, t_min, &mut limit, &mut best, record)
                 {
-                    let hit = Hit {
-                        t,
-                        instance: o.instance,
-                        prim,
-                        st,
-                        normal,
-                    };
-                    if MODE == ANY {
-                        return Some(hit);
-                    }
-                    if is_closer(&hit, &best) {
-                        limit = t;
-                        best = Some(hit);
-                    }
+                    return Some(hit);
                 }
             }
             if !has_children(&group) && prims[1] == 0 {
