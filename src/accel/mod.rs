@@ -1,4 +1,5 @@
-//! Acceleration structures: binned-SAH BVH, QBVH collapse, the top level over instances, VD patch bounds.
+//! Acceleration structures: binned-SAH BVH, QBVH and wide-BVH collapses, the top level over
+//! instances, VD patch bounds.
 //!
 //! [`Prepared::build`] turns a [`Scene`](crate::scene::Scene) into flat `#[repr(C)]` arrays that
 //! both backends use unchanged: a QBVH per mesh (the middle level) over its triangles, quads and

@@ -1,5 +1,6 @@
-//! The prepared scene: flat GPU-ready arrays of geometry, the middle-level QBVH of every mesh,
-//! the top-level QBVH over instances, VD patches, and the fused CPU traversal of both levels.
+//! The prepared scene: flat GPU-ready arrays of geometry, the middle-level BVH of every mesh and
+//! the top-level BVH over instances in the scene's layout (the QBVH here, the wide BVH's loop in
+//! `wide_traverse`), VD patches, and the fused CPU traversal of both levels.
 //!
 //! Every array is a `Vec` of `#[repr(C)]` `bytemuck::Pod` records with `u32` indices, uploaded
 //! unchanged as a storage buffer by the GPU backend. Indices inside a mesh's QBVH (children,
