@@ -329,7 +329,9 @@ pub fn parse_accel(text: &str) -> Result<scene::BvhLayout, Error> {
 
 /// What `caustica info --accels` prints: every `--accel` choice, one a line.
 pub fn describe_accels() -> String {
-    let mut out = String::from("--accel LAYOUT:BUILDER choices (the default first):\n");
+    let mut out = String::from(
+        "--accel LAYOUT:BUILDER choices (without one, a GPU renders in wide, the CPU in qbvh):\n",
+    );
     for layout in scene::BvhLayout::ALL {
         for builder in scene::BVH_BUILDERS {
             let what = match layout {
@@ -455,11 +457,7 @@ pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
 /// [`prepare`] for one frame of several: meshes unchanged since the frame `cache` last saw
 /// reuse their middle level.
 pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Prepared, Error> {
-    Ok(Prepared::build_cached(
-        scene,
-        &PrepareOptions::for_scene(scene),
-        cache,
-    )?)
+    prepare_cached_as(scene, cache, PrepareOptions::for_scene(scene).layout)
 }
 
 /// The most frames one `--frames` list may name (its frames are evaluated up front).

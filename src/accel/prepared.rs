@@ -951,17 +951,8 @@ impl Prepared {
         let mut best: Option<Hit> = None;
         let mut limit = ray.t_max;
         let mut stack = CompactStack::<TRAVERSAL_STACK_SIZE>::default();
-        // The instance being traversed, with its mesh, its nodes and the object-space ray.
-        struct ObjectLevel<'a> {
-            instance: u32,
-            mesh: &'a MeshRecord,
-            nodes: &'a [QbvhNode],
-            refs: &'a [u32],
-            origin: Vec3,
-            dir: Vec3,
-            slab: SlabRay,
-        }
-        let mut object: Option<ObjectLevel> = None;
+        // The instance being traversed: its object-space ray and its mesh's nodes.
+        let mut object: Option<(ObjectRay, &[QbvhNode])> = None;
         let mut node = self
             .top_nodes
             .first()
@@ -979,7 +970,7 @@ impl Prepared {
                         // The stack is not empty, so this pops a node; cull it if the closest
                         // hit found since it was pushed lies in front of it.
                         let (nodes, slab) = match &object {
-                            Some(o) => (o.nodes, &o.slab),
+                            Some((o, nodes)) => (*nodes, &o.slab),
                             None => (self.top_nodes.as_slice(), &world),
                         };
                         node = stack
@@ -998,42 +989,22 @@ impl Prepared {
                         continue;
                     }
                     // A top leaf holds exactly one instance (TOP_SETTINGS); enter it.
-                    let instance = self.top_instance_refs[top.first as usize];
-                    let record = &self.instances[instance as usize];
-                    let mesh = &self.meshes[record.mesh as usize];
-                    let origin = rows_point(&record.world_to_object, ray.origin);
-                    let dir = rows_vector(&record.world_to_object, ray.dir);
-                    let start = mesh.node_offset as usize;
-                    let refs_start = mesh.prim_ref_offset as usize;
-                    object = Some(ObjectLevel {
-                        instance,
-                        mesh,
-                        nodes: &self.mesh_nodes[start..start + mesh.node_count as usize],
-                        refs: &self.prim_refs[refs_start
-                            ..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
-                        origin,
-                        dir,
-                        slab: SlabRay::new(origin, dir),
-                    });
+                    let o = self.enter_instance(self.top_instance_refs[top.first as usize], ray);
+                    let start = o.mesh.node_offset as usize;
+                    let nodes = &self.mesh_nodes[start..start + o.mesh.node_count as usize];
+                    object = Some((o, nodes));
                     stack.push(RETURN_TO_WORLD);
                     node = Some(0);
                 }
-                Some(o) => {
-                    let n = &o.nodes[current as usize];
+                Some((o, nodes)) => {
+                    let n = &nodes[current as usize];
                     if !n.is_leaf() {
-                        node = visit_children(o.nodes, n, &o.slab, t_min, limit, &mut stack);
+                        node = visit_children(nodes, n, &o.slab, t_min, limit, &mut stack);
                         continue;
                     }
                     for &prim in &o.refs[n.first as usize..(n.first + n.count()) as usize] {
-                        let object = ObjectRay {
-                            instance: o.instance,
-                            mesh: o.mesh,
-                            origin: o.origin,
-                            dir: o.dir,
-                            slab: &o.slab,
-                        };
                         if let Some(hit) = self.test_reference::<MODE>(
-                            vd, &object, prim, t_min, &mut limit, &mut best, record,
+                            vd, o, prim, t_min, &mut limit, &mut best, record,
                         ) {
                             return Some(hit);
                         }
@@ -1043,6 +1014,26 @@ impl Prepared {
             }
         }
         best
+    }
+
+    /// The object-space ray of `ray` in instance `instance`, with the instance's mesh and
+    /// primitive references: what both layouts' traversals hold while inside an instance.
+    #[inline]
+    pub(super) fn enter_instance(&self, instance: u32, ray: &Ray) -> ObjectRay<'_> {
+        let record = &self.instances[instance as usize];
+        let mesh = &self.meshes[record.mesh as usize];
+        let origin = rows_point(&record.world_to_object, ray.origin);
+        let dir = rows_vector(&record.world_to_object, ray.dir);
+        let refs_start = mesh.prim_ref_offset as usize;
+        ObjectRay {
+            instance,
+            mesh,
+            refs: &self.prim_refs
+                [refs_start..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
+            origin,
+            dir,
+            slab: SlabRay::new(origin, dir),
+        }
     }
 
     /// Tests primitive `prim` of an instance's mesh against its object-space ray, as every
@@ -1361,13 +1352,15 @@ impl BvhStats {
     }
 }
 
-/// The object-space ray of the instance a traversal is in, for [`Prepared::test_reference`].
+/// The instance a traversal is in ([`Prepared::enter_instance`]): its mesh and primitive
+/// references, and the object-space ray.
 pub(super) struct ObjectRay<'a> {
     pub instance: u32,
     pub mesh: &'a MeshRecord,
+    pub refs: &'a [u32],
     pub origin: Vec3,
     pub dir: Vec3,
-    pub slab: &'a SlabRay,
+    pub slab: SlabRay,
 }
 
 /// [`Prepared::traverse`] modes.

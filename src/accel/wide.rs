@@ -40,9 +40,6 @@ pub const WIDE_CHILDREN: usize = 8;
 pub const WIDE_LEAF_MAX: usize = 3;
 /// Primitives one node's leaf children hold together (the primitive group's 24 bits).
 pub const WIDE_NODE_PRIMS: usize = 24;
-/// Largest number of nodes a wide tree may have (indices and `child_base` stay 32-bit, with
-/// room below `u32::MAX`).
-pub const MAX_WIDE_NODES: usize = (1 << 30) - 1;
 /// Entries of the wide traversal stack (pairs of words): the top level's depth, two entries
 /// and a marker for the instance being entered, and the middle level's depth.
 pub const WIDE_STACK_SIZE: usize = 32;
@@ -585,20 +582,6 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
         prim_order,
         depth,
     }
-}
-
-/// The object-space box of a wide tree's root (the union of its children's decoded boxes),
-/// empty for a tree without nodes.
-pub fn root_bounds(nodes: &[WideNode]) -> Aabb {
-    let Some(root) = nodes.first() else {
-        return Aabb::EMPTY;
-    };
-    (0..WIDE_CHILDREN)
-        .filter(|&s| root.meta_of(s) != 0)
-        .fold(Aabb::EMPTY, |acc, s| {
-            let (lo, hi) = root.child_box(s);
-            acc.union(Aabb::new(lo, hi))
-        })
 }
 
 #[cfg(test)]

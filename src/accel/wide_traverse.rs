@@ -11,8 +11,7 @@
 
 use glam::Vec3;
 
-use super::aabb::SlabRay;
-use super::prepared::{rows_point, rows_vector, MeshRecord, ObjectRay, Prepared};
+use super::prepared::{ObjectRay, Prepared};
 use super::vd_frame::VdFrame;
 use super::wide::{
     has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideRay, WideStack,
@@ -20,15 +19,11 @@ use super::wide::{
 };
 use super::{Hit, Ray};
 
-/// The instance being traversed: its mesh, nodes and references, and the object-space ray.
+/// The instance being traversed: its object-space ray, its mesh's nodes, the ray's node-test
+/// form and octant.
 struct ObjectLevel<'a> {
-    instance: u32,
-    mesh: &'a MeshRecord,
+    ray: ObjectRay<'a>,
     nodes: &'a [WideNode],
-    refs: &'a [u32],
-    origin: Vec3,
-    dir: Vec3,
-    slab: SlabRay,
     wide: WideRay,
     oct_inv: u32,
 }
@@ -80,40 +75,22 @@ impl Prepared {
                         stack.push(prims);
                     }
                     stack.push(WIDE_RETURN_TO_WORLD);
-                    let instance = self.top_instance_refs[index as usize];
-                    let record = &self.instances[instance as usize];
-                    let mesh = &self.meshes[record.mesh as usize];
-                    let origin = rows_point(&record.world_to_object, ray.origin);
-                    let dir = rows_vector(&record.world_to_object, ray.dir);
-                    let start = mesh.node_offset as usize;
-                    let refs_start = mesh.prim_ref_offset as usize;
-                    let oct_inv = octant_inv(dir);
+                    let o = self.enter_instance(self.top_instance_refs[index as usize], ray);
+                    let start = o.mesh.node_offset as usize;
+                    let oct_inv = octant_inv(o.dir);
                     object = Some(ObjectLevel {
-                        instance,
-                        mesh,
-                        nodes: &self.mesh_wide[start..start + mesh.node_count as usize],
-                        refs: &self.prim_refs[refs_start
-                            ..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
-                        origin,
-                        dir,
-                        slab: SlabRay::new(origin, dir),
-                        wide: WideRay::new(origin, dir),
+                        nodes: &self.mesh_wide[start..start + o.mesh.node_count as usize],
+                        wide: WideRay::new(o.origin, o.dir),
                         oct_inv,
+                        ray: o,
                     });
                     group = root_group(oct_inv);
                     prims = [0, 0];
                     break;
                 };
-                let prim = o.refs[index as usize];
-                let object = ObjectRay {
-                    instance: o.instance,
-                    mesh: o.mesh,
-                    origin: o.origin,
-                    dir: o.dir,
-                    slab: &o.slab,
-                };
+                let prim = o.ray.refs[index as usize];
                 if let Some(hit) = self
-                    .test_reference::<MODE>(vd, &object, prim, t_min, &mut limit, &mut best, record)
+                    .test_reference::<MODE>(vd, &o.ray, prim, t_min, &mut limit, &mut best, record)
                 {
                     return Some(hit);
                 }

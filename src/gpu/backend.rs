@@ -51,8 +51,8 @@ pub struct GpuBackend {
     /// `VD + 2 · glossy`: with or without the VD-patch traversal code
     /// (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its ray rate, and
     /// with or without the rough and plastic materials' shading (`GLOSSY_MATERIALS`), which costs the shade
-    /// kernel about 15% of its time (docs/performance.md).
-    /// and with the wide layout's traversal (`WIDE_BVH`) or the QBVH's, at `+ 4 · wide`.
+    /// kernel about 15% of its time (docs/performance.md), and for the wide layout
+    /// (`WIDE_BVH`, at `+ 4 · wide`) or the QBVH's.
     traversal: [Mutex<Option<Arc<TraversalKernels>>>; 8],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
