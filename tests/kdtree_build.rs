@@ -296,7 +296,7 @@ fn every_kdtree_build_kernel_validates_with_and_without_subgroups() {
 
 mod gpu {
     use super::*;
-    use caustica::gpu::kdtree::KdTreeBuilder;
+    use caustica::gpu::kdtree::{KdTreeBuilder, SmallStage};
     use caustica::gpu::{test_context, GpuContext, GpuError};
 
     /// Both kernel variants the context can run: with subgroups when it has them, and without.
@@ -423,6 +423,31 @@ mod gpu {
                 gpu.words == build_point_kdtree(points).words,
                 "{name}: the GPU words differ from the CPU twin's"
             );
+        }
+    }
+
+    /// The small stage's two kernels, an invocation per small root and a workgroup per small
+    /// root, write the CPU twin's words (the default picks one by the point count, so most
+    /// test builds would run only the workgroup one).
+    #[test]
+    fn gpu_trees_are_identical_to_the_cpu_twin_with_either_small_stage_kernel() {
+        let Some(ctx) = test_context() else { return };
+        let mut sets = point_sets(false);
+        sets.push(("30k clustered".to_string(), clustered(30_000, 19)));
+        for stage in [SmallStage::PerRoot, SmallStage::PerGroup] {
+            let builder = KdTreeBuilder::new(&ctx)
+                .expect("kernels build")
+                .with_small_stage(stage);
+            for (name, points) in &sets {
+                let gpu = builder
+                    .build_vec(&ctx, points)
+                    .unwrap_or_else(|e| panic!("{stage:?}, {name}: {e}"));
+                check_valid(name, &gpu, points);
+                assert!(
+                    gpu.words == build_point_kdtree(points).words,
+                    "{stage:?}, {name}: the GPU words differ from the CPU twin's"
+                );
+            }
         }
     }
 

@@ -19,9 +19,10 @@
 // here ever waits for another workgroup.
 //
 // Loop budget (llvmpipe's 65535 back edges per invocation group, shared/knn.wgsl): a walk back
-// takes at most LOOKBACK_POLLS + 1 iterations a block it passes, and it passes only blocks whose
-// words are not INCLUSIVE yet. Taken by ticket, those are the few blocks still running beside
-// this one; in the tests' REVERSED_BLOCKS order, at most the 88 blocks of 30K points.
+// reads WG_SIZE blocks' words a round; it takes a round per WG_SIZE blocks it passes and at most
+// LOOKBACK_POLLS + 1 rounds per block whose word is not published yet. Taken by ticket, those
+// are the few blocks still running beside this one; in the tests' REVERSED_BLOCKS order, at
+// most the 88 blocks of 30K points.
 //!include "kdtree/build_partition.wgsl"
 
 @group(0) @binding(5) var<storage, read_write> lists_out: array<u32>;
@@ -37,6 +38,9 @@ const STATUS_INCLUSIVE: u32 = 0x80000000u;
 
 var<workgroup> wg_block: u32;
 var<workgroup> wg_status: u32;
+// The walk back: the nearest window entry that stops it, and that entry's word.
+var<workgroup> wg_stop: atomic<u32>;
+var<workgroup> wg_window: u32;
 // 1 + the block-local index of the last node start seen, 0 when none.
 var<workgroup> wg_last_head: atomic<u32>;
 // The block-local exclusive prefix of the left flags at every entry of the block.
@@ -150,23 +154,58 @@ fn main(inputs: BlockInputs) {
     }
     var carry = 0u;
     if workgroupUniformLoad(&wg_status) != 0u {
+        // The walk back reads a window of WG_SIZE earlier blocks' words at once, one an
+        // invocation (blocks j, j - 1, ...), and stops at the nearest word that is INCLUSIVE or
+        // not yet published; the AGGREGATE words before it are added together. One round
+        // covers what took WG_SIZE dependent reads.
         var j = block - 1u;
         var polls = 0u;
         loop {
             if lane.rank == 0u {
-                wg_status = atomicLoad(&chain[status_index(j)]);
+                atomicStore(&wg_stop, WG_SIZE);
             }
-            var s = workgroupUniformLoad(&wg_status);
-            if s == 0u {
-                polls += 1u;
-                if polls < LOOKBACK_POLLS {
-                    continue;
+            workgroupBarrier();
+            var s = STATUS_AGGREGATE;
+            if lane.rank <= j {
+                s = atomicLoad(&chain[status_index(j - lane.rank)]);
+                if s == 0u || (s & STATUS_INCLUSIVE) != 0u {
+                    atomicMin(&wg_stop, lane.rank);
                 }
-                s = block_status(lane, j);
             }
+            workgroupBarrier();
+            if lane.rank == 0u {
+                wg_status = atomicLoad(&wg_stop);
+            }
+            let stop = workgroupUniformLoad(&wg_status);
+            // The words up to the stop, the stop's own when it is INCLUSIVE.
+            var value = 0u;
+            if lane.rank < stop || (lane.rank == stop && s != 0u) {
+                value = s & STATUS_VALUE;
+            }
+            if lane.rank == stop {
+                wg_window = s;
+            }
+            carry += workgroup_exclusive_scan(lane, value).y;
+            if stop == WG_SIZE {
+                j -= WG_SIZE;
+                polls = 0u;
+                continue;
+            }
+            let stop_status = workgroupUniformLoad(&wg_window);
+            if stop_status != 0u {
+                break;
+            }
+            // Block j - stop has not published its word yet: poll it again, a few times, then
+            // work it out here.
+            j -= stop;
+            polls += 1u;
+            if polls < LOOKBACK_POLLS {
+                continue;
+            }
+            let worked = block_status(lane, j);
             polls = 0u;
-            carry += s & STATUS_VALUE;
-            if (s & STATUS_INCLUSIVE) != 0u {
+            carry += worked & STATUS_VALUE;
+            if (worked & STATUS_INCLUSIVE) != 0u {
                 break;
             }
             j -= 1u;

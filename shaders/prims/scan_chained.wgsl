@@ -21,9 +21,10 @@
 // pair only when both halves carry the same state.
 //
 // Loop budget (llvmpipe's 65535 back edges per invocation group, shared/knn.wgsl): a walk back
-// takes at most LOOKBACK_POLLS + 1 iterations a block it passes, and it passes only blocks that
-// have not published their INCLUSIVE sum: with tickets, the few blocks running beside it; in the
-// tests' REVERSED_BLOCKS order (small inputs only), every block before it.
+// reads WG_SIZE blocks' words a round; it takes a round per WG_SIZE blocks it passes and at most
+// LOOKBACK_POLLS + 1 rounds per block whose INCLUSIVE sum is not published: with tickets, the
+// few blocks running beside it; in the tests' REVERSED_BLOCKS order (small inputs only), every
+// block before it.
 //!include "prims/common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: PrimParams;
@@ -49,6 +50,8 @@ var<workgroup> wg_block: u32;
 // rank 0 read them.
 var<workgroup> wg_read: vec2<u32>;
 var<workgroup> wg_last: u32;
+// The walk back: the nearest window entry that stops it.
+var<workgroup> wg_stop: atomic<u32>;
 
 fn block_word(block: u32) -> u32 {
     return 2u + 2u * block;
@@ -113,30 +116,59 @@ fn main(inputs: BlockInputs) {
         // The sum of every input before this block.
         var carry = 0u;
         if block > 0u {
+            // The walk back reads a window of WG_SIZE earlier blocks' words at once, one an
+            // invocation (blocks j, j - 1, ...), and stops at the nearest block whose sum is
+            // INCLUSIVE or not yet published; the AGGREGATE totals before it are added together.
             var j = block - 1u;
             var polls = 0u;
             loop {
                 if lane.rank == 0u {
-                    let lo = atomicLoad(&chain[block_word(j)]);
-                    let hi = atomicLoad(&chain[block_word(j) + 1u]);
-                    let state = lo >> STATE_SHIFT;
-                    wg_read = vec2<u32>(select(0u, state, state == hi >> STATE_SHIFT), (lo & HALF_MASK) | ((hi & HALF_MASK) << 16u));
+                    atomicStore(&wg_stop, WG_SIZE);
                 }
-                let read = workgroupUniformLoad(&wg_read);
-                var state = read.x;
-                var s = read.y;
-                if state == 0u {
-                    polls += 1u;
-                    if polls < LOOKBACK_POLLS {
-                        continue;
+                workgroupBarrier();
+                var state = STATE_AGGREGATE;
+                var s = 0u;
+                if lane.rank <= j {
+                    let lo = atomicLoad(&chain[block_word(j - lane.rank)]);
+                    let hi = atomicLoad(&chain[block_word(j - lane.rank) + 1u]);
+                    state = select(0u, lo >> STATE_SHIFT, lo >> STATE_SHIFT == hi >> STATE_SHIFT);
+                    s = (lo & HALF_MASK) | ((hi & HALF_MASK) << 16u);
+                    if state != STATE_AGGREGATE {
+                        atomicMin(&wg_stop, lane.rank);
                     }
-                    // Block j's own total; block 0's is its inclusive sum.
-                    s = block_total(lane, j);
-                    state = select(STATE_AGGREGATE, STATE_INCLUSIVE, j == 0u);
+                }
+                workgroupBarrier();
+                if lane.rank == 0u {
+                    wg_last = atomicLoad(&wg_stop);
+                }
+                let stop = workgroupUniformLoad(&wg_last);
+                // The totals up to the stop, and the stop's sum when it is INCLUSIVE.
+                var value = 0u;
+                if lane.rank < stop || (lane.rank == stop && state == STATE_INCLUSIVE) {
+                    value = s;
+                }
+                if lane.rank == stop {
+                    wg_read = vec2<u32>(state, 0u);
+                }
+                carry += workgroup_exclusive_scan(lane, value).y;
+                if stop == WG_SIZE {
+                    j -= WG_SIZE;
+                    polls = 0u;
+                    continue;
+                }
+                if workgroupUniformLoad(&wg_read).x == STATE_INCLUSIVE {
+                    break;
+                }
+                // Block j - stop has not published (or is torn): poll it again, a few times,
+                // then work its total out here (block 0's total is its inclusive sum).
+                j -= stop;
+                polls += 1u;
+                if polls < LOOKBACK_POLLS {
+                    continue;
                 }
                 polls = 0u;
-                carry += s;
-                if state == STATE_INCLUSIVE {
+                carry += block_total(lane, j);
+                if j == 0u {
                     break;
                 }
                 j -= 1u;

@@ -29,7 +29,10 @@
 //!    lists as local point ids), with barriers between them. An adapter with less than
 //!    [`MEDIUM_WORKGROUP_BYTES`] of workgroup memory runs every level over the whole lists.
 //! 3. **Small nodes**: `build_small`, one invocation per small root, builds its subtree by VVH
-//!    with `u32` point masks into a scratch area at `4 · start`.
+//!    with `u32` point masks into a scratch area at `4 · start`; a build over at most
+//!    [`SMALL_GROUP_MAX_POINTS`] points, whose roots are too few to keep the GPU busy that way,
+//!    runs `build_small_group` instead, a workgroup of [`KD_SMALL_NODE`] invocations per root
+//!    ([`SmallStage`]).
 //! 4. **Output**: `build_sizes` (bottom-up, one dispatch per level) sums the subtree sizes and
 //!    counts nodes; then `build_write` (top-down, one dispatch per level) writes every large
 //!    node's words and its children's offsets, and moves each small subtree into place.
@@ -304,8 +307,41 @@ pub struct KdTreeBuilder {
     /// ([`MEDIUM_WORKGROUP_BYTES`]); without it the large levels all run over the whole lists.
     medium: Option<Kernel>,
     small: Kernel,
+    small_group: Kernel,
+    /// Which small-stage kernel builds use.
+    small_stage: SmallStage,
     sizes: Kernel,
     write: Kernel,
+}
+
+/// How the small stage spreads its work: `build_small` (an invocation per small root) keeps a
+/// large build's many roots busy, `build_small_group` (a workgroup of [`KD_SMALL_NODE`]
+/// invocations per root, which share its candidates) a small build's few roots. Both write the
+/// same words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmallStage {
+    /// A workgroup per root up to [`SMALL_GROUP_MAX_POINTS`] points, else an invocation per root.
+    Auto,
+    /// Always an invocation per small root.
+    PerRoot,
+    /// Always a workgroup per small root.
+    PerGroup,
+}
+
+/// The most points of a build whose small stage runs a workgroup per small root under
+/// [`SmallStage::Auto`]. Measured on the lent H200 (`docs/performance.md`, "The small stage a
+/// workgroup per root"): at 400K points the workgroups took the stage from 0.35 to 0.29 ms, at
+/// 1M points they made it slower (0.62 → 0.69 ms), and a frame's 640K-point map too.
+pub const SMALL_GROUP_MAX_POINTS: u32 = 512 * 1024;
+
+impl SmallStage {
+    fn per_group(self, n: u32) -> bool {
+        match self {
+            SmallStage::Auto => n <= SMALL_GROUP_MAX_POINTS,
+            SmallStage::PerRoot => false,
+            SmallStage::PerGroup => true,
+        }
+    }
 }
 
 /// Timestamp indices at the stage boundaries.
@@ -387,9 +423,17 @@ impl KdTreeBuilder {
                 None
             },
             small: kernel("small")?,
+            small_group: kernel("small_group")?,
+            small_stage: SmallStage::Auto,
             sizes: kernel("sizes")?,
             write: kernel("write")?,
         })
+    }
+
+    /// Picks the small stage's kernel (tests build with each).
+    pub fn with_small_stage(mut self, stage: SmallStage) -> Self {
+        self.small_stage = stage;
+        self
     }
 
     /// Uploads `points`, builds, and reads the tree back (tests, small jobs).
@@ -612,7 +656,13 @@ impl KdTreeBuilder {
 
         // 3. Small nodes, into the scratch (the list buffer with room for 4 words per point).
         encoder.clear_buffer(&stats_buffer, 0, None);
-        let bind = self.small.bind(
+        let per_group = self.small_stage.per_group(n);
+        let small = if per_group {
+            &self.small_group
+        } else {
+            &self.small
+        };
+        let bind = small.bind(
             ctx,
             &[
                 ("params", &level0),
@@ -624,8 +674,12 @@ impl KdTreeBuilder {
                 ("stats", &stats_buffer),
             ],
         )?;
-        self.small
-            .dispatch(&mut encoder, &bind, self.small.grid_for(ctx, heap_slots));
+        let grid = if per_group {
+            groups_grid(ctx, heap_slots)
+        } else {
+            small.grid_for(ctx, heap_slots)
+        };
+        small.dispatch(&mut encoder, &bind, grid);
         launches += 1;
         stamps.mark(&mut encoder, 3);
 
