@@ -5,32 +5,11 @@
 // that is cheaper than a leaf. The subtree is written in preorder to `scratch` at 4 * start
 // (right-child indices relative to the subtree's first word) and its size to the heap; the
 // output stage moves it into place.
-//!include "kdtree/build_common.wgsl"
-
-@group(0) @binding(0) var<uniform> params: KdParams;
-@group(0) @binding(1) var<storage, read> points: array<vec4<f32>>;
-@group(0) @binding(2) var<storage, read> small_list: array<u32>;
-@group(0) @binding(3) var<storage, read_write> heap_nodes: array<u32>;
-@group(0) @binding(4) var<storage, read> heap_boxes: array<f32>;
-@group(0) @binding(5) var<storage, read_write> scratch: array<u32>;
-// [words of the whole tree, nodes, leaves, max branch depth]
-@group(0) @binding(6) var<storage, read_write> stats: array<atomic<u32>, 4>;
-
-const NO_SPLIT: u32 = 3u;
-const NO_PATCH: u32 = 0xffffffffu;
+//!include "kdtree/build_small_common.wgsl"
 
 var<private> coords: array<vec3<f32>, KD_SMALL_NODE>;
 // left_sets[a * KD_SMALL_NODE + j]: the points whose key on axis a is at most point j's.
 var<private> left_sets: array<u32, 96>;
-
-struct Pending {
-    mask: u32,
-    depth: u32,
-    // the header word (relative) whose right-child index is this node, or NO_PATCH
-    patch_word: u32,
-    lo: vec3<f32>,
-    hi: vec3<f32>,
-}
 
 // The cheapest valid candidate (axis, point) when splitting there beats a leaf, else
 // (NO_SPLIT, 0). Twin of `SmallRoot::best_split`: the same order, ties and exact comparisons.
@@ -39,18 +18,13 @@ fn best_small_split(mask: u32, lo: vec3<f32>, hi: vec3<f32>, depth: u32) -> vec2
         return vec2<u32>(NO_SPLIT, 0u);
     }
     let n = countOneBits(mask);
-    var have = false;
-    var best_cost = 0.0;
-    var best_extent = 0.0;
-    var best = vec2<u32>(NO_SPLIT, 0u);
+    var have = vec3<bool>(false);
+    var cost = vec3<f32>(0.0);
+    var point = vec3<u32>(0u);
     for (var a = 0u; a < 3u; a++) {
-        let extent = hi[a] - lo[a];
-        if !(extent > 0.0) {
+        if !(hi[a] - lo[a] > 0.0) {
             continue;
         }
-        var axis_have = false;
-        var axis_cost = 0.0;
-        var axis_point = 0u;
         var rest = mask;
         while rest != 0u {
             let j = firstTrailingBit(rest);
@@ -60,24 +34,15 @@ fn best_small_split(mask: u32, lo: vec3<f32>, hi: vec3<f32>, depth: u32) -> vec2
             if n_right == 0u {
                 continue;
             }
-            let cost = small_split_cost(n_left, n_right, coords[j][a], lo[a], hi[a]);
-            if !axis_have || cost < axis_cost {
-                axis_have = true;
-                axis_cost = cost;
-                axis_point = j;
+            let c = small_split_cost(n_left, n_right, coords[j][a], lo[a], hi[a]);
+            if !have[a] || c < cost[a] {
+                have[a] = true;
+                cost[a] = c;
+                point[a] = j;
             }
         }
-        if axis_have && (!have || axis_cost * best_extent < best_cost * extent) {
-            have = true;
-            best_cost = axis_cost;
-            best_extent = extent;
-            best = vec2<u32>(a, axis_point);
-        }
     }
-    if have && KD_VVH_TRAVERSAL_COST * best_extent + best_cost < f32(n) * best_extent {
-        return best;
-    }
-    return vec2<u32>(NO_SPLIT, 0u);
+    return choose_small_split(n, lo, hi, have, cost, point);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -149,14 +114,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let axis = best.x;
         let split = coords[best.y][axis];
         let left = task.mask & left_sets[axis * KD_SMALL_NODE + best.y];
-        scratch[base + w] = axis << 30u;
-        scratch[base + w + 1u] = bitcast<u32>(split);
-        var left_hi = task.hi;
-        left_hi[axis] = split;
-        var right_lo = task.lo;
-        right_lo[axis] = split;
-        stack[sp] = Pending(task.mask & ~left, task.depth + 1u, w, right_lo, task.hi);
-        stack[sp + 1u] = Pending(left, task.depth + 1u, NO_PATCH, task.lo, left_hi);
+        let children = split_children(base, w, task, axis, split, left);
+        stack[sp] = children[0];
+        stack[sp + 1u] = children[1];
         sp += 2u;
         w += 2u;
     }
