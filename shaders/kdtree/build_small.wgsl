@@ -18,13 +18,18 @@ fn best_small_split(mask: u32, lo: vec3<f32>, hi: vec3<f32>, depth: u32) -> vec2
         return vec2<u32>(NO_SPLIT, 0u);
     }
     let n = countOneBits(mask);
-    var have = vec3<bool>(false);
-    var cost = vec3<f32>(0.0);
-    var point = vec3<u32>(0u);
+    var have = false;
+    var best_cost = 0.0;
+    var best_extent = 0.0;
+    var best = vec2<u32>(NO_SPLIT, 0u);
     for (var a = 0u; a < 3u; a++) {
-        if !(hi[a] - lo[a] > 0.0) {
+        let extent = hi[a] - lo[a];
+        if !(extent > 0.0) {
             continue;
         }
+        var axis_have = false;
+        var axis_cost = 0.0;
+        var axis_point = 0u;
         var rest = mask;
         while rest != 0u {
             let j = firstTrailingBit(rest);
@@ -34,15 +39,24 @@ fn best_small_split(mask: u32, lo: vec3<f32>, hi: vec3<f32>, depth: u32) -> vec2
             if n_right == 0u {
                 continue;
             }
-            let c = small_split_cost(n_left, n_right, coords[j][a], lo[a], hi[a]);
-            if !have[a] || c < cost[a] {
-                have[a] = true;
-                cost[a] = c;
-                point[a] = j;
+            let cost = small_split_cost(n_left, n_right, coords[j][a], lo[a], hi[a]);
+            if !axis_have || cost < axis_cost {
+                axis_have = true;
+                axis_cost = cost;
+                axis_point = j;
             }
         }
+        if axis_have && (!have || axis_cost * best_extent < best_cost * extent) {
+            have = true;
+            best_cost = axis_cost;
+            best_extent = extent;
+            best = vec2<u32>(a, axis_point);
+        }
     }
-    return choose_small_split(n, lo, hi, have, cost, point);
+    if have && KD_VVH_TRAVERSAL_COST * best_extent + best_cost < f32(n) * best_extent {
+        return best;
+    }
+    return vec2<u32>(NO_SPLIT, 0u);
 }
 
 @compute @workgroup_size(WG_SIZE)
@@ -114,9 +128,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let axis = best.x;
         let split = coords[best.y][axis];
         let left = task.mask & left_sets[axis * KD_SMALL_NODE + best.y];
-        let children = split_children(base, w, task, axis, split, left);
-        stack[sp] = children[0];
-        stack[sp + 1u] = children[1];
+        scratch[base + w] = axis << 30u;
+        scratch[base + w + 1u] = bitcast<u32>(split);
+        var left_hi = task.hi;
+        left_hi[axis] = split;
+        var right_lo = task.lo;
+        right_lo[axis] = split;
+        stack[sp] = Pending(task.mask & ~left, task.depth + 1u, w, right_lo, task.hi);
+        stack[sp + 1u] = Pending(left, task.depth + 1u, NO_PATCH, task.lo, left_hi);
         sp += 2u;
         w += 2u;
     }

@@ -1,6 +1,8 @@
 // Shared by the small-node stage's two kernels (build_small.wgsl, an invocation per small root,
-// and build_small_group.wgsl, a workgroup per small root): their bindings, the pending node of a
-// root's depth-first walk, and the choice among the axes' cheapest candidates.
+// and build_small_group.wgsl, a workgroup per small root): their bindings and the pending node of
+// a root's depth-first walk. Each keeps its own split choice, written for its layout: shared as
+// one function over per-axis vectors, the choice measured 5-14% slower in both (the lent H200,
+// docs/performance.md).
 //!include "kdtree/build_common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: KdParams;
@@ -22,47 +24,4 @@ struct Pending {
     patch_word: u32,
     lo: vec3<f32>,
     hi: vec3<f32>,
-}
-
-// The cheapest valid candidate (axis, point) when splitting there beats a leaf, else
-// (NO_SPLIT, 0), from each axis's cheapest valid candidate (`have`, `cost`, `point` per axis;
-// an axis without extent is skipped). Twin of the end of `SmallRoot::best_split`: the same
-// order, ties and exact comparisons.
-fn choose_small_split(n: u32, lo: vec3<f32>, hi: vec3<f32>, have: vec3<bool>, cost: vec3<f32>,
-        point: vec3<u32>) -> vec2<u32> {
-    var chosen = false;
-    var best_cost = 0.0;
-    var best_extent = 0.0;
-    var best = vec2<u32>(NO_SPLIT, 0u);
-    for (var a = 0u; a < 3u; a++) {
-        let extent = hi[a] - lo[a];
-        if !(extent > 0.0) {
-            continue;
-        }
-        if have[a] && (!chosen || cost[a] * best_extent < best_cost * extent) {
-            chosen = true;
-            best_cost = cost[a];
-            best_extent = extent;
-            best = vec2<u32>(a, point[a]);
-        }
-    }
-    if chosen && KD_VVH_TRAVERSAL_COST * best_extent + best_cost < f32(n) * best_extent {
-        return best;
-    }
-    return vec2<u32>(NO_SPLIT, 0u);
-}
-
-// Writes a split node's two words at word w of the subtree at `base` (axis, split) and returns
-// its children, the right one first (pushed first, so the left one is visited next). `left` is
-// the left child's point mask.
-fn split_children(base: u32, w: u32, task: Pending, axis: u32, split: f32, left: u32) -> array<Pending, 2> {
-    scratch[base + w] = axis << 30u;
-    scratch[base + w + 1u] = bitcast<u32>(split);
-    var left_hi = task.hi;
-    left_hi[axis] = split;
-    var right_lo = task.lo;
-    right_lo[axis] = split;
-    return array<Pending, 2>(
-        Pending(task.mask & ~left, task.depth + 1u, w, right_lo, task.hi),
-        Pending(left, task.depth + 1u, NO_PATCH, task.lo, left_hi));
 }

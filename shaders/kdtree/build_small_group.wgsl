@@ -48,20 +48,35 @@ fn axis_best(a: u32, mask: u32) {
 }
 
 // The cheapest valid candidate (axis, point) when splitting there beats a leaf, else
-// (NO_SPLIT, 0), from the axes' cheapest (invocation 0). Twin of `SmallRoot::best_split`.
+// (NO_SPLIT, 0), from the axes' cheapest (invocation 0). Twin of `SmallRoot::best_split`: the
+// same order, ties and exact comparisons.
 fn best_small_split(mask: u32, lo: vec3<f32>, hi: vec3<f32>, depth: u32) -> vec2<u32> {
     if depth >= KD_MAX_BRANCH_DEPTH {
         return vec2<u32>(NO_SPLIT, 0u);
     }
-    var have = vec3<bool>(false);
-    var cost = vec3<f32>(0.0);
-    var point = vec3<u32>(0u);
+    let n = countOneBits(mask);
+    var have = false;
+    var best_cost = 0.0;
+    var best_extent = 0.0;
+    var best = vec2<u32>(NO_SPLIT, 0u);
     for (var a = 0u; a < 3u; a++) {
-        have[a] = sh_axis_best[a].x != 0u;
-        cost[a] = sh_axis_cost[a];
-        point[a] = sh_axis_best[a].y;
+        let extent = hi[a] - lo[a];
+        if !(extent > 0.0) {
+            continue;
+        }
+        let axis = sh_axis_best[a];
+        let axis_cost = sh_axis_cost[a];
+        if axis.x != 0u && (!have || axis_cost * best_extent < best_cost * extent) {
+            have = true;
+            best_cost = axis_cost;
+            best_extent = extent;
+            best = vec2<u32>(a, axis.y);
+        }
     }
-    return choose_small_split(countOneBits(mask), lo, hi, have, cost, point);
+    if have && KD_VVH_TRAVERSAL_COST * best_extent + best_cost < f32(n) * best_extent {
+        return best;
+    }
+    return vec2<u32>(NO_SPLIT, 0u);
 }
 
 @compute @workgroup_size(32)
@@ -159,9 +174,14 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 let axis = best.x;
                 let split = sh_coords[best.y][axis];
                 let left = task.mask & sh_left_sets[axis * KD_SMALL_NODE + best.y];
-                let children = split_children(base, w, task, axis, split, left);
-                sh_stack[sp] = children[0];
-                sh_stack[sp + 1u] = children[1];
+                scratch[base + w] = axis << 30u;
+                scratch[base + w + 1u] = bitcast<u32>(split);
+                var left_hi = task.hi;
+                left_hi[axis] = split;
+                var right_lo = task.lo;
+                right_lo[axis] = split;
+                sh_stack[sp] = Pending(task.mask & ~left, task.depth + 1u, w, right_lo, task.hi);
+                sh_stack[sp + 1u] = Pending(left, task.depth + 1u, NO_PATCH, task.lo, left_hi);
                 wg_state = vec3<u32>(sp + 2u, w + 2u, 0u);
             }
         }
