@@ -10,16 +10,7 @@
 # Options: SKIP_KD=1, SKIP_KNN=1, SKIP_FRAMES=1 leave a part out; KERNEL_TIMES=1 adds a frame
 # with CAUSTICA_KERNEL_TIMES=1; SIZES (default "256x256 1024x1024"); KD_POINTS; ROUNDS.
 set -uo pipefail
-OUT="${OUT:-$(mktemp -d)}"
-mkdir -p "$OUT"
-if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-export WGPU_BACKEND=vulkan CAUSTICA_REQUIRE_GPU=1
-built=/work/main
-if [ ! -e "$built/benches" ]; then mkdir -p /work && ln -sfn "$PWD" "$built"; fi
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null
+. "$(dirname "$0")/device_setup.sh"
 builds=(.dev/bin)
 [ -d .dev/base/bin ] && builds=(.dev/base/bin .dev/bin)
 for round in $(seq "${ROUNDS:-1}"); do

@@ -12,21 +12,13 @@
 # the Cornell box's frames; ANIMATION=1 and CPU=1 add animated.csc and the
 # CPU twin's frame.
 set -uo pipefail
-OUT="${OUT:-$(mktemp -d)}"
-mkdir -p "$OUT"
-if ls .gl/*.deb >/dev/null 2>&1 && ! ldconfig -p | grep -q libvulkan.so.1; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-export WGPU_BACKEND=vulkan CAUSTICA_REQUIRE_GPU=1 CAUSTICA_REQUIRE_ASSETS=1
-# The benches find their scenes through the path they were built in, and the assets beside it.
-built=/work/main
-if [ ! -e "$built/benches" ]; then mkdir -p /work && ln -sfn "$PWD" "$built"; fi
+. "$(dirname "$0")/device_setup.sh"
+export CAUSTICA_REQUIRE_ASSETS=1
+# The benches find the assets beside the path they were built in.
 if [ ! -e "$(dirname "$built")/shared/assets" ]; then
   mkdir -p "$(dirname "$built")/shared" && ln -sfn "$PWD/.dev/shared/assets" "$(dirname "$built")/shared/assets"
 fi
 A="$(dirname "$built")/shared/assets"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv 2>/dev/null
 if [ "${QUICK:-0}" = 1 ]; then RB=(--quick); RES=384x216; RUNS=3; FRAMES=3; SIZES="64x64"
 else RB=(); RES=1920x1080; RUNS=15; FRAMES=8; SIZES="1024x1024 256x256"; fi
 rays=$(mktemp -d)

@@ -38,8 +38,7 @@ const STATUS_INCLUSIVE: u32 = 0x80000000u;
 
 var<workgroup> wg_block: u32;
 var<workgroup> wg_status: u32;
-// The walk back: the nearest window entry that stops it, and that entry's word.
-var<workgroup> wg_stop: atomic<u32>;
+// The walk back: the word of the nearest window entry that stops it.
 var<workgroup> wg_window: u32;
 // 1 + the block-local index of the last node start seen, 0 when none.
 var<workgroup> wg_last_head: atomic<u32>;
@@ -161,22 +160,11 @@ fn main(inputs: BlockInputs) {
         var j = block - 1u;
         var polls = 0u;
         loop {
-            if lane.rank == 0u {
-                atomicStore(&wg_stop, WG_SIZE);
-            }
-            workgroupBarrier();
             var s = STATUS_AGGREGATE;
             if lane.rank <= j {
                 s = atomicLoad(&chain[status_index(j - lane.rank)]);
-                if s == 0u || (s & STATUS_INCLUSIVE) != 0u {
-                    atomicMin(&wg_stop, lane.rank);
-                }
             }
-            workgroupBarrier();
-            if lane.rank == 0u {
-                wg_status = atomicLoad(&wg_stop);
-            }
-            let stop = workgroupUniformLoad(&wg_status);
+            let stop = workgroup_first_rank(lane, s == 0u || (s & STATUS_INCLUSIVE) != 0u);
             // The words up to the stop, the stop's own when it is INCLUSIVE.
             var value = 0u;
             if lane.rank < stop || (lane.rank == stop && s != 0u) {

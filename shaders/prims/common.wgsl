@@ -60,6 +60,26 @@ fn scan_input_value(raw: u32, i: u32, mode: u32) -> u32 {
     return v;
 }
 
+// The walk back of the chained scans (prims/scan_chained.wgsl, kdtree/build_scatter.wgsl): the
+// lowest rank whose `stops` is true, WG_SIZE when none, for every invocation (all must call it:
+// it holds barriers).
+var<workgroup> wg_first_rank: atomic<u32>;
+var<workgroup> wg_first_rank_read: u32;
+fn workgroup_first_rank(lane: Lane, stops: bool) -> u32 {
+    if lane.rank == 0u {
+        atomicStore(&wg_first_rank, WG_SIZE);
+    }
+    workgroupBarrier();
+    if stops {
+        atomicMin(&wg_first_rank, lane.rank);
+    }
+    workgroupBarrier();
+    if lane.rank == 0u {
+        wg_first_rank_read = atomicLoad(&wg_first_rank);
+    }
+    return workgroupUniformLoad(&wg_first_rank_read);
+}
+
 var<workgroup> scan_scratch: array<u32, WG_SIZE>;
 var<workgroup> scan_total: u32;
 

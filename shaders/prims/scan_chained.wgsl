@@ -50,8 +50,6 @@ var<workgroup> wg_block: u32;
 // rank 0 read them.
 var<workgroup> wg_read: vec2<u32>;
 var<workgroup> wg_last: u32;
-// The walk back: the nearest window entry that stops it.
-var<workgroup> wg_stop: atomic<u32>;
 
 fn block_word(block: u32) -> u32 {
     return 2u + 2u * block;
@@ -122,10 +120,6 @@ fn main(inputs: BlockInputs) {
             var j = block - 1u;
             var polls = 0u;
             loop {
-                if lane.rank == 0u {
-                    atomicStore(&wg_stop, WG_SIZE);
-                }
-                workgroupBarrier();
                 var state = STATE_AGGREGATE;
                 var s = 0u;
                 if lane.rank <= j {
@@ -133,15 +127,8 @@ fn main(inputs: BlockInputs) {
                     let hi = atomicLoad(&chain[block_word(j - lane.rank) + 1u]);
                     state = select(0u, lo >> STATE_SHIFT, lo >> STATE_SHIFT == hi >> STATE_SHIFT);
                     s = (lo & HALF_MASK) | ((hi & HALF_MASK) << 16u);
-                    if state != STATE_AGGREGATE {
-                        atomicMin(&wg_stop, lane.rank);
-                    }
                 }
-                workgroupBarrier();
-                if lane.rank == 0u {
-                    wg_last = atomicLoad(&wg_stop);
-                }
-                let stop = workgroupUniformLoad(&wg_last);
+                let stop = workgroup_first_rank(lane, state != STATE_AGGREGATE);
                 // The totals up to the stop, and the stop's sum when it is INCLUSIVE.
                 var value = 0u;
                 if lane.rank < stop || (lane.rank == stop && state == STATE_INCLUSIVE) {
