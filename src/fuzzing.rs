@@ -29,6 +29,9 @@ impl AssetLoader for NoFiles {
     fn load_vd_image(&self, _: &Path) -> Result<Arc<VdImage>, String> {
         Err("fuzzing reads no files".into())
     }
+    fn find_udim_tiles(&self, _: &Path) -> Result<Vec<(u32, std::path::PathBuf)>, String> {
+        Err("fuzzing reads no files".into())
+    }
     fn load_environment(&self, _: &Path) -> Result<Arc<EnvMap>, String> {
         Err("fuzzing reads no files".into())
     }

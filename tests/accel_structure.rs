@@ -72,11 +72,12 @@ fn bumpy_map() -> VdMap {
     VdMap {
         name: "bumps".into(),
         path: PathBuf::new(),
-        image: Arc::new(VdImage {
+        images: vec![Arc::new(VdImage {
             width: n as u32,
             height: n as u32,
             texels,
-        }),
+        })],
+        layout: caustica::scene::VdLayout::Uv,
         space: VdSpace::Tangent,
         channels: [0, 1, 2],
         scale: 1.0,

@@ -24,11 +24,12 @@ fn map(space: VdSpace, width: u32, height: u32, texel: impl Fn(f32, f32) -> Vec3
     VdMap {
         name: "test".into(),
         path: PathBuf::new(),
-        image: Arc::new(VdImage {
+        images: vec![Arc::new(VdImage {
             width,
             height,
             texels,
-        }),
+        })],
+        layout: caustica::scene::VdLayout::Uv,
         space,
         channels: [0, 1, 2],
         scale: 1.0,
@@ -86,7 +87,12 @@ fn patch_bounds_contain_every_displaced_grid_point() {
             let (corners, uvs) = (ground.quad_corners(q), ground.quad_uvs(q));
             for i in 0..=40 {
                 for j in 0..=40 {
-                    let p = map.displaced_point(&corners, &uvs, i as f32 / 40.0, j as f32 / 40.0);
+                    let p = map.whole().displaced_point(
+                        &corners,
+                        &uvs,
+                        i as f32 / 40.0,
+                        j as f32 / 40.0,
+                    );
                     assert!(
                         bounds.expanded(1e-5).contains_point(p),
                         "map {m}, patch {q}: {p} outside {bounds:?}"
@@ -147,7 +153,7 @@ fn flat_map_gives_the_same_hits_as_the_plain_quads() {
 fn bump_is_hit_at_its_displaced_height() {
     let ground = grid_quad(Vec2::new(2.0, 2.0), [1, 1]);
     let vd = bump_map();
-    let peak = vd.displacement(Vec2::splat(0.5)).z;
+    let peak = vd.whole().displacement(Vec2::splat(0.5)).z;
     let s = scene(
         vec![mesh("g", ground, Some(0))],
         vec![instance(0, 0, Affine3A::IDENTITY)],

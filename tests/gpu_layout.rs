@@ -238,27 +238,24 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 v0,
                 map,
                 v1,
-                _pad0,
+                tile_offset,
                 v2,
-                _pad1,
+                tile_stride,
                 v3,
-                _pad2,
+                tile_width,
                 uv0,
                 uv1,
                 uv2,
                 uv3,
                 bounds_min,
-                _pad3,
+                tile_height,
                 bounds_max,
-                _pad4
+                _pad0
             }),
         ),
         (
             "VdBatchMap",
             rust_layout!(VdBatchMap {
-                texel_offset,
-                width,
-                height,
                 space,
                 channel_x,
                 channel_y,
@@ -266,8 +263,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 scale,
                 midlevel,
                 padding,
-                _pad0,
-                _pad1
+                _pad0
             }),
         ),
         (

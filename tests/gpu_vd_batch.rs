@@ -17,6 +17,7 @@ use caustica::accel::Aabb;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::vd_batch::{
     slice_bytes, VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchResult, VdBatchScene,
+    VdTexelLayout,
 };
 use caustica::io::{load_mesh, load_vd_image, vdgen};
 use caustica::scene::{VdImage, VdMap, VdSpace};
@@ -35,7 +36,7 @@ struct Patch {
 
 fn patch(corners: [Vec3; 4], uvs: [Vec2; 4], map: usize, maps: &[VdMap]) -> Patch {
     let m = &maps[map];
-    let grow = m.max_displacement(&uvs) + m.padding.max(0.0);
+    let grow = m.whole().max_displacement(&uvs) + m.padding.max(0.0);
     Patch {
         corners,
         uvs,
@@ -288,9 +289,13 @@ fn batched_gpu_build_and_trace_equals_the_cpu_twin_with_and_without_64_bit_atomi
 
     let prims = Primitives::new(&ctx).unwrap();
     let map_refs: Vec<&VdMap> = maps.iter().collect();
+    let texels = VdTexelLayout::of(&map_refs).unwrap();
     let gpu_patches: Vec<VdBatchPatch> = patches
         .iter()
-        .map(|p| VdBatchPatch::new(&p.corners, &p.uvs, p.map as u32, &p.bounds))
+        .map(|p| {
+            let tile = texels.tile(&maps[p.map].whole().window).unwrap();
+            VdBatchPatch::new(&p.corners, &p.uvs, p.map as u32, tile, &p.bounds)
+        })
         .collect();
     let scene = VdBatchScene::upload(&ctx, &gpu_patches, &map_refs, None).unwrap();
 

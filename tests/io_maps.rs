@@ -15,7 +15,8 @@ fn tangent_map(image: caustica::scene::VdImage) -> VdMap {
     VdMap {
         name: "generated".into(),
         path: PathBuf::new(),
-        image: Arc::new(image),
+        images: vec![Arc::new(image)],
+        layout: caustica::scene::VdLayout::Uv,
         space: VdSpace::Tangent,
         channels: [0, 1, 2],
         scale: 1.0,
@@ -54,7 +55,8 @@ fn the_generated_overhang_map_folds_the_surface_back_over_itself() {
     let steps = 256;
     let s_positions: Vec<f32> = (0..=steps)
         .map(|i| {
-            map.displaced_point(&UNIT_QUAD, &UNIT_UVS, i as f32 / steps as f32, 0.5)
+            map.whole()
+                .displaced_point(&UNIT_QUAD, &UNIT_UVS, i as f32 / steps as f32, 0.5)
                 .x
         })
         .collect();
@@ -64,7 +66,12 @@ fn the_generated_overhang_map_folds_the_surface_back_over_itself() {
         "the displaced s positions never go backwards: no overhang"
     );
     // And the middle is lifted well above the base quad.
-    assert!(map.displaced_point(&UNIT_QUAD, &UNIT_UVS, 0.5, 0.5).z > 0.25);
+    assert!(
+        map.whole()
+            .displaced_point(&UNIT_QUAD, &UNIT_UVS, 0.5, 0.5)
+            .z
+            > 0.25
+    );
 }
 
 #[test]
@@ -72,7 +79,8 @@ fn the_ripples_map_moves_points_sideways_as_well_as_up() {
     let map = tangent_map(vdgen::ripples(64));
     let sideways = (0..64)
         .map(|i| {
-            map.displacement(Vec2::new(0.5 + i as f32 / 160.0, 0.5))
+            map.whole()
+                .displacement(Vec2::new(0.5 + i as f32 / 160.0, 0.5))
                 .x
                 .abs()
         })

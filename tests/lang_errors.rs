@@ -632,3 +632,35 @@ fn an_unknown_bvh_layout_is_reported_at_its_name_with_a_suggestion() {
         "scene.csc:1:14: error: unknown BVH layout \"wid\" (did you mean \"wide\"?)",
     );
 }
+
+#[test]
+fn vdmap_layout_errors_point_at_the_parameter_at_fault() {
+    assert_error(
+        "vdmap v { file \"v.exr\" layout ptex }",
+        "scene.csc:1:31: error: unknown layout \"ptex\": expected uv, udim or per_face",
+    );
+    assert_error(
+        "vdmap v { file \"v.exr\" layout per_face }",
+        "scene.csc:1:31: error: a per_face map needs \"tile N\"",
+    );
+    assert_error(
+        "vdmap v { file \"v.exr\" tile 8 }",
+        "scene.csc:1:24: error: \"tile\" belongs to layout per_face, but the layout is uv",
+    );
+    assert_error(
+        "vdmap v { file \"v.exr\" layout udim }",
+        "scene.csc:1:31: error: a udim map names its tiles in its file: write <UDIM> (1001, 1002, …) or <UVTILE> (u1_v1, …) where the tile's number goes, as in \"v.<UDIM>.exr\"",
+    );
+    assert_error(
+        "vdmap v { file \"v.<UDIM>.exr\" layout per_face tile 4 }",
+        "scene.csc:1:16: error: <UDIM> in the file name makes a udim map, but the layout is per_face",
+    );
+    assert_error(
+        "vdmap v { file \"missing.<UDIM>.exr\" }",
+        "scene.csc:1:16: error: no tile of \"missing.<UDIM>.exr\" exists",
+    );
+    assert_error(
+        "vdmap v { file \"v.exr\" layout per_face tile 4 }",
+        "scene.csc:1:16: error: the 2x2 map holds no 4x4 square (\"tile 4\")",
+    );
+}

@@ -5,7 +5,7 @@ mod lang_support;
 use caustica::lang::SceneFile;
 use caustica::scene::{
     Aov, Camera, FresnelMode, GatherSettings, LightKind, MaterialKind, MeshOrigin, PhotonFilter,
-    PhotonSettings, Sampler, VdSpace,
+    PhotonSettings, Sampler, VdLayout, VdSpace,
 };
 use glam::{Vec2, Vec3};
 use lang_support::{close, scene, scene_at, MemoryLoader};
@@ -347,6 +347,34 @@ fn vdmap_defaults() {
         ),
         (VdSpace::Tangent, [0, 1, 2], 1.0, 0.0, 0.0)
     );
+}
+
+#[test]
+fn vdmap_layouts_default_to_uv_and_a_tile_token_makes_a_udim_map() {
+    let s = scene("vdmap v { file \"v.exr\" }");
+    assert_eq!(s.vdmaps[0].layout, VdLayout::Uv);
+    assert_eq!(s.vdmaps[0].images.len(), 1);
+    for file in ["sculpt.<UDIM>.exr", "sculpt_<UVTILE>.exr"] {
+        let s = scene(&format!("vdmap v {{ file \"{file}\" }}"));
+        let map = &s.vdmaps[0];
+        assert_eq!(
+            map.layout,
+            VdLayout::Udim {
+                numbers: vec![1001, 1012]
+            },
+            "{file}"
+        );
+        assert_eq!(map.images.len(), 2);
+        assert!(map.path.ends_with(file));
+    }
+    let s = scene("vdmap v { file \"s.<UDIM>.exr\" layout udim }");
+    assert!(matches!(s.vdmaps[0].layout, VdLayout::Udim { .. }));
+}
+
+#[test]
+fn vdmap_per_face_layout_takes_the_side_of_its_squares() {
+    let s = scene("vdmap v { file \"faces.exr\" layout per_face tile 2 }");
+    assert_eq!(s.vdmaps[0].layout, VdLayout::PerFace { tile: 2 });
 }
 
 const UNIT: &str = "mesh m { box } material w { diffuse 0.5 }\n";

@@ -189,7 +189,7 @@ fn level_of_detail_rises_as_rays_come_closer_or_narrower() {
     let bounds = caustica::accel::vd_patch::vd_patch_bounds(
         &map,
         &UNIT_QUAD,
-        map.max_displacement(&UNIT_UVS),
+        map.whole().max_displacement(&UNIT_UVS),
     );
     let pixel = 1e-3;
     let mut previous = 0;
@@ -255,8 +255,10 @@ fn tessellation_deviation(patches: &[Patch], map: &VdMap, level: u32) -> f32 {
     let n = 1u32 << level;
     let mut worst = 0.0f32;
     for p in patches {
-        let at =
-            |i: f32, j: f32| map.displaced_point(&p.corners, &p.uvs, i / n as f32, j / n as f32);
+        let at = |i: f32, j: f32| {
+            map.whole()
+                .displaced_point(&p.corners, &p.uvs, i / n as f32, j / n as f32)
+        };
         for y in 0..n {
             for x in 0..n {
                 let (x, y) = (x as f32, y as f32);

@@ -20,7 +20,7 @@ use caustica::gpu::test_context;
 use caustica::gpu::GpuBackend;
 use caustica::io::AssetCache;
 use caustica::render::{Backend, CameraModel, Frame, RenderOptions};
-use caustica::scene::{Scene, VdMap};
+use caustica::scene::Scene;
 use caustica::{Overrides, SceneFile};
 
 /// Parses and evaluates scene text (first frame) and builds its hierarchy.
@@ -227,7 +227,12 @@ struct Facets {
 }
 
 impl Facets {
-    fn new(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> Facets {
+    fn new(
+        corners: &[Vec3; 4],
+        uvs: &[Vec2; 4],
+        map: caustica::scene::vdmap::VdSurface,
+        level: u32,
+    ) -> Facets {
         let side = 1usize << level;
         let at = |i: usize, j: usize| {
             map.displaced_point(corners, uvs, i as f32 / side as f32, j as f32 / side as f32)

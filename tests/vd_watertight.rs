@@ -5,6 +5,12 @@
 //! splits them) with UVs into its own tile of a 3 × 2 atlas, so that neighbouring patches differ
 //! in their quads' frames and, across the cube's edges, in the texels they read.
 //!
+//! The same mesh is displaced through each way a map can be addressed: one atlas over the UVs,
+//! UDIM tiles (each cube face's UVs in a tile of its own, six images), and per-face squares
+//! (one square of texels per quad, the mesh's UVs unused). In the last two, neighbouring
+//! patches across a tile or square border read different images or windows, with values that
+//! do not meet there.
+//!
 //! The rays are aimed where patches built on their own part: at points between the two sides'
 //! tessellated boundaries (each built alone at its level) along every shared edge, at 63
 //! fractions of it. Built alone, the patches leak some of these rays (the cracks the shared-edge
@@ -24,15 +30,25 @@ use caustica::accel::{PrepareOptions, Prepared, Ray, VdFrame};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::vd_batch::{VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchScene};
 use caustica::scene::shapes::CUBE_FACES;
-use caustica::scene::{MeshData, Scene, VdImage, VdMap, VdSpace};
+use caustica::scene::{MeshData, Scene, VdImage, VdLayout, VdMap, VdSpace};
 use glam::{Affine3A, Vec2, Vec3};
+use std::sync::Arc;
 
 /// Quads per cube face side.
 const SIDE: u32 = 3;
 
+/// How the test's map is addressed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Layout {
+    Atlas,
+    Udim,
+    PerFace,
+}
+
 /// The cube sphere: 6 faces of SIDE × SIDE quads, wound outwards, each face with vertices of
-/// its own and UVs into tile `face` of a 3 × 2 atlas (inset by a texel's width).
-fn cube_sphere() -> MeshData {
+/// its own and UVs into tile `face` of a 3 × 2 atlas (inset by a texel's width), or for
+/// `Layout::Udim` into UDIM tile `1001 + face % 3 + 10 · (face / 3)`.
+fn cube_sphere(layout: Layout) -> MeshData {
     let mut m = MeshData::default();
     for (f, (n, u, v)) in CUBE_FACES.iter().enumerate() {
         let base = m.positions.len() as u32;
@@ -47,7 +63,10 @@ fn cube_sphere() -> MeshData {
                     + *v * (2 * j as i32 - SIDE as i32) as f32;
                 m.positions.push(whole.normalize());
                 let inset = Vec2::splat(0.05) + Vec2::new(a, b) * 0.9;
-                m.uvs.push((tile + inset) / Vec2::new(3.0, 2.0));
+                m.uvs.push(match layout {
+                    Layout::Udim => tile + inset,
+                    _ => (tile + inset) / Vec2::new(3.0, 2.0),
+                });
             }
         }
         let at = |i: u32, j: u32| base + j * (SIDE + 1) + i;
@@ -64,32 +83,48 @@ fn cube_sphere() -> MeshData {
 
 /// Waves over the whole atlas: outward in tangent space with a sideways part (so that the
 /// quads' frames matter), or a field of vectors in object space.
-fn map(space: VdSpace) -> VdMap {
-    let (w, h) = (96u32, 64u32);
+/// For `Layout::Udim`, six 32 × 32 tiles, each with the waves shifted by its face; for
+/// `Layout::PerFace`, squares of 8 × 8 texels, 9 to a row, one per quad.
+fn waves(w: u32, h: u32, shift: f32) -> Arc<VdImage> {
     let texels = (0..w * h)
         .map(|k| {
             let (x, y) = ((k % w) as f32 / w as f32, (k / w) as f32 / h as f32);
+            let (x, y) = (x + shift * 0.37, y + shift * 0.11);
             let s = (x * 23.0).sin() * (y * 17.0).cos();
             let c = (x * 11.0 + y * 7.0).cos();
             Vec3::new(0.04 * c, 0.03 * s, 0.05 + 0.04 * s * c)
         })
         .collect();
-    vd_map(
-        VdImage {
-            width: w,
-            height: h,
-            texels,
-        },
-        space,
-        0.0,
-    )
+    Arc::new(VdImage {
+        width: w,
+        height: h,
+        texels,
+    })
 }
 
-fn displaced_scene(space: VdSpace) -> Scene {
+fn map(space: VdSpace, layout: Layout) -> VdMap {
+    let mut map = vd_map((*waves(96, 64, 0.0)).clone(), space, 0.0);
+    match layout {
+        Layout::Atlas => {}
+        Layout::Udim => {
+            map.images = (0..6).map(|f| waves(32, 32, f as f32)).collect();
+            map.layout = VdLayout::Udim {
+                numbers: (0..6).map(|f| 1001 + f % 3 + 10 * (f / 3)).collect(),
+            };
+        }
+        Layout::PerFace => {
+            map.images = vec![waves(9 * 8, 6 * 8, 0.0)];
+            map.layout = VdLayout::PerFace { tile: 8 };
+        }
+    }
+    map
+}
+
+fn displaced_scene(space: VdSpace, layout: Layout) -> Scene {
     scene(
-        vec![mesh("ball", cube_sphere(), Some(0))],
+        vec![mesh("ball", cube_sphere(layout), Some(0))],
         vec![instance(0, 0, Affine3A::IDENTITY)],
-        vec![map(space)],
+        vec![map(space, layout)],
     )
 }
 
@@ -164,10 +199,27 @@ fn leaks_alone(alone: &[PatchBvh], aims: &[Vec3]) -> usize {
         .count()
 }
 
-fn check_cpu(space: VdSpace) {
-    let s = displaced_scene(space);
+fn check_cpu(space: VdSpace, layout: Layout) {
+    let s = displaced_scene(space, layout);
     let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
     assert_eq!(prepared.vd_patches.len(), 54);
+    // Every patch reads texels, from as many windows as the layout has tiles or squares.
+    let mut windows = Vec::new();
+    for p in 0..54 {
+        let (_, _, surface) = prepared.vd_patch_geometry(p);
+        let w = surface.window;
+        assert!(!w.is_empty(), "patch {p} reads no texels");
+        let key = (w.image as *const VdImage, w.x0, w.y0);
+        if !windows.contains(&key) {
+            windows.push(key);
+        }
+    }
+    let expected = match layout {
+        Layout::Atlas => 1,
+        Layout::Udim => 6,
+        Layout::PerFace => 54,
+    };
+    assert_eq!(windows.len(), expected, "windows of the {layout:?} map");
     let levels = mixed_levels(54);
     let (aims, alone) = aims_at_shared_edges(&prepared, &levels);
     let frame = VdFrame::new(levels);
@@ -181,7 +233,7 @@ fn check_cpu(space: VdSpace) {
         .count();
     let before = leaks_alone(&alone, &aims);
     eprintln!(
-        "{space:?} map, CPU: {} rays at shared edges: {leaks} leak under the shared-edge rule, \
+        "{space:?} {layout:?} map, CPU: {} rays at shared edges: {leaks} leak under the shared-edge rule, \
          {before} between patches built alone",
         aims.len()
     );
@@ -192,26 +244,16 @@ fn check_cpu(space: VdSpace) {
     assert_eq!(leaks, 0, "rays leak through the displaced surface");
 }
 
-#[test]
-fn watertight_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
-    check_cpu(VdSpace::Tangent);
-}
-
-#[test]
-fn watertight_object_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
-    check_cpu(VdSpace::Object);
-}
-
-fn check_gpu(space: VdSpace) {
+fn check_gpu(space: VdSpace, layout: Layout) {
     let Some(ctx) = caustica::gpu::test_context() else {
         return;
     };
-    let s = displaced_scene(space);
+    let s = displaced_scene(space, layout);
     let prepared = Prepared::build(&s, &PrepareOptions::default()).unwrap();
     let levels = mixed_levels(prepared.vd_patches.len());
     let edge_levels = prepared.vd_edge_levels(&levels);
     let (aims, _) = aims_at_shared_edges(&prepared, &levels);
-    let patches = VdBatchPatch::all_of(&prepared);
+    let patches = VdBatchPatch::all_of(&prepared).unwrap();
     let maps: Vec<&VdMap> = prepared.vd_maps.iter().collect();
     let scene = VdBatchScene::upload(
         &ctx,
@@ -255,7 +297,7 @@ fn check_gpu(space: VdSpace) {
         .unwrap();
     let leaks = result.hits.iter().filter(|h| h.is_none()).count();
     eprintln!(
-        "{space:?} map, GPU: {} rays at shared edges: {leaks} leak under the shared-edge rule",
+        "{space:?} {layout:?} map, GPU: {} rays at shared edges: {leaks} leak under the shared-edge rule",
         rays.len()
     );
     assert_eq!(
@@ -280,11 +322,61 @@ fn check_gpu(space: VdSpace) {
 }
 
 #[test]
+fn watertight_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Tangent, Layout::Atlas);
+}
+
+#[test]
 fn watertight_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
-    check_gpu(VdSpace::Tangent);
+    check_gpu(VdSpace::Tangent, Layout::Atlas);
+}
+
+#[test]
+fn watertight_object_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Object, Layout::Atlas);
 }
 
 #[test]
 fn watertight_object_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
-    check_gpu(VdSpace::Object);
+    check_gpu(VdSpace::Object, Layout::Atlas);
+}
+
+#[test]
+fn watertight_udim_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Tangent, Layout::Udim);
+}
+
+#[test]
+fn watertight_udim_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
+    check_gpu(VdSpace::Tangent, Layout::Udim);
+}
+
+#[test]
+fn watertight_udim_object_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Object, Layout::Udim);
+}
+
+#[test]
+fn watertight_udim_object_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
+    check_gpu(VdSpace::Object, Layout::Udim);
+}
+
+#[test]
+fn watertight_per_face_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Tangent, Layout::PerFace);
+}
+
+#[test]
+fn watertight_per_face_tangent_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
+    check_gpu(VdSpace::Tangent, Layout::PerFace);
+}
+
+#[test]
+fn watertight_per_face_object_space_patches_at_mixed_levels_leak_no_ray_on_the_cpu() {
+    check_cpu(VdSpace::Object, Layout::PerFace);
+}
+
+#[test]
+fn watertight_per_face_object_space_patches_at_mixed_levels_leak_no_ray_on_the_gpu() {
+    check_gpu(VdSpace::Object, Layout::PerFace);
 }

@@ -1,35 +1,33 @@
 // The structs of the batched VD bottom-level stage (shaders/vd/). Rust twins in
 // src/gpu/vd_batch.rs; tests/gpu_layout.rs checks their sizes and offsets.
 
-// One VD patch: the quad corners v0 v1 v2 v3 and their UVs (scene/vdmap.rs conventions), the
-// map that displaces it, and its conservative bounds (the box the level of detail is chosen
-// from and that records were found with), all in the patch mesh's object space. 128 bytes.
+// One VD patch: the quad corners v0 v1 v2 v3 and the UVs its map is read at (scene/vdmap.rs
+// conventions), the map that displaces it, the window of texels it reads (texel (x, y) of the
+// window is texels[tile_offset + y * tile_stride + x], row 0 at the top, RGB in xyz; width 0:
+// not displaced), and its conservative bounds (the box the level of detail is chosen from and
+// that records were found with), all in the patch mesh's object space. 128 bytes.
 struct VdBatchPatch {
     v0: vec3<f32>,
     map: u32,
     v1: vec3<f32>,
-    _pad0: u32,
+    tile_offset: u32,
     v2: vec3<f32>,
-    _pad1: u32,
+    tile_stride: u32,
     v3: vec3<f32>,
-    _pad2: u32,
+    tile_width: u32,
     uv0: vec2<f32>,
     uv1: vec2<f32>,
     uv2: vec2<f32>,
     uv3: vec2<f32>,
     bounds_min: vec3<f32>,
-    _pad3: u32,
+    tile_height: u32,
     bounds_max: vec3<f32>,
-    _pad4: u32,
+    _pad0: u32,
 }
 
-// One VD map: its texels are texels[texel_offset ..][.. width * height] (row 0 at the top, RGB
-// in xyz), space 0 = object, 1 = tangent; channel_* pick the file channels of the displacement
-// components; displacement = (texel[channels] - midlevel) * scale. 48 bytes.
+// One VD map's conventions: space 0 = object, 1 = tangent; channel_* pick the file channels of
+// the displacement components; displacement = (texel[channels] - midlevel) * scale. 32 bytes.
 struct VdBatchMap {
-    texel_offset: u32,
-    width: u32,
-    height: u32,
     space: u32,
     channel_x: u32,
     channel_y: u32,
@@ -38,7 +36,6 @@ struct VdBatchMap {
     midlevel: f32,
     padding: f32,
     _pad0: u32,
-    _pad1: u32,
 }
 
 // One ray in the object space of the patches it is recorded against, t in (0, t_max); `spread`

@@ -57,25 +57,22 @@ fn lerp2(a: vec2<f32>, b: vec2<f32>, s: f32) -> vec2<f32> {
     return a * (1.0 - s) + b * s;
 }
 
-fn texel(m: VdBatchMap, x: u32, y: u32) -> vec3<f32> {
-    return texels[m.texel_offset + y * m.width + x].xyz;
+fn texel(p: VdBatchPatch, x: u32, y: u32) -> vec3<f32> {
+    return texels[p.tile_offset + y * p.tile_stride + x].xyz;
 }
 
-// VdImage::sample: bilinear, clamp to edge, v = 1 at the top row.
-fn sample_map(m: VdBatchMap, uv: vec2<f32>) -> vec3<f32> {
-    if m.width == 0u || m.height == 0u {
-        return vec3<f32>(0.0);
-    }
-    let x = clamp(uv.x * f32(m.width) - 0.5, 0.0, f32(m.width - 1u));
-    let y = clamp((1.0 - uv.y) * f32(m.height) - 0.5, 0.0, f32(m.height - 1u));
+// VdWindow::sample: bilinear over the patch's window, clamp to its edges, v = 1 at its top row.
+fn sample_window(p: VdBatchPatch, uv: vec2<f32>) -> vec3<f32> {
+    let x = clamp(uv.x * f32(p.tile_width) - 0.5, 0.0, f32(p.tile_width - 1u));
+    let y = clamp((1.0 - uv.y) * f32(p.tile_height) - 0.5, 0.0, f32(p.tile_height - 1u));
     let x0 = u32(floor(x));
     let y0 = u32(floor(y));
-    let x1 = min(x0 + 1u, m.width - 1u);
-    let y1 = min(y0 + 1u, m.height - 1u);
+    let x1 = min(x0 + 1u, p.tile_width - 1u);
+    let y1 = min(y0 + 1u, p.tile_height - 1u);
     let fx = x - f32(x0);
     let fy = y - f32(y0);
-    let top = lerp3(texel(m, x0, y0), texel(m, x1, y0), fx);
-    let bottom = lerp3(texel(m, x0, y1), texel(m, x1, y1), fx);
+    let top = lerp3(texel(p, x0, y0), texel(p, x1, y0), fx);
+    let bottom = lerp3(texel(p, x0, y1), texel(p, x1, y1), fx);
     return lerp3(top, bottom, fy);
 }
 
@@ -85,11 +82,14 @@ fn remap(m: VdBatchMap, t: vec3<f32>) -> vec3<f32> {
     return (v - vec3<f32>(m.midlevel)) * m.scale;
 }
 
-// VdMap::displaced_point.
+// VdSurface::displaced_point (no displacement where the map has no tile).
 fn displaced_point(p: VdBatchPatch, m: VdBatchMap, s: f32, t: f32) -> vec3<f32> {
     let base = lerp3(lerp3(p.v0, p.v1, s), lerp3(p.v3, p.v2, s), t);
+    if p.tile_width == 0u || p.tile_height == 0u {
+        return base;
+    }
     let uv = lerp2(lerp2(p.uv0, p.uv1, s), lerp2(p.uv3, p.uv2, s), t);
-    let d = remap(m, sample_map(m, uv));
+    let d = remap(m, sample_window(p, uv));
     if m.space == 0u {
         return base + d;
     }

@@ -33,8 +33,8 @@ use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::vd_seams::{self, mesh_seams, VdSeams};
 use super::wide::{collapse_to_cwbvh, WideNode, WIDE_LEAF_MAX, WIDE_STACK_SIZE};
 use super::{AccelError, BvhLayout, Hit, PrepareOptions, Ray, SurfacePoint};
-use crate::scene::vdmap::VdImage;
 use crate::scene::vdmap::{bilinear, bilinear2};
+use crate::scene::vdmap::{VdImage, VdSurface};
 use crate::scene::{Mesh, MeshData, MeshOrigin, Scene, VdMap};
 
 /// Entries of the traversal stack: enough for the deepest top level, the marker and the
@@ -238,12 +238,12 @@ pub struct MeshBuildCache {
     builds: Mutex<HashMap<u128, CachedBuild>>,
 }
 
-/// A cached build and the image its patch bounds came from (held, so that the image's address,
+/// A cached build and the images its patch bounds came from (held, so that an image's address,
 /// part of the key, cannot be reused by another image while the entry lives).
 #[derive(Clone)]
 struct CachedBuild {
     build: Arc<MeshBuild>,
-    _image: Option<Arc<VdImage>>,
+    _images: Vec<Arc<VdImage>>,
 }
 
 /// The key of mesh `mesh_index`'s build: a hash of everything `build_mesh_level` reads.
@@ -267,7 +267,10 @@ fn mesh_build_key(scene: &Scene, mesh_index: usize, layout: BvhLayout) -> u128 {
         .and_then(|id| scene.vdmaps.get(id as usize))
     {
         Some(map) => {
-            h.update(&(Arc::as_ptr(&map.image) as usize as u64).to_le_bytes());
+            for image in &map.images {
+                h.update(&(Arc::as_ptr(image) as usize as u64).to_le_bytes());
+            }
+            h.update(format!("{:?}", map.layout).as_bytes());
             h.update(&map.channels);
             for v in [map.scale, map.midlevel, map.padding] {
                 h.update(&v.to_bits().to_le_bytes());
@@ -371,8 +374,9 @@ fn build_mesh_level(
         (0..data.quads.len())
             .into_par_iter()
             .map(|q| {
-                let reach = seams_reach(map, &seams[q], |o| data.quad_uvs(o as usize))
-                    .max(map.max_displacement(&data.quad_uvs(q)));
+                let surface_of = |o: u32| map.surface(o, &data.quad_uvs(o as usize));
+                let (surface, uvs) = surface_of(q as u32);
+                let reach = seams_reach(&seams[q], surface_of).max(surface.max_displacement(&uvs));
                 vd_patch_bounds(map, &data.quad_corners(q), reach)
             })
             .collect()
@@ -424,18 +428,18 @@ fn build_mesh_level(
 /// patch's own largest displacement, it bounds the patch's surface (a patch's level comes from
 /// these bounds too, so they are kept tight: a neighbour's displacement counts only along the
 /// edge they share).
-fn seams_reach(map: &VdMap, seams: &VdSeams, uvs_of: impl Fn(u32) -> [Vec2; 4]) -> f32 {
-    let between = |a: Vec2, b: Vec2| map.max_displacement_between(a, b);
+/// `surface_of(o)` is what quad `o` of the mesh reads, and at which UVs ([`VdMap::surface`]).
+fn seams_reach<'a>(seams: &VdSeams, surface_of: impl Fn(u32) -> (VdSurface<'a>, [Vec2; 4])) -> f32 {
     let edges = (0..4).map(|e| {
         let (owner_edge, _) = seams.owner_edge(e);
         let [a, b] = vd_seams::EDGE_CORNERS[owner_edge];
-        let uvs = uvs_of(seams.edge_owner[e]);
-        between(uvs[a], uvs[b])
+        let (surface, uvs) = surface_of(seams.edge_owner[e]);
+        surface.max_displacement_between(uvs[a], uvs[b])
     });
     let corners = (0..4).map(|c| {
         let (owner, corner) = seams.corner(c);
-        let uv = uvs_of(owner)[corner];
-        between(uv, uv)
+        let (surface, uvs) = surface_of(owner);
+        surface.max_displacement_between(uvs[corner], uvs[corner])
     });
     edges.chain(corners).fold(0.0, f32::max)
 }
@@ -486,10 +490,10 @@ impl Prepared {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
                     build: Arc::new(build_mesh_level(scene, m, layout)?),
-                    _image: scene.meshes[m]
+                    _images: scene.meshes[m]
                         .displacement
                         .and_then(|id| scene.vdmaps.get(id as usize))
-                        .map(|map| map.image.clone()),
+                        .map_or_else(Vec::new, |map| map.images.clone()),
                 }),
             })
             .collect::<Result<_, AccelError>>()?;
@@ -716,8 +720,9 @@ impl Prepared {
         self.quads[(mesh.quad_offset + q) as usize].map(|v| self.position(v))
     }
 
-    /// Corners, vertex UVs and map of VD patch `patch` (a global patch index).
-    pub fn vd_patch_geometry(&self, patch: u32) -> ([Vec3; 4], [Vec2; 4], &VdMap) {
+    /// Corners of VD patch `patch` (a global patch index), the UVs its map is read at, and what
+    /// it reads ([`VdMap::surface`]: the map's window for this quad).
+    pub fn vd_patch_geometry(&self, patch: u32) -> ([Vec3; 4], [Vec2; 4], VdSurface<'_>) {
         let record = &self.vd_patches[patch as usize];
         let mesh = &self.meshes[record.mesh as usize];
         let vertices = self.quads[(mesh.quad_offset + record.quad) as usize];
@@ -726,11 +731,8 @@ impl Prepared {
         } else {
             [Vec2::ZERO, Vec2::X, Vec2::ONE, Vec2::Y]
         };
-        (
-            vertices.map(|v| self.position(v)),
-            uvs,
-            &self.vd_maps[record.map as usize],
-        )
+        let (surface, uvs) = self.vd_maps[record.map as usize].surface(record.quad, &uvs);
+        (vertices.map(|v| self.position(v)), uvs, surface)
     }
 
     /// The bottom-level tree of VD patch `patch` at `levels[patch]`, its edges at

@@ -2,10 +2,10 @@
 //!
 //! For one VD patch and a subdivision level `L` (chosen per patch from its rays' footprints,
 //! [`lod_level`]), [`PatchBvh::build`] evaluates the displaced surface on a `(2^L + 1)²` grid of
-//! patch parameters `(s, t) = (i, j) / 2^L` with [`VdMap::displaced_point`] and builds a complete
-//! 4-ary tree over the `4^L` grid cells; [`PatchBvh::intersect`] traverses it without a stack
-//! through the precomputed [`LinkTable`] (Listing 1.1) and intersects the two triangles of each
-//! leaf cell it reaches.
+//! patch parameters `(s, t) = (i, j) / 2^L` with [`VdSurface::displaced_point`] and builds a
+//! complete 4-ary tree over the `4^L` grid cells; [`PatchBvh::intersect`] traverses it without
+//! a stack through the precomputed [`LinkTable`] (Listing 1.1) and intersects the two triangles
+//! of each leaf cell it reaches.
 //!
 //! # The surface at level `L` is the tessellation at level `L`
 //!
@@ -55,7 +55,7 @@ use glam::{Vec2, Vec3};
 use super::aabb::{Aabb, SlabRay};
 use super::primitives::intersect_triangle;
 use super::vd_patch::{complete_tree_nodes, morton_decode};
-use crate::scene::VdMap;
+use crate::scene::vdmap::VdSurface;
 
 /// The largest subdivision level a patch is built at: `256 × 256` cells, 87 381 nodes. The
 /// shared [`LinkTable`] is built for this level; its packing holds up to level 8.
@@ -439,7 +439,7 @@ pub struct PatchEdges {
 
 impl PatchEdges {
     /// The edges of a patch on its own, at its level: its own displaced points.
-    pub fn own(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> PatchEdges {
+    pub fn own(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: VdSurface, level: u32) -> PatchEdges {
         let n = 1u32 << level;
         let points = std::array::from_fn(|e| {
             (0..=n)
@@ -462,9 +462,16 @@ impl PatchEdges {
 }
 
 impl PatchBvh {
-    /// Builds the tree of the patch `corners` (`v0 v1 v2 v3`, see [`crate::scene::vdmap`]) with
-    /// vertex UVs `uvs` displaced by `map` at `level` (at most [`MAX_LEVEL`]).
-    pub fn build(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: &VdMap, level: u32) -> PatchBvh {
+    /// Builds the tree of the patch `corners` (`v0 v1 v2 v3`, see [`crate::scene::vdmap`])
+    /// displaced by `map` (a map, or what one quad reads of it,
+    /// [`crate::scene::VdMap::surface`]) read at `uvs`, at `level` (at most [`MAX_LEVEL`]).
+    pub fn build<'a>(
+        corners: &[Vec3; 4],
+        uvs: &[Vec2; 4],
+        map: impl Into<VdSurface<'a>>,
+        level: u32,
+    ) -> PatchBvh {
+        let map = map.into();
         let edges = PatchEdges::own(corners, uvs, map, level);
         PatchBvh::build_with_edges(corners, uvs, map, level, edges)
     }
@@ -475,7 +482,7 @@ impl PatchBvh {
     pub fn build_with_edges(
         corners: &[Vec3; 4],
         uvs: &[Vec2; 4],
-        map: &VdMap,
+        map: VdSurface,
         level: u32,
         mut edges: PatchEdges,
     ) -> PatchBvh {
@@ -486,7 +493,7 @@ impl PatchBvh {
         );
         let n = 1u32 << level;
         let row = n + 1;
-        let padding = map.padding.max(0.0);
+        let padding = map.map.padding.max(0.0);
 
         // Loop 1, one iteration per grid point; the root box is their reduction (with the
         // finer edges' points).

@@ -6,9 +6,12 @@
 //!
 //! # Inputs
 //!
-//! * **Scene** ([`VdBatchScene`], uploaded once): the patches ([`VdBatchPatch`]: corners, UVs,
-//!   map, conservative bounds, in the object space of the patch's mesh), the maps
-//!   ([`VdBatchMap`]) and their texels (`vec4` per texel, the [`crate::scene::VdImage`] texels).
+//! * **Scene** ([`VdBatchScene`], uploaded once): the patches ([`VdBatchPatch`]: corners, the
+//!   UVs its map is read at, map, the window of texels it reads, conservative bounds, in the
+//!   object space of the patch's mesh), the maps' conventions ([`VdBatchMap`]) and one buffer
+//!   of every distinct image's texels (`vec4` per texel, [`VdTexelLayout`]): an atlas, the
+//!   tiles of a UDIM map and a per-face map's squares all live in it, addressed by the
+//!   patches' windows, so no tile needs a binding of its own.
 //! * **Rays** ([`VdBatchRay`]): already in the object space of the patches they are recorded
 //!   against, with the spread of their cone (level of detail) and a **hit slot**. A world ray
 //!   that reaches patches of several instances is given once per instance (transformed into
@@ -79,60 +82,151 @@ pub struct VdBatchPatch {
     pub v0: [f32; 3],
     pub map: u32,
     pub v1: [f32; 3],
-    pub _pad0: u32,
+    /// The window of texels the patch reads ([`VdBatchTile`]).
+    pub tile_offset: u32,
     pub v2: [f32; 3],
-    pub _pad1: u32,
+    pub tile_stride: u32,
     pub v3: [f32; 3],
-    pub _pad2: u32,
+    pub tile_width: u32,
     pub uv0: [f32; 2],
     pub uv1: [f32; 2],
     pub uv2: [f32; 2],
     pub uv3: [f32; 2],
     pub bounds_min: [f32; 3],
-    pub _pad3: u32,
+    pub tile_height: u32,
     pub bounds_max: [f32; 3],
-    pub _pad4: u32,
+    pub _pad0: u32,
+}
+
+/// Where a patch's window of texels is in the texel buffer: texel `(x, y)` of the window is
+/// `texels[offset + y * stride + x]`, for `x < width`, `y < height`; `width` 0 for a tile the
+/// map lacks (no displacement).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VdBatchTile {
+    pub offset: u32,
+    pub stride: u32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// Where each distinct image of a list of maps starts in the one texel buffer (maps may share
+/// an image, as one atlas scaled per material does), in the order the maps and their tiles
+/// first name them.
+pub struct VdTexelLayout<'a> {
+    images: Vec<(&'a crate::scene::VdImage, u32)>,
+    /// Texels of all the images.
+    pub total: usize,
+}
+
+impl<'a> VdTexelLayout<'a> {
+    pub fn of(maps: &[&'a VdMap]) -> Result<VdTexelLayout<'a>, GpuError> {
+        let mut images: Vec<(&crate::scene::VdImage, u32)> = Vec::new();
+        let mut total = 0usize;
+        for image in maps.iter().flat_map(|m| &m.images) {
+            if images.iter().any(|(i, _)| std::ptr::eq(*i, &**image)) {
+                continue;
+            }
+            let offset = u32::try_from(total)
+                .map_err(|_| GpuError::Device(format!("{total} VD texels before an image")))?;
+            images.push((image, offset));
+            total += image.texels.len();
+        }
+        Ok(VdTexelLayout { images, total })
+    }
+
+    /// The buffer position of `window`, one of these maps' windows.
+    pub fn tile(&self, window: &crate::scene::vdmap::VdWindow) -> Result<VdBatchTile, GpuError> {
+        if window.is_empty() {
+            return Ok(VdBatchTile::default());
+        }
+        let &(_, offset) = self
+            .images
+            .iter()
+            .find(|(i, _)| std::ptr::eq(*i, window.image))
+            .ok_or_else(|| GpuError::Device("a VD window outside the uploaded maps".into()))?;
+        let start = offset as u64 + window.y0 as u64 * window.image.width as u64 + window.x0 as u64;
+        Ok(VdBatchTile {
+            offset: u32::try_from(start)
+                .map_err(|_| GpuError::Device(format!("VD texel {start} past u32")))?,
+            stride: window.image.width,
+            width: window.width,
+            height: window.height,
+        })
+    }
+
+    /// The texels of every image, in order.
+    fn texels(&self) -> Vec<[f32; 4]> {
+        let mut texels = Vec::with_capacity(self.total.max(1));
+        for (image, _) in &self.images {
+            texels.extend(image.texels.iter().map(|t| t.extend(0.0).to_array()));
+        }
+        texels
+    }
 }
 
 impl VdBatchPatch {
-    /// The patches of `prepared` (its global patch order), with their conservative bounds.
-    pub fn all_of(prepared: &crate::accel::Prepared) -> Vec<VdBatchPatch> {
+    /// The patches of `prepared` (its global patch order), with their conservative bounds and
+    /// windows into the texels that [`VdBatchScene::upload`] lays out for `prepared.vd_maps`.
+    pub fn all_of(prepared: &crate::accel::Prepared) -> Result<Vec<VdBatchPatch>, GpuError> {
+        let maps: Vec<&VdMap> = prepared.vd_maps.iter().collect();
+        let layout = VdTexelLayout::of(&maps)?;
         (0..prepared.vd_patches.len() as u32)
             .map(|p| {
-                let (corners, uvs, _) = prepared.vd_patch_geometry(p);
+                let (corners, uvs, surface) = prepared.vd_patch_geometry(p);
                 let record = &prepared.vd_patches[p as usize];
-                VdBatchPatch::new(&corners, &uvs, record.map, &record.bounds())
+                let tile = layout.tile(&surface.window)?;
+                Ok(VdBatchPatch::new(
+                    &corners,
+                    &uvs,
+                    record.map,
+                    tile,
+                    &record.bounds(),
+                ))
             })
             .collect()
     }
 
-    /// The patch `corners` (`v0 v1 v2 v3`) with `uvs`, displaced by map `map`, whose
-    /// conservative bounds are `bounds`.
-    pub fn new(corners: &[Vec3; 4], uvs: &[Vec2; 4], map: u32, bounds: &Aabb) -> VdBatchPatch {
+    /// One past the last texel of the patch's window, from its start.
+    fn tile_window_end(&self) -> usize {
+        (self.tile_height as usize).saturating_sub(1) * self.tile_stride as usize
+            + self.tile_width as usize
+    }
+
+    /// The patch `corners` (`v0 v1 v2 v3`), displaced by map `map` read at `uvs` in the window
+    /// `tile`, whose conservative bounds are `bounds`.
+    pub fn new(
+        corners: &[Vec3; 4],
+        uvs: &[Vec2; 4],
+        map: u32,
+        tile: VdBatchTile,
+        bounds: &Aabb,
+    ) -> VdBatchPatch {
         VdBatchPatch {
             v0: corners[0].to_array(),
             v1: corners[1].to_array(),
             v2: corners[2].to_array(),
             v3: corners[3].to_array(),
             map,
+            tile_offset: tile.offset,
+            tile_stride: tile.stride,
+            tile_width: tile.width,
+            tile_height: tile.height,
             uv0: uvs[0].to_array(),
             uv1: uvs[1].to_array(),
             uv2: uvs[2].to_array(),
             uv3: uvs[3].to_array(),
             bounds_min: bounds.min.to_array(),
             bounds_max: bounds.max.to_array(),
-            ..Default::default()
+            _pad0: 0,
         }
     }
 }
 
-/// One VD map's conventions and where its texels are. WGSL twin: `VdBatchMap` (48 bytes).
+/// One VD map's conventions (its texels are addressed by the patches' windows). WGSL twin:
+/// `VdBatchMap` (32 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct VdBatchMap {
-    pub texel_offset: u32,
-    pub width: u32,
-    pub height: u32,
     /// 0 = object space, 1 = tangent space.
     pub space: u32,
     pub channel_x: u32,
@@ -142,7 +236,6 @@ pub struct VdBatchMap {
     pub midlevel: f32,
     pub padding: f32,
     pub _pad0: u32,
-    pub _pad1: u32,
 }
 
 /// One object-space ray. WGSL twin: `VdBatchRay` (48 bytes).
@@ -229,36 +322,20 @@ pub struct VdBatchScene {
 }
 
 impl VdBatchScene {
-    /// Uploads `patches` (whose `map` fields index `maps`), the maps' texels and the patches'
-    /// `seams` with their number of edge ids (`None`: every patch alone, its boundary its own).
+    /// Uploads `patches` (whose `map` fields index `maps` and whose windows are
+    /// [`VdTexelLayout::of`] these `maps`), the maps' texels and the patches' `seams` with their
+    /// number of edge ids (`None`: every patch alone, its boundary its own).
     pub fn upload(
         ctx: &GpuContext,
         patches: &[VdBatchPatch],
         maps: &[&VdMap],
         seams: Option<(&[VdSeams], u32)>,
     ) -> Result<VdBatchScene, GpuError> {
-        let mut texels: Vec<[f32; 4]> = Vec::new();
-        let mut records = Vec::new();
-        // Maps that share an image (one atlas scaled per material) share its texels.
-        let mut uploaded: Vec<(&std::sync::Arc<crate::scene::VdImage>, u32)> = Vec::new();
-        for map in maps {
-            let image = &map.image;
-            let texel_offset = match uploaded
-                .iter()
-                .find(|(i, _)| std::sync::Arc::ptr_eq(i, image))
-            {
-                Some(&(_, offset)) => offset,
-                None => {
-                    let offset = texels.len() as u32;
-                    texels.extend(image.texels.iter().map(|t| t.extend(0.0).to_array()));
-                    uploaded.push((image, offset));
-                    offset
-                }
-            };
-            records.push(VdBatchMap {
-                texel_offset,
-                width: image.width,
-                height: image.height,
+        let layout = VdTexelLayout::of(maps)?;
+        let mut texels = layout.texels();
+        let mut records: Vec<VdBatchMap> = maps
+            .iter()
+            .map(|map| VdBatchMap {
                 space: match map.space {
                     VdSpace::Object => 0,
                     VdSpace::Tangent => 1,
@@ -269,8 +346,17 @@ impl VdBatchScene {
                 scale: map.scale,
                 midlevel: map.midlevel,
                 padding: map.padding,
-                ..Default::default()
-            });
+                _pad0: 0,
+            })
+            .collect();
+        if let Some(p) = patches.iter().find(|p| {
+            p.tile_width > 0 && p.tile_offset as usize + p.tile_window_end() > layout.total
+        }) {
+            return Err(GpuError::Device(format!(
+                "a VD patch reads texels up to {} of {}",
+                p.tile_offset as usize + p.tile_window_end(),
+                layout.total
+            )));
         }
         if let Some(p) = patches.iter().find(|p| p.map as usize >= maps.len()) {
             return Err(GpuError::Device(format!(

@@ -104,7 +104,7 @@ impl<'k> VdFrameGpu<'k> {
         prepared: &Prepared,
         rays: u64,
     ) -> Result<VdFrameGpu<'k>, GpuError> {
-        let patches = VdBatchPatch::all_of(prepared);
+        let patches = VdBatchPatch::all_of(prepared)?;
         let maps: Vec<&crate::scene::VdMap> = prepared.vd_maps.iter().collect();
         let scene = VdBatchScene::upload(
             ctx,
@@ -292,13 +292,5 @@ impl<'k> VdFrameGpu<'k> {
 
 /// Texels of the distinct images of `maps` (maps may share one image).
 pub fn unique_texels(maps: &[&crate::scene::VdMap]) -> usize {
-    let mut seen: Vec<&std::sync::Arc<crate::scene::VdImage>> = Vec::new();
-    let mut total = 0;
-    for m in maps {
-        if !seen.iter().any(|i| std::sync::Arc::ptr_eq(i, &m.image)) {
-            seen.push(&m.image);
-            total += m.image.texels.len();
-        }
-    }
-    total
+    super::vd_batch::VdTexelLayout::of(maps).map_or(0, |layout| layout.total)
 }

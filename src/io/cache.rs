@@ -83,6 +83,10 @@ impl AssetLoader for AssetCache {
         cached(&self.vd_images, path, super::load_vd_image)
     }
 
+    fn find_udim_tiles(&self, pattern: &Path) -> Result<Vec<(u32, PathBuf)>, String> {
+        super::find_udim_tiles(pattern).map_err(|e| e.reason())
+    }
+
     fn load_environment(&self, path: &Path) -> Result<Arc<EnvMap>, String> {
         cached(&self.environments, path, |p| {
             super::load_texture(p).map(|image| EnvMap::new(&image))

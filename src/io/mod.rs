@@ -21,4 +21,6 @@ pub use cache::AssetCache;
 pub use error::IoError;
 pub use mesh::{load_mesh, load_mesh_asset};
 pub use preview::{encode_srgb8, tone_map, write_preview_png, write_rgb8_png};
-pub use texture::{load_albedo_texture, load_texture, load_vd_image, read_image, srgb_to_linear};
+pub use texture::{
+    find_udim_tiles, load_albedo_texture, load_texture, load_vd_image, read_image, srgb_to_linear,
+};

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufReader, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
@@ -111,6 +111,76 @@ pub fn load_vd_image(path: &Path) -> Result<VdImage, IoError> {
         height,
         texels,
     })
+}
+
+/// The files of a UDIM map that exist ([`crate::scene::AssetLoader::find_udim_tiles`]):
+/// `pattern`'s folder is listed, and every regular file whose name is the pattern's with its
+/// token replaced by a tile (`<UDIM>`: four digits, 1001–9999;
+/// `<UVTILE>`: `u{1..=10}_v{1..=900}`) is returned with its tile number, ascending.
+pub fn find_udim_tiles(pattern: &Path) -> Result<Vec<(u32, PathBuf)>, IoError> {
+    let name = pattern
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some((token, at)) = crate::scene::vdmap::UDIM_TOKENS
+        .into_iter()
+        .find_map(|t| name.find(t).map(|at| (t, at)))
+    else {
+        return Err(IoError::format(
+            pattern,
+            "the file name holds no <UDIM> or <UVTILE> token",
+        ));
+    };
+    let (prefix, suffix) = (&name[..at], &name[at + token.len()..]);
+    let folder = match pattern.parent() {
+        Some(f) if !f.as_os_str().is_empty() => f.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let entries = std::fs::read_dir(&folder).map_err(|e| IoError::read(&folder, e))?;
+    let mut tiles = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| IoError::read(&folder, e))?;
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(middle) = file
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(suffix))
+        else {
+            continue;
+        };
+        let number = if token == "<UDIM>" {
+            udim_number(middle)
+        } else {
+            uvtile_number(middle)
+        };
+        let Some(number) = number else { continue };
+        let path = folder.join(&file);
+        if std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            tiles.push((number, path));
+        }
+    }
+    tiles.sort();
+    tiles.dedup_by_key(|(n, _)| *n);
+    Ok(tiles)
+}
+
+/// `1001`…`9999` as written by Mari (four digits).
+fn udim_number(text: &str) -> Option<u32> {
+    if text.len() != 4 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n: u32 = text.parse().ok()?;
+    (n >= 1001).then_some(n)
+}
+
+/// `u{U}_v{V}` as written by Mudbox (column and row from 1) → `1000 + U + 10·(V − 1)`.
+fn uvtile_number(text: &str) -> Option<u32> {
+    let (u, v) = text.strip_prefix('u')?.split_once("_v")?;
+    let digits = |t: &str| !t.is_empty() && t.len() <= 3 && t.bytes().all(|b| b.is_ascii_digit());
+    if !digits(u) || !digits(v) {
+        return None;
+    }
+    let (u, v): (u32, u32) = (u.parse().ok()?, v.parse().ok()?);
+    ((1..=10).contains(&u) && (1..=900).contains(&v)).then(|| 1000 + u + 10 * (v - 1))
 }
 
 fn starts_with_exr_magic(path: &Path) -> Result<bool, IoError> {

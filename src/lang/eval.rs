@@ -14,11 +14,12 @@ use super::params::{
 use super::suggest;
 use super::value::{Binding, Env, EvalError, Value, Variable, BUILTIN_VARIABLES};
 use super::{Diagnostic, SourceMap};
+use crate::scene::vdmap::UDIM_TOKENS;
 use crate::scene::{
     self, limits, shapes, Aov, AssetLoader, Camera, EnvMap, Environment, FaceCounts, FileMaterial,
     FrameRange, FresnelMode, GatherSettings, Instance, Light, LightKind, Material, MaterialId,
     MaterialKind, Mesh, MeshAsset, MeshData, MeshId, MeshOrigin, OutputSettings, PhotonFilter,
-    PhotonSettings, Scene, Span, SphereLight, Texture, VdMap, VdSpace,
+    PhotonSettings, Scene, Span, SphereLight, Texture, VdLayout, VdMap, VdSpace,
 };
 
 /// Evaluates only the `frames` statement (and the constant `let`s it may use).
@@ -404,6 +405,8 @@ const VDMAP: &[ParamSpec] = &[
     numbers("scale"),
     numbers("midlevel"),
     numbers("padding"),
+    names("layout"),
+    numbers("tile"),
 ];
 const INSTANCE: &[ParamSpec] = &[
     names("mesh"),
@@ -1008,18 +1011,111 @@ impl Builder<'_, '_> {
         let scale = p.float(ctx, "scale", 1.0, |_| true, "a finite number");
         let midlevel = p.float(ctx, "midlevel", 0.0, |_| true, "a finite number");
         let padding = p.float(ctx, "padding", 0.0, nonnegative, "at least 0");
+        let layout_word = match p.words(ctx, "layout").as_slice() {
+            [] => None,
+            [(w, span)] if ["uv", "udim", "per_face"].contains(&w.as_str()) => {
+                Some((w.clone(), *span))
+            }
+            [(w, span)] => {
+                let hint = suggest::did_you_mean(w, ["uv", "udim", "per_face"]);
+                ctx.error(
+                    *span,
+                    format!("unknown layout \"{w}\": expected uv, udim or per_face{hint}"),
+                );
+                None
+            }
+            [_, (_, span), ..] => {
+                ctx.error(*span, "\"layout\" takes 1 value: uv, udim or per_face");
+                None
+            }
+        };
+        let tile = p
+            .numbers(ctx, "tile", &[1])
+            .and_then(|(v, span)| Some((check_whole(ctx, "tile", v[0], span, 1, 65536)?, span)));
         p.finish(ctx, "a vdmap");
         let Some((written, span)) = file else { return };
-        let Some((image, path)) = self.load("vdmap", &written, span, |l, p| l.load_vd_image(p))
-        else {
-            return;
+        let token = UDIM_TOKENS.into_iter().find(|t| written.contains(t));
+        let kind = match (&layout_word, token) {
+            (None, Some(_)) => "udim",
+            (None, None) => "uv",
+            (Some((w, _)), _) => w.as_str(),
+        };
+        let layout = match (kind, token, tile) {
+            (k, Some(t), _) if k != "udim" => {
+                ctx.error(
+                    span,
+                    format!("{t} in the file name makes a udim map, but the layout is {k}"),
+                );
+                return;
+            }
+            (k, _, Some((_, at))) if k != "per_face" => {
+                ctx.error(
+                    at,
+                    format!("\"tile\" belongs to layout per_face, but the layout is {k}"),
+                );
+                return;
+            }
+            ("udim", None, _) => {
+                let at = layout_word.as_ref().map_or(span, |(_, s)| *s);
+                ctx.error(
+                    at,
+                    format!(
+                        "a udim map names its tiles in its file: write <UDIM> (1001, 1002, …) or \
+                         <UVTILE> (u1_v1, …) where the tile's number goes, as in \"{}\"",
+                        udim_example(&written)
+                    ),
+                );
+                return;
+            }
+            ("udim", Some(_), _) => VdLayout::Udim {
+                numbers: Vec::new(),
+            },
+            ("per_face", _, Some((tile, _))) => VdLayout::PerFace { tile: tile as u32 },
+            ("per_face", _, None) => {
+                let at = layout_word.as_ref().map_or(span, |(_, s)| *s);
+                ctx.error(
+                    at,
+                    "a per_face map needs \"tile N\": the side in texels of every face's square",
+                );
+                return;
+            }
+            _ => VdLayout::Uv,
+        };
+        let (images, layout, path) = match layout {
+            VdLayout::Udim { .. } => {
+                let Some(found) = self.udim_tiles(&written, span) else {
+                    return;
+                };
+                found
+            }
+            layout => {
+                let Some((image, path)) =
+                    self.load("vdmap", &written, span, |l, p| l.load_vd_image(p))
+                else {
+                    return;
+                };
+                if let VdLayout::PerFace { tile } = layout {
+                    if image.width < tile || image.height < tile {
+                        self.ctx.error(
+                            span,
+                            format!(
+                                "the {}x{} map holds no {tile}x{tile} square (\"tile {tile}\")",
+                                image.width, image.height
+                            ),
+                        );
+                        return;
+                    }
+                }
+                (vec![image], layout, path)
+            }
         };
         if declared {
             let span = block.span;
             self.scene.vdmaps.push(VdMap {
                 name: name.clone(),
                 path,
-                image,
+                images,
+                layout,
                 space,
                 channels,
                 scale,
@@ -1030,6 +1126,50 @@ impl Builder<'_, '_> {
             self.vdmap_names
                 .set(&name, (self.scene.vdmaps.len() - 1) as u32);
         }
+    }
+
+    /// Loads every tile of the UDIM map written `written` (its file name holds a tile token):
+    /// the tiles' images, the layout with their numbers, and the resolved pattern. Errors go to
+    /// `span`.
+    fn udim_tiles(
+        &mut self,
+        written: &str,
+        span: Span,
+    ) -> Option<(Vec<Arc<crate::scene::VdImage>>, VdLayout, PathBuf)> {
+        let pattern = self.ctx.sources.resolve(span.file, written);
+        let tiles = match self.loader.find_udim_tiles(&pattern) {
+            Ok(tiles) => tiles,
+            Err(message) => {
+                self.ctx.error(
+                    span,
+                    format!("cannot list the tiles of \"{written}\": {message}"),
+                );
+                return None;
+            }
+        };
+        if tiles.is_empty() {
+            self.ctx.errors.push(
+                Diagnostic::error(span, format!("no tile of \"{written}\" exists"))
+                    .with_note(format!("looked for {}", pattern.display())),
+            );
+            return None;
+        }
+        let mut images = Vec::with_capacity(tiles.len());
+        let mut numbers = Vec::with_capacity(tiles.len());
+        for (number, path) in tiles {
+            match self.loader.load_vd_image(&path) {
+                Ok(image) => images.push(image),
+                Err(message) => {
+                    self.ctx.error(
+                        span,
+                        format!("cannot load tile {number} ({}): {message}", path.display()),
+                    );
+                    return None;
+                }
+            }
+            numbers.push(number);
+        }
+        Some((images, VdLayout::Udim { numbers }, pattern))
     }
 
     fn mesh(&mut self, block: &Block, (name, name_span): (String, Span)) {
@@ -2276,4 +2416,12 @@ fn counted(ctx: &mut Ctx, param: &params::Param, counts: &[usize]) -> Option<Vec
 
 fn vec3(v: &[f64]) -> Vec3 {
     Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
+}
+
+/// `written` with a `<UDIM>` token before its extension, for a message.
+fn udim_example(written: &str) -> String {
+    match written.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') => format!("{stem}.<UDIM>.{ext}"),
+        _ => format!("{written}.<UDIM>"),
+    }
 }

@@ -26,7 +26,7 @@ pub use mesh::{
 };
 pub use span::Span;
 pub use sphere_light::{SphereCone, SphereLight};
-pub use vdmap::{VdImage, VdMap, VdSpace};
+pub use vdmap::{VdImage, VdLayout, VdMap, VdSpace};
 
 /// Index into [`Scene::materials`].
 pub type MaterialId = u32;
@@ -1311,6 +1311,13 @@ pub trait AssetLoader: Sync {
     fn load_texture(&self, path: &std::path::Path) -> Result<Arc<TextureImage>, String>;
     /// Loads a float image holding a vector displacement map (EXR), channels R, G, B as stored.
     fn load_vd_image(&self, path: &std::path::Path) -> Result<Arc<VdImage>, String>;
+    /// The tiles of a UDIM map that exist: `pattern` is a path whose file name holds one of
+    /// [`vdmap::UDIM_TOKENS`]; each file that matches it, with its tile number
+    /// (`1001 + U + 10·V`), ascending by number.
+    fn find_udim_tiles(
+        &self,
+        pattern: &std::path::Path,
+    ) -> Result<Vec<(u32, std::path::PathBuf)>, String>;
     /// Loads a latitude-longitude environment map (EXR, Radiance HDR, or PNG/JPEG from sRGB)
     /// with its sampling distribution.
     fn load_environment(&self, path: &std::path::Path) -> Result<Arc<EnvMap>, String>;

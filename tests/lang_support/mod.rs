@@ -12,7 +12,9 @@ use caustica::scene::{
 use glam::Vec3;
 
 /// Serves files by their file name: meshes named `*.obj`/`*.ply`/`*.ply.gz` are a unit quad,
-/// `bad.obj` is malformed, textures and VD images are 2×2, environment maps 4×2 of radiance 1; names starting with `missing` fail
+/// `bad.obj` is malformed, textures and VD images are 2×2, a UDIM pattern has tiles 1001 and
+/// 1012 (none when its name starts with `missing`), environment maps 4×2 of radiance 1; names
+/// starting with `missing` fail
 /// like a file that does not exist. Three OBJ files carry materials of their own:
 /// `parts.obj` has a quad of the textured diffuse material `red` (texture `wood.png`) and a quad
 /// of the emissive `lamp`; `partial.obj` has a `red` quad and a quad without a material;
@@ -109,6 +111,18 @@ impl AssetLoader for MemoryLoader {
             height: 2,
             texels: vec![Vec3::new(0.0, 0.0, 1.0); 4],
         }))
+    }
+
+    fn find_udim_tiles(&self, pattern: &Path) -> Result<Vec<(u32, std::path::PathBuf)>, String> {
+        let name = file_name(pattern);
+        if name.starts_with("missing") {
+            return Ok(Vec::new());
+        }
+        let tile = |n: u32, text: &str| {
+            let file = name.replace("<UDIM>", text).replace("<UVTILE>", text);
+            (n, pattern.with_file_name(file))
+        };
+        Ok(vec![tile(1001, "1001"), tile(1012, "1012")])
     }
 
     fn load_environment(&self, path: &Path) -> Result<Arc<EnvMap>, String> {

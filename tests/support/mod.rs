@@ -180,15 +180,9 @@ pub fn analytic_sphere_scene() -> (Scene, Vec3) {
 /// A VD map named "test" over `image`, channels in order, scale 1, midlevel 0.
 pub fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
     VdMap {
-        name: "test".into(),
-        path: PathBuf::new(),
-        image: Arc::new(image),
         space,
-        channels: [0, 1, 2],
-        scale: 1.0,
-        midlevel: 0.0,
         padding,
-        span: Span::NONE,
+        ..VdMap::atlas("test", Arc::new(image))
     }
 }
 
@@ -205,7 +199,7 @@ pub fn vd_map(image: VdImage, space: VdSpace, padding: f32) -> VdMap {
 pub fn vd_tessellation_deviation(
     corners: &[Vec3; 4],
     uvs: &[Vec2; 4],
-    map: &VdMap,
+    map: caustica::scene::vdmap::VdSurface,
     level: u32,
 ) -> f32 {
     let n = (1u32 << level) as f32;
