@@ -222,6 +222,9 @@ pub struct Prepared {
     pub top_depth: u32,
     /// Meshes whose middle level came from a [`MeshBuildCache`] instead of a build.
     pub meshes_reused: u32,
+    /// Displaced meshes built again (moved or deformed) whose patches' reaches came from the
+    /// cache: only their patch bounds and tree were built.
+    pub vd_reaches_reused: u32,
     /// Wall-clock build times in milliseconds.
     pub middle_build_ms: f64,
     pub vd_levels_ms: f64,
@@ -236,6 +239,18 @@ pub struct Prepared {
 #[derive(Default)]
 pub struct MeshBuildCache {
     builds: Mutex<HashMap<u128, CachedBuild>>,
+    /// The VD patches' reaches (the map's part of their bounds) by [`reach_key`]: a displaced
+    /// mesh that moves or deforms keeps its quads, UVs, map and shared edges, so only its patch
+    /// bounds and its tree are built again.
+    reaches: Mutex<HashMap<u128, CachedReach>>,
+}
+
+/// The reach of every patch of a displaced mesh, with the images it was measured on (held for
+/// the same reason as [`CachedBuild`]'s).
+#[derive(Clone)]
+struct CachedReach {
+    reach: Arc<Vec<f32>>,
+    _images: Vec<Arc<VdImage>>,
 }
 
 /// A cached build and the images its patch bounds came from (held, so that an image's address,
@@ -266,19 +281,38 @@ fn mesh_build_key(scene: &Scene, mesh_index: usize, layout: BvhLayout) -> u128 {
         .displacement
         .and_then(|id| scene.vdmaps.get(id as usize))
     {
-        Some(map) => {
-            for image in &map.images {
-                h.update(&(Arc::as_ptr(image) as usize as u64).to_le_bytes());
-            }
-            h.update(format!("{:?}", map.layout).as_bytes());
-            h.update(&map.channels);
-            for v in [map.scale, map.midlevel, map.padding] {
-                h.update(&v.to_bits().to_le_bytes());
-            }
-            h.update(format!("{:?}", map.space).as_bytes());
-        }
+        Some(map) => hash_map_identity(&mut h, map),
         None => h.update(&[mesh.displacement.is_some() as u8]),
     }
+    h.digest128()
+}
+
+/// Hashes what a map's displacement depends on: its images (by address) and its settings.
+fn hash_map_identity(h: &mut xxhash_rust::xxh3::Xxh3, map: &VdMap) {
+    for image in &map.images {
+        h.update(&(Arc::as_ptr(image) as usize as u64).to_le_bytes());
+    }
+    h.update(format!("{:?}", map.layout).as_bytes());
+    h.update(&map.channels);
+    for v in [map.scale, map.midlevel, map.padding] {
+        h.update(&v.to_bits().to_le_bytes());
+    }
+    h.update(format!("{:?}", map.space).as_bytes());
+}
+
+/// The key of a displaced mesh's patch reaches: a hash of what [`seams_reach`] and the patches'
+/// own largest displacements read (quads, UVs, map, shared edges), not the positions.
+fn reach_key(data: &MeshData, map: &VdMap, seams: &[VdSeams]) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for part in [
+        bytemuck::cast_slice::<Vec2, u8>(&data.uvs),
+        bytemuck::cast_slice::<[u32; 4], u8>(&data.quads),
+        bytemuck::cast_slice::<VdSeams, u8>(seams),
+    ] {
+        h.update(&(part.len() as u64).to_le_bytes());
+        h.update(part);
+    }
+    hash_map_identity(&mut h, map);
     h.digest128()
 }
 
@@ -317,6 +351,8 @@ struct MeshBuild {
     patch_bounds: Option<Vec<Aabb>>,
     /// Who defines each patch's boundary, with the mesh's number of edge ids.
     patch_seams: Option<(Vec<VdSeams>, u32)>,
+    /// The patches' reaches ([`reach_key`], the reaches, whether they came from the cache).
+    patch_reach: Option<(u128, CachedReach, bool)>,
 }
 
 fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
@@ -344,6 +380,7 @@ fn build_mesh_level(
     scene: &Scene,
     mesh_index: usize,
     layout: BvhLayout,
+    reaches: &HashMap<u128, CachedReach>,
 ) -> Result<MeshBuild, AccelError> {
     let mesh = &scene.meshes[mesh_index];
     let data = hierarchy_data(mesh);
@@ -370,15 +407,34 @@ fn build_mesh_level(
     };
     let p = |v: u32| data.positions[v as usize];
     let patch_seams = map.map(|_| mesh_seams(&data.positions, &data.quads));
-    let patch_bounds: Option<Vec<Aabb>> = map.zip(patch_seams.as_ref()).map(|(map, (seams, _))| {
-        (0..data.quads.len())
-            .into_par_iter()
-            .map(|q| {
-                let surface_of = |o: u32| map.surface(o, &data.quad_uvs(o as usize));
-                let (surface, uvs) = surface_of(q as u32);
-                let reach = seams_reach(&seams[q], surface_of).max(surface.max_displacement(&uvs));
-                vd_patch_bounds(map, &data.quad_corners(q), reach)
-            })
+    // The reaches depend on the quads, UVs, map and shared edges only: a mesh that moved or
+    // deformed takes them from the cache.
+    let patch_reach = map.zip(patch_seams.as_ref()).map(|(map, (seams, _))| {
+        let key = reach_key(data, map, seams);
+        match reaches.get(&key) {
+            Some(cached) => (key, cached.clone(), true),
+            None => {
+                let reach = (0..data.quads.len())
+                    .into_par_iter()
+                    .map(|q| {
+                        let surface_of = |o: u32| map.surface(o, &data.quad_uvs(o as usize));
+                        let (surface, uvs) = surface_of(q as u32);
+                        seams_reach(&seams[q], surface_of).max(surface.max_displacement(&uvs))
+                    })
+                    .collect();
+                let cached = CachedReach {
+                    reach: Arc::new(reach),
+                    _images: map.images.clone(),
+                };
+                (key, cached, false)
+            }
+        }
+    });
+    let patch_bounds: Option<Vec<Aabb>> = map.zip(patch_reach.as_ref()).map(|(map, (_, r, _))| {
+        r.reach
+            .par_iter()
+            .enumerate()
+            .map(|(q, &reach)| vd_patch_bounds(map, &data.quad_corners(q), reach))
             .collect()
     });
     let mut bounds: Vec<Aabb> = data
@@ -420,6 +476,7 @@ fn build_mesh_level(
         bounds,
         patch_bounds,
         patch_seams,
+        patch_reach,
     })
 }
 
@@ -484,12 +541,16 @@ impl Prepared {
             let mut builds = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::take(&mut *builds)
         };
+        let reaches: HashMap<u128, CachedReach> = {
+            let mut reaches = cache.reaches.lock().unwrap_or_else(|e| e.into_inner());
+            std::mem::take(&mut *reaches)
+        };
         let builds: Vec<CachedBuild> = (0..scene.meshes.len())
             .into_par_iter()
             .map(|m| match cached.get(&keys[m]) {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
-                    build: Arc::new(build_mesh_level(scene, m, layout)?),
+                    build: Arc::new(build_mesh_level(scene, m, layout, &reaches)?),
                     _images: scene.meshes[m]
                         .displacement
                         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -498,10 +559,25 @@ impl Prepared {
             })
             .collect::<Result<_, AccelError>>()?;
         out.meshes_reused = keys.iter().filter(|k| cached.contains_key(k)).count() as u32;
+        out.vd_reaches_reused = keys
+            .iter()
+            .zip(&builds)
+            .filter(|(k, b)| {
+                !cached.contains_key(k) && b.build.patch_reach.as_ref().is_some_and(|r| r.2)
+            })
+            .count() as u32;
         {
             let mut kept = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
             kept.clear();
             kept.extend(keys.iter().copied().zip(builds.iter().cloned()));
+            let mut kept = cache.reaches.lock().unwrap_or_else(|e| e.into_inner());
+            kept.clear();
+            kept.extend(
+                builds
+                    .iter()
+                    .filter_map(|b| b.build.patch_reach.as_ref())
+                    .map(|(key, reach, _)| (*key, reach.clone())),
+            );
         }
         let builds: Vec<Arc<MeshBuild>> = builds.into_iter().map(|c| c.build).collect();
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
@@ -1285,6 +1361,7 @@ impl Prepared {
             build_ms: self.total_build_ms,
             middle_build_ms: self.middle_build_ms,
             meshes_reused: self.meshes_reused as u64,
+            vd_reaches_reused: self.vd_reaches_reused as u64,
             vd_levels_ms: self.vd_levels_ms,
             top_build_ms: self.top_build_ms,
             memory: self.memory_by_array(),
@@ -1309,6 +1386,7 @@ pub struct BvhStats {
     pub build_ms: f64,
     pub middle_build_ms: f64,
     pub meshes_reused: u64,
+    pub vd_reaches_reused: u64,
     pub vd_levels_ms: f64,
     pub top_build_ms: f64,
     /// Bytes of each flat array, by name.
@@ -1319,7 +1397,7 @@ impl BvhStats {
     /// The named figures (`bvh/...`), the nodes and the memory in all included.
     pub fn entries(&self, out: &mut Vec<(String, f64)>) {
         let total: usize = self.memory.iter().map(|(_, b)| b).sum();
-        let figures: [(&str, f64); 17] = [
+        let figures: [(&str, f64); 18] = [
             ("instances", self.instances as f64),
             ("meshes", self.meshes as f64),
             ("triangles", self.triangles as f64),
@@ -1334,6 +1412,7 @@ impl BvhStats {
             ("build_ms", self.build_ms),
             ("middle_build_ms", self.middle_build_ms),
             ("meshes_reused", self.meshes_reused as f64),
+            ("vd_reaches_reused", self.vd_reaches_reused as f64),
             ("vd_levels_ms", self.vd_levels_ms),
             ("top_build_ms", self.top_build_ms),
             ("memory_bytes", total as f64),

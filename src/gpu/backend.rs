@@ -517,6 +517,7 @@ impl GpuBackend {
                 record_queue_bytes: Some(s.record_queue_bytes()),
                 scratch_bytes: Some(s.scratch_bytes),
                 scene_bytes: Some(s.scene_bytes),
+                scene_uploaded_bytes: Some(s.scene_uploaded_bytes),
                 ..Default::default()
             });
         }

@@ -11,6 +11,7 @@ use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, uniform_b
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::upload::{FrameParams, GpuRay, SceneBuffers};
+use super::vd_batch::VdKept;
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use crate::accel::Prepared;
 use crate::render::stats::{AdapterStats, GpuFrameStats, GpuWhittedTimes, WhittedStats};
@@ -149,6 +150,8 @@ pub struct GpuCore {
     iotas: Mutex<HashMap<u64, GpuBuffer>>,
     /// The frames' timer (its query set made once), between frames.
     timer: Mutex<Option<Timer>>,
+    /// The VD scene's buffers between frames (a frame sends only what changed).
+    vd_kept: Mutex<VdKept>,
 }
 
 impl GpuCore {
@@ -159,6 +162,7 @@ impl GpuCore {
             scratch: Mutex::new(HashMap::new()),
             iotas: Mutex::new(HashMap::new()),
             timer: Mutex::new(None),
+            vd_kept: Mutex::new(VdKept::default()),
         }
     }
 
@@ -416,7 +420,15 @@ impl GpuCore {
     ) -> Result<Option<VdFrameGpu<'k>>, GpuError> {
         kernels
             .as_deref()
-            .map(|k| VdFrameGpu::new(&self.ctx, k, prepared, rays))
+            .map(|k| {
+                // Only poisoned if a thread panicked while uploading; start afresh then.
+                let mut kept = self.vd_kept.lock().unwrap_or_else(|e| {
+                    let mut kept = e.into_inner();
+                    *kept = VdKept::default();
+                    kept
+                });
+                VdFrameGpu::new(&self.ctx, k, &mut kept, prepared, rays)
+            })
             .transpose()
     }
 

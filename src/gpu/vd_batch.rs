@@ -66,7 +66,9 @@ use super::prims::Primitives;
 use crate::accel::vd_bottom::{first_node_of_level, node_count, LinkTable, MAX_LEVEL};
 use crate::accel::vd_seams::VdSeams;
 use crate::accel::Aabb;
-use crate::scene::{VdMap, VdSpace};
+use std::sync::Arc;
+
+use crate::scene::{VdImage, VdMap, VdSpace};
 
 /// Invocations per workgroup of `vd/build_trace.wgsl` (the paper's 64-wide SIMD).
 pub const VD_BATCH_WORKGROUP_SIZE: u32 = 64;
@@ -113,17 +115,17 @@ pub struct VdBatchTile {
 /// an image, as one atlas scaled per material does), in the order the maps and their tiles
 /// first name them.
 pub struct VdTexelLayout<'a> {
-    images: Vec<(&'a crate::scene::VdImage, u32)>,
+    images: Vec<(&'a Arc<VdImage>, u32)>,
     /// Texels of all the images.
     pub total: usize,
 }
 
 impl<'a> VdTexelLayout<'a> {
     pub fn of(maps: &[&'a VdMap]) -> Result<VdTexelLayout<'a>, GpuError> {
-        let mut images: Vec<(&crate::scene::VdImage, u32)> = Vec::new();
+        let mut images: Vec<(&Arc<VdImage>, u32)> = Vec::new();
         let mut total = 0usize;
         for image in maps.iter().flat_map(|m| &m.images) {
-            if images.iter().any(|(i, _)| std::ptr::eq(*i, &**image)) {
+            if images.iter().any(|(i, _)| Arc::ptr_eq(i, image)) {
                 continue;
             }
             let offset = u32::try_from(total)
@@ -142,7 +144,7 @@ impl<'a> VdTexelLayout<'a> {
         let &(_, offset) = self
             .images
             .iter()
-            .find(|(i, _)| std::ptr::eq(*i, window.image))
+            .find(|(i, _)| std::ptr::eq(&***i, window.image))
             .ok_or_else(|| GpuError::Device("a VD window outside the uploaded maps".into()))?;
         let start = offset as u64 + window.y0 as u64 * window.image.width as u64 + window.x0 as u64;
         Ok(VdBatchTile {
@@ -152,6 +154,16 @@ impl<'a> VdTexelLayout<'a> {
             width: window.width,
             height: window.height,
         })
+    }
+
+    /// Whether the images are `kept`'s, in order.
+    fn same_images(&self, kept: &[Arc<VdImage>]) -> bool {
+        self.images.len() == kept.len()
+            && self
+                .images
+                .iter()
+                .zip(kept)
+                .all(|((i, _), k)| Arc::ptr_eq(i, k))
     }
 
     /// The texels of every image, in order.
@@ -311,6 +323,7 @@ impl VdBatchOptions {
 }
 
 /// The patches, maps and texels on the GPU, with who defines each patch's boundary.
+#[derive(Clone)]
 pub struct VdBatchScene {
     pub patches: GpuBuffer,
     pub maps: GpuBuffer,
@@ -331,8 +344,21 @@ impl VdBatchScene {
         maps: &[&VdMap],
         seams: Option<(&[VdSeams], u32)>,
     ) -> Result<VdBatchScene, GpuError> {
+        VdBatchScene::upload_kept(ctx, &mut VdKept::default(), patches, maps, seams)
+    }
+
+    /// [`VdBatchScene::upload`], keeping the buffers in `kept` and sending only the parts that
+    /// differ from what `kept` holds from the last upload (the texels when the maps' images are
+    /// other images, the patches when the meshes moved or deformed, the seams, the maps'
+    /// conventions); `kept.uploaded` says how many bytes this upload sent.
+    pub fn upload_kept(
+        ctx: &GpuContext,
+        kept: &mut VdKept,
+        patches: &[VdBatchPatch],
+        maps: &[&VdMap],
+        seams: Option<(&[VdSeams], u32)>,
+    ) -> Result<VdBatchScene, GpuError> {
         let layout = VdTexelLayout::of(maps)?;
-        let mut texels = layout.texels();
         let mut records: Vec<VdBatchMap> = maps
             .iter()
             .map(|map| VdBatchMap {
@@ -374,9 +400,6 @@ impl VdBatchScene {
         if records.is_empty() {
             records.push(VdBatchMap::zeroed());
         }
-        if texels.is_empty() {
-            texels.push([0.0; 4]);
-        }
         let alone: Vec<VdSeams>;
         let (seams, edge_count) = match seams {
             Some((seams, edges)) if seams.len() == patches.len() => (seams, edges),
@@ -397,15 +420,82 @@ impl VdBatchScene {
         } else {
             seams
         };
+        kept.uploaded = 0;
+        let texels = match &kept.texels {
+            Some((images, buffer)) if layout.same_images(images) => buffer.clone(),
+            _ => {
+                let mut texels = layout.texels();
+                if texels.is_empty() {
+                    texels.push([0.0; 4]);
+                }
+                let buffer = storage_buffer(ctx, "vd texels", &texels)?;
+                kept.uploaded += std::mem::size_of_val(texels.as_slice()) as u64;
+                let images = layout.images.iter().map(|(i, _)| Arc::clone(i)).collect();
+                kept.texels = Some((images, buffer.clone()));
+                buffer
+            }
+        };
         Ok(VdBatchScene {
-            patches: storage_buffer(ctx, "vd patches", patch_data)?,
-            maps: storage_buffer(ctx, "vd maps", &records)?,
-            texels: storage_buffer(ctx, "vd texels", &texels)?,
-            seams: storage_buffer(ctx, "vd seams", seam_data)?,
+            patches: keep(
+                ctx,
+                &mut kept.patches,
+                "vd patches",
+                patch_data,
+                &mut kept.uploaded,
+            )?,
+            maps: keep(ctx, &mut kept.maps, "vd maps", &records, &mut kept.uploaded)?,
+            texels,
+            seams: keep(
+                ctx,
+                &mut kept.seams,
+                "vd seams",
+                seam_data,
+                &mut kept.uploaded,
+            )?,
             patch_count: patches.len() as u32,
             edge_count,
         })
     }
+}
+
+/// The VD scene's buffers kept from one upload to the next ([`VdBatchScene::upload_kept`]),
+/// with what each holds.
+#[derive(Default)]
+pub struct VdKept {
+    patches: Option<(Vec<VdBatchPatch>, GpuBuffer)>,
+    maps: Option<(Vec<VdBatchMap>, GpuBuffer)>,
+    /// The distinct images, in the order their texels lie in the buffer.
+    texels: Option<(Vec<Arc<VdImage>>, GpuBuffer)>,
+    seams: Option<(Vec<VdSeams>, GpuBuffer)>,
+    /// Bytes the last upload sent.
+    pub uploaded: u64,
+}
+
+/// The buffer holding `data`: the kept one when it holds the same, else the kept one written
+/// over when `data` is as long (a frame's earlier commands read it before this write runs, as
+/// wgpu orders a queue's writes after the work already submitted), else a new one.
+fn keep<T: Pod + PartialEq>(
+    ctx: &GpuContext,
+    slot: &mut Option<(Vec<T>, GpuBuffer)>,
+    label: &str,
+    data: &[T],
+    uploaded: &mut u64,
+) -> Result<GpuBuffer, GpuError> {
+    if let Some((held, buffer)) = slot {
+        if held.as_slice() == data {
+            return Ok(buffer.clone());
+        }
+        if held.len() == data.len() {
+            super::kernel::write_storage(ctx, buffer, bytemuck::cast_slice(data));
+            held.copy_from_slice(data);
+            *uploaded += std::mem::size_of_val(data) as u64;
+            return Ok(buffer.clone());
+        }
+    }
+    let buffer = storage_buffer(ctx, label, data)?;
+    *uploaded += std::mem::size_of_val(data) as u64;
+    *slot = Some((data.to_vec(), buffer.clone()));
+    Ok(buffer)
 }
 
 /// The level of every patch for a batch: one `u32` per patch of the [`VdBatchScene`], and one

@@ -27,7 +27,8 @@ use super::kernel::{read_buffer, storage_buffer, storage_buffer_sized, Checks, K
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::vd_batch::{
-    VdBatch, VdBatchOptions, VdBatchOutput, VdBatchPatch, VdBatchRay, VdBatchScene, VdLevels,
+    VdBatch, VdBatchOptions, VdBatchOutput, VdBatchPatch, VdBatchRay, VdBatchScene, VdKept,
+    VdLevels,
 };
 use crate::accel::Prepared;
 
@@ -68,6 +69,9 @@ pub struct VdStats {
     pub record_capacity: u64,
     pub scratch_bytes: u64,
     pub scene_bytes: u64,
+    /// Bytes of the patches, maps, texels and seams this frame sent (what changed since the
+    /// last frame).
+    pub scene_uploaded_bytes: u64,
 }
 
 impl VdStats {
@@ -96,18 +100,21 @@ pub struct VdFrameGpu<'k> {
 }
 
 impl<'k> VdFrameGpu<'k> {
-    /// Uploads the patches, maps and the camera-bound levels of `prepared`, with a record queue
-    /// for about `rays` rays.
+    /// Uploads the patches, maps and the camera-bound levels of `prepared` (the patches, maps,
+    /// texels and seams only where they differ from what `kept` holds of the last frame), with a
+    /// record queue for about `rays` rays.
     pub fn new(
         ctx: &GpuContext,
         kernels: &'k VdKernels,
+        kept: &mut VdKept,
         prepared: &Prepared,
         rays: u64,
     ) -> Result<VdFrameGpu<'k>, GpuError> {
         let patches = VdBatchPatch::all_of(prepared)?;
         let maps: Vec<&crate::scene::VdMap> = prepared.vd_maps.iter().collect();
-        let scene = VdBatchScene::upload(
+        let scene = VdBatchScene::upload_kept(
             ctx,
+            kept,
             &patches,
             &maps,
             Some((&prepared.vd_seams, prepared.vd_edge_count)),
@@ -128,6 +135,7 @@ impl<'k> VdFrameGpu<'k> {
             scene_bytes: (std::mem::size_of_val(patches.as_slice())
                 + texels
                 + 4 * prepared.vd.levels.len()) as u64,
+            scene_uploaded_bytes: kept.uploaded,
             ..Default::default()
         };
         Ok(VdFrameGpu {

@@ -434,6 +434,8 @@ section! {
         record_queue_bytes: Option<u64> = "vd/record_queue_bytes", Last;
         scratch_bytes: Option<u64> = "vd/scratch_bytes", Last;
         scene_bytes: Option<u64> = "vd/scene_bytes", Last;
+        /// What of it the frame sent (GPU): what changed since the last frame.
+        scene_uploaded_bytes: Option<u64> = "vd/scene_uploaded_bytes", Add;
     }
 }
 
