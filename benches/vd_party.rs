@@ -189,6 +189,7 @@ fn main() {
         "vd/record_queue_bytes",
         "vd/scratch_bytes",
         "vd/scene_bytes",
+        "vd/scene_uploaded_bytes",
         "gpu/scene_bytes",
         "gpu/uploaded_bytes",
         "rays/primary",

@@ -573,6 +573,8 @@ pub struct VdBatch {
     pub options: VdBatchOptions,
     build_trace: Kernel,
     resolve: Kernel,
+    /// Fills the hit slots with `VD_NONE` (`vd/clear_hits.wgsl`).
+    clear_hits: Kernel,
     edge_levels: Kernel,
     links: GpuBuffer,
     /// Words of one workgroup's scratch slice, and the offsets of its nodes and edge points.
@@ -603,6 +605,7 @@ impl VdBatch {
         };
         let build_trace = Kernel::new(ctx, "vd/build_trace.wgsl", defines, Checks::Checked)?;
         let resolve = Kernel::new(ctx, "vd/resolve_hits.wgsl", &[], Checks::Checked)?;
+        let clear_hits = Kernel::new(ctx, "vd/clear_hits.wgsl", &[], Checks::Checked)?;
         let edge_levels = Kernel::new(ctx, "vd/edge_levels.wgsl", &[], Checks::Checked)?;
         let links = storage_buffer(ctx, "vd links", &LinkTable::new(options.max_level).links)?;
         let row = (1u64 << options.max_level) + 1;
@@ -624,6 +627,7 @@ impl VdBatch {
             options,
             build_trace,
             resolve,
+            clear_hits,
             edge_levels,
             links,
             slice_words: slice_words as u32,
@@ -732,11 +736,16 @@ impl VdBatch {
             records.max(1) as u64 * std::mem::size_of::<VdRecordHit>() as u64,
         )?;
         let job_levels = storage_buffer_sized(ctx, "vd job levels", records as u64 * 4)?;
-        let hits = storage_buffer(
-            ctx,
-            "vd hits",
-            &vec![VD_NONE; 2 * hit_slots.max(1) as usize],
-        )?;
+        let hit_words = 2 * hit_slots.max(1) as u64;
+        let hits = storage_buffer_sized(ctx, "vd hits", hit_words * 4)?;
+        let words = u32::try_from(hit_words)
+            .map_err(|_| GpuError::Device(format!("{hit_words} VD hit words past u32")))?;
+        let clear_params = uniform_buffer(ctx, "vd clear hits params", &[words, 0, 0, 0]);
+        let clear = self
+            .clear_hits
+            .bind(ctx, &[("params", &clear_params), ("hits", &hits)])?;
+        self.clear_hits
+            .dispatch(encoder, &clear, self.clear_hits.grid_for(ctx, hit_words));
         let bind_with = |params: &GpuBuffer| {
             self.build_trace.bind(
                 ctx,
