@@ -240,18 +240,20 @@ impl VdMap {
     /// conventions over one window of texels) and the UVs to read it at (see [`VdLayout`]).
     pub fn surface(&self, quad: u32, uvs: &[Vec2; 4]) -> (VdSurface<'_>, [Vec2; 4]) {
         let (window, local) = match &self.layout {
-            VdLayout::Uv => (self.images[0].window(), *uvs),
+            VdLayout::Uv => (self.first_image().window(), *uvs),
             VdLayout::Udim { numbers } => {
                 let centre = (uvs[0] + uvs[1] + uvs[2] + uvs[3]) * 0.25;
-                let tile = udim_tile(centre)
-                    .and_then(|(n, corner)| Some((numbers.binary_search(&n).ok()?, corner)));
+                let tile = udim_tile(centre).and_then(|(n, corner)| {
+                    let image = self.images.get(numbers.binary_search(&n).ok()?)?;
+                    Some((image, corner))
+                });
                 match tile {
-                    Some((i, corner)) => (self.images[i].window(), uvs.map(|uv| uv - corner)),
-                    None => (self.images[0].no_window(), *uvs),
+                    Some((image, corner)) => (image.window(), uvs.map(|uv| uv - corner)),
+                    None => (self.first_image().no_window(), *uvs),
                 }
             }
             VdLayout::PerFace { tile } => {
-                let image = &*self.images[0];
+                let image = self.first_image();
                 let columns = image.width / tile.max(&1);
                 let rows = image.height / tile.max(&1);
                 let window = if columns == 0 || quad / columns >= rows {
@@ -271,12 +273,23 @@ impl VdMap {
         (VdSurface { map: self, window }, local)
     }
 
+    /// The map's first image, or an empty one for a map without images (which then displaces
+    /// nothing; the scene language never makes one).
+    fn first_image(&self) -> &VdImage {
+        static NONE: VdImage = VdImage {
+            width: 0,
+            height: 0,
+            texels: Vec::new(),
+        };
+        self.images.first().map_or(&NONE, |image| &**image)
+    }
+
     /// The surface of an atlas map ([`VdLayout::Uv`]) over its one image, the same for every
     /// quad.
     pub fn whole(&self) -> VdSurface<'_> {
         VdSurface {
             map: self,
-            window: self.images[0].window(),
+            window: self.first_image().window(),
         }
     }
 }
@@ -556,5 +569,24 @@ mod tests {
         // Face 2 has no square.
         let (past, _) = m.surface(2, &uvs);
         assert!(past.window.is_empty());
+    }
+
+    #[test]
+    fn a_map_without_images_displaces_nothing_in_any_layout() {
+        let mut m = map(VdSpace::Object, vec![], 0, 0);
+        m.images.clear();
+        for layout in [
+            VdLayout::Uv,
+            VdLayout::Udim {
+                numbers: vec![1001],
+            },
+            VdLayout::PerFace { tile: 0 },
+        ] {
+            m.layout = layout;
+            let (surface, _) = m.surface(3, &UNIT_UVS);
+            assert!(surface.window.is_empty());
+            assert_eq!(surface.displacement(Vec2::splat(0.5)), Vec3::ZERO);
+            assert_eq!(surface.max_displacement(&UNIT_UVS), 0.0);
+        }
     }
 }
