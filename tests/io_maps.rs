@@ -8,22 +8,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use caustica::io::{load_texture, load_vd_image, vdgen, AssetCache};
-use caustica::scene::{AssetLoader, Span, VdMap, VdSpace};
+use caustica::scene::{AssetLoader, VdMap};
 use glam::{Vec2, Vec3};
 
 fn tangent_map(image: caustica::scene::VdImage) -> VdMap {
-    VdMap {
-        name: "generated".into(),
-        path: PathBuf::new(),
-        images: vec![Arc::new(image)],
-        layout: caustica::scene::VdLayout::Uv,
-        space: VdSpace::Tangent,
-        channels: [0, 1, 2],
-        scale: 1.0,
-        midlevel: 0.0,
-        padding: 0.0,
-        span: Span::NONE,
-    }
+    VdMap::atlas("generated", Arc::new(image))
 }
 
 const UNIT_QUAD: [Vec3; 4] = [Vec3::ZERO, Vec3::X, Vec3::new(1.0, 1.0, 0.0), Vec3::Y];
