@@ -8,6 +8,8 @@
 //! parameters with the same frames, so the three scenes must render the same bits, on the CPU
 //! and on the GPU, and the GPU must agree with the CPU.
 
+mod support;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -252,4 +254,28 @@ fn udim_tiles_and_per_face_squares_of_the_same_texels_render_the_same_bits_on_cp
         agree * 1000 >= pixels * 995,
         "GPU and CPU positions agree on only {agree} of {pixels} pixels"
     );
+}
+
+#[test]
+fn quads_in_udim_tiles_without_a_file_are_named_in_one_warning_at_the_map() {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path());
+    std::fs::remove_file(dir.path().join("mari.1003.exr")).unwrap();
+    std::fs::remove_file(dir.path().join("mari.1014.exr")).unwrap();
+    std::fs::write(
+        dir.path().join("s.csc"),
+        scene_text(dir.path(), "file \"mari.<UDIM>.exr\""),
+    )
+    .unwrap();
+    let out = support::cli::caustica(dir.path(), &["check", "s.csc"]);
+    let err = support::cli::stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(
+            "s.csc:5:1: 2 of the 8 quads of mesh \"grid\" lie in UDIM tiles the map has no \
+             file for (1003, 1014): they are not displaced"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("are not displaced").count(), 1, "{err}");
 }

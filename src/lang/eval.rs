@@ -2178,6 +2178,7 @@ impl Builder<'_, '_> {
         if self.scene.instances.is_empty() {
             log::warn!("the scene has no instances: the image will show nothing");
         }
+        self.warn_about_undisplaced_quads();
         if self.scene.lights.is_empty()
             && !self
                 .scene
@@ -2186,6 +2187,69 @@ impl Builder<'_, '_> {
                 .any(|m| matches!(m.kind, MaterialKind::Emissive { .. }))
         {
             log::warn!("the scene has no lights: the image will be black");
+        }
+    }
+}
+
+impl Builder<'_, '_> {
+    /// A displaced mesh whose quads lie in UDIM tiles its map lacks, or past a per-face map's
+    /// last square, renders them flat: said once per mesh, at the map.
+    fn warn_about_undisplaced_quads(&self) {
+        for mesh in &self.scene.meshes {
+            let Some(map) = mesh
+                .displacement
+                .and_then(|id| self.scene.vdmaps.get(id as usize))
+            else {
+                continue;
+            };
+            if map.layout == VdLayout::Uv {
+                continue;
+            }
+            let mut flat = 0usize;
+            let mut tiles: Vec<u32> = Vec::new();
+            let mut more = false;
+            for q in 0..mesh.data.quads.len() {
+                let uvs = mesh.data.quad_uvs(q);
+                if map.surface(q as u32, &uvs).0.window.is_empty() {
+                    flat += 1;
+                    if let VdLayout::Udim { .. } = map.layout {
+                        let centre = (uvs[0] + uvs[1] + uvs[2] + uvs[3]) * 0.25;
+                        if let Some((n, _)) = scene::vdmap::udim_tile(centre) {
+                            if !tiles.contains(&n) {
+                                if tiles.len() < 8 {
+                                    tiles.push(n);
+                                } else {
+                                    more = true;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if flat == 0 {
+                continue;
+            }
+            let why = match &map.layout {
+                VdLayout::Udim { .. } if tiles.is_empty() => {
+                    "lie outside the UDIM tiles (u in 0..10, v ≥ 0)".to_string()
+                }
+                VdLayout::Udim { .. } => {
+                    tiles.sort_unstable();
+                    let list: Vec<String> = tiles.iter().map(u32::to_string).collect();
+                    let more = if more { ", …" } else { "" };
+                    format!(
+                        "lie in UDIM tiles the map has no file for ({}{more})",
+                        list.join(", ")
+                    )
+                }
+                _ => "come after the image's last square".to_string(),
+            };
+            log::warn!(
+                "{}: {flat} of the {} quads of mesh \"{}\" {why}: they are not displaced",
+                self.ctx.place(map.span),
+                mesh.data.quads.len(),
+                mesh.name
+            );
         }
     }
 }
