@@ -28,7 +28,9 @@ use caustica::accel::vd_bottom::PatchBvh;
 use caustica::accel::vd_seams::EDGE_CORNERS;
 use caustica::accel::{PrepareOptions, Prepared, Ray, VdFrame};
 use caustica::gpu::prims::Primitives;
-use caustica::gpu::vd_batch::{VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchScene};
+use caustica::gpu::vd_batch::{
+    VdBatch, VdBatchOptions, VdBatchPatch, VdBatchRay, VdBatchScene, VdTexelLayout,
+};
 use caustica::scene::shapes::CUBE_FACES;
 use caustica::scene::{MeshData, Scene, VdImage, VdLayout, VdMap, VdSpace};
 use glam::{Affine3A, Vec2, Vec3};
@@ -253,8 +255,9 @@ fn check_gpu(space: VdSpace, layout: Layout) {
     let levels = mixed_levels(prepared.vd_patches.len());
     let edge_levels = prepared.vd_edge_levels(&levels);
     let (aims, _) = aims_at_shared_edges(&prepared, &levels);
-    let patches = VdBatchPatch::all_of(&prepared).unwrap();
     let maps: Vec<&VdMap> = prepared.vd_maps.iter().collect();
+    let texels = VdTexelLayout::of(&maps).unwrap();
+    let patches = VdBatchPatch::all_of(&prepared, &texels).unwrap();
     let scene = VdBatchScene::upload(
         &ctx,
         &patches,

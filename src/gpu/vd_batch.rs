@@ -178,10 +178,11 @@ impl<'a> VdTexelLayout<'a> {
 
 impl VdBatchPatch {
     /// The patches of `prepared` (its global patch order), with their conservative bounds and
-    /// windows into the texels that [`VdBatchScene::upload`] lays out for `prepared.vd_maps`.
-    pub fn all_of(prepared: &crate::accel::Prepared) -> Result<Vec<VdBatchPatch>, GpuError> {
-        let maps: Vec<&VdMap> = prepared.vd_maps.iter().collect();
-        let layout = VdTexelLayout::of(&maps)?;
+    /// windows into `layout`, the texels of `prepared.vd_maps`.
+    pub fn all_of(
+        prepared: &crate::accel::Prepared,
+        layout: &VdTexelLayout,
+    ) -> Result<Vec<VdBatchPatch>, GpuError> {
         (0..prepared.vd_patches.len() as u32)
             .map(|p| {
                 let (corners, uvs, surface) = prepared.vd_patch_geometry(p);
@@ -344,21 +345,23 @@ impl VdBatchScene {
         maps: &[&VdMap],
         seams: Option<(&[VdSeams], u32)>,
     ) -> Result<VdBatchScene, GpuError> {
-        VdBatchScene::upload_kept(ctx, &mut VdKept::default(), patches, maps, seams)
+        let layout = VdTexelLayout::of(maps)?;
+        VdBatchScene::upload_kept(ctx, &mut VdKept::default(), &layout, patches, maps, seams)
     }
 
     /// [`VdBatchScene::upload`], keeping the buffers in `kept` and sending only the parts that
     /// differ from what `kept` holds from the last upload (the texels when the maps' images are
     /// other images, the patches when the meshes moved or deformed, the seams, the maps'
     /// conventions); `kept.uploaded` says how many bytes this upload sent.
+    /// `layout` is [`VdTexelLayout::of`] these `maps`.
     pub fn upload_kept(
         ctx: &GpuContext,
         kept: &mut VdKept,
+        layout: &VdTexelLayout,
         patches: &[VdBatchPatch],
         maps: &[&VdMap],
         seams: Option<(&[VdSeams], u32)>,
     ) -> Result<VdBatchScene, GpuError> {
-        let layout = VdTexelLayout::of(maps)?;
         let mut records: Vec<VdBatchMap> = maps
             .iter()
             .map(|map| VdBatchMap {

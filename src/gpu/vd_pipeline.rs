@@ -28,7 +28,7 @@ use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use super::vd_batch::{
     VdBatch, VdBatchOptions, VdBatchOutput, VdBatchPatch, VdBatchRay, VdBatchScene, VdKept,
-    VdLevels,
+    VdLevels, VdTexelLayout,
 };
 use crate::accel::Prepared;
 
@@ -110,11 +110,13 @@ impl<'k> VdFrameGpu<'k> {
         prepared: &Prepared,
         rays: u64,
     ) -> Result<VdFrameGpu<'k>, GpuError> {
-        let patches = VdBatchPatch::all_of(prepared)?;
         let maps: Vec<&crate::scene::VdMap> = prepared.vd_maps.iter().collect();
+        let layout = VdTexelLayout::of(&maps)?;
+        let patches = VdBatchPatch::all_of(prepared, &layout)?;
         let scene = VdBatchScene::upload_kept(
             ctx,
             kept,
+            &layout,
             &patches,
             &maps,
             Some((&prepared.vd_seams, prepared.vd_edge_count)),
@@ -128,7 +130,7 @@ impl<'k> VdFrameGpu<'k> {
         let capacity = Self::fit_capacity(ctx, (2 * rays).max(MIN_RECORD_CAPACITY), false)?;
         let (rays, record_patches, record_rays) = Self::queue(ctx, capacity)?;
         let count = storage_buffer_sized(ctx, "vd record count", 16)?;
-        let texels = unique_texels(&maps) * 16;
+        let texels = layout.total * 16;
         let stats = VdStats {
             record_capacity: capacity as u64,
             scratch_bytes: kernels.batch.workgroups as u64 * kernels.batch.slice_words as u64 * 4,

@@ -2213,8 +2213,7 @@ impl Builder<'_, '_> {
                 if map.surface(q as u32, &uvs).0.window.is_empty() {
                     flat += 1;
                     if let VdLayout::Udim { .. } = map.layout {
-                        let centre = (uvs[0] + uvs[1] + uvs[2] + uvs[3]) * 0.25;
-                        if let Some((n, _)) = scene::vdmap::udim_tile(centre) {
+                        if let Some((n, _)) = scene::vdmap::quad_udim_tile(&uvs) {
                             if !tiles.contains(&n) {
                                 if tiles.len() < 8 {
                                     tiles.push(n);

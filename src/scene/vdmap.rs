@@ -177,6 +177,12 @@ pub fn udim_tile(uv: Vec2) -> Option<(u32, Vec2)> {
     Some((1001 + u as u32 + 10 * v as u32, Vec2::new(u, v)))
 }
 
+/// The UDIM tile a quad with corner UVs `uvs` reads: the one under their centre
+/// ([`udim_tile`]).
+pub fn quad_udim_tile(uvs: &[Vec2; 4]) -> Option<(u32, Vec2)> {
+    udim_tile((uvs[0] + uvs[1] + uvs[2] + uvs[3]) * 0.25)
+}
+
 /// The UVs a per-face patch reads its square at: its own parameter `(s, t)` at the corners.
 pub const PER_FACE_UVS: [Vec2; 4] = [
     Vec2::new(0.0, 0.0),
@@ -242,8 +248,7 @@ impl VdMap {
         let (window, local) = match &self.layout {
             VdLayout::Uv => (self.first_image().window(), *uvs),
             VdLayout::Udim { numbers } => {
-                let centre = (uvs[0] + uvs[1] + uvs[2] + uvs[3]) * 0.25;
-                let tile = udim_tile(centre).and_then(|(n, corner)| {
+                let tile = quad_udim_tile(uvs).and_then(|(n, corner)| {
                     let image = self.images.get(numbers.binary_search(&n).ok()?)?;
                     Some((image, corner))
                 });
