@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
 
+use caustica::accel::bvh::BinaryNodeRecord;
 use caustica::accel::photon_estimate::PhotonRecord;
 use caustica::accel::vd_seams::VdSeams;
 use caustica::accel::{InstanceRecord, MeshRecord, QbvhNode, VdPatchRecord, WideNode};
@@ -38,6 +39,19 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 t_max,
                 dir,
                 any_hit
+            }),
+        ),
+        (
+            "BinaryNodeRecord",
+            rust_layout!(BinaryNodeRecord {
+                lo,
+                left,
+                hi,
+                right,
+                first,
+                count,
+                parent,
+                _pad
             }),
         ),
         (
@@ -427,6 +441,7 @@ fn every_shared_wgsl_struct_has_the_size_and_offsets_of_its_rust_twin() {
         "shared/vd_types.wgsl",
         "shared/photon_types.wgsl",
         "shared/gather_types.wgsl",
+        "shared/bvh_build.wgsl",
     ] {
         let source = caustica::gpu::shader::assemble(file, &[]).unwrap_or_else(|e| panic!("{e}"));
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| panic!("{e}"));

@@ -6,6 +6,7 @@
 //! halves of a split are built with `rayon::join`. Below [`MAX_SAH_DEPTH`] a range is split at
 //! its object median instead, which bounds the depth of the tree (and so the traversal stack).
 
+use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 use rayon::prelude::*;
 
@@ -66,6 +67,103 @@ pub enum BinaryNodeKind {
 pub struct BinaryBvh {
     pub nodes: Vec<BinaryNode>,
     pub prim_order: Vec<u32>,
+}
+
+/// `left`/`right`/`parent` of a [`BinaryNodeRecord`] that has none.
+pub const NO_NODE: u32 = u32::MAX;
+
+/// One node of a binary BVH as the GPU builders write it and the GPU collapse reads it; 48
+/// bytes. `first`/`count` are the node's whole subtree's range of `prim_order` (a subtree's
+/// primitives are one range for every builder here), for inner nodes too; a leaf has
+/// `left == right == NO_NODE`; the root (node 0) has `parent == NO_NODE`.
+///
+/// WGSL twin: `struct BinaryNodeRecord` in `shaders/shared/bvh_build.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BinaryNodeRecord {
+    pub lo: [f32; 3],
+    pub left: u32,
+    pub hi: [f32; 3],
+    pub right: u32,
+    pub first: u32,
+    pub count: u32,
+    pub parent: u32,
+    pub _pad: u32,
+}
+
+impl BinaryBvh {
+    /// The tree as GPU records (node `i` is record `i`), with every subtree's range and parent.
+    pub fn to_records(&self) -> Vec<BinaryNodeRecord> {
+        let mut records: Vec<BinaryNodeRecord> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let (left, right, first, count) = match n.kind {
+                    BinaryNodeKind::Leaf { first, count } => (NO_NODE, NO_NODE, first, count),
+                    BinaryNodeKind::Inner { left, right } => (left, right, 0, 0),
+                };
+                BinaryNodeRecord {
+                    lo: n.bounds.min.to_array(),
+                    left,
+                    hi: n.bounds.max.to_array(),
+                    right,
+                    first,
+                    count,
+                    parent: NO_NODE,
+                    _pad: 0,
+                }
+            })
+            .collect();
+        // Ranges and parents bottom up, in any node order: a post-order walk from the root.
+        let mut stack = Vec::new();
+        if !records.is_empty() {
+            stack.push((0u32, false));
+        }
+        while let Some((i, children_done)) = stack.pop() {
+            let r = records[i as usize];
+            if r.left == NO_NODE {
+                continue;
+            }
+            if children_done {
+                let (l, rr) = (records[r.left as usize], records[r.right as usize]);
+                let node = &mut records[i as usize];
+                node.first = l.first.min(rr.first);
+                node.count = l.count + rr.count;
+            } else {
+                records[r.left as usize].parent = i;
+                records[r.right as usize].parent = i;
+                stack.push((i, true));
+                stack.push((r.left, false));
+                stack.push((r.right, false));
+            }
+        }
+        records
+    }
+
+    /// The tree that GPU records describe (the inverse of [`BinaryBvh::to_records`]).
+    pub fn from_records(records: &[BinaryNodeRecord], prim_order: Vec<u32>) -> BinaryBvh {
+        let nodes = records
+            .iter()
+            .map(|r| BinaryNode {
+                bounds: Aabb {
+                    min: Vec3::from_array(r.lo),
+                    max: Vec3::from_array(r.hi),
+                },
+                kind: if r.left == NO_NODE {
+                    BinaryNodeKind::Leaf {
+                        first: r.first,
+                        count: r.count,
+                    }
+                } else {
+                    BinaryNodeKind::Inner {
+                        left: r.left,
+                        right: r.right,
+                    }
+                },
+            })
+            .collect();
+        BinaryBvh { nodes, prim_order }
+    }
 }
 
 /// Builds a binary BVH over `bounds` (one box per primitive). Empty boxes are kept (they are
