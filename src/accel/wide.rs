@@ -363,21 +363,20 @@ pub struct WideTree {
 }
 
 /// The prims `(first, count)` of every binary node in `bvh.prim_order` (a subtree's primitives
-/// are one range, as the builder partitions them in place).
+/// are one range, as every builder partitions them in place), whatever the order of the nodes.
 fn subtree_ranges(bvh: &BinaryBvh) -> Vec<(u32, u32)> {
-    let mut ranges = vec![(0u32, 0u32); bvh.nodes.len()];
-    // Children come after their parent in the node list, so one reverse sweep sees both
-    // children's ranges before the parent's.
-    for i in (0..bvh.nodes.len()).rev() {
-        ranges[i] = match bvh.nodes[i].kind {
-            BinaryNodeKind::Leaf { first, count } => (first, count),
-            BinaryNodeKind::Inner { left, right } => {
-                let (l, r) = (ranges[left as usize], ranges[right as usize]);
-                (l.0.min(r.0), l.1 + r.1)
-            }
-        };
+    bvh.to_records().iter().map(|r| (r.first, r.count)).collect()
+}
+
+/// The area the collapse opens children by: half the surface area with its sums fused in a
+/// fixed order (`fma(dx, dy, fma(dy, dz, dz · dx))`), so that the GPU collapse
+/// (`shaders/bvh/collapse_node.wgsl`) measures the same value to the bit; zero for an empty box.
+pub fn collapse_area(b: &Aabb) -> f32 {
+    if b.is_empty() {
+        return 0.0;
     }
-    ranges
+    let d = b.max - b.min;
+    d.x.mul_add(d.y, d.y.mul_add(d.z, d.z * d.x))
 }
 
 /// Assigns up to eight children to slots: slot `s` should hold the child met first by rays of
@@ -411,7 +410,9 @@ fn assign_slots(parent: &Aabb, children: &[Aabb]) -> [Option<usize>; WIDE_CHILDR
 }
 
 /// The grid of a node box: origin and the biased exponent of each axis's step, the smallest
-/// power of two with 255 steps covering the box (and at least 2^-126, a normal float).
+/// power of two `2^e` (`e` in -126..=127, a normal float) whose 255th plane, `origin + 255 · 2^e`
+/// rounded to f32, is at or above the box's max. The answer does not depend on the first guess
+/// (the plane grows with `e`), so the GPU collapse finds the same exponent with its own guess.
 fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
     // A denormal origin could be flushed to zero on a GPU; move it outwards to a normal value.
     let origin = bounds.min.to_array().map(|p| {
@@ -426,14 +427,17 @@ fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
         }
     });
     let exps = [0, 1, 2].map(|a| {
-        let extent = bounds.max[a] as f64 - origin[a] as f64;
+        let covers = |e: i32| origin[a] + 255.0 * step_of((e + 127) as u32) >= bounds.max[a];
+        let extent = bounds.max[a] - origin[a];
         let mut e: i32 = if extent > 0.0 {
-            (extent / 255.0).log2().ceil() as i32
+            ((extent / 255.0).log2().ceil() as i32).clamp(-126, 127)
         } else {
             -126
         };
-        e = e.clamp(-126, 127);
-        while e < 127 && 255.0 * 2f64.powi(e) < extent {
+        while e > -126 && covers(e - 1) {
+            e -= 1;
+        }
+        while e < 127 && !covers(e) {
             e += 1;
         }
         (e + 127) as u32
@@ -441,18 +445,26 @@ fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
     (Vec3::from_array(origin), exps)
 }
 
-/// The grid planes of a child box: the largest `lo` whose plane is at or below the box's min,
-/// the smallest `hi` whose plane is at or above its max, checked in the f32 arithmetic of
-/// [`WideNode::child_box`].
+/// The grid planes of a child box: the largest `lo` whose plane is at or below the box's min
+/// (0 if none is), the smallest `hi` whose plane is at or above its max (255 if none is), in the
+/// f32 arithmetic of [`WideNode::child_box`]. The answer does not depend on the first guess, so
+/// the GPU collapse finds the same planes.
 fn quantize(origin: f32, step: f32, lo: f32, hi: f32) -> (u32, u32) {
     let plane = |q: u32| origin + q as f32 * step;
-    let mut qlo = (((lo as f64 - origin as f64) / step as f64).floor()).clamp(0.0, 255.0) as u32;
+    let guess = |x: f32| ((x - origin) / step).clamp(0.0, 255.0);
+    let mut qlo = guess(lo).floor() as u32;
     while qlo > 0 && plane(qlo) > lo {
         qlo -= 1;
     }
-    let mut qhi = (((hi as f64 - origin as f64) / step as f64).ceil()).clamp(0.0, 255.0) as u32;
+    while qlo < 255 && plane(qlo + 1) <= lo {
+        qlo += 1;
+    }
+    let mut qhi = guess(hi).ceil() as u32;
     while qhi < 255 && plane(qhi) < hi {
         qhi += 1;
+    }
+    while qhi > 0 && plane(qhi - 1) >= hi {
+        qhi -= 1;
     }
     (qlo, qhi)
 }
@@ -507,7 +519,7 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
                 .enumerate()
                 .filter(|(_, c)| !c.leaf)
                 .max_by(|(_, a), (_, c)| {
-                    let area = |x: &Child| bvh.nodes[x.binary as usize].bounds.half_area();
+                    let area = |x: &Child| collapse_area(&bvh.nodes[x.binary as usize].bounds);
                     area(a).total_cmp(&area(c))
                 })
                 .map(|(i, _)| i);

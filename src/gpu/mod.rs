@@ -26,6 +26,7 @@ pub mod upload;
 pub mod vd_batch;
 pub mod vd_pipeline;
 pub mod whitted;
+pub mod wide_collapse;
 
 pub use backend::GpuBackend;
 pub use context::{test_context, DeviceInfo, GpuContext, GpuError, GpuFeatures};

@@ -1,0 +1,319 @@
+// The collapse of a binary BVH into the 8-wide compressed layout, one level: each invocation
+// takes one wide node of the level and the binary node it stands for, opens the inner child of
+// largest area until there are eight children, leaves out those with empty boxes, places them
+// in slots by ray octant, quantizes their boxes on the node's grid, writes the node, allocates
+// its inner children (consecutive, in slot order) for the next level and copies its leaf
+// children's references. Twin of caustica::accel::wide::collapse_to_cwbvh, step for step and to
+// the bit (the areas fused as `collapse_area`, ties broken as Rust's `max_by` and `total_cmp`
+// break them); only the order of the nodes within a level, and so of the references, differs.
+//!include "bvh/collapse_common.wgsl"
+
+@group(0) @binding(0) var<uniform> params: CollapseParams;
+@group(0) @binding(1) var<storage, read> binary: array<BinaryNodeRecord>;
+@group(0) @binding(2) var<storage, read> prim_order: array<u32>;
+@group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
+@group(0) @binding(4) var<storage, read_write> work: array<u32>;
+// Wide nodes, five vec4<u32> each (caustica::accel::wide::WideNode).
+@group(0) @binding(5) var<storage, read_write> wide_nodes: array<vec4<u32>>;
+@group(0) @binding(6) var<storage, read_write> wide_prims: array<u32>;
+
+const WIDE_CHILDREN: u32 = 8u;
+const INNER_META: u32 = 56u; // 0b001_00000 | 24
+
+fn is_empty_box(lo: vec3<f32>, hi: vec3<f32>) -> bool {
+    return lo.x > hi.x || lo.y > hi.y || lo.z > hi.z;
+}
+
+// Twin of caustica::accel::wide::collapse_area.
+fn collapse_area(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    if is_empty_box(lo, hi) {
+        return 0.0;
+    }
+    let d = hi - lo;
+    return fma(d.x, d.y, fma(d.y, d.z, d.z * d.x));
+}
+
+// f32::total_cmp's order as a signed integer.
+fn total_key(x: f32) -> i32 {
+    let b = bitcast<i32>(x);
+    return b ^ i32(u32(b >> 31u) >> 1u);
+}
+
+fn is_leaf_child(b: u32) -> bool {
+    let r = binary[b];
+    return r.left == BVH_NO_NODE || r.count <= params.leaf_max;
+}
+
+fn step_of(e: i32) -> f32 {
+    return bitcast<f32>(u32(e + 127) << 23u);
+}
+
+// Twin of the origin fix in quantization_grid: a denormal moves outwards to a normal value
+// (decided on the bits, so that a GPU that flushes denormals decides the same).
+fn grid_origin(p: f32) -> f32 {
+    let bits = bitcast<u32>(p);
+    if (bits & 0x7f800000u) == 0u && (bits & 0x007fffffu) != 0u {
+        if (bits & 0x80000000u) == 0u {
+            return 0.0;
+        }
+        return -bitcast<f32>(0x00800000u);
+    }
+    return p;
+}
+
+// Twin of the exponent search in quantization_grid.
+fn grid_exponent(origin: f32, hi: f32) -> i32 {
+    let extent = hi - origin;
+    var e = -126;
+    if extent > 0.0 {
+        e = clamp(i32(ceil(log2(extent / 255.0))), -126, 127);
+    }
+    loop {
+        if e <= -126 || !(origin + 255.0 * step_of(e - 1) >= hi) {
+            break;
+        }
+        e -= 1;
+    }
+    loop {
+        if e >= 127 || origin + 255.0 * step_of(e) >= hi {
+            break;
+        }
+        e += 1;
+    }
+    return e;
+}
+
+fn plane(origin: f32, step: f32, q: u32) -> f32 {
+    return origin + f32(q) * step;
+}
+
+// Twin of quantize.
+fn quantize(origin: f32, step: f32, lo: f32, hi: f32) -> vec2<u32> {
+    var qlo = u32(floor(clamp((lo - origin) / step, 0.0, 255.0)));
+    loop {
+        if qlo == 0u || !(plane(origin, step, qlo) > lo) {
+            break;
+        }
+        qlo -= 1u;
+    }
+    loop {
+        if qlo >= 255u || !(plane(origin, step, qlo + 1u) <= lo) {
+            break;
+        }
+        qlo += 1u;
+    }
+    var qhi = u32(ceil(clamp((hi - origin) / step, 0.0, 255.0)));
+    loop {
+        if qhi >= 255u || !(plane(origin, step, qhi) < hi) {
+            break;
+        }
+        qhi += 1u;
+    }
+    loop {
+        if qhi == 0u || !(plane(origin, step, qhi - 1u) >= hi) {
+            break;
+        }
+        qhi -= 1u;
+    }
+    return vec2<u32>(qlo, qhi);
+}
+
+fn set_byte(words: vec2<u32>, slot: u32, value: u32) -> vec2<u32> {
+    var w = words;
+    let shift = 8u * (slot % 4u);
+    if slot < 4u {
+        w.x = w.x | ((value & 0xffu) << shift);
+    } else {
+        w.y = w.y | ((value & 0xffu) << shift);
+    }
+    return w;
+}
+
+fn collapse(w: u32) {
+    let b = work[w];
+    var child: array<u32, 8>;
+    var leaf: array<bool, 8>;
+    var count = 0u;
+    let root = binary[b];
+    if root.left != BVH_NO_NODE && !is_leaf_child(b) {
+        child[0] = root.left;
+        leaf[0] = is_leaf_child(root.left);
+        child[1] = root.right;
+        leaf[1] = is_leaf_child(root.right);
+        count = 2u;
+    } else {
+        child[0] = b;
+        leaf[0] = true;
+        count = 1u;
+    }
+    // Open the inner child of largest area (the last of equals, as max_by takes it).
+    loop {
+        if count >= WIDE_CHILDREN {
+            break;
+        }
+        var widest = WIDE_CHILDREN;
+        var widest_key = 0;
+        for (var i = 0u; i < count; i++) {
+            if leaf[i] {
+                continue;
+            }
+            let r = binary[child[i]];
+            let key = total_key(collapse_area(r.lo, r.hi));
+            if widest == WIDE_CHILDREN || key >= widest_key {
+                widest = i;
+                widest_key = key;
+            }
+        }
+        if widest == WIDE_CHILDREN {
+            break;
+        }
+        let r = binary[child[widest]];
+        child[widest] = r.left;
+        leaf[widest] = is_leaf_child(r.left);
+        child[count] = r.right;
+        leaf[count] = is_leaf_child(r.right);
+        count += 1u;
+    }
+    // Leave out empty boxes, keeping the order.
+    var kept = 0u;
+    var lo: array<vec3<f32>, 8>;
+    var hi: array<vec3<f32>, 8>;
+    var parent_lo = vec3<f32>(bitcast<f32>(0x7f800000u));
+    var parent_hi = -parent_lo;
+    for (var i = 0u; i < count; i++) {
+        let r = binary[child[i]];
+        if is_empty_box(r.lo, r.hi) {
+            continue;
+        }
+        child[kept] = child[i];
+        leaf[kept] = leaf[i];
+        lo[kept] = r.lo;
+        hi[kept] = r.hi;
+        parent_lo = min(parent_lo, r.lo);
+        parent_hi = max(parent_hi, r.hi);
+        kept += 1u;
+    }
+    count = kept;
+    // The grid.
+    let origin = vec3<f32>(grid_origin(parent_lo.x), grid_origin(parent_lo.y), grid_origin(parent_lo.z));
+    let ex = grid_exponent(origin.x, parent_hi.x);
+    let ey = grid_exponent(origin.y, parent_hi.y);
+    let ez = grid_exponent(origin.z, parent_hi.z);
+    let steps = vec3<f32>(step_of(ex), step_of(ey), step_of(ez));
+    // Slots: the cheapest free (child, slot) pair first, ties by child then slot.
+    let centre = (parent_lo + parent_hi) * 0.5;
+    var cost: array<i32, 64>;
+    for (var c = 0u; c < count; c++) {
+        let offset = (lo[c] + hi[c]) * 0.5 - centre;
+        for (var s = 0u; s < WIDE_CHILDREN; s++) {
+            let dx = select(offset.x, -offset.x, (s & 4u) != 0u);
+            let dy = select(offset.y, -offset.y, (s & 2u) != 0u);
+            let dz = select(offset.z, -offset.z, (s & 1u) != 0u);
+            cost[c * 8u + s] = total_key((dx + dy) + dz);
+        }
+    }
+    var slot_child: array<u32, 8>;
+    for (var s = 0u; s < WIDE_CHILDREN; s++) {
+        slot_child[s] = WIDE_CHILDREN;
+    }
+    var placed = 0u; // bit per child
+    for (var round = 0u; round < count; round++) {
+        var best_c = WIDE_CHILDREN;
+        var best_s = 0u;
+        var best_key = 0;
+        for (var c = 0u; c < count; c++) {
+            if (placed & (1u << c)) != 0u {
+                continue;
+            }
+            for (var s = 0u; s < WIDE_CHILDREN; s++) {
+                if slot_child[s] != WIDE_CHILDREN {
+                    continue;
+                }
+                let key = cost[c * 8u + s];
+                if best_c == WIDE_CHILDREN || key < best_key {
+                    best_c = c;
+                    best_s = s;
+                    best_key = key;
+                }
+            }
+        }
+        slot_child[best_s] = best_c;
+        placed = placed | (1u << best_c);
+    }
+    // Room for the inner children and the references.
+    var inner = 0u;
+    var prims = 0u;
+    for (var c = 0u; c < count; c++) {
+        if leaf[c] {
+            prims += min(binary[child[c]].count, params.leaf_max);
+        } else {
+            inner += 1u;
+        }
+    }
+    var child_base = 0u;
+    if inner > 0u {
+        child_base = atomicAdd(&state[STATE_NODES], inner);
+        if child_base + inner > params.capacity {
+            atomicStore(&state[STATE_OVERFLOW], 1u);
+            return;
+        }
+    }
+    var prim_base = 0u;
+    if prims > 0u {
+        prim_base = atomicAdd(&state[STATE_PRIMS], prims);
+    }
+    var meta_bits = vec2<u32>(0u);
+    var q: array<vec2<u32>, 6>;
+    var imask = 0u;
+    var rank = 0u;
+    var prim_offset = 0u;
+    for (var s = 0u; s < WIDE_CHILDREN; s++) {
+        let c = slot_child[s];
+        if c == WIDE_CHILDREN {
+            continue;
+        }
+        let qx = quantize(origin.x, steps.x, lo[c].x, hi[c].x);
+        let qy = quantize(origin.y, steps.y, lo[c].y, hi[c].y);
+        let qz = quantize(origin.z, steps.z, lo[c].z, hi[c].z);
+        q[0] = set_byte(q[0], s, qx.x);
+        q[1] = set_byte(q[1], s, qy.x);
+        q[2] = set_byte(q[2], s, qz.x);
+        q[3] = set_byte(q[3], s, qx.y);
+        q[4] = set_byte(q[4], s, qy.y);
+        q[5] = set_byte(q[5], s, qz.y);
+        if leaf[c] {
+            let r = binary[child[c]];
+            let n = min(r.count, params.leaf_max);
+            meta_bits = set_byte(meta_bits, s, (((1u << n) - 1u) << 5u) | prim_offset);
+            for (var k = 0u; k < n; k++) {
+                wide_prims[params.prim_base + prim_base + prim_offset + k] = prim_order[r.first + k];
+            }
+            prim_offset += n;
+        } else {
+            meta_bits = set_byte(meta_bits, s, INNER_META + s);
+            imask = imask | (1u << s);
+            work[child_base + rank] = child[c];
+            rank += 1u;
+        }
+    }
+    let exps = u32(ex + 127) | (u32(ey + 127) << 8u) | (u32(ez + 127) << 16u) | (imask << 24u);
+    let at = 5u * (params.node_base + w);
+    wide_nodes[at] = vec4<u32>(bitcast<vec3<u32>>(origin), exps);
+    wide_nodes[at + 1u] = vec4<u32>(child_base, prim_base, meta_bits.x, meta_bits.y);
+    wide_nodes[at + 2u] = vec4<u32>(q[0], q[1]);
+    wide_nodes[at + 3u] = vec4<u32>(q[2], q[3]);
+    wide_nodes[at + 4u] = vec4<u32>(q[4], q[5]);
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let begin = atomicLoad(&state[STATE_BEGIN]);
+    let end = atomicLoad(&state[STATE_END]);
+    let stride = groups.x * 64u;
+    for (var w = begin + gid.x; w < end; w += stride) {
+        collapse(w);
+    }
+}
