@@ -107,8 +107,8 @@ fn animation(
     let done = std::sync::Mutex::new(Vec::new());
     let work = |device: &dyn Backend, i: usize| -> Result<(), WorkError<RenderError>> {
         let began = opened.elapsed().as_secs_f64();
-        let layout = caustica::layout_for(&scenes[i], device);
-        let prepared = caustica::prepare_cached_as(&scenes[i], &meshes, layout).expect("builds");
+        let options = caustica::prepare_options_for(&scenes[i], &[device]);
+        let prepared = caustica::prepare_cached_as(&scenes[i], &meshes, options).expect("builds");
         let frame = device
             .render_frame(&scenes[i], &prepared, &RenderOptions::default())
             .map_err(WorkError::Device)?;

@@ -198,8 +198,8 @@ fn main() {
         let scene = caustica::evaluate_frame(&file, number, &assets, &overrides).unwrap();
         let build = Instant::now();
         // The layout `caustica render` takes: the scene's (or `--accel`), else the backend's.
-        let layout = caustica::layout_for(&scene, backend);
-        let prepared = caustica::prepare_cached_as(&scene, &meshes, layout).unwrap();
+        let options = caustica::prepare_options_for(&scene, &[backend]);
+        let prepared = caustica::prepare_cached_as(&scene, &meshes, options).unwrap();
         let build_ms = build.elapsed().as_secs_f64() * 1e3;
         let frame = backend
             .render_frame(&scene, &prepared, &RenderOptions::default())
@@ -357,9 +357,9 @@ fn progressive_curve(
     reference: &Path,
     passes: u32,
 ) {
-    let layout = caustica::layout_for(scene, backend);
+    let options = caustica::prepare_options_for(scene, &[backend]);
     let prepared =
-        caustica::prepare_cached_as(scene, &Default::default(), layout).expect("the scene builds");
+        caustica::prepare_cached_as(scene, &Default::default(), options).expect("the scene builds");
     let reference = caustica::io::read_frame(reference).expect("the reference EXR reads");
     let (w, h) = (scene.film.width, scene.film.height);
     assert_eq!(

@@ -109,7 +109,7 @@ fn main() {
         };
         let build = |layout| {
             let start = std::time::Instant::now();
-            let p = Prepared::build(&scene, &PrepareOptions { layout })
+            let p = Prepared::build(&scene, &PrepareOptions::layout(layout))
                 .expect("the benchmark scenes build");
             let s = p.stats();
             println!(

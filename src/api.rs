@@ -196,8 +196,8 @@ pub struct Overrides {
     pub passes: Option<u32>,
     /// Render only this part of the image (`--crop`).
     pub crop: Option<scene::CropWindow>,
-    /// The hierarchy's node layout, instead of the scene's (`--accel`).
-    pub accel: Option<scene::BvhLayout>,
+    /// The hierarchy's node layout and builder, instead of the scene's (`--accel`).
+    pub accel: Option<(scene::BvhLayout, scene::BvhBuilder)>,
 }
 
 impl Overrides {
@@ -227,8 +227,9 @@ impl Overrides {
         if let Some(crop) = self.crop {
             scene.film.crop = Some(crop);
         }
-        if let Some(accel) = self.accel {
-            scene.film.accel = Some(accel);
+        if let Some((layout, builder)) = self.accel {
+            scene.film.accel = Some(layout);
+            scene.film.builder = Some(builder);
         }
         if let Some(passes) = self.passes {
             scene.film.passes = passes.max(1);
@@ -308,9 +309,9 @@ pub fn compare_files(
     Ok(comparison)
 }
 
-/// `--accel LAYOUT[:BUILDER]`: the hierarchy's node layout (`qbvh`, `wide`, `binary`) and how it
-/// is built (`cpu_sah`, the only builder so far, is the default).
-pub fn parse_accel(text: &str) -> Result<scene::BvhLayout, Error> {
+/// `--accel LAYOUT[:BUILDER]`: the hierarchy's node layout (`qbvh`, `wide`, `binary`) and how
+/// its middle level is built (`cpu_sah`, the default, or `gpu_lbvh`, for the wide layout).
+pub fn parse_accel(text: &str) -> Result<(scene::BvhLayout, scene::BvhBuilder), Error> {
     let (layout, builder) = text.split_once(':').unwrap_or((text, "cpu_sah"));
     let layouts = scene::BvhLayout::ALL.map(|l| l.name()).join(", ");
     let layout = scene::BvhLayout::from_name(layout).ok_or_else(|| {
@@ -318,30 +319,49 @@ pub fn parse_accel(text: &str) -> Result<scene::BvhLayout, Error> {
             "--accel {text}: unknown layout \"{layout}\": expected one of {layouts}"
         ))
     })?;
-    if !scene::BVH_BUILDERS.contains(&builder) {
+    let builder = scene::BvhBuilder::from_name(builder).ok_or_else(|| {
+        Error::Usage(format!(
+            "--accel {text}: unknown builder \"{builder}\": expected one of {}",
+            scene::BvhBuilder::ALL.map(|b| b.name()).join(", ")
+        ))
+    })?;
+    if !builder.builds(layout) {
         return Err(Error::Usage(format!(
-            "--accel {text}: unknown builder \"{builder}\": expected {}",
-            scene::BVH_BUILDERS.join(", ")
+            "--accel {text}: {} builds the wide layout only (use wide:{0}, or {}:cpu_sah)",
+            builder.name(),
+            layout.name()
         )));
     }
-    Ok(layout)
+    Ok((layout, builder))
 }
 
 /// What `caustica info --accels` prints: every `--accel` choice, one a line.
 pub fn describe_accels() -> String {
     let mut out = String::from(
-        "--accel LAYOUT:BUILDER choices (without one, a GPU renders in wide, the CPU in qbvh):\n",
+        "--accel LAYOUT:BUILDER choices (without one, a GPU renders in wide, the CPU in qbvh, \
+         both built by cpu_sah):\n",
     );
     for layout in scene::BvhLayout::ALL {
-        for builder in scene::BVH_BUILDERS {
+        for builder in scene::BvhBuilder::ALL {
+            if !builder.builds(layout) {
+                continue;
+            }
             let what = match layout {
                 scene::BvhLayout::Qbvh => "4-wide BVH, compact stack (paper 004)",
                 scene::BvhLayout::Wide => "8-wide compressed BVH (Ylitie et al. 2017)",
                 scene::BvhLayout::Binary => "binary BVH in the QBVH's node format",
             };
+            let how = match builder {
+                scene::BvhBuilder::CpuSah => "binned SAH built on the CPU",
+                scene::BvhBuilder::GpuLbvh => {
+                    "LBVH (Karras 2012) built and collapsed on the GPU (the CPU backend builds \
+                     the same tree)"
+                }
+            };
             out.push_str(&format!(
-                "  {}:{builder}  {what}, binned SAH built on the CPU\n",
-                layout.name()
+                "  {}:{}  {what}, {how}\n",
+                layout.name(),
+                builder.name()
             ));
         }
     }
@@ -436,17 +456,28 @@ pub fn layout_for(scene: &Scene, backend: &dyn render::Backend) -> accel::BvhLay
         .unwrap_or_else(|| backend.preferred_layout())
 }
 
-/// [`prepare_cached`] in `layout`.
+/// The options for building `scene`'s hierarchy to render on `backends`: the scene's layout
+/// ([`layout_for`] the first backend) and builder, with a GPU builder's trees left to the
+/// backends when every one of them builds on its device.
+pub fn prepare_options_for(scene: &Scene, backends: &[&dyn render::Backend]) -> PrepareOptions {
+    let layout = match backends.first() {
+        Some(backend) => layout_for(scene, *backend),
+        None => scene.film.accel.unwrap_or_default(),
+    };
+    PrepareOptions {
+        layout,
+        builder: scene.film.builder.unwrap_or_default(),
+        device_builds: !backends.is_empty() && backends.iter().all(|b| b.builds_on_device()),
+    }
+}
+
+/// [`prepare_cached`] with `options`.
 pub fn prepare_cached_as(
     scene: &Scene,
     cache: &accel::MeshBuildCache,
-    layout: accel::BvhLayout,
+    options: PrepareOptions,
 ) -> Result<Prepared, Error> {
-    Ok(Prepared::build_cached(
-        scene,
-        &PrepareOptions { layout },
-        cache,
-    )?)
+    Ok(Prepared::build_cached(scene, &options, cache)?)
 }
 
 /// Builds the hierarchy of a scene with default options (the scene's layout, else the QBVH).
@@ -457,7 +488,7 @@ pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
 /// [`prepare`] for one frame of several: meshes unchanged since the frame `cache` last saw
 /// reuse their middle level.
 pub fn prepare_cached(scene: &Scene, cache: &accel::MeshBuildCache) -> Result<Prepared, Error> {
-    prepare_cached_as(scene, cache, PrepareOptions::for_scene(scene).layout)
+    prepare_cached_as(scene, cache, PrepareOptions::for_scene(scene))
 }
 
 /// The most frames one `--frames` list may name (its frames are evaluated up front).

@@ -8,7 +8,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::api::{
-    evaluate_frame, layout_for, load_scene_scoped, prepare_cached_as, select_backends, Device,
+    evaluate_frame, load_scene_scoped, prepare_cached_as, prepare_options_for, select_backends, Device,
     Error, Overrides,
 };
 use crate::render::progress::ProgressSink;
@@ -573,11 +573,7 @@ fn render_scene(
     job: &RenderJob,
 ) -> Result<Frame, Error> {
     let build_start = Instant::now();
-    let layout = match devices.first() {
-        Some(device) => layout_for(scene, *device),
-        None => scene.film.accel.unwrap_or_default(),
-    };
-    let prepared = prepare_cached_as(scene, meshes, layout)?;
+    let prepared = prepare_cached_as(scene, meshes, prepare_options_for(scene, devices))?;
     let build_seconds = build_start.elapsed().as_secs_f64();
     let progression = render::progressive::Progression::of(scene, job.time_limit);
     // With one device its failure is the caller's to report; with several, a failing one

@@ -115,7 +115,7 @@ fn instanced_bunnies(layout: BvhLayout) -> Option<(Prepared, Vec3, Vec3)> {
         .map(|(i, t)| instance(0, i as u32, *t))
         .collect();
     let scene = scene(vec![mesh("bunny", bunny, None)], instances, vec![]);
-    let prepared = Prepared::build(&scene, &PrepareOptions { layout }).unwrap();
+    let prepared = Prepared::build(&scene, &PrepareOptions::layout(layout)).unwrap();
     let (lo, hi) = prepared.world_bounds();
     Some((prepared, lo, hi))
 }
@@ -197,9 +197,7 @@ fn wide_layout_closest_hits_equal_brute_force_and_the_qbvh_bit_for_bit_on_the_bu
     let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     let wide = Prepared::build(
         &scene,
-        &PrepareOptions {
-            layout: BvhLayout::Wide,
-        },
+        &PrepareOptions::layout(BvhLayout::Wide),
     )
     .unwrap();
     assert!(wide.mesh_nodes.is_empty() && !wide.mesh_wide.is_empty());
@@ -232,9 +230,7 @@ fn binary_layout_of_the_middle_level_gives_the_same_hits_as_the_qbvh() {
     let wide = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
     let binary = Prepared::build(
         &scene,
-        &PrepareOptions {
-            layout: caustica::accel::BvhLayout::Binary,
-        },
+        &PrepareOptions::layout(caustica::accel::BvhLayout::Binary),
     )
     .unwrap();
     // With L leaves a binary tree has 2L - 1 nodes, a 4-wide one about 4L/3.

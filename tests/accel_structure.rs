@@ -8,7 +8,7 @@ use std::sync::Arc;
 use accel_support::*;
 use caustica::accel::aabb::Aabb;
 use caustica::accel::qbvh::QbvhNode;
-use caustica::accel::{AccelError, BvhLayout, PrepareOptions, Prepared, Ray};
+use caustica::accel::{AccelError, BvhBuilder, BvhLayout, PrepareOptions, Prepared, Ray};
 use caustica::scene::shapes::{box_mesh, grid_quad, uv_sphere};
 use caustica::scene::{MeshData, Span, VdImage, VdMap, VdSpace};
 use glam::{Affine3A, Quat, Vec2, Vec3};
@@ -169,9 +169,7 @@ fn mixed_scene_with_vd_patches_matches_brute_force_and_the_qbvh_in_the_wide_layo
     let qbvh = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
     let wide = Prepared::build(
         &mixed_scene(),
-        &PrepareOptions {
-            layout: BvhLayout::Wide,
-        },
+        &PrepareOptions::layout(BvhLayout::Wide),
     )
     .unwrap();
     assert_eq!(wide.world_bounds(), qbvh.world_bounds());
@@ -228,7 +226,7 @@ fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit_in_qbvh_and_wide_l
     for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
         let empty =
-            Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions { layout }).unwrap();
+            Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions::layout(layout)).unwrap();
         assert_eq!(empty.intersect(&ray), None);
         assert!(!empty.occluded(&ray));
         assert_eq!(empty.world_bounds(), (Vec3::ZERO, Vec3::ZERO));
@@ -251,7 +249,7 @@ fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit_in_qbvh_and_wide_l
             ],
             vec![],
         );
-        let prepared = Prepared::build(&s, &PrepareOptions { layout }).unwrap();
+        let prepared = Prepared::build(&s, &PrepareOptions::layout(layout)).unwrap();
         for dir in [
             Vec3::NEG_Z,
             Vec3::X,
@@ -281,7 +279,7 @@ fn axis_parallel_rays_along_box_faces_hit_like_brute_force_in_qbvh_and_wide_layo
             vec![instance(0, 0, Affine3A::IDENTITY)],
             vec![],
         );
-        let prepared = Prepared::build(&s, &PrepareOptions { layout }).unwrap();
+        let prepared = Prepared::build(&s, &PrepareOptions::layout(layout)).unwrap();
         let mut rng = Rng::new(5);
         for _ in 0..500 {
             // Origins on the planes of the box's faces and edges, directions along the axes.
@@ -391,4 +389,79 @@ fn non_uniformly_scaled_sphere_gets_ellipsoid_normals() {
         checked += 1;
     }
     assert!(checked > 400);
+}
+
+#[test]
+fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
+    let mut pairs = 0;
+    for layout in BvhLayout::ALL {
+        for builder in BvhBuilder::ALL {
+            let options = PrepareOptions {
+                layout,
+                builder,
+                device_builds: false,
+            };
+            if !builder.builds(layout) {
+                let err = Prepared::build(&mixed_scene(), &options).unwrap_err();
+                assert!(matches!(err, AccelError::BuilderLayout { .. }), "{err}");
+                continue;
+            }
+            pairs += 1;
+            let prepared = Prepared::build(&mixed_scene(), &options).unwrap();
+            assert!(prepared.device_builds.is_empty());
+            let (lo, hi) = prepared.world_bounds();
+            let mut rng = Rng::new(21);
+            let mut hits = 0;
+            for i in 0..1500 {
+                // Rays from outside, from inside, and from one camera position through the
+                // scene's box.
+                let ray = match i % 3 {
+                    0 => ray_from_outside(&mut rng, lo, hi),
+                    1 => ray_from_inside(&mut rng, lo, hi),
+                    _ => {
+                        let eye = lo + (hi - lo) * Vec3::new(0.5, 0.7, 3.0);
+                        let target = rng.in_box(lo, hi);
+                        Ray::new(eye, target - eye)
+                    }
+                };
+                hits += assert_matches_brute_force(&prepared, &ray) as usize;
+            }
+            assert!(hits > 300, "{}:{}: {hits}", layout.name(), builder.name());
+        }
+    }
+    assert_eq!(pairs, 4, "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh");
+}
+
+#[test]
+fn a_gpu_builder_left_to_the_device_reserves_room_and_lists_the_meshes() {
+    let options = PrepareOptions {
+        layout: BvhLayout::Wide,
+        builder: BvhBuilder::GpuLbvh,
+        device_builds: true,
+    };
+    let prepared = Prepared::build(&mixed_scene(), &options).unwrap();
+    let twin = Prepared::build(
+        &mixed_scene(),
+        &PrepareOptions {
+            device_builds: false,
+            ..options
+        },
+    )
+    .unwrap();
+    assert!(!prepared.device_builds.is_empty());
+    for build in &prepared.device_builds {
+        let mesh = prepared.meshes[build.mesh as usize];
+        let built = twin.meshes[build.mesh as usize];
+        let prims = (mesh.triangle_count + mesh.quad_count) as usize;
+        assert_eq!(build.boxes.len(), prims);
+        assert!(mesh.node_count >= built.node_count, "room for the tree the twin built");
+        assert_eq!(
+            prepared.mesh_bounds[build.mesh as usize],
+            twin.mesh_bounds[build.mesh as usize]
+        );
+        let refs = &prepared.prim_refs[mesh.prim_ref_offset as usize..][..prims];
+        assert!(refs.iter().enumerate().all(|(i, &r)| r == i as u32));
+    }
+    // The top level is the twin's: the meshes' bounds are the same.
+    assert_eq!(prepared.top_wide, twin.top_wide);
 }

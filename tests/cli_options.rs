@@ -586,7 +586,7 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     let dir = tempfile::tempdir().unwrap();
     write_scene(dir.path(), "s.csc", SCENE);
     let mut images = Vec::new();
-    for accel in ["qbvh", "wide:cpu_sah", "binary"] {
+    for accel in ["qbvh", "wide:cpu_sah", "binary", "wide:gpu_lbvh"] {
         let folder = accel.replace(':', "_");
         let out = caustica(
             dir.path(),
@@ -611,6 +611,7 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     }
     assert_eq!(images[0], images[1]);
     assert_eq!(images[0], images[2]);
+    assert_eq!(images[0], images[3]);
     for (accel, expected) in [
         (
             "octree",
@@ -618,7 +619,11 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
         ),
         (
             "wide:gpu_ploc",
-            "error: --accel wide:gpu_ploc: unknown builder \"gpu_ploc\": expected cpu_sah\n",
+            "error: --accel wide:gpu_ploc: unknown builder \"gpu_ploc\": expected one of cpu_sah, gpu_lbvh\n",
+        ),
+        (
+            "qbvh:gpu_lbvh",
+            "error: --accel qbvh:gpu_lbvh: gpu_lbvh builds the wide layout only (use wide:gpu_lbvh, or qbvh:cpu_sah)\n",
         ),
     ] {
         let out = caustica(dir.path(), &["render", "s.csc", "--accel", accel]);
@@ -627,7 +632,8 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     }
     let info = caustica(dir.path(), &["info", "--accels"]);
     assert_success(&info);
-    for choice in ["qbvh:cpu_sah", "wide:cpu_sah", "binary:cpu_sah"] {
+    for choice in ["qbvh:cpu_sah", "wide:cpu_sah", "binary:cpu_sah", "wide:gpu_lbvh"] {
         assert!(stdout(&info).contains(choice), "{}", stdout(&info));
     }
+    assert!(!stdout(&info).contains("qbvh:gpu_lbvh"), "{}", stdout(&info));
 }

@@ -17,7 +17,7 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
         let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
         let sets = make_ray_sets(&scene, &qbvh, 160, 120);
-        let build = |layout| Prepared::build(&scene, &PrepareOptions { layout }).unwrap();
+        let build = |layout| Prepared::build(&scene, &PrepareOptions::layout(layout)).unwrap();
         let binary = build(BvhLayout::Binary);
         let wide = build(BvhLayout::Wide);
         for (layout, prepared, checks, with_vd_code) in [

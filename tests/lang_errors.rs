@@ -634,6 +634,25 @@ fn an_unknown_bvh_layout_is_reported_at_its_name_with_a_suggestion() {
 }
 
 #[test]
+fn a_bvh_builder_is_checked_at_its_name_and_against_the_layout() {
+    let scene = lang_support::scene("film { accel wide gpu_lbvh }");
+    assert_eq!(scene.film.accel, Some(caustica::scene::BvhLayout::Wide));
+    assert_eq!(scene.film.builder, Some(caustica::scene::BvhBuilder::GpuLbvh));
+    assert_error(
+        "film { accel wide gpu_lvbh }",
+        "scene.csc:1:19: error: unknown BVH builder \"gpu_lvbh\" (did you mean \"gpu_lbvh\"?)",
+    );
+    assert_error(
+        "film { accel qbvh gpu_lbvh }",
+        "scene.csc:1:19: error: gpu_lbvh builds the wide layout only, not qbvh",
+    );
+    assert_error(
+        "film { accel wide cpu_sah extra }",
+        "scene.csc:1:27: error: accel takes a layout and a builder, not also \"extra\"",
+    );
+}
+
+#[test]
 fn vdmap_layout_errors_point_at_the_parameter_at_fault() {
     assert_error(
         "vdmap v { file \"v.exr\" layout ptex }",

@@ -13,6 +13,7 @@ pub mod aabb;
 pub mod bvh;
 pub mod kdtree;
 pub mod knn;
+pub mod lbvh;
 pub mod photon_estimate;
 pub mod prepared;
 pub mod primitives;
@@ -27,7 +28,7 @@ pub mod wide_traverse;
 use glam::{Vec2, Vec3};
 
 pub use aabb::Aabb;
-pub use prepared::{BvhStats, InstanceRecord, MeshBuildCache, MeshRecord, Prepared};
+pub use prepared::{BvhStats, DeviceBuild, InstanceRecord, MeshBuildCache, MeshRecord, Prepared};
 pub use qbvh::QbvhNode;
 pub use vd_frame::VdFrame;
 pub use vd_patch::VdPatchRecord;
@@ -91,20 +92,36 @@ pub struct SurfacePoint {
     pub mesh: u32,
 }
 
-pub use crate::scene::BvhLayout;
+pub use crate::scene::{BvhBuilder, BvhLayout};
 
 /// Settings of [`Prepared::build`].
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PrepareOptions {
     /// The node layout of both levels.
     pub layout: BvhLayout,
+    /// How the middle level's trees are built.
+    pub builder: BvhBuilder,
+    /// Whether the backend builds the trees of a GPU builder itself: the middle levels of
+    /// those meshes are then left to it ([`Prepared::device_builds`]), with room reserved. When
+    /// not, the CPU twins of the GPU builder build them here.
+    pub device_builds: bool,
 }
 
 impl PrepareOptions {
-    /// The options a scene asks for (`film { accel }`).
+    /// The options a scene asks for (`film { accel }`), built here.
     pub fn for_scene(scene: &crate::scene::Scene) -> PrepareOptions {
         PrepareOptions {
             layout: scene.film.accel.unwrap_or_default(),
+            builder: scene.film.builder.unwrap_or_default(),
+            device_builds: false,
+        }
+    }
+
+    /// The options in `layout` with the binned-SAH builder.
+    pub fn layout(layout: BvhLayout) -> PrepareOptions {
+        PrepareOptions {
+            layout,
+            ..PrepareOptions::default()
         }
     }
 }
@@ -148,4 +165,9 @@ pub enum AccelError {
         "the displaced meshes have {count} patch edges, more than the 2^29 their seams address"
     )]
     TooManyVdEdges { count: usize },
+    #[error("the {builder} builder makes the wide layout only, not {layout}")]
+    BuilderLayout {
+        builder: &'static str,
+        layout: &'static str,
+    },
 }

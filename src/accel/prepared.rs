@@ -32,7 +32,8 @@ use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::vd_seams::{self, mesh_seams, VdSeams};
 use super::wide::{collapse_to_cwbvh, WideNode, WIDE_LEAF_MAX, WIDE_STACK_SIZE};
-use super::{AccelError, BvhLayout, Hit, PrepareOptions, Ray, SurfacePoint};
+use super::lbvh::build_lbvh;
+use super::{AccelError, BvhBuilder, BvhLayout, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::{bilinear, bilinear2};
 use crate::scene::vdmap::{VdImage, VdSurface};
 use crate::scene::{Mesh, MeshData, MeshOrigin, Scene, VdMap};
@@ -103,6 +104,18 @@ pub struct MeshRecord {
     pub vd_patch_offset: u32,
     pub flags: u32,
     pub depth: u32,
+}
+
+/// A mesh whose middle level the backend builds on the device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceBuild {
+    /// Index into `Scene::meshes` and [`Prepared::meshes`].
+    pub mesh: u32,
+    /// One box per primitive (triangles, then quads or VD patches), in object space.
+    pub boxes: Arc<Vec<Aabb>>,
+    /// Whether the build came from a [`MeshBuildCache`]: the tree the device built for it
+    /// then still holds, unless the device lost its arrays.
+    pub reused: bool,
 }
 
 /// One instance; 112 bytes, seven vec4s.
@@ -225,6 +238,10 @@ pub struct Prepared {
     /// Displaced meshes built again (moved or deformed) whose patches' reaches came from the
     /// cache: only their patch bounds and tree were built.
     pub vd_reaches_reused: u32,
+    /// The meshes whose middle level the backend builds on the device
+    /// ([`PrepareOptions::device_builds`]): their `mesh_wide` holds zeroed room and their
+    /// `prim_refs` the references in primitive order.
+    pub device_builds: Vec<DeviceBuild>,
     /// Wall-clock build times in milliseconds.
     pub middle_build_ms: f64,
     pub vd_levels_ms: f64,
@@ -262,7 +279,7 @@ struct CachedBuild {
 }
 
 /// The key of mesh `mesh_index`'s build: a hash of everything `build_mesh_level` reads.
-fn mesh_build_key(scene: &Scene, mesh_index: usize, layout: BvhLayout) -> u128 {
+fn mesh_build_key(scene: &Scene, mesh_index: usize, options: &PrepareOptions) -> u128 {
     let mesh = &scene.meshes[mesh_index];
     let d = hierarchy_data(mesh);
     let mut h = xxhash_rust::xxh3::Xxh3::new();
@@ -276,7 +293,9 @@ fn mesh_build_key(scene: &Scene, mesh_index: usize, layout: BvhLayout) -> u128 {
         h.update(&(part.len() as u64).to_le_bytes());
         h.update(part);
     }
-    h.update(layout.name().as_bytes());
+    h.update(options.layout.name().as_bytes());
+    h.update(options.builder.name().as_bytes());
+    h.update(&[options.device_builds as u8]);
     match mesh
         .displacement
         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -353,6 +372,9 @@ struct MeshBuild {
     patch_seams: Option<(Vec<VdSeams>, u32)>,
     /// The patches' reaches ([`reach_key`], the reaches, whether they came from the cache).
     patch_reach: Option<(u128, CachedReach, bool)>,
+    /// The primitives' boxes, when the backend builds this mesh's tree on the device (`wide`
+    /// then holds zeroed room for it and `prim_refs` the references in primitive order).
+    device_boxes: Option<Arc<Vec<Aabb>>>,
 }
 
 fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
@@ -379,9 +401,10 @@ fn to_u32(what: &'static str, count: usize) -> Result<u32, AccelError> {
 fn build_mesh_level(
     scene: &Scene,
     mesh_index: usize,
-    layout: BvhLayout,
+    options: &PrepareOptions,
     reaches: &HashMap<u128, CachedReach>,
 ) -> Result<MeshBuild, AccelError> {
+    let layout = options.layout;
     let mesh = &scene.meshes[mesh_index];
     let data = hierarchy_data(mesh);
     let data: &MeshData = &data;
@@ -450,8 +473,9 @@ fn build_mesh_level(
         }
     }
     let tree = || format!("mesh \"{}\"", mesh.name);
-    let (nodes, wide, prim_refs, depth, bounds) = match layout {
-        BvhLayout::Qbvh | BvhLayout::Binary => {
+    let mut device_boxes = None;
+    let (nodes, wide, prim_refs, depth, bounds) = match (layout, options.builder) {
+        (BvhLayout::Qbvh | BvhLayout::Binary, BvhBuilder::CpuSah) => {
             let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
             let branching = if layout == BvhLayout::Binary { 2 } else { 4 };
             let nodes = collapse_to_wide(&binary, branching);
@@ -460,8 +484,27 @@ fn build_mesh_level(
             let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
             (nodes, Vec::new(), binary.prim_order, depth, bounds)
         }
-        BvhLayout::Wide => {
-            let binary = build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS);
+        (BvhLayout::Qbvh | BvhLayout::Binary, builder) => {
+            return Err(AccelError::BuilderLayout {
+                builder: builder.name(),
+                layout: layout.name(),
+            })
+        }
+        (BvhLayout::Wide, BvhBuilder::GpuLbvh) if options.device_builds && !bounds.is_empty() => {
+            // The backend builds this tree: room for the most nodes its collapse makes, and
+            // the references in primitive order until it writes them.
+            let room = wide_collapse_capacity(bounds.len());
+            check_tree_size(tree, room)?;
+            let whole = bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
+            let refs = (0..bounds.len() as u32).collect();
+            device_boxes = Some(Arc::new(bounds));
+            (Vec::new(), vec![WideNode::default(); room], refs, 0, whole)
+        }
+        (BvhLayout::Wide, builder) => {
+            let binary = match builder {
+                BvhBuilder::CpuSah => build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS),
+                BvhBuilder::GpuLbvh => build_lbvh(&bounds),
+            };
             let wide = collapse_to_cwbvh(&binary, WIDE_LEAF_MAX);
             check_tree_size(tree, wide.nodes.len())?;
             let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
@@ -477,7 +520,15 @@ fn build_mesh_level(
         patch_bounds,
         patch_seams,
         patch_reach,
+        device_boxes,
     })
+}
+
+/// The most wide nodes the GPU collapse of a tree over `prims` primitives makes (the twin of
+/// `gpu::wide_collapse::collapse_capacity` with leaf children of [`WIDE_LEAF_MAX`]).
+pub fn wide_collapse_capacity(prims: usize) -> usize {
+    let bottom = prims / (WIDE_LEAF_MAX + 1);
+    bottom + (bottom + prims).div_ceil(7) + 1
 }
 
 /// The largest displacement of the points a patch's owners define on its boundary: over each
@@ -534,7 +585,7 @@ impl Prepared {
         out.layout = layout;
         let keys: Vec<u128> = (0..scene.meshes.len())
             .into_par_iter()
-            .map(|m| mesh_build_key(scene, m, layout))
+            .map(|m| mesh_build_key(scene, m, options))
             .collect();
         let cached: HashMap<u128, CachedBuild> = {
             // Only poisoned if a thread panicked while swapping the map; start empty then.
@@ -550,7 +601,7 @@ impl Prepared {
             .map(|m| match cached.get(&keys[m]) {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
-                    build: Arc::new(build_mesh_level(scene, m, layout, &reaches)?),
+                    build: Arc::new(build_mesh_level(scene, m, options, &reaches)?),
                     _images: scene.meshes[m]
                         .displacement
                         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -580,6 +631,17 @@ impl Prepared {
             );
         }
         let builds: Vec<Arc<MeshBuild>> = builds.into_iter().map(|c| c.build).collect();
+        out.device_builds = builds
+            .iter()
+            .enumerate()
+            .filter_map(|(m, b)| {
+                b.device_boxes.as_ref().map(|boxes| DeviceBuild {
+                    mesh: m as u32,
+                    boxes: boxes.clone(),
+                    reused: cached.contains_key(&keys[m]),
+                })
+            })
+            .collect();
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
             out.append_mesh(&hierarchy_data(mesh), sphere_radius(mesh).is_some(), build)?;
         }

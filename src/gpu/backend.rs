@@ -23,6 +23,7 @@ use super::photons::{MapSteps, PhotonKernels};
 use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::tree_sizes::{TreeCounts, TreeHistory, TreeSizes};
+use super::middle_build::{MiddleBuildKernels, MiddleBuildReport};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
@@ -58,6 +59,8 @@ pub struct GpuBackend {
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
     photons: Mutex<Option<Arc<PhotonKernels>>>,
+    /// The kernels of the middle levels the device builds, compiled on first use.
+    middle_build: Mutex<Option<Arc<MiddleBuildKernels>>>,
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
     /// The last frames' shade-tree sizes: the next frame's levels take their room from them.
@@ -99,6 +102,7 @@ impl GpuBackend {
             traversal: Default::default(),
             vd: Mutex::new(None),
             photons: Mutex::new(None),
+            middle_build: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
             tree_sizes: FrameHistory::default(),
             core: GpuCore::new(ctx, prims?),
@@ -172,6 +176,19 @@ impl GpuBackend {
         let kernels = Arc::new(VdKernels::new(&self.ctx, level)?);
         *slot = Some((level, kernels.clone()));
         Ok(Some(kernels))
+    }
+
+    /// The kernels of the device's middle-level builds, compiled on first use.
+    fn middle_build_kernels(&self) -> Result<Arc<MiddleBuildKernels>, GpuError> {
+        // Only poisoned if a thread panicked while compiling, which Kernel::new reports as an
+        // error instead.
+        let mut slot = self.middle_build.lock().unwrap();
+        if let Some(k) = slot.as_ref() {
+            return Ok(k.clone());
+        }
+        let kernels = Arc::new(MiddleBuildKernels::new(&self.ctx)?);
+        *slot = Some(kernels.clone());
+        Ok(kernels)
     }
 
     /// Whether the adapter is a software renderer (such as lavapipe) rather than a GPU.
@@ -336,6 +353,19 @@ impl GpuBackend {
             resident.update(ctx, scene, prepared)?
         };
         let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
+        // The middle levels this device builds itself (`--accel wide:gpu_lbvh`).
+        let device_builds = if prepared.device_builds.is_empty() {
+            MiddleBuildReport::default()
+        } else {
+            ctx.set_stage("middle_build");
+            self.middle_build_kernels()?.build(
+                ctx,
+                &self.prims,
+                prepared,
+                &buffers,
+                buffers.middle_written,
+            )?
+        };
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
         let (kernels, photon_kernels) = rayon::join(
@@ -570,6 +600,11 @@ impl GpuBackend {
         let pool = ctx.pool.counters();
         gpu.counters.pool_reused = pool.reused - pool_before.reused;
         gpu.counters.pool_held_bytes = pool.held_bytes;
+        gpu.counters.device_builds = device_builds.meshes;
+        gpu.counters.device_build_prims = device_builds.prims;
+        gpu.counters.device_build_nodes = device_builds.nodes;
+        gpu.counters.device_build_depth = device_builds.depth;
+        gpu.counters.device_build_ms = device_builds.ms;
         frame_stats.gpu = Some(gpu);
         Ok(Frame {
             width,
@@ -987,6 +1022,10 @@ impl Backend for GpuBackend {
     /// compressed BVH").
     fn preferred_layout(&self) -> BvhLayout {
         BvhLayout::Wide
+    }
+
+    fn builds_on_device(&self) -> bool {
+        true
     }
 
     fn render_frame(

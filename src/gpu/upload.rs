@@ -291,6 +291,9 @@ pub struct SceneBuffers {
     pub bytes: u64,
     /// Bytes written to the device for them by the call that returned these buffers.
     pub uploaded: u64,
+    /// Whether that call wrote `mesh_nodes`, `prim_refs` or `leaf_triangles` (over the trees
+    /// the device built itself, which it must then build again).
+    pub middle_written: bool,
 }
 
 impl SceneBuffers {
@@ -644,9 +647,15 @@ pub fn shadows_per_hit(scene: &Scene) -> u32 {
 /// Uploads every array of `prepared` and the materials, lights and textures of `scene`.
 /// An array larger than one storage binding allows is refused with an error naming it.
 /// The vertices of each referenced triangle in `prim_refs` order, for [`SceneBuffers::leaf_triangles`].
+/// Zeros for the meshes the device builds ([`Prepared::device_builds`]), which it writes itself.
 pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
     let mut out = vec![[0.0f32; 4]; p.prim_refs.len() * 3];
-    for mesh in &p.meshes {
+    let on_device: std::collections::HashSet<u32> =
+        p.device_builds.iter().map(|b| b.mesh).collect();
+    for (m, mesh) in p.meshes.iter().enumerate() {
+        if on_device.contains(&(m as u32)) {
+            continue;
+        }
         let count = (mesh.triangle_count + mesh.quad_count) as usize;
         for slot in mesh.prim_ref_offset as usize..mesh.prim_ref_offset as usize + count {
             let prim = p.prim_refs[slot];
@@ -716,11 +725,15 @@ impl ResidentScene {
             .map(|(_, buffer)| buffer.clone());
         let p = prepared;
         let (mut bytes, mut uploaded) = (0u64, 0u64);
+        let mut middle_written = false;
         macro_rules! array {
             ($label:literal, $data:expr) => {{
                 let (buffer, written) = self.array(ctx, $label, $data)?;
                 bytes += buffer.size();
                 uploaded += written;
+                if written > 0 && matches!($label, "mesh_nodes" | "prim_refs" | "leaf_triangles") {
+                    middle_written = true;
+                }
                 buffer
             }};
         }
@@ -761,6 +774,7 @@ impl ResidentScene {
             },
             bytes,
             uploaded,
+            middle_written,
         })
     }
 

@@ -712,8 +712,41 @@ impl Builder<'_, '_> {
         }
         match p.words(ctx, "accel").as_slice() {
             [] => {}
-            [(w, span)] => match scene::BvhLayout::from_name(w) {
-                Some(layout) => film.accel = Some(layout),
+            [(w, span), rest @ ..] => match scene::BvhLayout::from_name(w) {
+                Some(layout) => {
+                    film.accel = Some(layout);
+                    match rest {
+                        [] => {}
+                        [(b, span)] => match scene::BvhBuilder::from_name(b) {
+                            Some(builder) if builder.builds(layout) => {
+                                film.builder = Some(builder)
+                            }
+                            Some(builder) => ctx.error(
+                                *span,
+                                format!(
+                                    "{} builds the wide layout only, not {}",
+                                    builder.name(),
+                                    layout.name()
+                                ),
+                            ),
+                            None => {
+                                let names = scene::BvhBuilder::ALL.map(|b| b.name());
+                                let hint = suggest::did_you_mean(b, names);
+                                ctx.error(
+                                    *span,
+                                    format!(
+                                        "unknown BVH builder \"{b}\"{hint}: expected {}",
+                                        names.join(", ")
+                                    ),
+                                );
+                            }
+                        },
+                        [_, (w, span), ..] => ctx.error(
+                            *span,
+                            format!("accel takes a layout and a builder, not also \"{w}\""),
+                        ),
+                    }
+                }
                 None => {
                     let names = scene::BvhLayout::ALL.map(|l| l.name());
                     let hint = suggest::did_you_mean(w, names);
@@ -726,9 +759,6 @@ impl Builder<'_, '_> {
                     );
                 }
             },
-            [_, (w, span), ..] => {
-                ctx.error(*span, format!("accel takes one layout, not also \"{w}\""));
-            }
         }
         match p.words(ctx, "quality").as_slice() {
             [] => {}

@@ -63,6 +63,12 @@ pub trait Backend: Send + Sync {
     fn preferred_layout(&self) -> crate::accel::BvhLayout {
         crate::accel::BvhLayout::Qbvh
     }
+    /// Whether the backend builds the middle levels of a GPU builder (`--accel wide:gpu_lbvh`)
+    /// itself, from [`Prepared::device_builds`](crate::accel::Prepared::device_builds); when
+    /// not, they are built on the CPU by the builder's twins.
+    fn builds_on_device(&self) -> bool {
+        false
+    }
     /// Renders `scene` (already built into `prepared`) into a frame with the scene's film
     /// settings and the requested output layers.
     fn render_frame(

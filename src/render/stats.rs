@@ -194,6 +194,15 @@ section! {
         untimed_submissions: Option<u32> = "gpu/untimed_submissions", Add;
         pool_reused: u64 = "gpu/pool_reused", Add;
         pool_held_bytes: u64 = "gpu/pool_held_bytes", Last;
+        /// Meshes whose middle level the device built this frame (`--accel wide:gpu_lbvh`).
+        device_builds: u32 = "bvh/device_builds", Add;
+        device_build_prims: u64 = "bvh/device_build_prims", Add;
+        /// Wide nodes those builds made.
+        device_build_nodes: u64 = "bvh/device_build_nodes", Add;
+        /// The deepest tree they made.
+        device_build_depth: u32 = "bvh/device_build_depth", Last;
+        /// The host's wall time from recording the builds to their checked results.
+        device_build_ms: f64 = "bvh/device_build_ms", Add;
     }
 }
 

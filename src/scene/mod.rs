@@ -96,6 +96,9 @@ pub struct Film {
     /// The hierarchy's node layout (`film { accel }`, `--accel`); `None` leaves it to the
     /// backend (`render::Backend::preferred_layout`).
     pub accel: Option<BvhLayout>,
+    /// How the middle level is built (`film { accel LAYOUT BUILDER }`, `--accel`); `None` is
+    /// the binned SAH on the CPU.
+    pub builder: Option<BvhBuilder>,
     /// Scales the photon and gather counts ([`Scene::apply_quality`]).
     pub quality: Quality,
     /// The GPUs that render (`film { devices … }`); `--devices` wins over it.
@@ -184,9 +187,40 @@ impl BvhLayout {
     }
 }
 
-/// The builders `--accel LAYOUT:BUILDER` names: the binned-SAH build on the CPU, collapsed into
-/// the layout.
-pub const BVH_BUILDERS: [&str; 1] = ["cpu_sah"];
+/// How the middle level's trees are built (`film { accel LAYOUT BUILDER }`, `--accel
+/// LAYOUT:BUILDER`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum BvhBuilder {
+    /// The binned-SAH build on the CPU (`accel::bvh`), collapsed into the layout.
+    #[default]
+    CpuSah,
+    /// The LBVH of Karras 2012 (Morton codes, a radix tree, boxes bottom up), collapsed into
+    /// the wide layout, both on the GPU (`gpu::lbvh`, `gpu::wide_collapse`); the CPU backend
+    /// builds the same tree with the twins (`accel::lbvh`, `accel::wide`).
+    GpuLbvh,
+}
+
+impl BvhBuilder {
+    /// Every builder, as `--accel` names them.
+    pub const ALL: [BvhBuilder; 2] = [BvhBuilder::CpuSah, BvhBuilder::GpuLbvh];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BvhBuilder::CpuSah => "cpu_sah",
+            BvhBuilder::GpuLbvh => "gpu_lbvh",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<BvhBuilder> {
+        BvhBuilder::ALL.into_iter().find(|b| b.name() == name)
+    }
+
+    /// Whether the builder makes trees in `layout` (the GPU builders collapse into the wide
+    /// layout only).
+    pub fn builds(self, layout: BvhLayout) -> bool {
+        self == BvhBuilder::CpuSah || layout == BvhLayout::Wide
+    }
+}
 
 /// How the numbers of a camera sample are drawn (`film { sampler }`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,6 +263,7 @@ impl Default for Film {
             vd_max_level: DEFAULT_VD_MAX_LEVEL,
             integrator: Integrator::PhotonMap,
             accel: None,
+            builder: None,
             quality: Quality::Default,
             devices: DeviceList::Auto,
             crop: None,

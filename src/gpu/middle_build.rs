@@ -1,0 +1,165 @@
+//! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`): for every mesh of
+//! [`Prepared::device_builds`], the LBVH over its primitives' boxes ([`crate::gpu::lbvh`]), its
+//! collapse into the wide layout ([`crate::gpu::wide_collapse`]) straight into the resident
+//! scene's `mesh_nodes` and `prim_refs` at the mesh's offsets, and the leaf triangles of its
+//! references (`bvh/leaf_triangles.wgsl`). The twins are what [`Prepared::build`] runs when
+//! the backend does not build: `accel::lbvh::build_lbvh` and `accel::wide::collapse_to_cwbvh`.
+//! A frame builds the meshes that changed, or all of them when the arrays were written again;
+//! it then reads back each collapse's few state words once, to check the tree's depth against
+//! the traversal's stack and to count its nodes.
+
+use std::time::Instant;
+
+use bytemuck::{Pod, Zeroable};
+
+use crate::accel::lbvh::lbvh_frame;
+use crate::accel::wide::WIDE_LEAF_MAX;
+use crate::accel::wide::WIDE_STACK_SIZE;
+use crate::accel::Prepared;
+use crate::gpu::encoder::Encoder;
+use crate::gpu::kernel::{read_buffer, storage_buffer, uniform_buffer, Checks};
+use crate::gpu::lbvh::LbvhBuilder;
+use crate::gpu::prims::Primitives;
+use crate::gpu::upload::SceneBuffers;
+use crate::gpu::wide_collapse::{CollapseState, CollapseTarget, WideCollapse};
+use crate::gpu::{GpuContext, GpuError, Kernel};
+
+/// Twin of `LeafTriangleParams` in `shaders/bvh/leaf_triangles.wgsl`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
+struct LeafTriangleParams {
+    slot_begin: u32,
+    count: u32,
+    triangle_offset: u32,
+    triangle_count: u32,
+}
+
+/// The kernels of the device's middle-level builds.
+pub struct MiddleBuildKernels {
+    lbvh: LbvhBuilder,
+    collapse: WideCollapse,
+    leaf_triangles: Kernel,
+}
+
+/// What one frame's builds did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MiddleBuildReport {
+    /// Meshes built.
+    pub meshes: u32,
+    /// Primitives of those meshes.
+    pub prims: u64,
+    /// Wide nodes the builds made.
+    pub nodes: u64,
+    /// The deepest tree built, in nodes.
+    pub depth: u32,
+    /// Host milliseconds from recording to the checked states (the device's build and the one
+    /// wait for it).
+    pub ms: f64,
+}
+
+impl MiddleBuildKernels {
+    pub fn new(ctx: &GpuContext) -> Result<MiddleBuildKernels, GpuError> {
+        Ok(MiddleBuildKernels {
+            lbvh: LbvhBuilder::new(ctx)?,
+            collapse: WideCollapse::new(ctx)?,
+            leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
+        })
+    }
+
+    /// Builds the trees of `prepared`'s device builds into `buffers`: those not reused from the
+    /// last frame, or every one if `all` (the arrays were written again, over the trees).
+    pub fn build(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        prepared: &Prepared,
+        buffers: &SceneBuffers,
+        all: bool,
+    ) -> Result<MiddleBuildReport, GpuError> {
+        let start = Instant::now();
+        let mut report = MiddleBuildReport::default();
+        let mut encoder = Encoder::new(ctx);
+        let mut states = Vec::new();
+        for build in prepared
+            .device_builds
+            .iter()
+            .filter(|b| all || !b.reused)
+        {
+            let mesh = prepared.meshes[build.mesh as usize];
+            let n = build.boxes.len() as u32;
+            let boxes: Vec<[[f32; 4]; 2]> = build
+                .boxes
+                .iter()
+                .map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()])
+                .collect();
+            let boxes = storage_buffer(ctx, "device build boxes", &boxes)?;
+            let frame = lbvh_frame(&build.boxes);
+            let tree = self
+                .lbvh
+                .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;
+            let state = self.collapse.record(
+                ctx,
+                &mut encoder,
+                &tree.nodes,
+                (2 * n).saturating_sub(1),
+                &tree.prim_order,
+                n,
+                WIDE_LEAF_MAX as u32,
+                &CollapseTarget {
+                    nodes: &buffers.mesh_nodes,
+                    node_base: mesh.node_offset,
+                    prims: &buffers.prim_refs,
+                    prim_base: mesh.prim_ref_offset,
+                    capacity: mesh.node_count,
+                },
+            )?;
+            let params = uniform_buffer(
+                ctx,
+                "leaf triangle params",
+                &LeafTriangleParams {
+                    slot_begin: mesh.prim_ref_offset,
+                    count: n,
+                    triangle_offset: mesh.triangle_offset,
+                    triangle_count: mesh.triangle_count,
+                },
+            );
+            let bind = self.leaf_triangles.bind(
+                ctx,
+                &[
+                    ("params", &params),
+                    ("prim_refs", &buffers.prim_refs),
+                    ("triangles", &buffers.triangles),
+                    ("positions", &buffers.positions),
+                    ("leaf_triangles", &buffers.leaf_triangles),
+                ],
+            )?;
+            let grid = self.leaf_triangles.grid_for(ctx, n as u64);
+            self.leaf_triangles.dispatch(&mut encoder, &bind, grid);
+            states.push((build.mesh, state));
+            report.meshes += 1;
+            report.prims += n as u64;
+        }
+        if states.is_empty() {
+            return Ok(report);
+        }
+        ctx.submit([encoder.finish()]);
+        for (mesh, state) in states {
+            let state = CollapseState::from_words(&read_buffer::<u32>(ctx, &state, 8)?);
+            let name = format!("mesh {mesh}");
+            state.check(&name)?;
+            let needed = (prepared.top_depth + state.depth + 2) as usize;
+            if needed > WIDE_STACK_SIZE {
+                return Err(GpuError::Device(format!(
+                    "{name}: its GPU-built tree is {} levels deep, which with the top level's \
+                     {} needs {needed} entries of the wide traversal's stack of \
+                     {WIDE_STACK_SIZE}; build it with --accel wide:cpu_sah",
+                    state.depth, prepared.top_depth
+                )));
+            }
+            report.nodes += state.nodes as u64;
+            report.depth = report.depth.max(state.depth);
+        }
+        report.ms = start.elapsed().as_secs_f64() * 1e3;
+        Ok(report)
+    }
+}

@@ -1,0 +1,124 @@
+//! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`): the frame renders the
+//! same bits as with the trees the CPU twins build, a deforming mesh is rebuilt on the device
+//! every frame it changes (and only it), a frame that changes nothing builds nothing, and a
+//! later frame renders what a fresh process renders.
+
+use std::sync::Arc;
+
+use caustica::accel::{MeshBuildCache, PrepareOptions};
+use caustica::gpu::{test_context, GpuBackend};
+use caustica::io::AssetCache;
+use caustica::render::{Backend, Frame};
+use caustica::scene::Scene;
+use caustica::{Overrides, SceneFile};
+
+/// A sphere that grows from frame to frame (its vertices move: a deforming mesh), a box and a
+/// floor of quads, in the wide layout built by the GPU.
+const SCENE: &str = r#"
+frames 1..3
+camera { position 0 1.2 3  look_at 0 0.3 0  fov 50 }
+film   { resolution 40 30 spp 1 sampler independent max_depth 2 accel wide gpu_lbvh }
+material clay   { diffuse 0.8 0.7 0.6 }
+material chrome { mirror 0.9 0.9 0.9 }
+mesh blob  { sphere radius (0.3 + 0.05 * frame) segments 24 }
+mesh block { box size 0.4 0.4 0.4 }
+mesh floor { quad size 4 4 divisions 6 6 }
+instance { mesh floor material clay }
+instance { mesh blob  material chrome translate -0.4 0.4 0 }
+instance { mesh block material clay rotate 0 30 0 translate 0.5 0.2 0.2 }
+light point { position 1 2.5 2 power 60 60 60 }
+output { path "unused.exr" layers position normal }
+"#;
+
+fn frame_scene(file: &SceneFile, frame: i64) -> Scene {
+    let whitted = Overrides {
+        integrator: Some(caustica::scene::Integrator::Whitted),
+        ..Overrides::default()
+    };
+    caustica::evaluate_frame(file, frame, &AssetCache::default(), &whitted).unwrap()
+}
+
+fn stat(frame: &Frame, name: &str) -> f64 {
+    frame
+        .metadata
+        .stat(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+}
+
+/// The colour and the position layer, as bits.
+fn bits(frame: &Frame) -> (Vec<[u32; 3]>, Vec<u32>) {
+    let color = frame
+        .color
+        .iter()
+        .map(|c| c.to_array().map(f32::to_bits))
+        .collect();
+    let p = frame.aov("P").unwrap().pixels.iter().map(|x| x.to_bits()).collect();
+    (color, p)
+}
+
+fn render(backend: &GpuBackend, scene: &Scene, options: PrepareOptions, cache: &MeshBuildCache) -> Frame {
+    let prepared = caustica::prepare_cached_as(scene, cache, options).unwrap();
+    backend
+        .render_frame(scene, &prepared, &Default::default())
+        .unwrap()
+}
+
+#[test]
+fn gpu_built_middle_levels_render_the_bits_of_the_cpu_twins_trees() {
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let file = SceneFile::from_str("deforming.csc", SCENE).unwrap();
+    let scene = frame_scene(&file, 1);
+    let on_device = caustica::prepare_options_for(&scene, &[&backend]);
+    assert!(on_device.device_builds, "the GPU backend builds its trees itself");
+    let twins = PrepareOptions {
+        device_builds: false,
+        ..on_device
+    };
+    let built = render(&backend, &scene, on_device, &MeshBuildCache::default());
+    assert_eq!(stat(&built, "bvh/device_builds"), 3.0, "the sphere, the box and the floor");
+    assert!(stat(&built, "bvh/device_build_nodes") >= 3.0);
+    assert!(stat(&built, "bvh/device_build_ms") > 0.0);
+    let twin = render(&backend, &scene, twins, &MeshBuildCache::default());
+    assert_eq!(stat(&twin, "bvh/device_builds"), 0.0);
+    assert!(bits(&built) == bits(&twin), "the image differs from the twins' trees'");
+    let p = &built.aov("P").unwrap().pixels;
+    let hit = p.chunks(3).filter(|p| p.iter().any(|&x| x != 0.0)).count();
+    assert!(hit > 600, "most of the 1200 pixels see the scene: {hit}");
+}
+
+#[test]
+fn a_deforming_mesh_is_rebuilt_on_the_gpu_every_frame_and_nothing_else_is() {
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let file = SceneFile::from_str("deforming.csc", SCENE).unwrap();
+    let cache = MeshBuildCache::default();
+    let options = |scene: &Scene| caustica::prepare_options_for(scene, &[&backend]);
+    let first_scene = frame_scene(&file, 1);
+    let first = render(&backend, &first_scene, options(&first_scene), &cache);
+    assert_eq!(stat(&first, "bvh/device_builds"), 3.0);
+    let again = render(&backend, &first_scene, options(&first_scene), &cache);
+    assert_eq!(stat(&again, "bvh/device_builds"), 0.0, "nothing changed");
+    assert!(bits(&again) == bits(&first));
+    let mut last = None;
+    for n in [2, 3] {
+        let scene = frame_scene(&file, n);
+        let frame = render(&backend, &scene, options(&scene), &cache);
+        assert_eq!(stat(&frame, "bvh/device_builds"), 1.0, "frame {n}: only the sphere");
+        assert_ne!(bits(&frame), bits(&first), "frame {n}: the sphere grew");
+        last = Some((scene, frame));
+    }
+    // Frame 3 from a fresh backend and cache: the same bits.
+    let (scene, frame) = last.unwrap();
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let fresh_backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let fresh = render(&fresh_backend, &scene, options(&scene), &MeshBuildCache::default());
+    assert_eq!(stat(&fresh, "bvh/device_builds"), 3.0);
+    assert!(bits(&frame) == bits(&fresh), "frame 3 renders as in a fresh process");
+}
