@@ -5,7 +5,7 @@
 //! turn `--rounds` times.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary] [--variants base;WG128;...] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary,wide:gpu_lbvh] [--variants base;WG128;...] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
 //!
 //! `--variants` measures experiments of the kernel (`shaders/bench/trace_rays.wgsl`): each is a
 //! set of defines (`WG128`, `LEAN`), `base` for none.
@@ -22,7 +22,7 @@ use support::arg;
 
 use std::path::PathBuf;
 
-use caustica::accel::{BvhLayout, PrepareOptions, Prepared};
+use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::raybench::{make_ray_sets, measure, read_raybench_sets, MeasureOptions};
 use caustica::gpu::GpuContext;
@@ -47,11 +47,17 @@ fn main() {
         "bunny,dragon,sponza"
     };
     let scenes = arg(&args, "--scenes").unwrap_or_else(|| default_scenes.into());
-    let layouts: Vec<BvhLayout> = arg(&args, "--layouts")
+    // LAYOUT[:BUILDER], as `--accel` takes them (a GPU builder's tree as its CPU twins build
+    // it, which is the tree the GPU builds).
+    let layouts: Vec<(BvhLayout, BvhBuilder)> = arg(&args, "--layouts")
         .unwrap_or_else(|| "qbvh,wide,binary".into())
         .split(',')
-        .map(|l| BvhLayout::from_name(l.trim()).unwrap_or_else(|| panic!("unknown layout {l}")))
+        .map(|l| caustica::parse_accel(l.trim()).unwrap_or_else(|e| panic!("{e}")))
         .collect();
+    let label = |(l, b): (BvhLayout, BvhBuilder)| match b {
+        BvhBuilder::CpuSah => l.name().to_string(),
+        b => format!("{}:{}", l.name(), b.name()),
+    };
     let rounds: usize = arg(&args, "--rounds")
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
@@ -107,14 +113,18 @@ fn main() {
                 continue;
             }
         };
-        let build = |layout| {
+        let build = |(layout, builder): (BvhLayout, BvhBuilder)| {
             let start = std::time::Instant::now();
-            let p = Prepared::build(&scene, &PrepareOptions::layout(layout))
-                .expect("the benchmark scenes build");
+            let options = PrepareOptions {
+                layout,
+                builder,
+                device_builds: false,
+            };
+            let p = Prepared::build(&scene, &options).expect("the benchmark scenes build");
             let s = p.stats();
             println!(
                 "{name}: {} layout: {} middle nodes, {:.1} ms to build, {:.1} MB of nodes",
-                layout.name(),
+                label((layout, builder)),
                 s.middle_nodes,
                 start.elapsed().as_secs_f64() * 1e3,
                 s.memory
@@ -126,7 +136,7 @@ fn main() {
             );
             p
         };
-        let qbvh = build(BvhLayout::Qbvh);
+        let qbvh = build((BvhLayout::Qbvh, BvhBuilder::CpuSah));
         let sets = match &same_rays {
             Some(dir) => match read_raybench_sets(dir, name, width, height) {
                 Ok(sets) => sets,
@@ -137,12 +147,12 @@ fn main() {
             },
             None => make_ray_sets(&scene, &qbvh, width, height),
         };
-        let prepared: Vec<(BvhLayout, Prepared)> = layouts
+        let prepared: Vec<((BvhLayout, BvhBuilder), Prepared)> = layouts
             .iter()
             .map(|&l| {
                 (
                     l,
-                    if l == BvhLayout::Qbvh {
+                    if l == (BvhLayout::Qbvh, BvhBuilder::CpuSah) {
                         qbvh.clone()
                     } else {
                         build(l)
@@ -150,7 +160,9 @@ fn main() {
                 )
             })
             .collect();
-        let of = |l: BvhLayout| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
+        let of = |l: (BvhLayout, BvhBuilder)| {
+            &prepared.iter().find(|(k, _)| *k == l).expect("built").1
+        };
         let configs: Vec<(String, &Prepared, Checks, bool, &'static [&'static str])> =
             if args.iter().any(|a| a == "--vd-code-ab") {
                 // What the VD-patch traversal code costs a kernel that never runs it.
@@ -181,9 +193,9 @@ fn main() {
                     for &l in &layouts {
                         for &(variant, defines) in &variants {
                             let name = if variant == "base" {
-                                l.name().to_string()
+                                label(l)
                             } else {
-                                format!("{} {variant}", l.name())
+                                format!("{} {variant}", label(l))
                             };
                             configs.push((name.clone(), of(l), Checks::Unchecked, false, defines));
                             if checked {

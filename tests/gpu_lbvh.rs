@@ -9,6 +9,8 @@ use caustica::accel::aabb::{Aabb, SlabRay};
 use caustica::accel::bvh::{BinaryBvh, BinaryNodeKind, BinaryNodeRecord, NO_NODE};
 use caustica::accel::lbvh::{build_lbvh, lbvh_centroid, lbvh_code, lbvh_frame};
 use caustica::accel::primitives::intersect_triangle;
+use caustica::gpu::encoder::Encoder;
+use caustica::gpu::kernel::storage_buffer;
 use caustica::gpu::lbvh::LbvhBuilder;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::{test_context, GpuContext};
@@ -393,7 +395,7 @@ fn gpu_lbvh_equals_the_cpu_twin_on_equal_empty_flat_and_odd_boxes() {
     }
     mixed[1] = Aabb::new(Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 1.0));
     assert_gpu_equals_cpu(&gpu, "empty boxes mixed in", &mixed);
-    assert_gpu_equals_cpu(&gpu, "only empty boxes", &vec![Aabb::EMPTY; 7]);
+    assert_gpu_equals_cpu(&gpu, "only empty boxes", &[Aabb::EMPTY; 7]);
 
     let flat: Vec<Aabb> = (0..2000)
         .map(|_| {
@@ -455,6 +457,45 @@ fn gpu_lbvh_equals_the_cpu_twin_on_871k_boxes() {
     let mut rng = Random(41);
     let bounds = random_boxes(&mut rng, 871_306);
     assert_gpu_equals_cpu(&gpu, "871K boxes", &bounds);
+    report_build_times(&gpu, &bounds);
+}
+
+/// Prints the device time of builds over `bounds` (the boxes uploaded once; each build recorded,
+/// submitted and waited for, nothing read back).
+fn report_build_times((ctx, prims, lbvh): &(GpuContext, Primitives, LbvhBuilder), bounds: &[Aabb]) {
+    let words: Vec<[f32; 4]> = bounds
+        .iter()
+        .flat_map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()])
+        .collect();
+    let boxes = storage_buffer(ctx, "boxes", &words).expect("the boxes upload");
+    let frame = lbvh_frame(bounds);
+    let mut times = Vec::new();
+    for _ in 0..7 {
+        let start = Instant::now();
+        let mut encoder = Encoder::new(ctx);
+        let built = lbvh
+            .record_build(
+                ctx,
+                &mut encoder,
+                prims,
+                &boxes,
+                bounds.len() as u32,
+                &frame,
+            )
+            .expect("the build records");
+        let index = ctx.submit([encoder.finish()]);
+        ctx.wait_for(index).expect("the build runs");
+        times.push(start.elapsed().as_secs_f64() * 1e3);
+        drop(built);
+        ctx.recycle_buffers().expect("the pool recycles");
+    }
+    times.sort_by(f64::total_cmp);
+    eprintln!(
+        "{} primitives: build {:.2} ms (median of 7, fastest {:.2} ms)",
+        bounds.len(),
+        times[3],
+        times[0]
+    );
 }
 
 /// 16M boxes: the grid spills into y (65536 workgroups of 256 exceed one dimension).
@@ -465,4 +506,5 @@ fn gpu_lbvh_equals_the_cpu_twin_on_16m_boxes() {
     let mut rng = Random(43);
     let bounds = random_boxes(&mut rng, 16_777_259);
     assert_gpu_equals_cpu(&gpu, "16M boxes", &bounds);
+    report_build_times(&gpu, &bounds);
 }

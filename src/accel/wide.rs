@@ -596,6 +596,44 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
     }
 }
 
+/// The SAH cost of a wide tree whose root is `nodes[0]`, walked from the root (room the
+/// nodes of other trees or unused slots take is not counted): every node costs one box test per
+/// unit of area, every primitive of a leaf child one intersection per unit of its child box's
+/// area, the areas relative to the root's box (the union of its children's decoded boxes).
+/// Builders are compared by this number (docs/performance.md).
+pub fn wide_sah_cost(nodes: &[WideNode]) -> f64 {
+    let Some(root) = nodes.first() else {
+        return 0.0;
+    };
+    let area = |(lo, hi): (Vec3, Vec3)| {
+        let d = (hi - lo).max(Vec3::ZERO).as_dvec3();
+        d.x * d.y + d.y * d.z + d.z * d.x
+    };
+    let root_box = (0..WIDE_CHILDREN)
+        .filter(|&s| root.meta_of(s) != 0)
+        .map(|s| root.child_box(s))
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
+    let root_area = area(root_box).max(f64::MIN_POSITIVE);
+    let mut cost = 1.0;
+    let mut stack = vec![0u32];
+    while let Some(n) = stack.pop() {
+        let node = &nodes[n as usize];
+        for s in 0..WIDE_CHILDREN {
+            if node.meta_of(s) == 0 {
+                continue;
+            }
+            let a = area(node.child_box(s)) / root_area;
+            if node.is_inner(s) {
+                cost += a;
+                stack.push(node.inner_child(s));
+            } else {
+                cost += a * node.leaf_prims(s).1 as f64;
+            }
+        }
+    }
+    cost
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
