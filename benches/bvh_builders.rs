@@ -18,9 +18,12 @@ mod support;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use caustica::accel::lbvh::lbvh_frame;
 use caustica::accel::wide::{wide_sah_cost, WideNode};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
-use caustica::gpu::kernel::read_buffer;
+use caustica::gpu::encoder::Encoder;
+use caustica::gpu::kernel::{read_buffer, storage_buffer};
+use caustica::gpu::lbvh::LbvhBuilder;
 use caustica::gpu::middle_build::MiddleBuildKernels;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::upload::upload_scene;
@@ -61,7 +64,9 @@ fn main() {
             None
         }
     };
-    let prims = ctx.as_ref().map(|c| Primitives::new(c).expect("primitives"));
+    let prims = ctx
+        .as_ref()
+        .map(|c| Primitives::new(c).expect("primitives"));
     let kernels = ctx
         .as_ref()
         .map(|c| MiddleBuildKernels::new(c).expect("build kernels"));
@@ -127,7 +132,13 @@ fn main() {
                 cost / sah_cost
             );
         };
-        row("cpu_sah", sah_ms, None, sah_cost, sah.mesh_wide.len() as u64);
+        row(
+            "cpu_sah",
+            sah_ms,
+            None,
+            sah_cost,
+            sah.mesh_wide.len() as u64,
+        );
         let (twin_ms, twin) = cpu_build(options(BvhBuilder::GpuLbvh, false));
         let twin_cost = scene_cost(&twin, &twin.mesh_wide);
         row(
@@ -161,6 +172,44 @@ fn main() {
             report = Some(r);
         }
         let report = report.expect("one run at least");
+        // The LBVH alone (codes, sort, hierarchy, boxes), without the collapse.
+        let lbvh = LbvhBuilder::new(ctx).expect("LBVH kernels");
+        let boxes: Vec<_> = prepared
+            .device_builds
+            .iter()
+            .map(|b| {
+                let words: Vec<[[f32; 4]; 2]> = b
+                    .boxes
+                    .iter()
+                    .map(|x| [x.min.extend(0.0).to_array(), x.max.extend(0.0).to_array()])
+                    .collect();
+                let buffer = storage_buffer(ctx, "boxes", &words).expect("boxes upload");
+                (buffer, b.boxes.len() as u32, lbvh_frame(&b.boxes))
+            })
+            .collect();
+        let mut lbvh_device = Vec::new();
+        for run in 0..=runs {
+            ctx.reset_clocks();
+            let mut encoder = Encoder::new(ctx);
+            let mut kept = Vec::new();
+            for (buffer, n, frame) in &boxes {
+                kept.push(
+                    lbvh.record_build(ctx, &mut encoder, prims, buffer, *n, frame)
+                        .expect("LBVH"),
+                );
+            }
+            ctx.submit([encoder.finish()]);
+            let clock = ctx.read_device_clock().expect("the clock reads");
+            if run > 0 {
+                lbvh_device.extend(clock.map(|c| c.device_ms));
+            }
+        }
+        if !lbvh_device.is_empty() {
+            println!(
+                "{name}: of the GPU build's device time, the LBVH alone takes {:.2} ms",
+                median(lbvh_device)
+            );
+        }
         let nodes: Vec<WideNode> =
             read_buffer(ctx, &buffers.mesh_nodes, prepared.mesh_wide.len()).expect("read back");
         let gpu_cost = scene_cost(&prepared, &nodes);

@@ -160,9 +160,8 @@ fn main() {
                 )
             })
             .collect();
-        let of = |l: (BvhLayout, BvhBuilder)| {
-            &prepared.iter().find(|(k, _)| *k == l).expect("built").1
-        };
+        let of =
+            |l: (BvhLayout, BvhBuilder)| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
         let configs: Vec<(String, &Prepared, Checks, bool, &'static [&'static str])> =
             if args.iter().any(|a| a == "--vd-code-ab") {
                 // What the VD-patch traversal code costs a kernel that never runs it.

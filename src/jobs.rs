@@ -8,8 +8,8 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::api::{
-    evaluate_frame, load_scene_scoped, prepare_cached_as, prepare_options_for, select_backends, Device,
-    Error, Overrides,
+    evaluate_frame, load_scene_scoped, prepare_cached_as, prepare_options_for, select_backends,
+    Device, Error, Overrides,
 };
 use crate::render::progress::ProgressSink;
 use crate::render::schedule::WorkError;

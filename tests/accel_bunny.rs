@@ -195,11 +195,7 @@ fn wide_layout_closest_hits_equal_brute_force_and_the_qbvh_bit_for_bit_on_the_bu
         vec![],
     );
     let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
-    let wide = Prepared::build(
-        &scene,
-        &PrepareOptions::layout(BvhLayout::Wide),
-    )
-    .unwrap();
+    let wide = Prepared::build(&scene, &PrepareOptions::layout(BvhLayout::Wide)).unwrap();
     assert!(wide.mesh_nodes.is_empty() && !wide.mesh_wide.is_empty());
     // An 8-wide tree has far fewer nodes than the 4-wide one, and is shallower.
     assert!(wide.mesh_wide.len() * 2 < qbvh.mesh_nodes.len());

@@ -167,11 +167,7 @@ fn every_qbvh_contains_its_children_and_references_each_primitive_once() {
 #[test]
 fn mixed_scene_with_vd_patches_matches_brute_force_and_the_qbvh_in_the_wide_layout() {
     let qbvh = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
-    let wide = Prepared::build(
-        &mixed_scene(),
-        &PrepareOptions::layout(BvhLayout::Wide),
-    )
-    .unwrap();
+    let wide = Prepared::build(&mixed_scene(), &PrepareOptions::layout(BvhLayout::Wide)).unwrap();
     assert_eq!(wide.world_bounds(), qbvh.world_bounds());
     let (lo, hi) = wide.world_bounds();
     let mut rng = Rng::new(12);
@@ -225,8 +221,11 @@ fn mixed_scene_matches_brute_force_and_reports_stats() {
 fn empty_scenes_and_degenerate_geometry_neither_panic_nor_hit_in_qbvh_and_wide_layouts() {
     for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
         let ray = Ray::new(Vec3::new(0.0, 0.0, 5.0), Vec3::NEG_Z);
-        let empty =
-            Prepared::build(&scene(vec![], vec![], vec![]), &PrepareOptions::layout(layout)).unwrap();
+        let empty = Prepared::build(
+            &scene(vec![], vec![], vec![]),
+            &PrepareOptions::layout(layout),
+        )
+        .unwrap();
         assert_eq!(empty.intersect(&ray), None);
         assert!(!empty.occluded(&ray));
         assert_eq!(empty.world_bounds(), (Vec3::ZERO, Vec3::ZERO));
@@ -429,7 +428,10 @@ fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
             assert!(hits > 300, "{}:{}: {hits}", layout.name(), builder.name());
         }
     }
-    assert_eq!(pairs, 4, "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh");
+    assert_eq!(
+        pairs, 4,
+        "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh"
+    );
 }
 
 #[test]
@@ -454,7 +456,10 @@ fn a_gpu_builder_left_to_the_device_reserves_room_and_lists_the_meshes() {
         let built = twin.meshes[build.mesh as usize];
         let prims = (mesh.triangle_count + mesh.quad_count) as usize;
         assert_eq!(build.boxes.len(), prims);
-        assert!(mesh.node_count >= built.node_count, "room for the tree the twin built");
+        assert!(
+            mesh.node_count >= built.node_count,
+            "room for the tree the twin built"
+        );
         assert_eq!(
             prepared.mesh_bounds[build.mesh as usize],
             twin.mesh_bounds[build.mesh as usize]

@@ -632,8 +632,17 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     }
     let info = caustica(dir.path(), &["info", "--accels"]);
     assert_success(&info);
-    for choice in ["qbvh:cpu_sah", "wide:cpu_sah", "binary:cpu_sah", "wide:gpu_lbvh"] {
+    for choice in [
+        "qbvh:cpu_sah",
+        "wide:cpu_sah",
+        "binary:cpu_sah",
+        "wide:gpu_lbvh",
+    ] {
         assert!(stdout(&info).contains(choice), "{}", stdout(&info));
     }
-    assert!(!stdout(&info).contains("qbvh:gpu_lbvh"), "{}", stdout(&info));
+    assert!(
+        !stdout(&info).contains("qbvh:gpu_lbvh"),
+        "{}",
+        stdout(&info)
+    );
 }

@@ -52,11 +52,22 @@ fn bits(frame: &Frame) -> (Vec<[u32; 3]>, Vec<u32>) {
         .iter()
         .map(|c| c.to_array().map(f32::to_bits))
         .collect();
-    let p = frame.aov("P").unwrap().pixels.iter().map(|x| x.to_bits()).collect();
+    let p = frame
+        .aov("P")
+        .unwrap()
+        .pixels
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
     (color, p)
 }
 
-fn render(backend: &GpuBackend, scene: &Scene, options: PrepareOptions, cache: &MeshBuildCache) -> Frame {
+fn render(
+    backend: &GpuBackend,
+    scene: &Scene,
+    options: PrepareOptions,
+    cache: &MeshBuildCache,
+) -> Frame {
     let prepared = caustica::prepare_cached_as(scene, cache, options).unwrap();
     backend
         .render_frame(scene, &prepared, &Default::default())
@@ -72,18 +83,28 @@ fn gpu_built_middle_levels_render_the_bits_of_the_cpu_twins_trees() {
     let file = SceneFile::from_str("deforming.csc", SCENE).unwrap();
     let scene = frame_scene(&file, 1);
     let on_device = caustica::prepare_options_for(&scene, &[&backend]);
-    assert!(on_device.device_builds, "the GPU backend builds its trees itself");
+    assert!(
+        on_device.device_builds,
+        "the GPU backend builds its trees itself"
+    );
     let twins = PrepareOptions {
         device_builds: false,
         ..on_device
     };
     let built = render(&backend, &scene, on_device, &MeshBuildCache::default());
-    assert_eq!(stat(&built, "bvh/device_builds"), 3.0, "the sphere, the box and the floor");
+    assert_eq!(
+        stat(&built, "bvh/device_builds"),
+        3.0,
+        "the sphere, the box and the floor"
+    );
     assert!(stat(&built, "bvh/device_build_nodes") >= 3.0);
     assert!(stat(&built, "bvh/device_build_ms") > 0.0);
     let twin = render(&backend, &scene, twins, &MeshBuildCache::default());
     assert_eq!(stat(&twin, "bvh/device_builds"), 0.0);
-    assert!(bits(&built) == bits(&twin), "the image differs from the twins' trees'");
+    assert!(
+        bits(&built) == bits(&twin),
+        "the image differs from the twins' trees'"
+    );
     let p = &built.aov("P").unwrap().pixels;
     let hit = p.chunks(3).filter(|p| p.iter().any(|&x| x != 0.0)).count();
     assert!(hit > 600, "most of the 1200 pixels see the scene: {hit}");
@@ -108,7 +129,11 @@ fn a_deforming_mesh_is_rebuilt_on_the_gpu_every_frame_and_nothing_else_is() {
     for n in [2, 3] {
         let scene = frame_scene(&file, n);
         let frame = render(&backend, &scene, options(&scene), &cache);
-        assert_eq!(stat(&frame, "bvh/device_builds"), 1.0, "frame {n}: only the sphere");
+        assert_eq!(
+            stat(&frame, "bvh/device_builds"),
+            1.0,
+            "frame {n}: only the sphere"
+        );
         assert_ne!(bits(&frame), bits(&first), "frame {n}: the sphere grew");
         last = Some((scene, frame));
     }
@@ -118,7 +143,15 @@ fn a_deforming_mesh_is_rebuilt_on_the_gpu_every_frame_and_nothing_else_is() {
         return;
     };
     let fresh_backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let fresh = render(&fresh_backend, &scene, options(&scene), &MeshBuildCache::default());
+    let fresh = render(
+        &fresh_backend,
+        &scene,
+        options(&scene),
+        &MeshBuildCache::default(),
+    );
     assert_eq!(stat(&fresh, "bvh/device_builds"), 3.0);
-    assert!(bits(&frame) == bits(&fresh), "frame 3 renders as in a fresh process");
+    assert!(
+        bits(&frame) == bits(&fresh),
+        "frame 3 renders as in a fresh process"
+    );
 }

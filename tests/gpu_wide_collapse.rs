@@ -4,7 +4,9 @@
 //! order, for every leaf size, and for empty, single and degenerate inputs.
 
 use caustica::accel::aabb::Aabb;
-use caustica::accel::bvh::{build_binary_bvh, BinaryBvh, BinaryNodeKind, BuildSettings};
+use caustica::accel::bvh::{
+    build_binary_bvh, BinaryBvh, BinaryNode, BinaryNodeKind, BuildSettings,
+};
 use caustica::accel::wide::{collapse_to_cwbvh, WideTree, WIDE_CHILDREN, WIDE_LEAF_MAX};
 use caustica::gpu::test_context;
 use caustica::gpu::wide_collapse::{collapse_capacity, WideCollapse};
@@ -31,7 +33,11 @@ fn boxes(n: usize, seed: u64) -> Vec<Aabb> {
             if i % 97 == 96 {
                 return Aabb::EMPTY;
             }
-            let c = Vec3::new(r.unit() * 200.0 - 100.0, r.unit() * 5.0 + 1e3, r.unit() * 1e-2);
+            let c = Vec3::new(
+                r.unit() * 200.0 - 100.0,
+                r.unit() * 5.0 + 1e3,
+                r.unit() * 1e-2,
+            );
             let h = if i % 13 == 0 {
                 Vec3::new(r.unit() * 50.0, 1e-3, 0.0)
             } else {
@@ -93,7 +99,11 @@ fn assert_same_tree(cpu: &WideTree, gpu: &WideTree) -> usize {
     while let Some((a, b)) = stack.pop() {
         visited += 1;
         let (x, y) = (&cpu.nodes[a as usize], &gpu.nodes[b as usize]);
-        assert_eq!(x.origin.map(f32::to_bits), y.origin.map(f32::to_bits), "origin of {a}");
+        assert_eq!(
+            x.origin.map(f32::to_bits),
+            y.origin.map(f32::to_bits),
+            "origin of {a}"
+        );
         assert_eq!(x.exps_imask, y.exps_imask, "exponents and mask of {a}");
         assert_eq!(x.meta, y.meta, "meta of {a}");
         assert_eq!(x.q, y.q, "planes of {a}");
@@ -122,14 +132,25 @@ fn assert_same_tree(cpu: &WideTree, gpu: &WideTree) -> usize {
 /// [`assert_same_tree`] for a GPU tree, which holds every reference it wrote.
 fn assert_gpu_tree(cpu: &WideTree, gpu: &WideTree) {
     let held = assert_same_tree(cpu, gpu);
-    assert_eq!(held, gpu.prim_order.len(), "every reference the GPU wrote is held");
+    assert_eq!(
+        held,
+        gpu.prim_order.len(),
+        "every reference the GPU wrote is held"
+    );
 }
 
 #[test]
 fn gpu_collapse_makes_the_cpu_collapses_tree_for_every_leaf_size() {
     let Some(ctx) = test_context() else { return };
     let collapse = WideCollapse::new(&ctx).expect("kernels");
-    for (n, seed) in [(2usize, 1u64), (3, 2), (9, 3), (100, 4), (1000, 5), (20_011, 6)] {
+    for (n, seed) in [
+        (2usize, 1u64),
+        (3, 2),
+        (9, 3),
+        (100, 4),
+        (1000, 5),
+        (20_011, 6),
+    ] {
         let bounds = boxes(n, seed);
         for leaf in 1..=WIDE_LEAF_MAX {
             let bvh = sah(&bounds, leaf);
@@ -152,7 +173,9 @@ fn both_collapses_make_the_same_tree_whatever_the_order_of_the_binary_nodes() {
         let mixed = shuffled(&bvh, seed);
         assert_ne!(mixed.nodes, bvh.nodes);
         assert_same_tree(&reference, &collapse_to_cwbvh(&mixed, WIDE_LEAF_MAX));
-        let (gpu, _) = collapse.collapse_vec(&ctx, &mixed, WIDE_LEAF_MAX).expect("collapse");
+        let (gpu, _) = collapse
+            .collapse_vec(&ctx, &mixed, WIDE_LEAF_MAX)
+            .expect("collapse");
         assert_gpu_tree(&reference, &gpu);
     }
 }
@@ -176,7 +199,63 @@ fn gpu_collapse_of_empty_single_and_coincident_boxes() {
     for bounds in cases {
         let bvh = sah(&bounds, WIDE_LEAF_MAX);
         let cpu = collapse_to_cwbvh(&bvh, WIDE_LEAF_MAX);
-        let (gpu, _) = collapse.collapse_vec(&ctx, &bvh, WIDE_LEAF_MAX).expect("collapse");
+        let (gpu, _) = collapse
+            .collapse_vec(&ctx, &bvh, WIDE_LEAF_MAX)
+            .expect("collapse");
         assert_gpu_tree(&cpu, &gpu);
     }
+}
+
+/// A caterpillar of `n` leaves: inner node `i` holds leaf `i` and the rest of the chain, whose
+/// box is wider than the leaf's, so each wide node opens the chain until it has seven leaves and
+/// the chain: about `n / 7` levels. Leaf `k` is node `n - 1 + k`.
+fn caterpillar(n: usize) -> BinaryBvh {
+    let leaf_box = |k: usize| {
+        Aabb::new(
+            Vec3::new(k as f32, 0.0, 0.0),
+            Vec3::new(k as f32 + 0.5, 1.0, 1.0),
+        )
+    };
+    let mut nodes = vec![
+        BinaryNode {
+            bounds: Aabb::EMPTY,
+            kind: BinaryNodeKind::Leaf { first: 0, count: 0 },
+        };
+        2 * n - 1
+    ];
+    for k in 0..n {
+        nodes[n - 1 + k] = BinaryNode {
+            bounds: leaf_box(k),
+            kind: BinaryNodeKind::Leaf {
+                first: k as u32,
+                count: 1,
+            },
+        };
+    }
+    for i in (0..n - 1).rev() {
+        let right = if i == n - 2 { 2 * n - 2 } else { i + 1 };
+        nodes[i] = BinaryNode {
+            bounds: leaf_box(i).union(nodes[right].bounds),
+            kind: BinaryNodeKind::Inner {
+                left: (n - 1 + i) as u32,
+                right: right as u32,
+            },
+        };
+    }
+    BinaryBvh {
+        nodes,
+        prim_order: (0..n as u32).collect(),
+    }
+}
+
+#[test]
+fn a_tree_of_many_levels_collapses_like_the_cpu_collapse() {
+    let Some(ctx) = test_context() else { return };
+    let collapse = WideCollapse::new(&ctx).expect("kernels");
+    let bvh = caterpillar(120);
+    let cpu = collapse_to_cwbvh(&bvh, 1);
+    assert!(cpu.depth > 12, "depth {}", cpu.depth);
+    let (gpu, state) = collapse.collapse_vec(&ctx, &bvh, 1).expect("collapse");
+    assert_eq!(state.depth as usize, cpu.depth);
+    assert_gpu_tree(&cpu, &gpu);
 }

@@ -637,7 +637,10 @@ fn an_unknown_bvh_layout_is_reported_at_its_name_with_a_suggestion() {
 fn a_bvh_builder_is_checked_at_its_name_and_against_the_layout() {
     let scene = lang_support::scene("film { accel wide gpu_lbvh }");
     assert_eq!(scene.film.accel, Some(caustica::scene::BvhLayout::Wide));
-    assert_eq!(scene.film.builder, Some(caustica::scene::BvhBuilder::GpuLbvh));
+    assert_eq!(
+        scene.film.builder,
+        Some(caustica::scene::BvhBuilder::GpuLbvh)
+    );
     assert_error(
         "film { accel wide gpu_lvbh }",
         "scene.csc:1:19: error: unknown BVH builder \"gpu_lvbh\" (did you mean \"gpu_lbvh\"?)",

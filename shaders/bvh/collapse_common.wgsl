@@ -29,3 +29,31 @@ const STATE_LEVEL: u32 = 5u;      // levels started
 const STATE_OVERFLOW: u32 = 6u;   // 1: a node found no room (capacity too small)
 const STATE_UNFINISHED: u32 = 7u; // 1: nodes were left for levels past the last dispatched
 const STATE_WORDS: u32 = 8u;
+
+// Twins of caustica::accel::wide::normal_box: a denormal coordinate moves outwards to zero or
+// to the smallest normal float, decided on the bits (this GPU may flush denormals to zero).
+fn is_denormal(bits: u32) -> bool {
+    return (bits & 0x7f800000u) == 0u && (bits & 0x007fffffu) != 0u;
+}
+
+fn normal_lo(v: vec3<f32>) -> vec3<f32> {
+    var out = v;
+    for (var a = 0u; a < 3u; a++) {
+        let bits = bitcast<u32>(v[a]);
+        if is_denormal(bits) {
+            out[a] = select(0.0, -bitcast<f32>(0x00800000u), (bits & 0x80000000u) != 0u);
+        }
+    }
+    return out;
+}
+
+fn normal_hi(v: vec3<f32>) -> vec3<f32> {
+    var out = v;
+    for (var a = 0u; a < 3u; a++) {
+        let bits = bitcast<u32>(v[a]);
+        if is_denormal(bits) {
+            out[a] = select(bitcast<f32>(0x00800000u), 0.0, (bits & 0x80000000u) != 0u);
+        }
+    }
+    return out;
+}

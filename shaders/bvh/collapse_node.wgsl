@@ -39,11 +39,6 @@ fn total_key(x: f32) -> i32 {
     return b ^ i32(u32(b >> 31u) >> 1u);
 }
 
-fn is_leaf_child(b: u32) -> bool {
-    let r = binary[b];
-    return r.left == BVH_NO_NODE || r.count <= params.leaf_max;
-}
-
 fn step_of(e: i32) -> f32 {
     return bitcast<f32>(u32(e + 127) << 23u);
 }
@@ -131,15 +126,21 @@ fn set_byte(words: vec2<u32>, slot: u32, value: u32) -> vec2<u32> {
 
 fn collapse(w: u32) {
     let b = work[w];
+    // The children so far: binary node, leaf child or not, and (inner ones) the key of their
+    // area, read from the node's record once.
     var child: array<u32, 8>;
     var leaf: array<bool, 8>;
+    var area_key: array<i32, 8>;
     var count = 0u;
     let root = binary[b];
-    if root.left != BVH_NO_NODE && !is_leaf_child(b) {
-        child[0] = root.left;
-        leaf[0] = is_leaf_child(root.left);
-        child[1] = root.right;
-        leaf[1] = is_leaf_child(root.right);
+    if root.left != BVH_NO_NODE && root.count > params.leaf_max {
+        for (var k = 0u; k < 2u; k++) {
+            let c = select(root.left, root.right, k == 1u);
+            let r = binary[c];
+            child[k] = c;
+            leaf[k] = r.left == BVH_NO_NODE || r.count <= params.leaf_max;
+            area_key[k] = total_key(collapse_area(normal_lo(r.lo), normal_hi(r.hi)));
+        }
         count = 2u;
     } else {
         child[0] = b;
@@ -154,24 +155,23 @@ fn collapse(w: u32) {
         var widest = WIDE_CHILDREN;
         var widest_key = 0;
         for (var i = 0u; i < count; i++) {
-            if leaf[i] {
-                continue;
-            }
-            let r = binary[child[i]];
-            let key = total_key(collapse_area(r.lo, r.hi));
-            if widest == WIDE_CHILDREN || key >= widest_key {
+            if !leaf[i] && (widest == WIDE_CHILDREN || area_key[i] >= widest_key) {
                 widest = i;
-                widest_key = key;
+                widest_key = area_key[i];
             }
         }
         if widest == WIDE_CHILDREN {
             break;
         }
-        let r = binary[child[widest]];
-        child[widest] = r.left;
-        leaf[widest] = is_leaf_child(r.left);
-        child[count] = r.right;
-        leaf[count] = is_leaf_child(r.right);
+        let opened = binary[child[widest]];
+        for (var k = 0u; k < 2u; k++) {
+            let at = select(widest, count, k == 1u);
+            let c = select(opened.left, opened.right, k == 1u);
+            let r = binary[c];
+            child[at] = c;
+            leaf[at] = r.left == BVH_NO_NODE || r.count <= params.leaf_max;
+            area_key[at] = total_key(collapse_area(normal_lo(r.lo), normal_hi(r.hi)));
+        }
         count += 1u;
     }
     // Leave out empty boxes, keeping the order.
@@ -182,15 +182,17 @@ fn collapse(w: u32) {
     var parent_hi = -parent_lo;
     for (var i = 0u; i < count; i++) {
         let r = binary[child[i]];
-        if is_empty_box(r.lo, r.hi) {
+        let rlo = normal_lo(r.lo);
+        let rhi = normal_hi(r.hi);
+        if is_empty_box(rlo, rhi) {
             continue;
         }
         child[kept] = child[i];
         leaf[kept] = leaf[i];
-        lo[kept] = r.lo;
-        hi[kept] = r.hi;
-        parent_lo = min(parent_lo, r.lo);
-        parent_hi = max(parent_hi, r.hi);
+        lo[kept] = rlo;
+        hi[kept] = rhi;
+        parent_lo = min(parent_lo, rlo);
+        parent_hi = max(parent_hi, rhi);
         kept += 1u;
     }
     count = kept;
@@ -200,23 +202,19 @@ fn collapse(w: u32) {
     let ey = grid_exponent(origin.y, parent_hi.y);
     let ez = grid_exponent(origin.z, parent_hi.z);
     let steps = vec3<f32>(step_of(ex), step_of(ey), step_of(ez));
-    // Slots: the cheapest free (child, slot) pair first, ties by child then slot.
+    // Slots: the cheapest free (child, slot) pair first, ties by child then slot; a pair's cost
+    // is the child centroid's offset along the slot's octant diagonal.
     let centre = (parent_lo + parent_hi) * 0.5;
-    var cost: array<i32, 64>;
+    var offset: array<vec3<f32>, 8>;
     for (var c = 0u; c < count; c++) {
-        let offset = (lo[c] + hi[c]) * 0.5 - centre;
-        for (var s = 0u; s < WIDE_CHILDREN; s++) {
-            let dx = select(offset.x, -offset.x, (s & 4u) != 0u);
-            let dy = select(offset.y, -offset.y, (s & 2u) != 0u);
-            let dz = select(offset.z, -offset.z, (s & 1u) != 0u);
-            cost[c * 8u + s] = total_key((dx + dy) + dz);
-        }
+        offset[c] = (lo[c] + hi[c]) * 0.5 - centre;
     }
     var slot_child: array<u32, 8>;
     for (var s = 0u; s < WIDE_CHILDREN; s++) {
         slot_child[s] = WIDE_CHILDREN;
     }
     var placed = 0u; // bit per child
+    var free_slots = 0xffu; // bit per slot
     for (var round = 0u; round < count; round++) {
         var best_c = WIDE_CHILDREN;
         var best_s = 0u;
@@ -225,11 +223,15 @@ fn collapse(w: u32) {
             if (placed & (1u << c)) != 0u {
                 continue;
             }
+            let o = offset[c];
             for (var s = 0u; s < WIDE_CHILDREN; s++) {
-                if slot_child[s] != WIDE_CHILDREN {
+                if (free_slots & (1u << s)) == 0u {
                     continue;
                 }
-                let key = cost[c * 8u + s];
+                let dx = select(o.x, -o.x, (s & 4u) != 0u);
+                let dy = select(o.y, -o.y, (s & 2u) != 0u);
+                let dz = select(o.z, -o.z, (s & 1u) != 0u);
+                let key = total_key((dx + dy) + dz);
                 if best_c == WIDE_CHILDREN || key < best_key {
                     best_c = c;
                     best_s = s;
@@ -239,6 +241,7 @@ fn collapse(w: u32) {
         }
         slot_child[best_s] = best_c;
         placed = placed | (1u << best_c);
+        free_slots = free_slots & ~(1u << best_s);
     }
     // Room for the inner children and the references.
     var inner = 0u;

@@ -17,7 +17,9 @@ fn main() {
         return;
     }
     let root = binary[0];
-    let empty = root.lo.x > root.hi.x || root.lo.y > root.hi.y || root.lo.z > root.hi.z;
+    let lo = normal_lo(root.lo);
+    let hi = normal_hi(root.hi);
+    let empty = lo.x > hi.x || lo.y > hi.y || lo.z > hi.z;
     if !empty {
         state[STATE_NODES] = 1u;
         work[0] = 0u;

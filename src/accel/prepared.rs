@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
+use super::lbvh::build_lbvh;
 use super::primitives::{
     intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
 };
@@ -32,7 +33,6 @@ use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
 use super::vd_seams::{self, mesh_seams, VdSeams};
 use super::wide::{collapse_to_cwbvh, WideNode, WIDE_LEAF_MAX, WIDE_STACK_SIZE};
-use super::lbvh::build_lbvh;
 use super::{AccelError, BvhBuilder, BvhLayout, Hit, PrepareOptions, Ray, SurfacePoint};
 use crate::scene::vdmap::{bilinear, bilinear2};
 use crate::scene::vdmap::{VdImage, VdSurface};

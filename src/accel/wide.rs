@@ -365,7 +365,39 @@ pub struct WideTree {
 /// The prims `(first, count)` of every binary node in `bvh.prim_order` (a subtree's primitives
 /// are one range, as every builder partitions them in place), whatever the order of the nodes.
 fn subtree_ranges(bvh: &BinaryBvh) -> Vec<(u32, u32)> {
-    bvh.to_records().iter().map(|r| (r.first, r.count)).collect()
+    bvh.to_records()
+        .iter()
+        .map(|r| (r.first, r.count))
+        .collect()
+}
+
+/// A box as the collapse measures it: a denormal coordinate moves outwards to zero or to the
+/// smallest normal float (`±f32::MIN_POSITIVE`), decided on the bits, so that a GPU that flushes
+/// denormals to zero (NVIDIA's does) measures, places and quantizes the same boxes as the CPU
+/// (`normal_lo`/`normal_hi` in `shaders/bvh/collapse_node.wgsl`). The box still holds its
+/// primitives. (Extents that are themselves denormal, boxes narrower than 1e-38, can still
+/// differ between the two.)
+pub fn normal_box(b: &Aabb) -> Aabb {
+    let denormal = |v: f32| v != 0.0 && v.abs() < f32::MIN_POSITIVE && v.is_finite();
+    let lo = b.min.to_array().map(|v| {
+        if !denormal(v) {
+            v
+        } else if v < 0.0 {
+            -f32::MIN_POSITIVE
+        } else {
+            0.0
+        }
+    });
+    let hi = b.max.to_array().map(|v| {
+        if !denormal(v) {
+            v
+        } else if v > 0.0 {
+            f32::MIN_POSITIVE
+        } else {
+            0.0
+        }
+    });
+    Aabb::new(Vec3::from_array(lo), Vec3::from_array(hi))
 }
 
 /// The area the collapse opens children by: half the surface area with its sums fused in a
@@ -484,13 +516,15 @@ struct Child {
 /// out. Nodes are laid out breadth first.
 pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
     let leaf_max = leaf_max.clamp(1, WIDE_LEAF_MAX) as u32;
-    if bvh.nodes.is_empty() || bvh.nodes[0].bounds.is_empty() {
+    if bvh.nodes.is_empty() || normal_box(&bvh.nodes[0].bounds).is_empty() {
         return WideTree {
             prim_order: bvh.prim_order.clone(),
             ..WideTree::default()
         };
     }
     let ranges = subtree_ranges(bvh);
+    // The boxes the collapse measures, without denormal coordinates (see `normal_box`).
+    let bounds: Vec<Aabb> = bvh.nodes.iter().map(|n| normal_box(&n.bounds)).collect();
     let is_leaf_child = |b: u32| {
         matches!(bvh.nodes[b as usize].kind, BinaryNodeKind::Leaf { .. })
             || ranges[b as usize].1 <= leaf_max
@@ -519,7 +553,7 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
                 .enumerate()
                 .filter(|(_, c)| !c.leaf)
                 .max_by(|(_, a), (_, c)| {
-                    let area = |x: &Child| collapse_area(&bvh.nodes[x.binary as usize].bounds);
+                    let area = |x: &Child| collapse_area(&bounds[x.binary as usize]);
                     area(a).total_cmp(&area(c))
                 })
                 .map(|(i, _)| i);
@@ -537,11 +571,8 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
                 });
             }
         }
-        children.retain(|c| !bvh.nodes[c.binary as usize].bounds.is_empty());
-        let boxes: Vec<Aabb> = children
-            .iter()
-            .map(|c| bvh.nodes[c.binary as usize].bounds)
-            .collect();
+        children.retain(|c| !bounds[c.binary as usize].is_empty());
+        let boxes: Vec<Aabb> = children.iter().map(|c| bounds[c.binary as usize]).collect();
         let parent = boxes.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
         let (origin, exps) = quantization_grid(&parent);
         let steps = exps.map(step_of);
@@ -612,7 +643,9 @@ pub fn wide_sah_cost(nodes: &[WideNode]) -> f64 {
     let root_box = (0..WIDE_CHILDREN)
         .filter(|&s| root.meta_of(s) != 0)
         .map(|s| root.child_box(s))
-        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (l, h)| (lo.min(l), hi.max(h)));
+        .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), (l, h)| {
+            (lo.min(l), hi.max(h))
+        });
     let root_area = area(root_box).max(f64::MIN_POSITIVE);
     let mut cost = 1.0;
     let mut stack = vec![0u32];

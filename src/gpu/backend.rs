@@ -19,11 +19,11 @@ use super::kernel::{
     read_buffer, read_buffer_map, read_checked_unzip, storage_buffer_sized, Checks, Kernel,
 };
 use super::maps::FrameMaps;
+use super::middle_build::{MiddleBuildKernels, MiddleBuildReport};
 use super::photons::{MapSteps, PhotonKernels};
 use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::tree_sizes::{TreeCounts, TreeHistory, TreeSizes};
-use super::middle_build::{MiddleBuildKernels, MiddleBuildReport};
 use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};

@@ -80,11 +80,7 @@ impl MiddleBuildKernels {
         let mut report = MiddleBuildReport::default();
         let mut encoder = Encoder::new(ctx);
         let mut states = Vec::new();
-        for build in prepared
-            .device_builds
-            .iter()
-            .filter(|b| all || !b.reused)
-        {
+        for build in prepared.device_builds.iter().filter(|b| all || !b.reused) {
             let mesh = prepared.meshes[build.mesh as usize];
             let n = build.boxes.len() as u32;
             let boxes: Vec<[[f32; 4]; 2]> = build

@@ -207,12 +207,14 @@ impl WideCollapse {
         )?;
         self.start.dispatch(encoder, &start, (1, 1, 1));
         let (next, last) = (level_params(0), level_params(1));
-        let level = self
-            .level
-            .bind(ctx, &[("level_params", &next), ("state", &state), ("args", &args)])?;
-        let finish = self
-            .level
-            .bind(ctx, &[("level_params", &last), ("state", &state), ("args", &args)])?;
+        let level = self.level.bind(
+            ctx,
+            &[("level_params", &next), ("state", &state), ("args", &args)],
+        )?;
+        let finish = self.level.bind(
+            ctx,
+            &[("level_params", &last), ("state", &state), ("args", &args)],
+        )?;
         let node = self.node.bind(
             ctx,
             &[
@@ -275,7 +277,8 @@ impl WideCollapse {
             },
         )?;
         ctx.submit([encoder.finish()]);
-        let state = CollapseState::from_words(&read_buffer::<u32>(ctx, &state, STATE_WORDS as usize)?);
+        let state =
+            CollapseState::from_words(&read_buffer::<u32>(ctx, &state, STATE_WORDS as usize)?);
         state.check("wide collapse")?;
         let tree = WideTree {
             nodes: read_buffer::<WideNode>(ctx, &nodes, state.nodes as usize)?,

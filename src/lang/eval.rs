@@ -718,9 +718,7 @@ impl Builder<'_, '_> {
                     match rest {
                         [] => {}
                         [(b, span)] => match scene::BvhBuilder::from_name(b) {
-                            Some(builder) if builder.builds(layout) => {
-                                film.builder = Some(builder)
-                            }
+                            Some(builder) if builder.builds(layout) => film.builder = Some(builder),
                             Some(builder) => ctx.error(
                                 *span,
                                 format!(
