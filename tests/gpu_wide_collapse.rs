@@ -1,7 +1,8 @@
 //! The GPU collapse of a binary BVH into the 8-wide compressed layout makes the tree the CPU
 //! collapse makes (the same nodes, slots, grids, planes and leaf references, walked from the
 //! root; only the order of nodes within a level may differ), for trees whose nodes come in any
-//! order, for every leaf size, and for empty, single and degenerate inputs.
+//! order, for every leaf size, for empty, single, degenerate and deep inputs, and for many trees
+//! collapsed in one batch.
 
 use caustica::accel::aabb::Aabb;
 use caustica::accel::bvh::{
@@ -258,4 +259,33 @@ fn a_tree_of_many_levels_collapses_like_the_cpu_collapse() {
     let (gpu, state) = collapse.collapse_vec(&ctx, &bvh, 1).expect("collapse");
     assert_eq!(state.depth as usize, cpu.depth);
     assert_gpu_tree(&cpu, &gpu);
+}
+
+#[test]
+fn one_batch_collapses_each_of_its_trees_as_the_cpu_collapses_it_alone() {
+    let Some(ctx) = test_context() else { return };
+    let collapse = WideCollapse::new(&ctx).expect("kernels");
+    // Trees of many sizes side by side in one chain of levels: empty ones, a single box, a
+    // deep caterpillar, and trees whose nodes come in any order.
+    let sizes_seeds = [
+        (0usize, 1u64),
+        (1, 2),
+        (700, 3),
+        (0, 4),
+        (9, 5),
+        (5000, 6),
+        (64, 7),
+    ];
+    let mut bvhs: Vec<BinaryBvh> = sizes_seeds
+        .iter()
+        .map(|&(n, seed)| sah(&boxes(n, seed), 1))
+        .collect();
+    bvhs.push(caterpillar(60));
+    bvhs.push(shuffled(&sah(&boxes(3000, 8), 1), 9));
+    let refs: Vec<&BinaryBvh> = bvhs.iter().collect();
+    let gpu = collapse.collapse_many(&ctx, &refs, 1).expect("collapse");
+    assert_eq!(gpu.len(), bvhs.len());
+    for (bvh, (tree, _)) in bvhs.iter().zip(&gpu) {
+        assert_gpu_tree(&collapse_to_cwbvh(bvh, 1), tree);
+    }
 }

@@ -1,34 +1,37 @@
 // Shared by the kernels of the collapse of a binary BVH into the 8-wide compressed layout
-// (gpu::wide_collapse, CPU twin caustica::accel::wide::collapse_to_cwbvh): its parameters and
-// the words of its state.
+// (gpu::wide_collapse, CPU twin caustica::accel::wide::collapse_to_cwbvh): its trees, the words
+// of its state, and the boxes as the collapse measures them. A batch collapses several trees in
+// one chain of levels; its queue holds (tree, wide node, binary node) entries.
 //!include "shared/bvh_build.wgsl"
 
-// Twin of caustica::gpu::wide_collapse::CollapseParams.
-struct CollapseParams {
-    // Binary nodes (root = 0) and primitive references of the input.
+// One tree of a batch. Twin of caustica::gpu::wide_collapse::CollapseMesh.
+struct CollapseMesh {
+    // Where its binary nodes (root first) and its references start in the batch's arrays.
+    binary_base: u32,
     binary_count: u32,
+    order_base: u32,
     prim_count: u32,
-    // Primitives a leaf child may hold (1..=3).
-    leaf_max: u32,
-    // The most wide nodes the output has room for.
-    capacity: u32,
-    // Where the tree's nodes and references start in the output buffers (its indices are local).
+    // Where its nodes and references start in the output buffers (its indices are local).
     node_base: u32,
     prim_base: u32,
-    _pad0: u32,
-    _pad1: u32,
+    // The most wide nodes it has room for, and the primitives a leaf child may hold (1..=3).
+    capacity: u32,
+    leaf_max: u32,
 }
 
-// The words of `state` (gpu::wide_collapse::STATE_*).
-const STATE_NODES: u32 = 0u;      // wide nodes allocated
-const STATE_PRIMS: u32 = 1u;      // references written
-const STATE_BEGIN: u32 = 2u;      // the current level's first node
-const STATE_END: u32 = 3u;        // one past its last
-const STATE_DEPTH: u32 = 4u;      // levels that held nodes
-const STATE_LEVEL: u32 = 5u;      // levels started
-const STATE_OVERFLOW: u32 = 6u;   // 1: a node found no room (capacity too small)
-const STATE_UNFINISHED: u32 = 7u; // 1: nodes were left for levels past the last dispatched
+// The batch's words of `state` (gpu::wide_collapse::STATE_*), then TREE_WORDS per tree.
+const STATE_BEGIN: u32 = 0u;      // the current level's first entry of the queue
+const STATE_END: u32 = 1u;        // one past its last
+const STATE_QUEUE: u32 = 2u;      // entries of the queue written
+const STATE_LEVEL: u32 = 3u;      // levels started
+const STATE_UNFINISHED: u32 = 4u; // 1: nodes were left for levels past the last dispatched
 const STATE_WORDS: u32 = 8u;
+// A tree's words, from STATE_WORDS + TREE_WORDS · tree.
+const TREE_NODES: u32 = 0u;       // wide nodes allocated
+const TREE_PRIMS: u32 = 1u;       // references written
+const TREE_DEPTH: u32 = 2u;       // the deepest level that held its nodes (the root's is 1)
+const TREE_OVERFLOW: u32 = 3u;    // 1: a node found no room (its capacity too small)
+const TREE_WORDS: u32 = 4u;
 
 // Twins of caustica::accel::wide::normal_box: a denormal coordinate moves outwards to zero or
 // to the smallest normal float, decided on the bits (this GPU may flush denormals to zero).

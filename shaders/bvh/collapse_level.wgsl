@@ -1,8 +1,8 @@
-// Between two levels of the collapse, one invocation: the next level is the nodes allocated
-// since the last one began (breadth first, as the CPU twin lays them out level by level), and
-// the arguments of its dispatch are written at `args[3 · level]`. After the last level
-// (`finish` set) it only records whether nodes were left unprocessed. Twin: the queue of
-// caustica::accel::wide::collapse_to_cwbvh.
+// Between two levels of the collapse, one invocation: the next level is the entries queued
+// since the last one began (breadth first, as the CPU twin lays them out level by level, the
+// batch's trees together), and the arguments of its dispatch are written at `args[3 · level]`.
+// After the last level (`finish` set) it only records whether entries were left unprocessed.
+// Twin: the queue of caustica::accel::wide::collapse_to_cwbvh.
 //!include "bvh/collapse_common.wgsl"
 
 struct LevelParams {
@@ -21,7 +21,7 @@ struct LevelParams {
 @compute @workgroup_size(1)
 fn main() {
     let begin = state[STATE_END];
-    let end = state[STATE_NODES];
+    let end = state[STATE_QUEUE];
     if level_params.finish != 0u {
         if end > begin {
             state[STATE_UNFINISHED] = 1u;
@@ -32,9 +32,6 @@ fn main() {
     state[STATE_LEVEL] = level + 1u;
     state[STATE_BEGIN] = begin;
     state[STATE_END] = end;
-    if end > begin {
-        state[STATE_DEPTH] = state[STATE_DEPTH] + 1u;
-    }
     let items = end - begin;
     let size = max(level_params.workgroup_size, 1u);
     let groups = min(items / size + select(0u, 1u, items % size != 0u), level_params.max_groups);

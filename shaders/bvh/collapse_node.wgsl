@@ -1,18 +1,19 @@
-// The collapse of a binary BVH into the 8-wide compressed layout, one level: each invocation
-// takes one wide node of the level and the binary node it stands for, opens the inner child of
-// largest area until there are eight children, leaves out those with empty boxes, places them
-// in slots by ray octant, quantizes their boxes on the node's grid, writes the node, allocates
-// its inner children (consecutive, in slot order) for the next level and copies its leaf
-// children's references. Twin of caustica::accel::wide::collapse_to_cwbvh, step for step and to
+// The collapse of binary BVHs into the 8-wide compressed layout, one level of a batch of trees:
+// each invocation takes one queue entry of the level (a tree, a wide node and the binary node it
+// stands for), opens the inner child of largest area until there are eight children, leaves out
+// those with empty boxes, places them in slots by ray octant, quantizes their boxes on the
+// node's grid, writes the node, allocates its inner children in its tree (consecutive, in slot
+// order), queues them for the next level and copies its leaf children's references. Twin of caustica::accel::wide::collapse_to_cwbvh, step for step and to
 // the bit (the areas fused as `collapse_area`, ties broken as Rust's `max_by` and `total_cmp`
 // break them); only the order of the nodes within a level, and so of the references, differs.
 //!include "bvh/collapse_common.wgsl"
 
-@group(0) @binding(0) var<uniform> params: CollapseParams;
+@group(0) @binding(0) var<storage, read> trees: array<CollapseMesh>;
 @group(0) @binding(1) var<storage, read> binary: array<BinaryNodeRecord>;
 @group(0) @binding(2) var<storage, read> prim_order: array<u32>;
 @group(0) @binding(3) var<storage, read_write> state: array<atomic<u32>>;
-@group(0) @binding(4) var<storage, read_write> work: array<u32>;
+// (tree, wide node, binary node, 0) entries, level after level.
+@group(0) @binding(4) var<storage, read_write> queue: array<vec4<u32>>;
 // Wide nodes, five vec4<u32> each (caustica::accel::wide::WideNode).
 @group(0) @binding(5) var<storage, read_write> wide_nodes: array<vec4<u32>>;
 @group(0) @binding(6) var<storage, read_write> wide_prims: array<u32>;
@@ -124,8 +125,15 @@ fn set_byte(words: vec2<u32>, slot: u32, value: u32) -> vec2<u32> {
     return w;
 }
 
-fn collapse(w: u32) {
-    let b = work[w];
+// Collapses queue entry `item` of the level at depth `depth`: writes its wide node, allocates
+// its inner children in its tree and queues them for the next level.
+fn collapse(item: vec4<u32>, depth: u32) {
+    let t = item.x;
+    let w = item.y;
+    let b = item.z;
+    let tree = trees[t];
+    let words = STATE_WORDS + TREE_WORDS * t;
+    atomicMax(&state[words + TREE_DEPTH], depth);
     // The children so far: binary node, leaf child or not, and (inner ones) the key of their
     // area, read from the node's record once.
     var child: array<u32, 8>;
@@ -133,12 +141,12 @@ fn collapse(w: u32) {
     var area_key: array<i32, 8>;
     var count = 0u;
     let root = binary[b];
-    if root.left != BVH_NO_NODE && root.count > params.leaf_max {
+    if root.left != BVH_NO_NODE && root.count > tree.leaf_max {
         for (var k = 0u; k < 2u; k++) {
-            let c = select(root.left, root.right, k == 1u);
+            let c = tree.binary_base + select(root.left, root.right, k == 1u);
             let r = binary[c];
             child[k] = c;
-            leaf[k] = r.left == BVH_NO_NODE || r.count <= params.leaf_max;
+            leaf[k] = r.left == BVH_NO_NODE || r.count <= tree.leaf_max;
             area_key[k] = total_key(collapse_area(normal_lo(r.lo), normal_hi(r.hi)));
         }
         count = 2u;
@@ -166,10 +174,10 @@ fn collapse(w: u32) {
         let opened = binary[child[widest]];
         for (var k = 0u; k < 2u; k++) {
             let at = select(widest, count, k == 1u);
-            let c = select(opened.left, opened.right, k == 1u);
+            let c = tree.binary_base + select(opened.left, opened.right, k == 1u);
             let r = binary[c];
             child[at] = c;
-            leaf[at] = r.left == BVH_NO_NODE || r.count <= params.leaf_max;
+            leaf[at] = r.left == BVH_NO_NODE || r.count <= tree.leaf_max;
             area_key[at] = total_key(collapse_area(normal_lo(r.lo), normal_hi(r.hi)));
         }
         count += 1u;
@@ -248,22 +256,22 @@ fn collapse(w: u32) {
     var prims = 0u;
     for (var c = 0u; c < count; c++) {
         if leaf[c] {
-            prims += min(binary[child[c]].count, params.leaf_max);
+            prims += min(binary[child[c]].count, tree.leaf_max);
         } else {
             inner += 1u;
         }
     }
     var child_base = 0u;
     if inner > 0u {
-        child_base = atomicAdd(&state[STATE_NODES], inner);
-        if child_base + inner > params.capacity {
-            atomicStore(&state[STATE_OVERFLOW], 1u);
+        child_base = atomicAdd(&state[words + TREE_NODES], inner);
+        if child_base + inner > tree.capacity {
+            atomicStore(&state[words + TREE_OVERFLOW], 1u);
             return;
         }
     }
     var prim_base = 0u;
     if prims > 0u {
-        prim_base = atomicAdd(&state[STATE_PRIMS], prims);
+        prim_base = atomicAdd(&state[words + TREE_PRIMS], prims);
     }
     var meta_bits = vec2<u32>(0u);
     var q: array<vec2<u32>, 6>;
@@ -286,26 +294,39 @@ fn collapse(w: u32) {
         q[5] = set_byte(q[5], s, qz.y);
         if leaf[c] {
             let r = binary[child[c]];
-            let n = min(r.count, params.leaf_max);
+            let n = min(r.count, tree.leaf_max);
             meta_bits = set_byte(meta_bits, s, (((1u << n) - 1u) << 5u) | prim_offset);
             for (var k = 0u; k < n; k++) {
-                wide_prims[params.prim_base + prim_base + prim_offset + k] = prim_order[r.first + k];
+                wide_prims[tree.prim_base + prim_base + prim_offset + k] =
+                    prim_order[tree.order_base + r.first + k];
             }
             prim_offset += n;
         } else {
             meta_bits = set_byte(meta_bits, s, INNER_META + s);
             imask = imask | (1u << s);
-            work[child_base + rank] = child[c];
             rank += 1u;
         }
     }
     let exps = u32(ex + 127) | (u32(ey + 127) << 8u) | (u32(ez + 127) << 16u) | (imask << 24u);
-    let at = 5u * (params.node_base + w);
+    let at = 5u * (tree.node_base + w);
     wide_nodes[at] = vec4<u32>(bitcast<vec3<u32>>(origin), exps);
     wide_nodes[at + 1u] = vec4<u32>(child_base, prim_base, meta_bits.x, meta_bits.y);
     wide_nodes[at + 2u] = vec4<u32>(q[0], q[1]);
     wide_nodes[at + 3u] = vec4<u32>(q[2], q[3]);
     wide_nodes[at + 4u] = vec4<u32>(q[4], q[5]);
+    // The inner children, in slot order, wait for the next level.
+    if inner > 0u {
+        var slot = atomicAdd(&state[STATE_QUEUE], inner);
+        var next = child_base;
+        for (var s = 0u; s < WIDE_CHILDREN; s++) {
+            let c = slot_child[s];
+            if c != WIDE_CHILDREN && !leaf[c] {
+                queue[slot] = vec4<u32>(t, next, child[c], 0u);
+                slot += 1u;
+                next += 1u;
+            }
+        }
+    }
 }
 
 @compute @workgroup_size(64)
@@ -315,8 +336,10 @@ fn main(
 ) {
     let begin = atomicLoad(&state[STATE_BEGIN]);
     let end = atomicLoad(&state[STATE_END]);
+    // The level's depth: the root's level is 1.
+    let depth = atomicLoad(&state[STATE_LEVEL]);
     let stride = groups.x * 64u;
-    for (var w = begin + gid.x; w < end; w += stride) {
-        collapse(w);
+    for (var i = begin + gid.x; i < end; i += stride) {
+        collapse(queue[i], depth);
     }
 }

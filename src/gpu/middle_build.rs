@@ -4,8 +4,9 @@
 //! scene's `mesh_nodes` and `prim_refs` at the mesh's offsets, and the leaf triangles of its
 //! references (`bvh/leaf_triangles.wgsl`). The twins are what [`Prepared::build`] runs when
 //! the backend does not build: `accel::lbvh::build_lbvh` and `accel::wide::collapse_to_cwbvh`.
-//! A frame builds the meshes that changed, or all of them when the arrays were written again;
-//! it then reads back each collapse's few state words once, to check the tree's depth against
+//! A frame builds the meshes that changed, or all of them when the arrays were written again,
+//! each its own LBVH and all of them in one collapse; it then reads back the collapse's few
+//! state words once, to check the tree's depth against
 //! the traversal's stack and to count its nodes.
 
 use std::time::Instant;
@@ -17,11 +18,11 @@ use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
 use crate::accel::Prepared;
 use crate::gpu::encoder::Encoder;
-use crate::gpu::kernel::{read_buffer, storage_buffer, uniform_buffer, Checks};
+use crate::gpu::kernel::{storage_buffer, uniform_buffer, Checks};
 use crate::gpu::lbvh::LbvhBuilder;
 use crate::gpu::prims::Primitives;
 use crate::gpu::upload::SceneBuffers;
-use crate::gpu::wide_collapse::{CollapseState, CollapseTarget, WideCollapse};
+use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
 use crate::gpu::{GpuContext, GpuError, Kernel};
 
 /// Twin of `LeafTriangleParams` in `shaders/bvh/leaf_triangles.wgsl`.
@@ -79,7 +80,8 @@ impl MiddleBuildKernels {
         let start = Instant::now();
         let mut report = MiddleBuildReport::default();
         let mut encoder = Encoder::new(ctx);
-        let mut states = Vec::new();
+        // Each mesh's LBVH, then one collapse for them all (its dispatches paid once).
+        let mut built = Vec::new();
         for build in prepared.device_builds.iter().filter(|b| all || !b.reused) {
             let mesh = prepared.meshes[build.mesh as usize];
             let n = build.boxes.len() as u32;
@@ -93,22 +95,6 @@ impl MiddleBuildKernels {
             let tree = self
                 .lbvh
                 .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;
-            let state = self.collapse.record(
-                ctx,
-                &mut encoder,
-                &tree.nodes,
-                (2 * n).saturating_sub(1),
-                &tree.prim_order,
-                n,
-                WIDE_LEAF_MAX as u32,
-                &CollapseTarget {
-                    nodes: &buffers.mesh_nodes,
-                    node_base: mesh.node_offset,
-                    prims: &buffers.prim_refs,
-                    prim_base: mesh.prim_ref_offset,
-                    capacity: mesh.node_count,
-                },
-            )?;
             let params = uniform_buffer(
                 ctx,
                 "leaf triangle params",
@@ -119,28 +105,51 @@ impl MiddleBuildKernels {
                     triangle_count: mesh.triangle_count,
                 },
             );
+            built.push((build.mesh, mesh, n, tree, params));
+            report.meshes += 1;
+            report.prims += n as u64;
+        }
+        if built.is_empty() {
+            return Ok(report);
+        }
+        let jobs: Vec<CollapseJob<'_>> = built
+            .iter()
+            .map(|(_, mesh, n, tree, _)| CollapseJob {
+                binary: &tree.nodes,
+                binary_count: (2 * n).saturating_sub(1),
+                prim_order: &tree.prim_order,
+                prim_count: *n,
+                leaf_max: WIDE_LEAF_MAX as u32,
+                target: CollapseTarget {
+                    node_base: mesh.node_offset,
+                    prim_base: mesh.prim_ref_offset,
+                    capacity: mesh.node_count,
+                },
+            })
+            .collect();
+        let batch = self.collapse.record(
+            ctx,
+            &mut encoder,
+            &jobs,
+            &buffers.mesh_nodes,
+            &buffers.prim_refs,
+        )?;
+        for (_, _, n, _, params) in &built {
             let bind = self.leaf_triangles.bind(
                 ctx,
                 &[
-                    ("params", &params),
+                    ("params", params),
                     ("prim_refs", &buffers.prim_refs),
                     ("triangles", &buffers.triangles),
                     ("positions", &buffers.positions),
                     ("leaf_triangles", &buffers.leaf_triangles),
                 ],
             )?;
-            let grid = self.leaf_triangles.grid_for(ctx, n as u64);
+            let grid = self.leaf_triangles.grid_for(ctx, *n as u64);
             self.leaf_triangles.dispatch(&mut encoder, &bind, grid);
-            states.push((build.mesh, state));
-            report.meshes += 1;
-            report.prims += n as u64;
-        }
-        if states.is_empty() {
-            return Ok(report);
         }
         ctx.submit([encoder.finish()]);
-        for (mesh, state) in states {
-            let state = CollapseState::from_words(&read_buffer::<u32>(ctx, &state, 8)?);
+        for ((mesh, ..), state) in built.iter().zip(batch.read(ctx)?) {
             let name = format!("mesh {mesh}");
             state.check(&name)?;
             let needed = (prepared.top_depth + state.depth + 2) as usize;
