@@ -3,20 +3,12 @@
 // highest bit of every triple, as the key, and i as the value, for the radix sort. Twin of
 // caustica::accel::lbvh::lbvh_code and lbvh_centroid.
 //!include "bvh/lbvh_common.wgsl"
+//!include "shared/morton.wgsl"
 
 @group(0) @binding(0) var<uniform> params: LbvhParams;
 @group(0) @binding(1) var<storage, read> boxes: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(3) var<storage, read_write> values: array<u32>;
-
-// The 10 low bits of a cell coordinate spread to every third bit.
-fn spread_bits(v: u32) -> u32 {
-    var x = v & 0x3ffu;
-    x = (x | (x << 16u)) & 0x030000ffu;
-    x = (x | (x << 8u)) & 0x0300f00fu;
-    x = (x | (x << 4u)) & 0x030c30c3u;
-    return (x | (x << 2u)) & 0x09249249u;
-}
 
 // floor((c - lo) * scale) clamped to 0..=1023, NaN in cell 0.
 fn lbvh_cell(c: f32, lo: f32, scale: f32) -> u32 {

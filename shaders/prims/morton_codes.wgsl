@@ -3,6 +3,7 @@
 // key and i as the value, for the radix sort that orders them. Twin of
 // caustica::accel::knn::morton_code.
 //!include "prims/common.wgsl"
+//!include "shared/morton.wgsl"
 
 struct MortonParams {
     n: u32,
@@ -19,15 +20,6 @@ struct MortonParams {
 @group(0) @binding(1) var<storage, read> points: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(3) var<storage, read_write> values: array<u32>;
-
-// The 10 low bits of a cell coordinate spread to every third bit.
-fn spread_bits(v: u32) -> u32 {
-    var x = v & 0x3ffu;
-    x = (x | (x << 16u)) & 0x030000ffu;
-    x = (x | (x << 8u)) & 0x0300f00fu;
-    x = (x | (x << 4u)) & 0x030c30c3u;
-    return (x | (x << 2u)) & 0x09249249u;
-}
 
 fn cell(v: f32, lo: f32) -> u32 {
     let c = (v - lo) * params.scale.x;
