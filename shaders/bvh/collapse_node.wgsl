@@ -57,61 +57,60 @@ fn grid_origin(p: f32) -> f32 {
     return p;
 }
 
-// Twin of the exponent search in quantization_grid.
+// Twin of the exponent search in quantization_grid: the smallest e in -126..=127 whose 255th
+// plane is at or above hi (127 if none is), by bisection.
 fn grid_exponent(origin: f32, hi: f32) -> i32 {
-    let extent = hi - origin;
-    var e = -126;
-    if extent > 0.0 {
-        e = clamp(i32(ceil(log2(extent / 255.0))), -126, 127);
-    }
+    var a = -126;
+    var b = 127;
     loop {
-        if e <= -126 || !(origin + 255.0 * step_of(e - 1) >= hi) {
+        if a >= b {
             break;
         }
-        e -= 1;
-    }
-    loop {
-        if e >= 127 || origin + 255.0 * step_of(e) >= hi {
-            break;
+        let mid = a + (b - a) / 2;
+        if origin + 255.0 * step_of(mid) >= hi {
+            b = mid;
+        } else {
+            a = mid + 1;
         }
-        e += 1;
     }
-    return e;
+    return a;
 }
 
 fn plane(origin: f32, step: f32, q: u32) -> f32 {
     return origin + f32(q) * step;
 }
 
-// Twin of quantize.
+// Twin of quantize: the largest plane at or below lo (else 0), the smallest at or above hi
+// (else 255), by bisection.
 fn quantize(origin: f32, step: f32, lo: f32, hi: f32) -> vec2<u32> {
-    var qlo = u32(floor(clamp((lo - origin) / step, 0.0, 255.0)));
+    var a = 0u;
+    var b = 255u;
     loop {
-        if qlo == 0u || !(plane(origin, step, qlo) > lo) {
+        if a >= b {
             break;
         }
-        qlo -= 1u;
+        let mid = a + (b - a + 1u) / 2u;
+        if plane(origin, step, mid) <= lo {
+            a = mid;
+        } else {
+            b = mid - 1u;
+        }
     }
+    let qlo = a;
+    a = 0u;
+    b = 255u;
     loop {
-        if qlo >= 255u || !(plane(origin, step, qlo + 1u) <= lo) {
+        if a >= b {
             break;
         }
-        qlo += 1u;
-    }
-    var qhi = u32(ceil(clamp((hi - origin) / step, 0.0, 255.0)));
-    loop {
-        if qhi >= 255u || !(plane(origin, step, qhi) < hi) {
-            break;
+        let mid = a + (b - a) / 2u;
+        if plane(origin, step, mid) >= hi {
+            b = mid;
+        } else {
+            a = mid + 1u;
         }
-        qhi += 1u;
     }
-    loop {
-        if qhi == 0u || !(plane(origin, step, qhi - 1u) >= hi) {
-            break;
-        }
-        qhi -= 1u;
-    }
-    return vec2<u32>(qlo, qhi);
+    return vec2<u32>(qlo, a);
 }
 
 fn set_byte(words: vec2<u32>, slot: u32, value: u32) -> vec2<u32> {

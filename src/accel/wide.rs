@@ -443,8 +443,8 @@ fn assign_slots(parent: &Aabb, children: &[Aabb]) -> [Option<usize>; WIDE_CHILDR
 
 /// The grid of a node box: origin and the biased exponent of each axis's step, the smallest
 /// power of two `2^e` (`e` in -126..=127, a normal float) whose 255th plane, `origin + 255 · 2^e`
-/// rounded to f32, is at or above the box's max. The answer does not depend on the first guess
-/// (the plane grows with `e`), so the GPU collapse finds the same exponent with its own guess.
+/// rounded to f32, is at or above the box's max, found by bisection (the plane grows with `e`),
+/// as the GPU collapse finds it.
 fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
     // A denormal origin could be flushed to zero on a GPU; move it outwards to a normal value.
     let origin = bounds.min.to_array().map(|p| {
@@ -460,45 +460,47 @@ fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
     });
     let exps = [0, 1, 2].map(|a| {
         let covers = |e: i32| origin[a] + 255.0 * step_of((e + 127) as u32) >= bounds.max[a];
-        let extent = bounds.max[a] - origin[a];
-        let mut e: i32 = if extent > 0.0 {
-            ((extent / 255.0).log2().ceil() as i32).clamp(-126, 127)
-        } else {
-            -126
-        };
-        while e > -126 && covers(e - 1) {
-            e -= 1;
+        // The smallest e in -126..=127 that covers (127 if none does), by bisection.
+        let (mut lo, mut hi) = (-126i32, 127i32);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if covers(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
         }
-        while e < 127 && !covers(e) {
-            e += 1;
-        }
-        (e + 127) as u32
+        (lo + 127) as u32
     });
     (Vec3::from_array(origin), exps)
 }
 
 /// The grid planes of a child box: the largest `lo` whose plane is at or below the box's min
 /// (0 if none is), the smallest `hi` whose plane is at or above its max (255 if none is), in the
-/// f32 arithmetic of [`WideNode::child_box`]. The answer does not depend on the first guess, so
-/// the GPU collapse finds the same planes.
+/// f32 arithmetic of [`WideNode::child_box`], by bisection (a plane grows with its index), so
+/// the GPU collapse finds the same planes in as few steps.
 fn quantize(origin: f32, step: f32, lo: f32, hi: f32) -> (u32, u32) {
     let plane = |q: u32| origin + q as f32 * step;
-    let guess = |x: f32| ((x - origin) / step).clamp(0.0, 255.0);
-    let mut qlo = guess(lo).floor() as u32;
-    while qlo > 0 && plane(qlo) > lo {
-        qlo -= 1;
+    let (mut a, mut b) = (0u32, 255u32);
+    while a < b {
+        let mid = a + (b - a).div_ceil(2);
+        if plane(mid) <= lo {
+            a = mid;
+        } else {
+            b = mid - 1;
+        }
     }
-    while qlo < 255 && plane(qlo + 1) <= lo {
-        qlo += 1;
+    let qlo = a;
+    let (mut a, mut b) = (0u32, 255u32);
+    while a < b {
+        let mid = a + (b - a) / 2;
+        if plane(mid) >= hi {
+            b = mid;
+        } else {
+            a = mid + 1;
+        }
     }
-    let mut qhi = guess(hi).ceil() as u32;
-    while qhi < 255 && plane(qhi) < hi {
-        qhi += 1;
-    }
-    while qhi > 0 && plane(qhi - 1) >= hi {
-        qhi -= 1;
-    }
-    (qlo, qhi)
+    (qlo, a)
 }
 
 /// One child of a wide node while collapsing: a binary node opened into inner children, or a
