@@ -104,8 +104,9 @@ enum Command {
         #[arg(long, value_enum)]
         integrator: Option<IntegratorArg>,
         /// The hierarchy's node layout and builder, LAYOUT[:BUILDER]: qbvh, wide (8-wide
-        /// compressed) or binary, built by cpu_sah; `caustica info --accels` lists them
-        /// [default: the scene's film accel, qbvh unless it says].
+        /// compressed) or binary, built by cpu_sah, or wide:gpu_lbvh (built on the GPU);
+        /// `caustica info --accels` lists them [default: the scene's film accel, else the
+        /// backend's layout, built by cpu_sah].
         #[arg(long, value_name = "LAYOUT:BUILDER")]
         accel: Option<String>,
         /// A preview: an eighth of the photons, a quarter of the irradiance seeds and gather rays.
