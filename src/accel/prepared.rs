@@ -473,6 +473,13 @@ fn build_mesh_level(
         }
     }
     let tree = || format!("mesh \"{}\"", mesh.name);
+    // The LBVH numbers its 2n - 1 nodes in 32 bits.
+    if options.builder == BvhBuilder::GpuLbvh && bounds.len() > (u32::MAX / 2) as usize {
+        return Err(AccelError::TooManyElements {
+            what: "primitives in one mesh for the LBVH",
+            count: bounds.len(),
+        });
+    }
     let mut device_boxes = None;
     let (nodes, wide, prim_refs, depth, bounds) = match (layout, options.builder) {
         (BvhLayout::Qbvh | BvhLayout::Binary, BvhBuilder::CpuSah) => {
