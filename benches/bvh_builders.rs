@@ -23,7 +23,7 @@ use caustica::accel::wide::{wide_sah_cost, WideNode};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::encoder::Encoder;
 use caustica::gpu::kernel::{read_buffer, storage_buffer};
-use caustica::gpu::lbvh::LbvhBuilder;
+use caustica::gpu::lbvh::{box_words, LbvhBuilder};
 use caustica::gpu::middle_build::MiddleBuildKernels;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::upload::upload_scene;
@@ -154,6 +154,7 @@ fn main() {
         let prepared = Prepared::build(&scene, &options(BvhBuilder::GpuLbvh, true))
             .expect("the benchmark scenes build");
         let buffers = upload_scene(ctx, &scene, &prepared).expect("the scene uploads");
+        let all: Vec<_> = prepared.device_builds.iter().collect();
         let (mut host, mut device) = (Vec::new(), Vec::new());
         let mut report = None;
         for run in 0..=runs {
@@ -161,7 +162,7 @@ fn main() {
             ctx.set_stage("middle_build");
             let start = Instant::now();
             let r = kernels
-                .build(ctx, prims, &prepared, &buffers, true)
+                .build(ctx, prims, &prepared, &all, &buffers)
                 .expect("the GPU builds");
             let ms = start.elapsed().as_secs_f64() * 1e3;
             let clock = ctx.read_device_clock().expect("the clock reads");
@@ -178,12 +179,8 @@ fn main() {
             .device_builds
             .iter()
             .map(|b| {
-                let words: Vec<[[f32; 4]; 2]> = b
-                    .boxes
-                    .iter()
-                    .map(|x| [x.min.extend(0.0).to_array(), x.max.extend(0.0).to_array()])
-                    .collect();
-                let buffer = storage_buffer(ctx, "boxes", &words).expect("boxes upload");
+                let buffer =
+                    storage_buffer(ctx, "boxes", &box_words(&b.boxes)).expect("boxes upload");
                 (buffer, b.boxes.len() as u32, lbvh_frame(&b.boxes))
             })
             .collect();

@@ -44,19 +44,6 @@ fn step_of(e: i32) -> f32 {
     return bitcast<f32>(u32(e + 127) << 23u);
 }
 
-// Twin of the origin fix in quantization_grid: a denormal moves outwards to a normal value
-// (decided on the bits, so that a GPU that flushes denormals decides the same).
-fn grid_origin(p: f32) -> f32 {
-    let bits = bitcast<u32>(p);
-    if (bits & 0x7f800000u) == 0u && (bits & 0x007fffffu) != 0u {
-        if (bits & 0x80000000u) == 0u {
-            return 0.0;
-        }
-        return -bitcast<f32>(0x00800000u);
-    }
-    return p;
-}
-
 // Twin of the exponent search in quantization_grid: the smallest e in -126..=127 whose 255th
 // plane is at or above hi (127 if none is), by bisection.
 fn grid_exponent(origin: f32, hi: f32) -> i32 {
@@ -204,7 +191,8 @@ fn collapse(item: vec4<u32>, depth: u32) {
     }
     count = kept;
     // The grid.
-    let origin = vec3<f32>(grid_origin(parent_lo.x), grid_origin(parent_lo.y), grid_origin(parent_lo.z));
+    // A union of normal boxes: the origin is never denormal.
+    let origin = parent_lo;
     let ex = grid_exponent(origin.x, parent_hi.x);
     let ey = grid_exponent(origin.y, parent_hi.y);
     let ez = grid_exponent(origin.z, parent_hi.z);

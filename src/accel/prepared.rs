@@ -113,9 +113,10 @@ pub struct DeviceBuild {
     pub mesh: u32,
     /// One box per primitive (triangles, then quads or VD patches), in object space.
     pub boxes: Arc<Vec<Aabb>>,
-    /// Whether the build came from a [`MeshBuildCache`]: the tree the device built for it
-    /// then still holds, unless the device lost its arrays.
-    pub reused: bool,
+    /// The hash of everything the tree is built from (the mesh's key in the
+    /// [`MeshBuildCache`]): a device that holds a tree of the same key at the same offsets
+    /// need not build it again.
+    pub key: u128,
 }
 
 /// One instance; 112 bytes, seven vec4s.
@@ -645,7 +646,7 @@ impl Prepared {
                 b.device_boxes.as_ref().map(|boxes| DeviceBuild {
                     mesh: m as u32,
                     boxes: boxes.clone(),
-                    reused: cached.contains_key(&keys[m]),
+                    key: keys[m],
                 })
             })
             .collect();

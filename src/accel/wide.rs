@@ -446,18 +446,8 @@ fn assign_slots(parent: &Aabb, children: &[Aabb]) -> [Option<usize>; WIDE_CHILDR
 /// rounded to f32, is at or above the box's max, found by bisection (the plane grows with `e`),
 /// as the GPU collapse finds it.
 fn quantization_grid(bounds: &Aabb) -> (Vec3, [u32; 3]) {
-    // A denormal origin could be flushed to zero on a GPU; move it outwards to a normal value.
-    let origin = bounds.min.to_array().map(|p| {
-        if p != 0.0 && p.abs() < f32::MIN_POSITIVE {
-            if p > 0.0 {
-                0.0
-            } else {
-                -f32::MIN_POSITIVE
-            }
-        } else {
-            p
-        }
-    });
+    // The box is a union of `normal_box`es: its origin is never denormal.
+    let origin = bounds.min.to_array();
     let exps = [0, 1, 2].map(|a| {
         let covers = |e: i32| origin[a] + 255.0 * step_of((e + 127) as u32) >= bounds.max[a];
         // The smallest e in -126..=127 that covers (127 if none does), by bisection.

@@ -344,28 +344,33 @@ impl GpuBackend {
         ctx.set_stage("upload");
         let clock = Instant::now();
         // Only poisoned if a thread panicked while uploading; the next frame uploads anew.
-        let buffers = {
+        let (buffers, device_builds) = {
             let mut resident = self.resident.lock().unwrap_or_else(|e| {
                 let mut guard = e.into_inner();
                 *guard = ResidentScene::default();
                 guard
             });
-            resident.update(ctx, scene, prepared)?
+            let buffers = resident.update(ctx, scene, prepared)?;
+            // The middle levels this device builds itself (`--accel wide:gpu_lbvh`) that its
+            // arrays do not hold yet.
+            let stale = resident.stale_device_builds(prepared);
+            let report = if stale.is_empty() {
+                MiddleBuildReport::default()
+            } else {
+                ctx.set_stage("middle_build");
+                let report = self.middle_build_kernels()?.build(
+                    ctx,
+                    &self.prims,
+                    prepared,
+                    &stale,
+                    &buffers,
+                )?;
+                resident.device_trees_built(prepared, &stale);
+                report
+            };
+            (buffers, report)
         };
         let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
-        // The middle levels this device builds itself (`--accel wide:gpu_lbvh`).
-        let device_builds = if prepared.device_builds.is_empty() {
-            MiddleBuildReport::default()
-        } else {
-            ctx.set_stage("middle_build");
-            self.middle_build_kernels()?.build(
-                ctx,
-                &self.prims,
-                prepared,
-                &buffers,
-                buffers.middle_written,
-            )?
-        };
         let plan = FramePlan::new(scene, self.max_pass_rays(options.max_pass_rays));
         // The kernels the frame needs, compiled side by side on the first frame.
         let (kernels, photon_kernels) = rayon::join(

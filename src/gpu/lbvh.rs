@@ -61,6 +61,15 @@ pub struct LbvhBuffers {
     pub prim_order: GpuBuffer,
 }
 
+/// `bounds` as the builder reads them (`boxes` of `record_build`): two `vec4<f32>` per
+/// primitive, the low corner and the high one (w unused).
+pub fn box_words(bounds: &[Aabb]) -> Vec<[[f32; 4]; 2]> {
+    bounds
+        .iter()
+        .map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()])
+        .collect()
+}
+
 /// The LBVH kernels, built once per context.
 pub struct LbvhBuilder {
     codes: Kernel,
@@ -188,16 +197,7 @@ impl LbvhBuilder {
         if n == 0 {
             return Ok((Vec::new(), Vec::new()));
         }
-        let words: Vec<[f32; 4]> = bounds
-            .iter()
-            .flat_map(|b| {
-                [
-                    [b.min.x, b.min.y, b.min.z, 0.0],
-                    [b.max.x, b.max.y, b.max.z, 0.0],
-                ]
-            })
-            .collect();
-        let boxes = super::kernel::storage_buffer(ctx, "LBVH boxes", &words)?;
+        let boxes = super::kernel::storage_buffer(ctx, "LBVH boxes", &box_words(bounds))?;
         let frame = lbvh_frame(bounds);
         let mut encoder = Encoder::new(ctx);
         let built = self.record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;

@@ -4,8 +4,9 @@
 //! scene's `mesh_nodes` and `prim_refs` at the mesh's offsets, and the leaf triangles of its
 //! references (`bvh/leaf_triangles.wgsl`). The twins are what [`Prepared::build`] runs when
 //! the backend does not build: `accel::lbvh::build_lbvh` and `accel::wide::collapse_to_cwbvh`.
-//! A frame builds the meshes that changed, or all of them when the arrays were written again,
-//! each its own LBVH and all of them in one collapse; it then reads back the collapse's few
+//! A frame builds the trees the arrays do not hold yet (`ResidentScene::stale_device_builds`:
+//! meshes that changed, or all of them when the arrays were written again; a progressive
+//! still's later passes build none), each its own LBVH and all of them in one collapse; it then reads back the collapse's few
 //! state words once, to check the tree's depth against
 //! the traversal's stack and to count its nodes.
 
@@ -16,10 +17,10 @@ use bytemuck::{Pod, Zeroable};
 use crate::accel::lbvh::lbvh_frame;
 use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
-use crate::accel::Prepared;
+use crate::accel::{DeviceBuild, Prepared};
 use crate::gpu::encoder::Encoder;
 use crate::gpu::kernel::{storage_buffer, uniform_buffer, Checks};
-use crate::gpu::lbvh::LbvhBuilder;
+use crate::gpu::lbvh::{box_words, LbvhBuilder};
 use crate::gpu::prims::Primitives;
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
@@ -67,30 +68,24 @@ impl MiddleBuildKernels {
         })
     }
 
-    /// Builds the trees of `prepared`'s device builds into `buffers`: those not reused from the
-    /// last frame, or every one if `all` (the arrays were written again, over the trees).
+    /// Builds the trees of `builds` (device builds of `prepared`) into `buffers`.
     pub fn build(
         &self,
         ctx: &GpuContext,
         prims: &Primitives,
         prepared: &Prepared,
+        builds: &[&DeviceBuild],
         buffers: &SceneBuffers,
-        all: bool,
     ) -> Result<MiddleBuildReport, GpuError> {
         let start = Instant::now();
         let mut report = MiddleBuildReport::default();
         let mut encoder = Encoder::new(ctx);
         // Each mesh's LBVH, then one collapse for them all (its dispatches paid once).
         let mut built = Vec::new();
-        for build in prepared.device_builds.iter().filter(|b| all || !b.reused) {
+        for build in builds {
             let mesh = prepared.meshes[build.mesh as usize];
             let n = build.boxes.len() as u32;
-            let boxes: Vec<[[f32; 4]; 2]> = build
-                .boxes
-                .iter()
-                .map(|b| [b.min.extend(0.0).to_array(), b.max.extend(0.0).to_array()])
-                .collect();
-            let boxes = storage_buffer(ctx, "device build boxes", &boxes)?;
+            let boxes = storage_buffer(ctx, "device build boxes", &box_words(&build.boxes))?;
             let frame = lbvh_frame(&build.boxes);
             let tree = self
                 .lbvh

@@ -13,7 +13,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use crate::accel::{BvhLayout, Prepared};
+use crate::accel::{BvhLayout, DeviceBuild, Prepared};
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
 use crate::scene::{EnvMap, FresnelMode, LightKind, MaterialKind, Sampler, Scene};
@@ -291,9 +291,6 @@ pub struct SceneBuffers {
     pub bytes: u64,
     /// Bytes written to the device for them by the call that returned these buffers.
     pub uploaded: u64,
-    /// Whether that call wrote `mesh_nodes`, `prim_refs` or `leaf_triangles` (over the trees
-    /// the device built itself, which it must then build again).
-    pub middle_written: bool,
 }
 
 impl SceneBuffers {
@@ -693,6 +690,10 @@ pub struct ResidentScene {
     arrays: HashMap<&'static str, (u128, GpuBuffer)>,
     texel_images: Vec<std::sync::Arc<crate::scene::TextureImage>>,
     texel_environment: Option<std::sync::Arc<EnvMap>>,
+    /// The trees the device built into `mesh_nodes` and `prim_refs`, by mesh: the key each was
+    /// built from and its node and reference offsets. Forgotten when those arrays (or
+    /// `leaf_triangles`) are written again.
+    device_trees: HashMap<u32, (u128, u32, u32)>,
 }
 
 impl ResidentScene {
@@ -737,7 +738,7 @@ impl ResidentScene {
                 buffer
             }};
         }
-        Ok(SceneBuffers {
+        let buffers = SceneBuffers {
             positions: array!("positions", &p.positions),
             normals: array!("normals", &p.normals),
             uvs: array!("uvs", &p.uvs),
@@ -774,8 +775,31 @@ impl ResidentScene {
             },
             bytes,
             uploaded,
-            middle_written,
-        })
+        };
+        // Writing `mesh_nodes`, `prim_refs` or `leaf_triangles` overwrote the trees the device
+        // built itself.
+        if middle_written {
+            self.device_trees.clear();
+        }
+        Ok(buffers)
+    }
+
+    /// The device builds of `prepared` whose trees the arrays do not hold yet (all of them
+    /// after the arrays were written again): the ones [`ResidentScene::device_trees_built`]
+    /// has not recorded with the same key and offsets.
+    pub fn stale_device_builds<'p>(&self, prepared: &'p Prepared) -> Vec<&'p DeviceBuild> {
+        prepared
+            .device_builds
+            .iter()
+            .filter(|b| self.device_trees.get(&b.mesh) != Some(&device_tree(prepared, b)))
+            .collect()
+    }
+
+    /// Records that the arrays now hold the trees of `builds`.
+    pub fn device_trees_built(&mut self, prepared: &Prepared, builds: &[&DeviceBuild]) {
+        for b in builds {
+            self.device_trees.insert(b.mesh, device_tree(prepared, b));
+        }
     }
 
     /// The buffer of array `label` holding `data` (one zeroed element when empty, so that it
@@ -803,6 +827,12 @@ impl ResidentScene {
         self.arrays.insert(label, (hash, buffer.clone()));
         Ok((buffer, size))
     }
+}
+
+/// What a device-built tree is recorded by: its key and where it lies in the arrays.
+fn device_tree(prepared: &Prepared, build: &DeviceBuild) -> (u128, u32, u32) {
+    let mesh = &prepared.meshes[build.mesh as usize];
+    (build.key, mesh.node_offset, mesh.prim_ref_offset)
 }
 
 /// A diffuse hit of a shade tree. Twin of `ShadingPoint` in `shaders/shared/gather_types.wgsl`.
