@@ -148,6 +148,14 @@ fn main() {
             twin_cost,
             twin.mesh_wide.len() as u64,
         );
+        let (ploc_ms, ploc) = cpu_build(options(BvhBuilder::GpuPloc, false));
+        row(
+            "gpu_ploc twin",
+            ploc_ms,
+            None,
+            scene_cost(&ploc, &ploc.mesh_wide),
+            ploc.mesh_wide.len() as u64,
+        );
         let (Some(ctx), Some(prims), Some(kernels)) = (&ctx, &prims, &kernels) else {
             continue;
         };

@@ -310,7 +310,8 @@ pub fn compare_files(
 }
 
 /// `--accel LAYOUT[:BUILDER]`: the hierarchy's node layout (`qbvh`, `wide`, `binary`) and how
-/// its middle level is built (`cpu_sah`, the default, or `gpu_lbvh`, for the wide layout).
+/// its middle level is built (`cpu_sah`, the default, or `gpu_lbvh` or `gpu_ploc`, for the wide
+/// layout).
 pub fn parse_accel(text: &str) -> Result<(scene::BvhLayout, scene::BvhBuilder), Error> {
     let (layout, builder) = text.split_once(':').unwrap_or((text, "cpu_sah"));
     let layouts = scene::BvhLayout::ALL.map(|l| l.name()).join(", ");
@@ -356,6 +357,10 @@ pub fn describe_accels() -> String {
                 scene::BvhBuilder::GpuLbvh => {
                     "LBVH (Karras 2012) built and collapsed on the GPU (the CPU backend builds \
                      the same tree)"
+                }
+                scene::BvhBuilder::GpuPloc => {
+                    "PLOC (Meister & Bittner 2018) built and collapsed on the GPU (the CPU backend \
+                     builds the same tree)"
                 }
             };
             out.push_str(&format!(

@@ -21,25 +21,6 @@
 const WIDE_CHILDREN: u32 = 8u;
 const INNER_META: u32 = 56u; // 0b001_00000 | 24
 
-fn is_empty_box(lo: vec3<f32>, hi: vec3<f32>) -> bool {
-    return lo.x > hi.x || lo.y > hi.y || lo.z > hi.z;
-}
-
-// Twin of caustica::accel::wide::collapse_area.
-fn collapse_area(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
-    if is_empty_box(lo, hi) {
-        return 0.0;
-    }
-    let d = hi - lo;
-    return fma(d.x, d.y, fma(d.y, d.z, d.z * d.x));
-}
-
-// f32::total_cmp's order as a signed integer.
-fn total_key(x: f32) -> i32 {
-    let b = bitcast<i32>(x);
-    return b ^ i32(u32(b >> 31u) >> 1u);
-}
-
 fn step_of(e: i32) -> f32 {
     return bitcast<f32>(u32(e + 127) << 23u);
 }

@@ -15,3 +15,23 @@ struct BinaryNodeRecord {
 }
 
 const BVH_NO_NODE: u32 = 0xffffffffu;
+
+fn is_empty_box(lo: vec3<f32>, hi: vec3<f32>) -> bool {
+    return lo.x > hi.x || lo.y > hi.y || lo.z > hi.z;
+}
+
+// Half the surface area, its sums fused in a fixed order; 0 for an empty box. Twin of
+// caustica::accel::wide::collapse_area.
+fn collapse_area(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    if is_empty_box(lo, hi) {
+        return 0.0;
+    }
+    let d = hi - lo;
+    return fma(d.x, d.y, fma(d.y, d.z, d.z * d.x));
+}
+
+// f32::total_cmp's order as a signed integer.
+fn total_key(x: f32) -> i32 {
+    let b = bitcast<i32>(x);
+    return b ^ i32(u32(b >> 31u) >> 1u);
+}

@@ -230,6 +230,21 @@ pub fn lbvh_internal_node(codes: &[u32], i: u32) -> LbvhInner {
     }
 }
 
+/// The primitives of `bounds` sorted by the Morton code of their centroids in
+/// [`lbvh_frame`]'s grid (stably: equal codes keep the order of their indices), and the sorted
+/// codes. The GPU's twin is the codes kernel and the radix sort of `gpu::lbvh`.
+pub fn morton_order(bounds: &[Aabb]) -> (Vec<u32>, Vec<u32>) {
+    let frame = lbvh_frame(bounds);
+    let codes: Vec<u32> = bounds
+        .iter()
+        .map(|b| lbvh_code(lbvh_centroid(b), &frame))
+        .collect();
+    let mut order: Vec<u32> = (0..bounds.len() as u32).collect();
+    order.sort_by_key(|&p| codes[p as usize]);
+    let sorted = order.iter().map(|&p| codes[p as usize]).collect();
+    (order, sorted)
+}
+
 /// Builds the LBVH over `bounds` (one box per primitive): `2n - 1` nodes numbered as the module
 /// says, one primitive per leaf. Empty boxes are kept (their centroid is the origin).
 ///
@@ -245,15 +260,7 @@ pub fn build_lbvh(bounds: &[Aabb]) -> BinaryBvh {
         n <= u32::MAX as usize / 2,
         "an LBVH over {n} primitives has more nodes than u32 indices address"
     );
-    let frame = lbvh_frame(bounds);
-    let codes: Vec<u32> = bounds
-        .iter()
-        .map(|b| lbvh_code(lbvh_centroid(b), &frame))
-        .collect();
-    // Stable: equal codes keep the order of their indices.
-    let mut prim_order: Vec<u32> = (0..n as u32).collect();
-    prim_order.sort_by_key(|&p| codes[p as usize]);
-    let sorted: Vec<u32> = prim_order.iter().map(|&p| codes[p as usize]).collect();
+    let (prim_order, sorted) = morton_order(bounds);
 
     let inner = n - 1;
     let mut nodes: Vec<BinaryNode> = Vec::with_capacity(2 * n - 1);

@@ -14,6 +14,7 @@ pub mod bvh;
 pub mod kdtree;
 pub mod knn;
 pub mod lbvh;
+pub mod ploc;
 pub mod photon_estimate;
 pub mod prepared;
 pub mod primitives;

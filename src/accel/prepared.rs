@@ -21,6 +21,7 @@ use rayon::prelude::*;
 use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
 use super::lbvh::build_lbvh;
+use super::ploc::build_ploc;
 use super::primitives::{
     intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
 };
@@ -117,6 +118,8 @@ pub struct DeviceBuild {
     /// [`MeshBuildCache`]): a device that holds a tree of the same key at the same offsets
     /// need not build it again.
     pub key: u128,
+    /// The builder that makes the tree (one of the GPU's).
+    pub builder: BvhBuilder,
 }
 
 /// One instance; 112 bytes, seven vec4s.
@@ -474,10 +477,10 @@ fn build_mesh_level(
         }
     }
     let tree = || format!("mesh \"{}\"", mesh.name);
-    // The LBVH numbers its 2n - 1 nodes in 32 bits.
-    if options.builder == BvhBuilder::GpuLbvh && bounds.len() > (u32::MAX / 2) as usize {
+    // The GPU builders number their 2n - 1 nodes in 32 bits.
+    if options.builder.on_device() && bounds.len() > (u32::MAX / 2) as usize {
         return Err(AccelError::TooManyElements {
-            what: "primitives in one mesh for the LBVH",
+            what: "primitives in one mesh for a GPU builder",
             count: bounds.len(),
         });
     }
@@ -498,7 +501,9 @@ fn build_mesh_level(
                 layout: layout.name(),
             })
         }
-        (BvhLayout::Wide, BvhBuilder::GpuLbvh) if options.device_builds && !bounds.is_empty() => {
+        (BvhLayout::Wide, builder)
+            if builder.on_device() && options.device_builds && !bounds.is_empty() =>
+        {
             // The backend builds this tree: room for the most nodes its collapse makes, and
             // the references in primitive order until it writes them.
             let room = wide_collapse_capacity(bounds.len());
@@ -512,6 +517,7 @@ fn build_mesh_level(
             let binary = match builder {
                 BvhBuilder::CpuSah => build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS),
                 BvhBuilder::GpuLbvh => build_lbvh(&bounds),
+                BvhBuilder::GpuPloc => build_ploc(&bounds),
             };
             let wide = collapse_to_cwbvh(&binary, WIDE_LEAF_MAX);
             check_tree_size(tree, wide.nodes.len())?;
@@ -647,6 +653,7 @@ impl Prepared {
                     mesh: m as u32,
                     boxes: boxes.clone(),
                     key: keys[m],
+                    builder: options.builder,
                 })
             })
             .collect();

@@ -120,33 +120,10 @@ impl LbvhBuilder {
             )));
         }
         ctx.check_binding_size("LBVH boxes", boxes.size())?;
-        let codes = sized_buffer(ctx, "LBVH codes", n as u64 * 4)?;
         // Zeroed by the hierarchy kernel before the bounds kernel counts in them.
         let counters = sized_buffer(ctx, "LBVH counters", (n as u64 - 1).max(1) * 4)?;
-        let params = uniform_buffer(
-            ctx,
-            "LBVH params",
-            &LbvhParams {
-                n,
-                _pad: [0; 3],
-                lo: [frame.lo.x, frame.lo.y, frame.lo.z, 0.0],
-                scale: [frame.scale.x, frame.scale.y, frame.scale.z, 0.0],
-            },
-        );
-
-        let bind = self.codes.bind(
-            ctx,
-            &[
-                ("params", &params),
-                ("boxes", boxes),
-                ("keys", &codes),
-                ("values", &prim_order),
-            ],
-        )?;
-        self.codes
-            .dispatch(encoder, &bind, self.codes.grid_for(ctx, n as u64));
-
-        prims.radix_sort_u32(ctx, encoder, &codes, &prim_order, n, CODE_BITS)?;
+        let (codes, params) =
+            self.record_morton_order(ctx, encoder, prims, boxes, n, frame, &prim_order)?;
 
         let bind = self.hierarchy.bind(
             ctx,
@@ -175,6 +152,47 @@ impl LbvhBuilder {
                 .dispatch(encoder, &bind, self.bounds.grid_for(ctx, n as u64));
         }
         Ok(LbvhBuffers { nodes, prim_order })
+    }
+
+    /// Records the first two steps, shared with the PLOC builder (`gpu::ploc`): the Morton codes
+    /// of the `n > 0` boxes' centroids in `frame` and their stable radix sort, which leaves the
+    /// sorted codes in the returned buffer and the primitives in sorted order in `order`
+    /// (`n` words); also returns the kernels' parameters.
+    #[allow(clippy::too_many_arguments)]
+    pub fn record_morton_order(
+        &self,
+        ctx: &GpuContext,
+        encoder: &mut Encoder,
+        prims: &Primitives,
+        boxes: &GpuBuffer,
+        n: u32,
+        frame: &LbvhFrame,
+        order: &GpuBuffer,
+    ) -> Result<(GpuBuffer, GpuBuffer), GpuError> {
+        let codes = sized_buffer(ctx, "LBVH codes", n as u64 * 4)?;
+        let params = uniform_buffer(
+            ctx,
+            "LBVH params",
+            &LbvhParams {
+                n,
+                _pad: [0; 3],
+                lo: [frame.lo.x, frame.lo.y, frame.lo.z, 0.0],
+                scale: [frame.scale.x, frame.scale.y, frame.scale.z, 0.0],
+            },
+        );
+        let bind = self.codes.bind(
+            ctx,
+            &[
+                ("params", &params),
+                ("boxes", boxes),
+                ("keys", &codes),
+                ("values", order),
+            ],
+        )?;
+        self.codes
+            .dispatch(encoder, &bind, self.codes.grid_for(ctx, n as u64));
+        prims.radix_sort_u32(ctx, encoder, &codes, order, n, CODE_BITS)?;
+        Ok((codes, params))
     }
 
     /// Uploads `bounds`, builds their LBVH on the GPU (in the frame [`lbvh_frame`] gives) and

@@ -18,6 +18,7 @@ pub mod maps;
 pub mod middle_build;
 pub mod photons;
 pub mod pipeline_cache;
+pub mod ploc;
 pub mod pool;
 pub mod prims;
 pub mod raybench;

@@ -198,16 +198,26 @@ pub enum BvhBuilder {
     /// the wide layout, both on the GPU (`gpu::lbvh`, `gpu::wide_collapse`); the CPU backend
     /// builds the same tree with the twins (`accel::lbvh`, `accel::wide`).
     GpuLbvh,
+    /// PLOC (Meister & Bittner 2018: nearest neighbours along the Morton curve merged round
+    /// after round), collapsed into the wide layout, both on the GPU (`gpu::ploc`,
+    /// `gpu::wide_collapse`); the CPU backend builds the same tree with the twins
+    /// (`accel::ploc`, `accel::wide`).
+    GpuPloc,
 }
 
 impl BvhBuilder {
     /// Every builder, as `--accel` names them.
-    pub const ALL: [BvhBuilder; 2] = [BvhBuilder::CpuSah, BvhBuilder::GpuLbvh];
+    pub const ALL: [BvhBuilder; 3] = [
+        BvhBuilder::CpuSah,
+        BvhBuilder::GpuLbvh,
+        BvhBuilder::GpuPloc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             BvhBuilder::CpuSah => "cpu_sah",
             BvhBuilder::GpuLbvh => "gpu_lbvh",
+            BvhBuilder::GpuPloc => "gpu_ploc",
         }
     }
 
@@ -219,6 +229,11 @@ impl BvhBuilder {
     /// layout only).
     pub fn builds(self, layout: BvhLayout) -> bool {
         self == BvhBuilder::CpuSah || layout == BvhLayout::Wide
+    }
+
+    /// Whether a GPU backend builds the trees itself (every builder but `cpu_sah`).
+    pub fn on_device(self) -> bool {
+        self != BvhBuilder::CpuSah
     }
 }
 

@@ -1,0 +1,411 @@
+//! The PLOC builder (Meister & Bittner 2018): the CPU twin `accel::ploc::build_ploc` makes
+//! well-formed trees whose closest hits equal brute force, on awkward inputs too (no, one, two
+//! or three primitives, equal boxes, empty boxes, a flat set, nested boxes that merge one pair
+//! a round), and the GPU builder `gpu::ploc` writes the very same records and primitive order,
+//! bit for bit, every time.
+
+use std::time::Instant;
+
+use caustica::accel::aabb::{Aabb, SlabRay};
+use caustica::accel::bvh::{BinaryBvh, BinaryNodeKind, BinaryNodeRecord, NO_NODE};
+use caustica::accel::lbvh::morton_order;
+use caustica::accel::ploc::{build_ploc, ploc_natural_rounds, ploc_rounds};
+use caustica::accel::primitives::intersect_triangle;
+use caustica::gpu::ploc::PlocBuilder;
+use caustica::gpu::prims::Primitives;
+use caustica::gpu::{test_context, GpuContext};
+use glam::Vec3;
+
+/// A small deterministic generator (PCG-style output of a 64-bit LCG).
+struct Random(u64);
+
+impl Random {
+    fn next_u32(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let x = self.0;
+        (((x >> 18) ^ x) >> 27) as u32 ^ (x >> 59 << 27) as u32 ^ (x >> 32) as u32
+    }
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f32 {
+        (self.next_u32() >> 8) as f32 / (1u32 << 24) as f32
+    }
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.unit()
+    }
+    fn point(&mut self, lo: f32, hi: f32) -> Vec3 {
+        Vec3::new(self.range(lo, hi), self.range(lo, hi), self.range(lo, hi))
+    }
+}
+
+/// Boxes of mixed sizes scattered over [-50, 50]³, some of them far larger than the rest.
+fn random_boxes(rng: &mut Random, n: usize) -> Vec<Aabb> {
+    (0..n)
+        .map(|_| {
+            let c = rng.point(-50.0, 50.0);
+            let size = if rng.unit() < 0.05 { 20.0 } else { 1.0 };
+            let h = Vec3::new(rng.unit(), rng.unit(), rng.unit()) * size;
+            Aabb::new(c - h, c + h)
+        })
+        .collect()
+}
+
+type Triangle = [Vec3; 3];
+
+fn random_triangles(rng: &mut Random, n: usize) -> Vec<Triangle> {
+    (0..n)
+        .map(|_| {
+            let c = rng.point(0.0, 10.0);
+            [
+                c + rng.point(-0.6, 0.6),
+                c + rng.point(-0.6, 0.6),
+                c + rng.point(-0.6, 0.6),
+            ]
+        })
+        .collect()
+}
+
+fn triangle_box(t: &Triangle) -> Aabb {
+    Aabb::from_points(t.iter().copied())
+}
+
+fn bits(b: &Aabb) -> [u32; 6] {
+    let [a, c] = [b.min.to_array(), b.max.to_array()];
+    [a[0], a[1], a[2], c[0], c[1], c[2]].map(f32::to_bits)
+}
+
+/// Leaf `k` (node `n - 1 + k`) holds the `k`-th primitive of the Morton order and its box,
+/// `prim_order` holds every primitive once, at the leaves' places; every node is reached once
+/// from the root, every box holds its children's, every subtree's range is its children's
+/// ranges side by side (the left one first), the root's range is everything, the parents link
+/// back, and the tree is no deeper than the rounds allow. Returns the depth.
+fn assert_well_formed(bvh: &BinaryBvh, bounds: &[Aabb]) -> usize {
+    let n = bounds.len();
+    if n == 0 {
+        assert!(bvh.nodes.is_empty() && bvh.prim_order.is_empty());
+        return 0;
+    }
+    assert_eq!(bvh.nodes.len(), 2 * n - 1);
+    let mut seen = vec![false; n];
+    for &p in &bvh.prim_order {
+        assert!(!std::mem::replace(&mut seen[p as usize], true), "{p} twice");
+    }
+    assert!(seen.iter().all(|&s| s));
+    let (morton, _) = morton_order(bounds);
+    for (k, &p) in morton.iter().enumerate() {
+        let leaf = &bvh.nodes[n - 1 + k];
+        let BinaryNodeKind::Leaf { first, count } = leaf.kind else {
+            panic!("node {} is not a leaf", n - 1 + k);
+        };
+        assert_eq!(count, 1);
+        assert_eq!(bvh.prim_order[first as usize], p, "leaf {k}'s place");
+        assert_eq!(bits(&leaf.bounds), bits(&bounds[p as usize]));
+    }
+    let records = bvh.to_records();
+    assert_eq!(records[0].parent, NO_NODE);
+    assert_eq!((records[0].first, records[0].count), (0, n as u32));
+    let mut reached = vec![0u32; records.len()];
+    let mut stack = vec![(0u32, 1usize)];
+    let mut depth = 0;
+    while let Some((i, d)) = stack.pop() {
+        reached[i as usize] += 1;
+        depth = depth.max(d);
+        let node = &bvh.nodes[i as usize];
+        if let BinaryNodeKind::Inner { left, right } = node.kind {
+            assert!((i as usize) < n - 1, "inner node {i} among the leaves");
+            let (l, r) = (records[left as usize], records[right as usize]);
+            assert_eq!((l.parent, r.parent), (i, i));
+            assert_eq!(l.first + l.count, r.first, "node {i}: ranges side by side");
+            assert_eq!(records[i as usize].first, l.first);
+            assert_eq!(records[i as usize].count, l.count + r.count);
+            for c in [left, right] {
+                assert!(
+                    node.bounds.contains_box(&bvh.nodes[c as usize].bounds),
+                    "node {i} does not hold child {c}"
+                );
+            }
+            stack.extend([(left, d + 1), (right, d + 1)]);
+        }
+    }
+    assert!(
+        reached.iter().all(|&r| r == 1),
+        "every node once from the root"
+    );
+    assert!(depth <= ploc_rounds(n as u32) as usize + 1, "depth {depth}");
+    depth
+}
+
+fn closest_brute_force(
+    count: usize,
+    mut intersect: impl FnMut(u32, f32) -> Option<f32>,
+) -> Option<(f32, u32)> {
+    let mut best: Option<(f32, u32)> = None;
+    for p in 0..count as u32 {
+        if let Some(t) = intersect(p, f32::INFINITY) {
+            if best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, p));
+            }
+        }
+    }
+    best
+}
+
+fn random_ray(rng: &mut Random, lo: f32, hi: f32) -> (Vec3, Vec3) {
+    let origin = rng.point(lo, hi);
+    let target = rng.point(lo, hi);
+    (origin, (target - origin).normalize_or(Vec3::X))
+}
+
+#[test]
+fn ploc_trees_hold_every_primitive_once_and_nest_their_boxes_and_ranges() {
+    let mut rng = Random(7);
+    for n in [1, 2, 3, 4, 5, 17, 64, 1000, 4097] {
+        let bounds = random_boxes(&mut rng, n);
+        assert_well_formed(&build_ploc(&bounds), &bounds);
+    }
+}
+
+#[test]
+fn ploc_closest_hits_on_random_triangles_equal_brute_force() {
+    let mut rng = Random(11);
+    let triangles = random_triangles(&mut rng, 3000);
+    let bounds: Vec<Aabb> = triangles.iter().map(triangle_box).collect();
+    let bvh = build_ploc(&bounds);
+    assert_well_formed(&bvh, &bounds);
+    let mut hits = 0;
+    for _ in 0..2000 {
+        let (origin, dir) = random_ray(&mut rng, -1.0, 11.0);
+        let intersect = |p: u32, t_max: f32| {
+            let [a, b, c] = triangles[p as usize];
+            intersect_triangle(origin, dir, a, b, c, 0.0, f32::INFINITY)
+                .map(|(t, _, _)| t)
+                .filter(|&t| t <= t_max)
+        };
+        let expected = closest_brute_force(triangles.len(), intersect);
+        let got = bvh.closest_hit(&SlabRay::new(origin, dir), 0.0, f32::INFINITY, intersect);
+        assert_eq!(got, expected, "ray {origin} {dir}");
+        hits += got.is_some() as u32;
+    }
+    assert!(hits > 500, "only {hits} rays hit: the test says little");
+}
+
+#[test]
+fn ploc_closest_hits_on_random_boxes_equal_brute_force() {
+    let mut rng = Random(13);
+    let bounds = random_boxes(&mut rng, 2000);
+    let bvh = build_ploc(&bounds);
+    let mut hits = 0;
+    for _ in 0..1000 {
+        let (origin, dir) = random_ray(&mut rng, -60.0, 60.0);
+        let ray = SlabRay::new(origin, dir);
+        let intersect = |p: u32, t_max: f32| ray.entry_box(&bounds[p as usize], 0.0, t_max);
+        let expected = closest_brute_force(bounds.len(), intersect);
+        assert_eq!(
+            bvh.closest_hit(&ray, 0.0, f32::INFINITY, intersect),
+            expected
+        );
+        hits += expected.is_some() as u32;
+    }
+    assert!(hits > 200, "only {hits} rays hit: the test says little");
+}
+
+#[test]
+fn ploc_of_no_primitives_has_no_nodes_and_of_one_is_a_lone_leaf() {
+    let bvh = build_ploc(&[]);
+    assert!(bvh.nodes.is_empty() && bvh.prim_order.is_empty());
+    let b = Aabb::new(Vec3::new(1.0, 2.0, 3.0), Vec3::new(4.0, 5.0, 6.0));
+    let bvh = build_ploc(&[b]);
+    assert_eq!(bvh.prim_order, vec![0]);
+    assert_eq!(bvh.nodes.len(), 1);
+    assert_eq!(
+        bvh.nodes[0].kind,
+        BinaryNodeKind::Leaf { first: 0, count: 1 }
+    );
+}
+
+#[test]
+fn ploc_pairs_equal_boxes_into_a_balanced_tree() {
+    let b = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+    for n in [2, 3, 37, 1000, 1024] {
+        let bounds = vec![b; n];
+        let depth = assert_well_formed(&build_ploc(&bounds), &bounds);
+        let balanced = (n as f64).log2().ceil() as usize + 1;
+        assert_eq!(depth, balanced, "{n} equal boxes");
+    }
+}
+
+#[test]
+fn ploc_keeps_empty_boxes_and_flat_sets_in_well_formed_trees() {
+    let mut rng = Random(17);
+    let mut bounds = random_boxes(&mut rng, 200);
+    for i in (0..bounds.len()).step_by(3) {
+        bounds[i] = Aabb::EMPTY;
+    }
+    bounds[1] = Aabb::new(Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 1.0));
+    assert_well_formed(&build_ploc(&bounds), &bounds);
+    let all_empty = vec![Aabb::EMPTY; 5];
+    let bvh = build_ploc(&all_empty);
+    assert_well_formed(&bvh, &all_empty);
+    assert_eq!(bvh.nodes[0].bounds, Aabb::EMPTY);
+    let flat: Vec<Aabb> = (0..500)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 10.0), rng.range(0.0, 10.0));
+            Aabb::new(Vec3::new(x, y, 2.0), Vec3::new(x + 0.1, y + 0.1, 2.0))
+        })
+        .collect();
+    let bvh = build_ploc(&flat);
+    assert_well_formed(&bvh, &flat);
+    assert_eq!(bvh.nodes[0].bounds.min.z, 2.0);
+}
+
+/// Boxes each holding the one before merge one pair a round while the rounds search; the
+/// paired rounds then finish the tree within its depth bound.
+fn nested_boxes(n: usize) -> Vec<Aabb> {
+    (0..n)
+        .map(|i| Aabb::new(Vec3::splat(-(i as f32) - 1.0), Vec3::splat(i as f32 + 1.0)))
+        .collect()
+}
+
+#[test]
+fn ploc_finishes_nested_boxes_with_paired_rounds_within_the_depth_bound() {
+    let bounds = nested_boxes(2000);
+    let depth = assert_well_formed(&build_ploc(&bounds), &bounds);
+    assert!(depth > ploc_natural_rounds(2000) as usize, "depth {depth}");
+}
+
+// ---- GPU against the CPU twin ----
+
+/// The adapter's own primitives and the PLOC kernels.
+fn gpu() -> Option<(GpuContext, Primitives, PlocBuilder)> {
+    let ctx = test_context()?;
+    let prims = Primitives::new(&ctx).expect("the primitive kernels build");
+    let ploc = PlocBuilder::new(&ctx).expect("the PLOC kernels build");
+    Some((ctx, prims, ploc))
+}
+
+fn words(records: &[BinaryNodeRecord]) -> &[u32] {
+    bytemuck::cast_slice(records)
+}
+
+/// The GPU's records and order equal the CPU twin's, every word.
+fn assert_gpu_equals_cpu(
+    (ctx, prims, ploc): &(GpuContext, Primitives, PlocBuilder),
+    what: &str,
+    bounds: &[Aabb],
+) -> Vec<BinaryNodeRecord> {
+    let start = Instant::now();
+    let (records, order) = ploc
+        .build_vec(ctx, prims, bounds)
+        .expect("the GPU build runs");
+    let gpu_time = start.elapsed();
+    let cpu = build_ploc(bounds);
+    let expected = cpu.to_records();
+    assert_eq!(records.len(), expected.len(), "{what}: node count");
+    if let Some(i) = (0..records.len()).find(|&i| words(&records[i..=i]) != words(&expected[i..=i]))
+    {
+        panic!(
+            "{what}: node {i} of {} differs\n  gpu {:?}\n  cpu {:?}",
+            records.len(),
+            records[i],
+            expected[i]
+        );
+    }
+    assert_eq!(order, cpu.prim_order, "{what}: primitive order");
+    eprintln!(
+        "{what}: {} primitives, GPU build and read-back {:.1} ms",
+        bounds.len(),
+        gpu_time.as_secs_f64() * 1e3
+    );
+    records
+}
+
+#[test]
+fn gpu_ploc_equals_the_cpu_twin_bit_for_bit_on_random_boxes() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Random(23);
+    for n in [0, 1, 2, 3, 5, 64, 1000, 100_003] {
+        let bounds = random_boxes(&mut rng, n);
+        assert_gpu_equals_cpu(&gpu, &format!("{n} random boxes"), &bounds);
+    }
+}
+
+#[test]
+fn gpu_ploc_equals_the_cpu_twin_on_equal_empty_flat_nested_and_odd_boxes() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Random(29);
+    let unit = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
+    assert_gpu_equals_cpu(&gpu, "equal boxes", &vec![unit; 1000]);
+    let mut mixed = random_boxes(&mut rng, 3000);
+    for i in (0..mixed.len()).step_by(3) {
+        mixed[i] = Aabb::EMPTY;
+    }
+    mixed[1] = Aabb::new(Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 1.0));
+    assert_gpu_equals_cpu(&gpu, "empty boxes mixed in", &mixed);
+    assert_gpu_equals_cpu(&gpu, "only empty boxes", &[Aabb::EMPTY; 7]);
+    let flat: Vec<Aabb> = (0..2000)
+        .map(|_| {
+            let (x, y) = (rng.range(0.0, 10.0), rng.range(0.0, 10.0));
+            Aabb::new(Vec3::new(x, 2.0, y), Vec3::new(x + 0.1, 2.0, y + 0.1))
+        })
+        .collect();
+    assert_gpu_equals_cpu(&gpu, "a flat set", &flat);
+    let distinct = random_boxes(&mut rng, 5);
+    let repeated: Vec<Aabb> = (0..4000)
+        .map(|_| distinct[(rng.next_u32() % 5) as usize])
+        .collect();
+    assert_gpu_equals_cpu(&gpu, "repeated boxes", &repeated);
+    let signed: Vec<Aabb> = (0..300)
+        .map(|i| {
+            let z = if rng.unit() < 0.5 { 0.0 } else { -0.0 };
+            let x = (i % 7) as f32;
+            Aabb::new(Vec3::new(x, z, z), Vec3::new(x + 1.0, -z, z))
+        })
+        .collect();
+    assert_gpu_equals_cpu(&gpu, "signed zeros", &signed);
+    assert_gpu_equals_cpu(&gpu, "nested boxes", &nested_boxes(700));
+    let mut bounds = random_boxes(&mut rng, 500);
+    bounds[10].min.y = f32::NAN;
+    bounds[20].max.x = f32::from_bits(0x7fc0_1234);
+    assert_gpu_equals_cpu(&gpu, "NaN coordinates", &bounds);
+}
+
+#[test]
+fn gpu_ploc_builds_the_same_records_every_time() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Random(37);
+    let bounds = random_boxes(&mut rng, 30_011);
+    let first = assert_gpu_equals_cpu(&gpu, "first build", &bounds);
+    let second = assert_gpu_equals_cpu(&gpu, "second build", &bounds);
+    assert_eq!(words(&first), words(&second));
+}
+
+#[test]
+fn gpu_ploc_equals_the_cpu_twin_when_its_workgroups_loop_over_the_blocks() {
+    let Some((ctx, prims, ploc)) = gpu() else { return };
+    let gpu = (ctx, prims, ploc.with_max_groups(3));
+    let mut rng = Random(47);
+    let bounds = random_boxes(&mut rng, 5000);
+    assert_gpu_equals_cpu(&gpu, "5000 boxes, 3 workgroups a dispatch", &bounds);
+}
+
+/// A mesh-sized build; slow on lavapipe, so only on request (`--ignored`) or on a real GPU.
+#[test]
+#[ignore = "large: run with --ignored on a real GPU"]
+fn gpu_ploc_equals_the_cpu_twin_on_871k_boxes() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Random(41);
+    let bounds = random_boxes(&mut rng, 871_306);
+    assert_gpu_equals_cpu(&gpu, "871K boxes", &bounds);
+}
+
+/// More than 4096 workgroups' worth of clusters: the round kernels loop over the blocks.
+#[test]
+#[ignore = "large: run with --ignored on a real GPU with 2 GB bindings"]
+fn gpu_ploc_equals_the_cpu_twin_on_4m_boxes() {
+    let Some(gpu) = gpu() else { return };
+    let mut rng = Random(43);
+    let bounds = random_boxes(&mut rng, 4_194_319);
+    assert_gpu_equals_cpu(&gpu, "4M boxes", &bounds);
+}
