@@ -3,13 +3,15 @@
 //! builder, the build's time, the wide trees' SAH cost relative to the binned SAH's
 //! ([`wide_sah_cost`], each mesh weighted by its root box's area), their nodes and depth.
 //! - `cpu_sah`: the binned SAH and the collapse on the CPU (all threads; `bvh/middle_build_ms`).
-//! - `gpu_lbvh twin`: the CPU twins of the LBVH and the GPU collapse, which make the GPU's tree.
-//! - `gpu_lbvh`: built and collapsed on the GPU, straight into the scene's arrays, as a frame
-//!   does (`gpu::middle_build`): the device's time from its clock (the kernels only), and the
-//!   host's from recording to the checked result (the primitives' boxes sent, one wait).
+//! - `gpu_lbvh twin`, `gpu_ploc twin`: the CPU twins of the LBVH or PLOC and of the GPU
+//!   collapse, which make the GPU's trees.
+//! - `gpu_lbvh`, `gpu_ploc`: built and collapsed on the GPU, straight into the scene's arrays,
+//!   as a frame does (`gpu::middle_build`): the device's time from its clock (the kernels
+//!   only), and the host's from recording to the checked result (the primitives' boxes sent,
+//!   one wait). Also the device time of the Morton order alone and of the LBVH alone.
 //!
 //! Medians of `--runs` after one warm-up run. Traversal speed on the trees is `gpu_rays
-//! --layouts wide,wide:gpu_lbvh` (the twin's tree, which is the GPU's).
+//! --layouts wide,wide:gpu_lbvh,wide:gpu_ploc` (the twins' trees, which are the GPU's).
 //!
 //! `cargo bench --bench bvh_builders -- [--scenes dragon,sponza] [--runs 9]`
 
@@ -22,7 +24,7 @@ use caustica::accel::lbvh::lbvh_frame;
 use caustica::accel::wide::{wide_sah_cost, WideNode};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::encoder::Encoder;
-use caustica::gpu::kernel::{read_buffer, storage_buffer};
+use caustica::gpu::kernel::{read_buffer, storage_buffer, storage_buffer_sized};
 use caustica::gpu::lbvh::{box_words, LbvhBuilder};
 use caustica::gpu::middle_build::MiddleBuildKernels;
 use caustica::gpu::prims::Primitives;
@@ -139,106 +141,126 @@ fn main() {
             sah_cost,
             sah.mesh_wide.len() as u64,
         );
-        let (twin_ms, twin) = cpu_build(options(BvhBuilder::GpuLbvh, false));
-        let twin_cost = scene_cost(&twin, &twin.mesh_wide);
-        row(
-            "gpu_lbvh twin",
-            twin_ms,
-            None,
-            twin_cost,
-            twin.mesh_wide.len() as u64,
-        );
-        let (ploc_ms, ploc) = cpu_build(options(BvhBuilder::GpuPloc, false));
-        row(
-            "gpu_ploc twin",
-            ploc_ms,
-            None,
-            scene_cost(&ploc, &ploc.mesh_wide),
-            ploc.mesh_wide.len() as u64,
-        );
+        let mut twins = Vec::new();
+        for builder in [BvhBuilder::GpuLbvh, BvhBuilder::GpuPloc] {
+            let (ms, twin) = cpu_build(options(builder, false));
+            let cost = scene_cost(&twin, &twin.mesh_wide);
+            row(
+                &format!("{} twin", builder.name()),
+                ms,
+                None,
+                cost,
+                twin.mesh_wide.len() as u64,
+            );
+            twins.push((builder, twin, cost));
+        }
         let (Some(ctx), Some(prims), Some(kernels)) = (&ctx, &prims, &kernels) else {
             continue;
         };
-        let prepared = Prepared::build(&scene, &options(BvhBuilder::GpuLbvh, true))
-            .expect("the benchmark scenes build");
-        let buffers = upload_scene(ctx, &scene, &prepared).expect("the scene uploads");
-        let all: Vec<_> = prepared.device_builds.iter().collect();
-        let (mut host, mut device) = (Vec::new(), Vec::new());
-        let mut report = None;
-        for run in 0..=runs {
-            ctx.reset_clocks();
-            ctx.set_stage("middle_build");
-            let start = Instant::now();
-            let r = kernels
-                .build(ctx, prims, &prepared, &all, &buffers)
-                .expect("the GPU builds");
-            let ms = start.elapsed().as_secs_f64() * 1e3;
-            let clock = ctx.read_device_clock().expect("the clock reads");
-            if run > 0 {
-                host.push(ms);
-                device.extend(clock.map(|c| c.device_ms));
-            }
-            report = Some(r);
-        }
-        let report = report.expect("one run at least");
-        // The LBVH alone (codes, sort, hierarchy, boxes), without the collapse.
+        // The Morton order alone (codes and sort), which both GPU builders begin with, and the
+        // LBVH alone (codes, sort, hierarchy, boxes), without the collapse.
         let lbvh = LbvhBuilder::new(ctx).expect("LBVH kernels");
-        let boxes: Vec<_> = prepared
+        let probe = Prepared::build(&scene, &options(BvhBuilder::GpuLbvh, true))
+            .expect("the benchmark scenes build");
+        let boxes: Vec<_> = probe
             .device_builds
             .iter()
             .map(|b| {
                 let buffer =
                     storage_buffer(ctx, "boxes", &box_words(&b.boxes)).expect("boxes upload");
-                (buffer, b.boxes.len() as u32, lbvh_frame(&b.boxes))
+                let order = storage_buffer_sized(ctx, "order", b.boxes.len() as u64 * 4)
+                    .expect("order buffer");
+                (buffer, order, b.boxes.len() as u32, lbvh_frame(&b.boxes))
             })
             .collect();
-        let mut lbvh_device = Vec::new();
+        let (mut morton_device, mut lbvh_device) = (Vec::new(), Vec::new());
         for run in 0..=runs {
-            ctx.reset_clocks();
-            let mut encoder = Encoder::new(ctx);
-            let mut kept = Vec::new();
-            for (buffer, n, frame) in &boxes {
-                kept.push(
-                    lbvh.record_build(ctx, &mut encoder, prims, buffer, *n, frame)
-                        .expect("LBVH"),
-                );
-            }
-            ctx.submit([encoder.finish()]);
-            let clock = ctx.read_device_clock().expect("the clock reads");
-            if run > 0 {
-                lbvh_device.extend(clock.map(|c| c.device_ms));
+            for whole in [false, true] {
+                ctx.reset_clocks();
+                let mut encoder = Encoder::new(ctx);
+                let mut kept = Vec::new();
+                for (buffer, order, n, frame) in &boxes {
+                    if whole {
+                        let built = lbvh
+                            .record_build(ctx, &mut encoder, prims, buffer, *n, frame)
+                            .expect("LBVH");
+                        kept.push(built.nodes);
+                    } else {
+                        let (codes, _) = lbvh
+                            .record_morton_order(ctx, &mut encoder, prims, buffer, *n, frame, order)
+                            .expect("Morton order");
+                        kept.push(codes);
+                    }
+                }
+                ctx.submit([encoder.finish()]);
+                let clock = ctx.read_device_clock().expect("the clock reads");
+                if run > 0 {
+                    let into = if whole {
+                        &mut lbvh_device
+                    } else {
+                        &mut morton_device
+                    };
+                    into.extend(clock.map(|c| c.device_ms));
+                }
             }
         }
         if !lbvh_device.is_empty() {
             println!(
-                "{name}: of the GPU build's device time, the LBVH alone takes {:.2} ms",
+                "{name}: of the GPU builds' device time, the Morton order takes {:.2} ms, the \
+                 whole LBVH {:.2} ms",
+                median(morton_device),
                 median(lbvh_device)
             );
         }
-        let nodes: Vec<WideNode> =
-            read_buffer(ctx, &buffers.mesh_nodes, prepared.mesh_wide.len()).expect("read back");
-        let gpu_cost = scene_cost(&prepared, &nodes);
-        row(
-            "gpu_lbvh",
-            median(host),
-            (!device.is_empty()).then(|| median(device)),
-            gpu_cost,
-            report.nodes,
-        );
-        println!(
-            "{name}: the GPU's tree and the twin's: {} nodes and {} ({}), SAH cost {:.6} and \
-             {:.6}, depth {} and {}",
-            report.nodes,
-            twin.mesh_wide.len(),
-            if report.nodes == twin.mesh_wide.len() as u64 {
-                "the same"
-            } else {
-                "DIFFERENT"
-            },
-            gpu_cost / sah_cost,
-            twin_cost / sah_cost,
-            report.depth,
-            twin.meshes.iter().map(|m| m.depth).max().unwrap_or(0)
-        );
+        for (builder, twin, twin_cost) in &twins {
+            let prepared = Prepared::build(&scene, &options(*builder, true))
+                .expect("the benchmark scenes build");
+            let buffers = upload_scene(ctx, &scene, &prepared).expect("the scene uploads");
+            let all: Vec<_> = prepared.device_builds.iter().collect();
+            let (mut host, mut device) = (Vec::new(), Vec::new());
+            let mut report = None;
+            for run in 0..=runs {
+                ctx.reset_clocks();
+                ctx.set_stage("middle_build");
+                let start = Instant::now();
+                let r = kernels
+                    .build(ctx, prims, &prepared, &all, &buffers)
+                    .expect("the GPU builds");
+                let ms = start.elapsed().as_secs_f64() * 1e3;
+                let clock = ctx.read_device_clock().expect("the clock reads");
+                if run > 0 {
+                    host.push(ms);
+                    device.extend(clock.map(|c| c.device_ms));
+                }
+                report = Some(r);
+            }
+            let report = report.expect("one run at least");
+            let nodes: Vec<WideNode> =
+                read_buffer(ctx, &buffers.mesh_nodes, prepared.mesh_wide.len()).expect("read back");
+            let gpu_cost = scene_cost(&prepared, &nodes);
+            row(
+                builder.name(),
+                median(host),
+                (!device.is_empty()).then(|| median(device)),
+                gpu_cost,
+                report.nodes,
+            );
+            println!(
+                "{name}: {}: the GPU's tree and the twin's: {} nodes and {} ({}), SAH cost {:.6} \
+                 and {:.6}, depth {} and {}",
+                builder.name(),
+                report.nodes,
+                twin.mesh_wide.len(),
+                if report.nodes == twin.mesh_wide.len() as u64 {
+                    "the same"
+                } else {
+                    "DIFFERENT"
+                },
+                gpu_cost / sah_cost,
+                twin_cost / sah_cost,
+                report.depth,
+                twin.meshes.iter().map(|m| m.depth).max().unwrap_or(0)
+            );
+        }
     }
 }

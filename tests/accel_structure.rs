@@ -429,44 +429,47 @@ fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
         }
     }
     assert_eq!(
-        pairs, 4,
-        "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh"
+        pairs, 5,
+        "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh and gpu_ploc"
     );
 }
 
 #[test]
 fn a_gpu_builder_left_to_the_device_reserves_room_and_lists_the_meshes() {
-    let options = PrepareOptions {
-        layout: BvhLayout::Wide,
-        builder: BvhBuilder::GpuLbvh,
-        device_builds: true,
-    };
-    let prepared = Prepared::build(&mixed_scene(), &options).unwrap();
-    let twin = Prepared::build(
-        &mixed_scene(),
-        &PrepareOptions {
-            device_builds: false,
-            ..options
-        },
-    )
-    .unwrap();
-    assert!(!prepared.device_builds.is_empty());
-    for build in &prepared.device_builds {
-        let mesh = prepared.meshes[build.mesh as usize];
-        let built = twin.meshes[build.mesh as usize];
-        let prims = (mesh.triangle_count + mesh.quad_count) as usize;
-        assert_eq!(build.boxes.len(), prims);
-        assert!(
-            mesh.node_count >= built.node_count,
-            "room for the tree the twin built"
-        );
-        assert_eq!(
-            prepared.mesh_bounds[build.mesh as usize],
-            twin.mesh_bounds[build.mesh as usize]
-        );
-        let refs = &prepared.prim_refs[mesh.prim_ref_offset as usize..][..prims];
-        assert!(refs.iter().enumerate().all(|(i, &r)| r == i as u32));
+    for builder in [BvhBuilder::GpuLbvh, BvhBuilder::GpuPloc] {
+        let options = PrepareOptions {
+            layout: BvhLayout::Wide,
+            builder,
+            device_builds: true,
+        };
+        let prepared = Prepared::build(&mixed_scene(), &options).unwrap();
+        let twin = Prepared::build(
+            &mixed_scene(),
+            &PrepareOptions {
+                device_builds: false,
+                ..options
+            },
+        )
+        .unwrap();
+        assert!(!prepared.device_builds.is_empty());
+        for build in &prepared.device_builds {
+            let mesh = prepared.meshes[build.mesh as usize];
+            let built = twin.meshes[build.mesh as usize];
+            let prims = (mesh.triangle_count + mesh.quad_count) as usize;
+            assert_eq!(build.boxes.len(), prims);
+            assert_eq!(build.builder, builder);
+            assert!(
+                mesh.node_count >= built.node_count,
+                "room for the tree the twin built"
+            );
+            assert_eq!(
+                prepared.mesh_bounds[build.mesh as usize],
+                twin.mesh_bounds[build.mesh as usize]
+            );
+            let refs = &prepared.prim_refs[mesh.prim_ref_offset as usize..][..prims];
+            assert!(refs.iter().enumerate().all(|(i, &r)| r == i as u32));
+        }
+        // The top level is the twin's: the meshes' bounds are the same.
+        assert_eq!(prepared.top_wide, twin.top_wide);
     }
-    // The top level is the twin's: the meshes' bounds are the same.
-    assert_eq!(prepared.top_wide, twin.top_wide);
 }

@@ -586,7 +586,13 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     let dir = tempfile::tempdir().unwrap();
     write_scene(dir.path(), "s.csc", SCENE);
     let mut images = Vec::new();
-    for accel in ["qbvh", "wide:cpu_sah", "binary", "wide:gpu_lbvh"] {
+    for accel in [
+        "qbvh",
+        "wide:cpu_sah",
+        "binary",
+        "wide:gpu_lbvh",
+        "wide:gpu_ploc",
+    ] {
         let folder = accel.replace(':', "_");
         let out = caustica(
             dir.path(),
@@ -612,14 +618,15 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
     assert_eq!(images[0], images[1]);
     assert_eq!(images[0], images[2]);
     assert_eq!(images[0], images[3]);
+    assert_eq!(images[0], images[4]);
     for (accel, expected) in [
         (
             "octree",
             "error: --accel octree: unknown layout \"octree\": expected one of qbvh, wide, binary\n",
         ),
         (
-            "wide:gpu_ploc",
-            "error: --accel wide:gpu_ploc: unknown builder \"gpu_ploc\": expected one of cpu_sah, gpu_lbvh\n",
+            "wide:gpu_sha",
+            "error: --accel wide:gpu_sha: unknown builder \"gpu_sha\": expected one of cpu_sah, gpu_lbvh, gpu_ploc\n",
         ),
         (
             "qbvh:gpu_lbvh",
@@ -637,6 +644,7 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
         "wide:cpu_sah",
         "binary:cpu_sah",
         "wide:gpu_lbvh",
+        "wide:gpu_ploc",
     ] {
         assert!(stdout(&info).contains(choice), "{}", stdout(&info));
     }

@@ -1,5 +1,5 @@
-//! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`): the frame renders the
-//! same bits as with the trees the CPU twins build, a deforming mesh is rebuilt on the device
+//! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_ploc`): the
+//! frame renders the same bits as with the trees the CPU twins build, a deforming mesh is rebuilt on the device
 //! every frame it changes (and only it), a frame that changes nothing builds nothing, and a
 //! later frame renders what a fresh process renders.
 
@@ -75,39 +75,43 @@ fn render(
 }
 
 #[test]
-fn gpu_built_middle_levels_render_the_bits_of_the_cpu_twins_trees() {
+fn gpu_built_middle_levels_of_every_gpu_builder_render_the_bits_of_the_cpu_twins_trees() {
     let Some(ctx) = test_context() else {
         return;
     };
     let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let file = SceneFile::from_str("deforming.csc", SCENE).unwrap();
-    let scene = frame_scene(&file, 1);
-    let on_device = caustica::prepare_options_for(&scene, &[&backend]);
-    assert!(
-        on_device.device_builds,
-        "the GPU backend builds its trees itself"
-    );
-    let twins = PrepareOptions {
-        device_builds: false,
-        ..on_device
-    };
-    let built = render(&backend, &scene, on_device, &MeshBuildCache::default());
-    assert_eq!(
-        stat(&built, "bvh/device_builds"),
-        3.0,
-        "the sphere, the box and the floor"
-    );
-    assert!(stat(&built, "bvh/device_build_nodes") >= 3.0);
-    assert!(stat(&built, "bvh/device_build_ms") > 0.0);
-    let twin = render(&backend, &scene, twins, &MeshBuildCache::default());
-    assert_eq!(stat(&twin, "bvh/device_builds"), 0.0);
-    assert!(
-        bits(&built) == bits(&twin),
-        "the image differs from the twins' trees'"
-    );
-    let p = &built.aov("P").unwrap().pixels;
-    let hit = p.chunks(3).filter(|p| p.iter().any(|&x| x != 0.0)).count();
-    assert!(hit > 600, "most of the 1200 pixels see the scene: {hit}");
+    for builder in ["gpu_lbvh", "gpu_ploc"] {
+        let text = SCENE.replace("accel wide gpu_lbvh", &format!("accel wide {builder}"));
+        let file = SceneFile::from_str("deforming.csc", &text).unwrap();
+        let scene = frame_scene(&file, 1);
+        let on_device = caustica::prepare_options_for(&scene, &[&backend]);
+        assert_eq!(on_device.builder.name(), builder);
+        assert!(
+            on_device.device_builds,
+            "the GPU backend builds its trees itself"
+        );
+        let twins = PrepareOptions {
+            device_builds: false,
+            ..on_device
+        };
+        let built = render(&backend, &scene, on_device, &MeshBuildCache::default());
+        assert_eq!(
+            stat(&built, "bvh/device_builds"),
+            3.0,
+            "{builder}: the sphere, the box and the floor"
+        );
+        assert!(stat(&built, "bvh/device_build_nodes") >= 3.0);
+        assert!(stat(&built, "bvh/device_build_ms") > 0.0);
+        let twin = render(&backend, &scene, twins, &MeshBuildCache::default());
+        assert_eq!(stat(&twin, "bvh/device_builds"), 0.0);
+        assert!(
+            bits(&built) == bits(&twin),
+            "{builder}: the image differs from the twins' trees'"
+        );
+        let p = &built.aov("P").unwrap().pixels;
+        let hit = p.chunks(3).filter(|p| p.iter().any(|&x| x != 0.0)).count();
+        assert!(hit > 600, "most of the 1200 pixels see the scene: {hit}");
+    }
 }
 
 #[test]

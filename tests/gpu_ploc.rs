@@ -383,7 +383,9 @@ fn gpu_ploc_builds_the_same_records_every_time() {
 
 #[test]
 fn gpu_ploc_equals_the_cpu_twin_when_its_workgroups_loop_over_the_blocks() {
-    let Some((ctx, prims, ploc)) = gpu() else { return };
+    let Some((ctx, prims, ploc)) = gpu() else {
+        return;
+    };
     let gpu = (ctx, prims, ploc.with_max_groups(3));
     let mut rng = Random(47);
     let bounds = random_boxes(&mut rng, 5000);

@@ -60,7 +60,11 @@ pub fn ploc_distance(a: Aabb, b: Aabb) -> i32 {
     if area.is_nan() {
         return i32::MAX;
     }
-    let area = if area.abs() < f32::MIN_POSITIVE { 0.0 } else { area };
+    let area = if area.abs() < f32::MIN_POSITIVE {
+        0.0
+    } else {
+        area
+    };
     let bits = area.to_bits() as i32;
     bits ^ (((bits >> 31) as u32) >> 1) as i32
 }
@@ -196,7 +200,10 @@ mod tests {
         let BinaryNodeKind::Inner { left, right } = bvh.nodes[0].kind else {
             panic!("the root is a leaf");
         };
-        assert_eq!(bvh.nodes[left as usize].kind, BinaryNodeKind::Inner { left: 2, right: 3 });
+        assert_eq!(
+            bvh.nodes[left as usize].kind,
+            BinaryNodeKind::Inner { left: 2, right: 3 }
+        );
         assert_eq!(right, 4);
         assert_eq!(bvh.prim_order, vec![1, 2, 0]);
         assert_eq!(

@@ -1,9 +1,11 @@
-//! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`): for every mesh of
-//! [`Prepared::device_builds`], the LBVH over its primitives' boxes ([`crate::gpu::lbvh`]), its
+//! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_ploc`): for every
+//! mesh of [`Prepared::device_builds`], the LBVH or the PLOC tree over its primitives' boxes
+//! ([`crate::gpu::lbvh`], [`crate::gpu::ploc`]), its
 //! collapse into the wide layout ([`crate::gpu::wide_collapse`]) straight into the resident
 //! scene's `mesh_nodes` and `prim_refs` at the mesh's offsets, and the leaf triangles of its
 //! references (`bvh/leaf_triangles.wgsl`). The twins are what [`Prepared::build`] runs when
-//! the backend does not build: `accel::lbvh::build_lbvh` and `accel::wide::collapse_to_cwbvh`.
+//! the backend does not build: `accel::lbvh::build_lbvh` or `accel::ploc::build_ploc`, and
+//! `accel::wide::collapse_to_cwbvh`.
 //! A frame builds the trees the arrays do not hold yet (`ResidentScene::stale_device_builds`:
 //! meshes that changed, or all of them when the arrays were written again; a progressive
 //! still's later passes build none), each its own LBVH and all of them in one collapse; it then reads back the collapse's few
@@ -17,10 +19,12 @@ use bytemuck::{Pod, Zeroable};
 use crate::accel::lbvh::lbvh_frame;
 use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
+use crate::accel::BvhBuilder;
 use crate::accel::{DeviceBuild, Prepared};
 use crate::gpu::encoder::Encoder;
 use crate::gpu::kernel::{storage_buffer, uniform_buffer, Checks};
 use crate::gpu::lbvh::{box_words, LbvhBuilder};
+use crate::gpu::ploc::PlocBuilder;
 use crate::gpu::prims::Primitives;
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
@@ -39,6 +43,7 @@ struct LeafTriangleParams {
 /// The kernels of the device's middle-level builds.
 pub struct MiddleBuildKernels {
     lbvh: LbvhBuilder,
+    ploc: PlocBuilder,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
 }
@@ -63,6 +68,7 @@ impl MiddleBuildKernels {
     pub fn new(ctx: &GpuContext) -> Result<MiddleBuildKernels, GpuError> {
         Ok(MiddleBuildKernels {
             lbvh: LbvhBuilder::new(ctx)?,
+            ploc: PlocBuilder::new(ctx)?,
             collapse: WideCollapse::new(ctx)?,
             leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
         })
@@ -87,9 +93,15 @@ impl MiddleBuildKernels {
             let n = build.boxes.len() as u32;
             let boxes = storage_buffer(ctx, "device build boxes", &box_words(&build.boxes))?;
             let frame = lbvh_frame(&build.boxes);
-            let tree = self
-                .lbvh
-                .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;
+            let tree = match build.builder {
+                BvhBuilder::GpuPloc => {
+                    self.ploc
+                        .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?
+                }
+                _ => self
+                    .lbvh
+                    .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?,
+            };
             let params = uniform_buffer(
                 ctx,
                 "leaf triangle params",

@@ -129,9 +129,9 @@ impl PlocBuilder {
         }
         ctx.check_binding_size("PLOC boxes", boxes.size())?;
         let sorted = sized_buffer(ctx, "PLOC Morton order", n as u64 * 4)?;
-        let (_codes, _) =
-            self.lbvh
-                .record_morton_order(ctx, encoder, prims, boxes, n, frame, &sorted)?;
+        let (_codes, _) = self
+            .lbvh
+            .record_morton_order(ctx, encoder, prims, boxes, n, frame, &sorted)?;
 
         let rounds = ploc_rounds(n);
         let params = uniform_buffer(

@@ -207,11 +207,7 @@ pub enum BvhBuilder {
 
 impl BvhBuilder {
     /// Every builder, as `--accel` names them.
-    pub const ALL: [BvhBuilder; 3] = [
-        BvhBuilder::CpuSah,
-        BvhBuilder::GpuLbvh,
-        BvhBuilder::GpuPloc,
-    ];
+    pub const ALL: [BvhBuilder; 3] = [BvhBuilder::CpuSah, BvhBuilder::GpuLbvh, BvhBuilder::GpuPloc];
 
     pub fn name(self) -> &'static str {
         match self {
