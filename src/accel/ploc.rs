@@ -250,7 +250,7 @@ mod tests {
             }
             deepest = deepest.max(d);
         }
-        assert!(deepest as u32 <= ploc_rounds(n) + 1, "depth {deepest}");
+        assert!(deepest <= ploc_rounds(n) + 1, "depth {deepest}");
         assert!(deepest > ploc_natural_rounds(n), "depth {deepest}");
         let mut order = bvh.prim_order.clone();
         order.sort_unstable();

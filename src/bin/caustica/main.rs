@@ -104,7 +104,8 @@ enum Command {
         #[arg(long, value_enum)]
         integrator: Option<IntegratorArg>,
         /// The hierarchy's node layout and builder, LAYOUT[:BUILDER]: qbvh, wide (8-wide
-        /// compressed) or binary, built by cpu_sah, or wide:gpu_lbvh (built on the GPU);
+        /// compressed) or binary, built by cpu_sah, or wide:gpu_lbvh or wide:gpu_ploc (built
+        /// on the GPU);
         /// `caustica info --accels` lists them [default: the scene's film accel, else the
         /// backend's layout, built by cpu_sah].
         #[arg(long, value_name = "LAYOUT:BUILDER")]
