@@ -4,6 +4,8 @@
 //! a round), and the GPU builder `gpu::ploc` writes the very same records and primitive order,
 //! bit for bit, every time.
 
+mod bvh_support;
+
 use std::time::Instant;
 
 use caustica::accel::aabb::{Aabb, SlabRay};
@@ -16,60 +18,9 @@ use caustica::gpu::prims::Primitives;
 use caustica::gpu::{test_context, GpuContext};
 use glam::Vec3;
 
-/// A small deterministic generator (PCG-style output of a 64-bit LCG).
-struct Random(u64);
-
-impl Random {
-    fn next_u32(&mut self) -> u32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let x = self.0;
-        (((x >> 18) ^ x) >> 27) as u32 ^ (x >> 59 << 27) as u32 ^ (x >> 32) as u32
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next_u32() >> 8) as f32 / (1u32 << 24) as f32
-    }
-    fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.unit()
-    }
-    fn point(&mut self, lo: f32, hi: f32) -> Vec3 {
-        Vec3::new(self.range(lo, hi), self.range(lo, hi), self.range(lo, hi))
-    }
-}
-
-/// Boxes of mixed sizes scattered over [-50, 50]³, some of them far larger than the rest.
-fn random_boxes(rng: &mut Random, n: usize) -> Vec<Aabb> {
-    (0..n)
-        .map(|_| {
-            let c = rng.point(-50.0, 50.0);
-            let size = if rng.unit() < 0.05 { 20.0 } else { 1.0 };
-            let h = Vec3::new(rng.unit(), rng.unit(), rng.unit()) * size;
-            Aabb::new(c - h, c + h)
-        })
-        .collect()
-}
-
-type Triangle = [Vec3; 3];
-
-fn random_triangles(rng: &mut Random, n: usize) -> Vec<Triangle> {
-    (0..n)
-        .map(|_| {
-            let c = rng.point(0.0, 10.0);
-            [
-                c + rng.point(-0.6, 0.6),
-                c + rng.point(-0.6, 0.6),
-                c + rng.point(-0.6, 0.6),
-            ]
-        })
-        .collect()
-}
-
-fn triangle_box(t: &Triangle) -> Aabb {
-    Aabb::from_points(t.iter().copied())
-}
+use bvh_support::{
+    closest_brute_force, random_boxes, random_ray, random_triangles, triangle_box, Random,
+};
 
 fn bits(b: &Aabb) -> [u32; 6] {
     let [a, c] = [b.min.to_array(), b.max.to_array()];
@@ -135,27 +86,6 @@ fn assert_well_formed(bvh: &BinaryBvh, bounds: &[Aabb]) -> usize {
     );
     assert!(depth <= ploc_rounds(n as u32) as usize + 1, "depth {depth}");
     depth
-}
-
-fn closest_brute_force(
-    count: usize,
-    mut intersect: impl FnMut(u32, f32) -> Option<f32>,
-) -> Option<(f32, u32)> {
-    let mut best: Option<(f32, u32)> = None;
-    for p in 0..count as u32 {
-        if let Some(t) = intersect(p, f32::INFINITY) {
-            if best.is_none_or(|(bt, _)| t < bt) {
-                best = Some((t, p));
-            }
-        }
-    }
-    best
-}
-
-fn random_ray(rng: &mut Random, lo: f32, hi: f32) -> (Vec3, Vec3) {
-    let origin = rng.point(lo, hi);
-    let target = rng.point(lo, hi);
-    (origin, (target - origin).normalize_or(Vec3::X))
 }
 
 #[test]

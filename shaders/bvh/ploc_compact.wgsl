@@ -5,6 +5,7 @@
 // whose count is the sum; it takes i's place. Twin: the loop over the neighbours in
 // caustica::accel::ploc::build_ploc.
 //!include "bvh/ploc_common.wgsl"
+//!include "bvh/ploc_workgroup_scan.wgsl"
 
 @group(0) @binding(0) var<uniform> params: PlocParams;
 @group(0) @binding(1) var<storage, read_write> state: array<u32>;
@@ -16,7 +17,6 @@
 @group(0) @binding(7) var<storage, read_write> next_boxes: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read_write> nodes: array<BinaryNodeWords>;
 
-var<workgroup> wg_scan: array<vec2<u32>, PLOC_WG_SIZE>;
 var<workgroup> wg_start: vec2<u32>;
 
 @compute @workgroup_size(PLOC_WG_SIZE)
@@ -42,18 +42,7 @@ fn main(
             j = nearest[i];
             fate = ploc_fate(i, j, nearest[j]);
         }
-        wg_scan[t] = fate;
-        workgroupBarrier();
-        for (var d = 1u; d < PLOC_WG_SIZE; d *= 2u) {
-            var add = vec2<u32>(0u);
-            if t >= d {
-                add = wg_scan[t - d];
-            }
-            workgroupBarrier();
-            wg_scan[t] += add;
-            workgroupBarrier();
-        }
-        let before = block_sums[b] + wg_scan[t] - fate;
+        let before = block_sums[b] + workgroup_inclusive_scan(t, fate) - fate;
         workgroupBarrier();
         if fate.x != 0u {
             let at = before.x;

@@ -4,18 +4,16 @@
 // the arguments of the next round's dispatches at args[3 (round + 1)] (no workgroups once one
 // cluster is left). A round with one cluster or none leaves the state as it is.
 //!include "bvh/ploc_common.wgsl"
+//!include "bvh/ploc_workgroup_scan.wgsl"
 
 @group(0) @binding(0) var<uniform> params: PlocParams;
 @group(0) @binding(1) var<storage, read_write> state: array<u32>;
 @group(0) @binding(2) var<storage, read_write> block_sums: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read_write> args: array<u32>;
 
-const SCAN_WG_SIZE: u32 = 256u;
-
-var<workgroup> wg_scan: array<vec2<u32>, SCAN_WG_SIZE>;
 var<workgroup> wg_start: vec2<u32>;
 
-@compute @workgroup_size(SCAN_WG_SIZE)
+@compute @workgroup_size(PLOC_WG_SIZE)
 fn main(@builtin(local_invocation_index) t: u32) {
     if t == 0u {
         let round = state[STATE_ROUND];
@@ -26,28 +24,17 @@ fn main(@builtin(local_invocation_index) t: u32) {
     let count = start.y;
     let blocks = select(0u, blocks_of(count), count > 1u);
     var carry = vec2<u32>(0u);
-    for (var base = 0u; base < blocks; base += SCAN_WG_SIZE) {
+    for (var base = 0u; base < blocks; base += PLOC_WG_SIZE) {
         let b = base + t;
         var v = vec2<u32>(0u);
         if b < blocks {
             v = block_sums[b];
         }
-        wg_scan[t] = v;
-        workgroupBarrier();
-        // Hillis-Steele inclusive scan.
-        for (var d = 1u; d < SCAN_WG_SIZE; d *= 2u) {
-            var add = vec2<u32>(0u);
-            if t >= d {
-                add = wg_scan[t - d];
-            }
-            workgroupBarrier();
-            wg_scan[t] += add;
-            workgroupBarrier();
-        }
+        let sum = workgroup_inclusive_scan(t, v);
         if b < blocks {
-            block_sums[b] = carry + wg_scan[t] - v;
+            block_sums[b] = carry + sum - v;
         }
-        carry += wg_scan[SCAN_WG_SIZE - 1u];
+        carry += wg_scan[PLOC_WG_SIZE - 1u];
         workgroupBarrier();
     }
     if t == 0u {

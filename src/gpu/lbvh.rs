@@ -203,32 +203,51 @@ impl LbvhBuilder {
         prims: &Primitives,
         bounds: &[Aabb],
     ) -> Result<(Vec<BinaryNodeRecord>, Vec<u32>), GpuError> {
-        let n = u32::try_from(bounds.len())
-            .ok()
-            .filter(|&n| n <= MAX_LBVH_PRIMITIVES)
-            .ok_or_else(|| {
-                GpuError::Device(format!(
-                    "LBVH: {} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}",
-                    bounds.len()
-                ))
-            })?;
-        if n == 0 {
-            return Ok((Vec::new(), Vec::new()));
-        }
-        let boxes = super::kernel::storage_buffer(ctx, "LBVH boxes", &box_words(bounds))?;
-        let frame = lbvh_frame(bounds);
-        let mut encoder = Encoder::new(ctx);
-        let built = self.record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;
-        ctx.submit([encoder.finish()]);
-        let nodes = read_buffer(ctx, &built.nodes, 2 * n as usize - 1)?;
-        let order = read_buffer(ctx, &built.prim_order, n as usize)?;
-        Ok((nodes, order))
+        build_and_read(ctx, "LBVH", bounds, |encoder, boxes, n, frame| {
+            self.record_build(ctx, encoder, prims, boxes, n, frame)
+        })
     }
+}
+
+/// Uploads `bounds`, records one builder's tree over them with `record` (given the encoder, the
+/// boxes, their count and their Morton frame), submits it and reads the records and the
+/// primitive order back: `build_vec` of both GPU builders.
+pub(crate) fn build_and_read(
+    ctx: &GpuContext,
+    builder: &str,
+    bounds: &[Aabb],
+    record: impl FnOnce(&mut Encoder, &GpuBuffer, u32, &LbvhFrame) -> Result<LbvhBuffers, GpuError>,
+) -> Result<(Vec<BinaryNodeRecord>, Vec<u32>), GpuError> {
+    let n = u32::try_from(bounds.len())
+        .ok()
+        .filter(|&n| n <= MAX_LBVH_PRIMITIVES)
+        .ok_or_else(|| {
+            GpuError::Device(format!(
+                "{builder}: {} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}",
+                bounds.len()
+            ))
+        })?;
+    if n == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let boxes =
+        super::kernel::storage_buffer(ctx, &format!("{builder} boxes"), &box_words(bounds))?;
+    let frame = lbvh_frame(bounds);
+    let mut encoder = Encoder::new(ctx);
+    let built = record(&mut encoder, &boxes, n, &frame)?;
+    ctx.submit([encoder.finish()]);
+    let nodes = read_buffer(ctx, &built.nodes, 2 * n as usize - 1)?;
+    let order = read_buffer(ctx, &built.prim_order, n as usize)?;
+    Ok((nodes, order))
 }
 
 /// A storage buffer of `size` bytes whose contents the build writes before it reads them (not
 /// zeroed), refused when over the binding limit.
-fn sized_buffer(ctx: &GpuContext, label: &str, size: u64) -> Result<GpuBuffer, GpuError> {
+pub(crate) fn sized_buffer(
+    ctx: &GpuContext,
+    label: &str,
+    size: u64,
+) -> Result<GpuBuffer, GpuError> {
     ctx.check_binding_size(label, size)?;
     Ok(pooled_buffer(ctx, label, size, STORAGE_USAGE, false))
 }

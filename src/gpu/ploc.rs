@@ -25,15 +25,14 @@ use bytemuck::{Pod, Zeroable};
 use super::context::{GpuContext, GpuError};
 use super::encoder::{Encoder, Grid};
 use super::kernel::{
-    pooled_buffer, read_buffer, storage_buffer, uniform_buffer, write_storage, Checks, Kernel,
-    STORAGE_USAGE,
+    pooled_buffer, storage_buffer, uniform_buffer, write_storage, Checks, Kernel, STORAGE_USAGE,
 };
-use super::lbvh::{box_words, LbvhBuffers, LbvhBuilder, MAX_LBVH_PRIMITIVES};
+use super::lbvh::{build_and_read, sized_buffer, LbvhBuffers, LbvhBuilder, MAX_LBVH_PRIMITIVES};
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use crate::accel::aabb::Aabb;
 use crate::accel::bvh::BinaryNodeRecord;
-use crate::accel::lbvh::{lbvh_frame, LbvhFrame};
+use crate::accel::lbvh::LbvhFrame;
 use crate::accel::ploc::{ploc_natural_rounds, ploc_rounds};
 
 /// Clusters per block of the round kernels (`PLOC_WG_SIZE`).
@@ -97,7 +96,7 @@ impl PlocBuilder {
 
     /// Records the PLOC tree over the `n` boxes in `boxes` (`array<vec4<f32>>`, two a
     /// primitive: `lo.xyz`, `hi.xyz`; w is ignored) with the Morton `frame` (normally
-    /// [`lbvh_frame`] of the same boxes) into `encoder`; nothing is read back. The result is
+    /// [`lbvh_frame`](crate::accel::lbvh::lbvh_frame) of the same boxes) into `encoder`; nothing is read back. The result is
     /// laid out as the LBVH's: `2n − 1` records, the root at 0, and the primitive order.
     pub fn record_build(
         &self,
@@ -260,7 +259,7 @@ impl PlocBuilder {
         Ok(LbvhBuffers { nodes, prim_order })
     }
 
-    /// Uploads `bounds`, builds their PLOC tree on the GPU (in the frame [`lbvh_frame`]
+    /// Uploads `bounds`, builds their PLOC tree on the GPU (in the frame [`lbvh_frame`](crate::accel::lbvh::lbvh_frame)
     /// gives) and reads the records and the primitive order back, for tests and benchmarks.
     pub fn build_vec(
         &self,
@@ -268,34 +267,10 @@ impl PlocBuilder {
         prims: &Primitives,
         bounds: &[Aabb],
     ) -> Result<(Vec<BinaryNodeRecord>, Vec<u32>), GpuError> {
-        let n = u32::try_from(bounds.len())
-            .ok()
-            .filter(|&n| n <= MAX_LBVH_PRIMITIVES)
-            .ok_or_else(|| {
-                GpuError::Device(format!(
-                    "PLOC: {} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}",
-                    bounds.len()
-                ))
-            })?;
-        if n == 0 {
-            return Ok((Vec::new(), Vec::new()));
-        }
-        let boxes = storage_buffer(ctx, "PLOC boxes", &box_words(bounds))?;
-        let frame = lbvh_frame(bounds);
-        let mut encoder = Encoder::new(ctx);
-        let built = self.record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?;
-        ctx.submit([encoder.finish()]);
-        let nodes = read_buffer(ctx, &built.nodes, 2 * n as usize - 1)?;
-        let order = read_buffer(ctx, &built.prim_order, n as usize)?;
-        Ok((nodes, order))
+        build_and_read(ctx, "PLOC", bounds, |encoder, boxes, n, frame| {
+            self.record_build(ctx, encoder, prims, boxes, n, frame)
+        })
     }
-}
-
-/// A storage buffer of `size` bytes whose contents the build writes before it reads them (not
-/// zeroed), refused when over the binding limit.
-fn sized_buffer(ctx: &GpuContext, label: &str, size: u64) -> Result<GpuBuffer, GpuError> {
-    ctx.check_binding_size(label, size)?;
-    Ok(pooled_buffer(ctx, label, size, STORAGE_USAGE, false))
 }
 
 #[cfg(test)]
