@@ -19,7 +19,8 @@ use caustica::gpu::{test_context, GpuContext};
 use glam::Vec3;
 
 use bvh_support::{
-    closest_brute_force, random_boxes, random_ray, random_triangles, triangle_box, Random,
+    assert_gpu_tree_equals_cpu, closest_brute_force, random_boxes, random_ray, random_triangles,
+    triangle_box, words, Random,
 };
 
 /// The primitives' order is by Morton code, then by index.
@@ -266,40 +267,14 @@ fn gpu() -> Option<(GpuContext, Primitives, LbvhBuilder)> {
     Some((ctx, prims, lbvh))
 }
 
-fn words(records: &[BinaryNodeRecord]) -> &[u32] {
-    bytemuck::cast_slice(records)
-}
-
 /// The GPU's records and order equal the CPU twin's, every word.
 fn assert_gpu_equals_cpu(
     (ctx, prims, lbvh): &(GpuContext, Primitives, LbvhBuilder),
     what: &str,
     bounds: &[Aabb],
 ) -> Vec<BinaryNodeRecord> {
-    let start = Instant::now();
-    let (records, order) = lbvh
-        .build_vec(ctx, prims, bounds)
-        .expect("the GPU build runs");
-    let gpu_time = start.elapsed();
-    let cpu = build_lbvh(bounds);
-    let expected = cpu.to_records();
-    assert_eq!(order, cpu.prim_order, "{what}: primitive order");
-    assert_eq!(records.len(), expected.len(), "{what}: node count");
-    if let Some(i) = (0..records.len()).find(|&i| words(&records[i..=i]) != words(&expected[i..=i]))
-    {
-        panic!(
-            "{what}: node {i} of {} differs\n  gpu {:?}\n  cpu {:?}",
-            records.len(),
-            records[i],
-            expected[i]
-        );
-    }
-    eprintln!(
-        "{what}: {} primitives, GPU build and read-back {:.1} ms",
-        bounds.len(),
-        gpu_time.as_secs_f64() * 1e3
-    );
-    records
+    let gpu = |b: &[Aabb]| lbvh.build_vec(ctx, prims, b).expect("the GPU build runs");
+    assert_gpu_tree_equals_cpu(what, bounds, gpu, build_lbvh)
 }
 
 #[test]

@@ -6,8 +6,6 @@
 
 mod bvh_support;
 
-use std::time::Instant;
-
 use caustica::accel::aabb::{Aabb, SlabRay};
 use caustica::accel::bvh::{BinaryBvh, BinaryNodeKind, BinaryNodeRecord, NO_NODE};
 use caustica::accel::lbvh::morton_order;
@@ -19,7 +17,8 @@ use caustica::gpu::{test_context, GpuContext};
 use glam::Vec3;
 
 use bvh_support::{
-    closest_brute_force, random_boxes, random_ray, random_triangles, triangle_box, Random,
+    assert_gpu_tree_equals_cpu, closest_brute_force, random_boxes, random_ray, random_triangles,
+    triangle_box, words, Random,
 };
 
 fn bits(b: &Aabb) -> [u32; 6] {
@@ -215,40 +214,14 @@ fn gpu() -> Option<(GpuContext, Primitives, PlocBuilder)> {
     Some((ctx, prims, ploc))
 }
 
-fn words(records: &[BinaryNodeRecord]) -> &[u32] {
-    bytemuck::cast_slice(records)
-}
-
 /// The GPU's records and order equal the CPU twin's, every word.
 fn assert_gpu_equals_cpu(
     (ctx, prims, ploc): &(GpuContext, Primitives, PlocBuilder),
     what: &str,
     bounds: &[Aabb],
 ) -> Vec<BinaryNodeRecord> {
-    let start = Instant::now();
-    let (records, order) = ploc
-        .build_vec(ctx, prims, bounds)
-        .expect("the GPU build runs");
-    let gpu_time = start.elapsed();
-    let cpu = build_ploc(bounds);
-    let expected = cpu.to_records();
-    assert_eq!(records.len(), expected.len(), "{what}: node count");
-    if let Some(i) = (0..records.len()).find(|&i| words(&records[i..=i]) != words(&expected[i..=i]))
-    {
-        panic!(
-            "{what}: node {i} of {} differs\n  gpu {:?}\n  cpu {:?}",
-            records.len(),
-            records[i],
-            expected[i]
-        );
-    }
-    assert_eq!(order, cpu.prim_order, "{what}: primitive order");
-    eprintln!(
-        "{what}: {} primitives, GPU build and read-back {:.1} ms",
-        bounds.len(),
-        gpu_time.as_secs_f64() * 1e3
-    );
-    records
+    let gpu = |b: &[Aabb]| ploc.build_vec(ctx, prims, b).expect("the GPU build runs");
+    assert_gpu_tree_equals_cpu(what, bounds, gpu, build_ploc)
 }
 
 #[test]

@@ -100,26 +100,10 @@ impl LbvhBuilder {
         n: u32,
         frame: &LbvhFrame,
     ) -> Result<LbvhBuffers, GpuError> {
-        if n > MAX_LBVH_PRIMITIVES {
-            return Err(GpuError::Device(format!(
-                "LBVH: {n} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}"
-            )));
-        }
-        let node_count = (2 * n as u64).saturating_sub(1).max(1);
-        let record_bytes = std::mem::size_of::<BinaryNodeRecord>() as u64;
-        let nodes = sized_buffer(ctx, "LBVH nodes", node_count * record_bytes)?;
-        let prim_order = sized_buffer(ctx, "LBVH primitive order", n.max(1) as u64 * 4)?;
+        let LbvhBuffers { nodes, prim_order } = output_buffers(ctx, "LBVH", boxes, n)?;
         if n == 0 {
             return Ok(LbvhBuffers { nodes, prim_order });
         }
-        if boxes.size() < n as u64 * 32 {
-            return Err(GpuError::Device(format!(
-                "LBVH: {n} boxes need {} bytes, but the buffer holds {}",
-                n as u64 * 32,
-                boxes.size()
-            )));
-        }
-        ctx.check_binding_size("LBVH boxes", boxes.size())?;
         // Zeroed by the hierarchy kernel before the bounds kernel counts in them.
         let counters = sized_buffer(ctx, "LBVH counters", (n as u64 - 1).max(1) * 4)?;
         let (codes, params) =
@@ -207,6 +191,42 @@ impl LbvhBuilder {
             self.record_build(ctx, encoder, prims, boxes, n, frame)
         })
     }
+}
+
+/// What a GPU builder (`builder` names it in errors) writes for `n` primitives, allocated: room
+/// for `max(2n − 1, 1)` records and `max(n, 1)` references. Refuses more than
+/// [`MAX_LBVH_PRIMITIVES`] and, for `n > 0`, a `boxes` buffer that holds fewer than `n` boxes or
+/// exceeds the binding limit.
+pub(crate) fn output_buffers(
+    ctx: &GpuContext,
+    builder: &str,
+    boxes: &GpuBuffer,
+    n: u32,
+) -> Result<LbvhBuffers, GpuError> {
+    if n > MAX_LBVH_PRIMITIVES {
+        return Err(GpuError::Device(format!(
+            "{builder}: {n} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}"
+        )));
+    }
+    let node_count = (2 * n as u64).saturating_sub(1).max(1);
+    let record_bytes = std::mem::size_of::<BinaryNodeRecord>() as u64;
+    let nodes = sized_buffer(ctx, &format!("{builder} nodes"), node_count * record_bytes)?;
+    let prim_order = sized_buffer(
+        ctx,
+        &format!("{builder} primitive order"),
+        n.max(1) as u64 * 4,
+    )?;
+    if n > 0 {
+        if boxes.size() < n as u64 * 32 {
+            return Err(GpuError::Device(format!(
+                "{builder}: {n} boxes need {} bytes, but the buffer holds {}",
+                n as u64 * 32,
+                boxes.size()
+            )));
+        }
+        ctx.check_binding_size(&format!("{builder} boxes"), boxes.size())?;
+    }
+    Ok(LbvhBuffers { nodes, prim_order })
 }
 
 /// Uploads `bounds`, records one builder's tree over them with `record` (given the encoder, the

@@ -27,7 +27,7 @@ use super::encoder::{Encoder, Grid};
 use super::kernel::{
     pooled_buffer, storage_buffer, uniform_buffer, write_storage, Checks, Kernel, STORAGE_USAGE,
 };
-use super::lbvh::{build_and_read, sized_buffer, LbvhBuffers, LbvhBuilder, MAX_LBVH_PRIMITIVES};
+use super::lbvh::{build_and_read, output_buffers, sized_buffer, LbvhBuffers, LbvhBuilder};
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
 use crate::accel::aabb::Aabb;
@@ -107,26 +107,10 @@ impl PlocBuilder {
         n: u32,
         frame: &LbvhFrame,
     ) -> Result<LbvhBuffers, GpuError> {
-        if n > MAX_LBVH_PRIMITIVES {
-            return Err(GpuError::Device(format!(
-                "PLOC: {n} primitives, but a build takes at most {MAX_LBVH_PRIMITIVES}"
-            )));
-        }
-        let record_bytes = std::mem::size_of::<BinaryNodeRecord>() as u64;
-        let node_count = (2 * n as u64).saturating_sub(1).max(1);
-        let nodes = sized_buffer(ctx, "PLOC nodes", node_count * record_bytes)?;
-        let prim_order = sized_buffer(ctx, "PLOC primitive order", n.max(1) as u64 * 4)?;
+        let LbvhBuffers { nodes, prim_order } = output_buffers(ctx, "PLOC", boxes, n)?;
         if n == 0 {
             return Ok(LbvhBuffers { nodes, prim_order });
         }
-        if boxes.size() < n as u64 * 32 {
-            return Err(GpuError::Device(format!(
-                "PLOC: {n} boxes need {} bytes, but the buffer holds {}",
-                n as u64 * 32,
-                boxes.size()
-            )));
-        }
-        ctx.check_binding_size("PLOC boxes", boxes.size())?;
         let sorted = sized_buffer(ctx, "PLOC Morton order", n as u64 * 4)?;
         let (_codes, _) = self
             .lbvh

@@ -1,8 +1,12 @@
 //! Helpers shared by the BVH builders' tests (`gpu_lbvh.rs`, `gpu_ploc.rs`): a seeded
-//! generator, random boxes and triangles, random rays and the brute-force closest hit.
+//! generator, random boxes and triangles, random rays, the brute-force closest hit and the
+//! comparison of a GPU builder's records with its CPU twin's.
 #![allow(dead_code)]
 
+use std::time::Instant;
+
 use caustica::accel::aabb::Aabb;
+use caustica::accel::bvh::{BinaryBvh, BinaryNodeRecord};
 use glam::Vec3;
 
 /// A small deterministic generator (PCG-style output of a 64-bit LCG).
@@ -79,4 +83,41 @@ pub fn random_ray(rng: &mut Random, lo: f32, hi: f32) -> (Vec3, Vec3) {
     let origin = rng.point(lo, hi);
     let target = rng.point(lo, hi);
     (origin, (target - origin).normalize_or(Vec3::X))
+}
+
+/// The records as words, so that bounds compare bit for bit.
+pub fn words(records: &[BinaryNodeRecord]) -> &[u32] {
+    bytemuck::cast_slice(records)
+}
+
+/// A GPU builder's records and order (`gpu` of the boxes) equal its CPU twin's (`cpu` of the
+/// same boxes), every word; returns the GPU's records.
+pub fn assert_gpu_tree_equals_cpu(
+    what: &str,
+    bounds: &[Aabb],
+    gpu: impl FnOnce(&[Aabb]) -> (Vec<BinaryNodeRecord>, Vec<u32>),
+    cpu: impl FnOnce(&[Aabb]) -> BinaryBvh,
+) -> Vec<BinaryNodeRecord> {
+    let start = Instant::now();
+    let (records, order) = gpu(bounds);
+    let gpu_time = start.elapsed();
+    let cpu = cpu(bounds);
+    let expected = cpu.to_records();
+    assert_eq!(order, cpu.prim_order, "{what}: primitive order");
+    assert_eq!(records.len(), expected.len(), "{what}: node count");
+    if let Some(i) = (0..records.len()).find(|&i| words(&records[i..=i]) != words(&expected[i..=i]))
+    {
+        panic!(
+            "{what}: node {i} of {} differs\n  gpu {:?}\n  cpu {:?}",
+            records.len(),
+            records[i],
+            expected[i]
+        );
+    }
+    eprintln!(
+        "{what}: {} primitives, GPU build and read-back {:.1} ms",
+        bounds.len(),
+        gpu_time.as_secs_f64() * 1e3
+    );
+    records
 }
