@@ -19,6 +19,7 @@ pub mod ploc;
 pub mod prepared;
 pub mod primitives;
 pub mod qbvh;
+pub mod sah_build;
 pub mod vd_bottom;
 pub mod vd_frame;
 pub mod vd_patch;

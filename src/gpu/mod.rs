@@ -22,6 +22,7 @@ pub mod ploc;
 pub mod pool;
 pub mod prims;
 pub mod raybench;
+pub mod sah_build;
 pub mod seeding;
 pub mod shader;
 mod tree_sizes;
