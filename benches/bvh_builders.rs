@@ -142,7 +142,12 @@ fn main() {
             sah.mesh_wide.len() as u64,
         );
         let mut twins = Vec::new();
-        for builder in [BvhBuilder::GpuLbvh, BvhBuilder::GpuPloc] {
+        for builder in [
+            BvhBuilder::GpuLbvh,
+            BvhBuilder::GpuSah,
+            BvhBuilder::GpuHybrid,
+            BvhBuilder::GpuPloc,
+        ] {
             let (ms, twin) = cpu_build(options(builder, false));
             let cost = scene_cost(&twin, &twin.mesh_wide);
             row(

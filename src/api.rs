@@ -362,6 +362,14 @@ pub fn describe_accels() -> String {
                     "PLOC (Meister & Bittner 2018) built and collapsed on the GPU (the CPU backend \
                      builds the same tree)"
                 }
+                scene::BvhBuilder::GpuSah => {
+                    "binned SAH (paper 003) built and collapsed on the GPU (the CPU backend \
+                     builds the same tree)"
+                }
+                scene::BvhBuilder::GpuHybrid => {
+                    "Morton splits for the top levels, binned SAH below (paper 003's hybrid), \
+                     built and collapsed on the GPU (the CPU backend builds the same tree)"
+                }
             };
             out.push_str(&format!(
                 "  {}:{}  {what}, {how}\n",

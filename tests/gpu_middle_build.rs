@@ -1,7 +1,8 @@
-//! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_ploc`): the
-//! frame renders the same bits as with the trees the CPU twins build, a deforming mesh is rebuilt on the device
-//! every frame it changes (and only it), a frame that changes nothing builds nothing, and a
-//! later frame renders what a fresh process renders.
+//! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_sah`,
+//! `wide:gpu_hybrid`, `wide:gpu_ploc`): the frame renders the same bits as with the trees the
+//! CPU twins build, a deforming mesh is rebuilt on the device every frame it changes (and only
+//! it), a frame that changes nothing builds nothing, and a later frame renders what a fresh
+//! process renders.
 
 use std::sync::Arc;
 
@@ -80,7 +81,7 @@ fn gpu_built_middle_levels_of_every_gpu_builder_render_the_bits_of_the_cpu_twins
         return;
     };
     let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    for builder in ["gpu_lbvh", "gpu_ploc"] {
+    for builder in ["gpu_lbvh", "gpu_sah", "gpu_hybrid", "gpu_ploc"] {
         let text = SCENE.replace("accel wide gpu_lbvh", &format!("accel wide {builder}"));
         let file = SceneFile::from_str("deforming.csc", &text).unwrap();
         let scene = frame_scene(&file, 1);

@@ -8,10 +8,10 @@
 #   .gl/*.deb               the Vulkan and GL loaders (device README)
 #   .dev/bin/*.xz           stripped, xz-compressed release builds: bvh_builders, gpu_rays,
 #                           frames, caustica, raybench, and the test binaries gpu_lbvh,
-#                           gpu_ploc, gpu_wide_collapse, gpu_middle_build
+#                           gpu_ploc, gpu_sah, gpu_wide_collapse, gpu_middle_build
 #   .dev/shared/assets/...  the dragon and Sponza's OBJ, laid out as ../shared/assets
 # SKIP_TESTS=1, SKIP_RAYS=1, SKIP_FRAMES=1 leave parts out; RUNS sets the builders' runs,
-# LAYOUTS gpu_rays' layouts, ACCELS the frames' builders.
+# LAYOUTS gpu_rays' layouts, ACCELS the frames' builders, TESTS the test binaries run.
 set -uo pipefail
 for f in .dev/bin/*.xz; do xz -d -f "$f"; done
 . "$(dirname "$0")/device_setup.sh"
@@ -22,7 +22,7 @@ fi
 A="$(dirname "$built")/shared/assets"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   echo "== GPU build tests"
-  for t in gpu_lbvh gpu_ploc gpu_wide_collapse gpu_middle_build; do
+  for t in ${TESTS:-gpu_lbvh gpu_ploc gpu_sah gpu_wide_collapse gpu_middle_build}; do
     (cd "$built" && "$OLDPWD/.dev/bin/$t" --include-ignored 2>&1 | grep -E "^test result|FAILED|panicked")
   done
 fi
@@ -36,12 +36,12 @@ if [ "${SKIP_RAYS:-0}" != 1 ]; then
     --dump-rays "$rays" > "$OUT/raybench.log" 2>&1
   sed -n '/## Results/,$p' "$OUT/raybench.log"
   echo "== gpu_rays on raybench's rays"
-  .dev/bin/gpu_rays --rays "$rays" --runs 15 --layouts "${LAYOUTS:-wide,wide:gpu_lbvh,wide:gpu_ploc}" \
+  .dev/bin/gpu_rays --rays "$rays" --runs 15 --layouts "${LAYOUTS:-wide,wide:gpu_lbvh,wide:gpu_sah,wide:gpu_hybrid,wide:gpu_ploc}" \
     --rounds 2 2>&1 | tee "$OUT/gpu_rays.log"
 fi
 [ "${SKIP_FRAMES:-0}" = 1 ] && exit 0
 echo "== deforming.csc, 24 frames at 1920x1080"
-for accel in ${ACCELS:-wide:cpu_sah wide:gpu_lbvh wide:gpu_ploc wide:cpu_sah wide:gpu_lbvh wide:gpu_ploc}; do
+for accel in ${ACCELS:-wide:cpu_sah wide:gpu_lbvh wide:gpu_sah wide:gpu_hybrid wide:gpu_ploc}; do
   echo "-- $accel"
   .dev/bin/frames --scene "$built/scenes/deforming.csc" --resolution 1920x1080 --animation \
     --accel "$accel" > "$OUT/deforming_${accel/:/_}.log" 2>&1

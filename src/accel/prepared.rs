@@ -22,6 +22,7 @@ use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
 use super::lbvh::build_lbvh;
 use super::ploc::build_ploc;
+use super::sah_build::{build_sah, SahVariant};
 use super::primitives::{
     intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
 };
@@ -518,6 +519,8 @@ fn build_mesh_level(
                 BvhBuilder::CpuSah => build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS),
                 BvhBuilder::GpuLbvh => build_lbvh(&bounds),
                 BvhBuilder::GpuPloc => build_ploc(&bounds),
+                BvhBuilder::GpuSah => build_sah(&bounds, SahVariant::Sah),
+                BvhBuilder::GpuHybrid => build_sah(&bounds, SahVariant::Hybrid),
             };
             let wide = collapse_to_cwbvh(&binary, WIDE_LEAF_MAX);
             check_tree_size(tree, wide.nodes.len())?;

@@ -1,10 +1,12 @@
-//! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_ploc`): for every
-//! mesh of [`Prepared::device_builds`], the LBVH or the PLOC tree over its primitives' boxes
-//! ([`crate::gpu::lbvh`], [`crate::gpu::ploc`]), its
+//! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_sah`,
+//! `wide:gpu_hybrid`, `wide:gpu_ploc`): for every mesh of [`Prepared::device_builds`], the
+//! LBVH, binned-SAH, hybrid or PLOC tree over its primitives' boxes ([`crate::gpu::lbvh`],
+//! [`crate::gpu::sah_build`], [`crate::gpu::ploc`]), its
 //! collapse into the wide layout ([`crate::gpu::wide_collapse`]) straight into the resident
 //! scene's `mesh_nodes` and `prim_refs` at the mesh's offsets, and the leaf triangles of its
 //! references (`bvh/leaf_triangles.wgsl`). The twins are what [`Prepared::build`] runs when
-//! the backend does not build: `accel::lbvh::build_lbvh` or `accel::ploc::build_ploc`, and
+//! the backend does not build: `accel::lbvh::build_lbvh`, `accel::sah_build::build_sah` or
+//! `accel::ploc::build_ploc`, and
 //! `accel::wide::collapse_to_cwbvh`.
 //! A frame builds the trees the arrays do not hold yet (`ResidentScene::stale_device_builds`:
 //! meshes that changed, or all of them when the arrays were written again; a progressive
@@ -12,6 +14,7 @@
 //! state words once, to check the tree's depth against
 //! the traversal's stack and to count its nodes.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
@@ -24,7 +27,9 @@ use crate::accel::{DeviceBuild, Prepared};
 use crate::gpu::encoder::Encoder;
 use crate::gpu::kernel::{storage_buffer, uniform_buffer, Checks};
 use crate::gpu::lbvh::{box_words, LbvhBuilder};
+use crate::accel::sah_build::SahVariant;
 use crate::gpu::ploc::PlocBuilder;
+use crate::gpu::sah_build::SahBuilder;
 use crate::gpu::prims::Primitives;
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
@@ -40,12 +45,26 @@ struct LeafTriangleParams {
     triangle_count: u32,
 }
 
-/// The kernels of the device's middle-level builds.
+/// The kernels of the device's middle-level builds; each builder's are compiled when a build
+/// first needs them.
 pub struct MiddleBuildKernels {
-    lbvh: LbvhBuilder,
-    ploc: PlocBuilder,
+    lbvh: OnceLock<LbvhBuilder>,
+    ploc: OnceLock<PlocBuilder>,
+    sah: OnceLock<SahBuilder>,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
+}
+
+/// What `cell` holds, made by `make` the first time.
+fn made<T>(
+    cell: &OnceLock<T>,
+    make: impl FnOnce() -> Result<T, GpuError>,
+) -> Result<&T, GpuError> {
+    if let Some(value) = cell.get() {
+        return Ok(value);
+    }
+    let value = make()?;
+    Ok(cell.get_or_init(|| value))
 }
 
 /// What one frame's builds did.
@@ -67,8 +86,9 @@ pub struct MiddleBuildReport {
 impl MiddleBuildKernels {
     pub fn new(ctx: &GpuContext) -> Result<MiddleBuildKernels, GpuError> {
         Ok(MiddleBuildKernels {
-            lbvh: LbvhBuilder::new(ctx)?,
-            ploc: PlocBuilder::new(ctx)?,
+            lbvh: OnceLock::new(),
+            ploc: OnceLock::new(),
+            sah: OnceLock::new(),
             collapse: WideCollapse::new(ctx)?,
             leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
         })
@@ -94,12 +114,18 @@ impl MiddleBuildKernels {
             let boxes = storage_buffer(ctx, "device build boxes", &box_words(&build.boxes))?;
             let frame = lbvh_frame(&build.boxes);
             let tree = match build.builder {
-                BvhBuilder::GpuPloc => {
-                    self.ploc
-                        .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?
+                BvhBuilder::GpuPloc => made(&self.ploc, || PlocBuilder::new(ctx))?
+                    .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?,
+                BvhBuilder::GpuSah | BvhBuilder::GpuHybrid => {
+                    let variant = if build.builder == BvhBuilder::GpuSah {
+                        SahVariant::Sah
+                    } else {
+                        SahVariant::Hybrid
+                    };
+                    made(&self.sah, || SahBuilder::new(ctx))?
+                        .record_build(ctx, &mut encoder, prims, &boxes, n, &frame, variant)?
                 }
-                _ => self
-                    .lbvh
+                _ => made(&self.lbvh, || LbvhBuilder::new(ctx))?
                     .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?,
             };
             let params = uniform_buffer(

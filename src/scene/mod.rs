@@ -203,17 +203,33 @@ pub enum BvhBuilder {
     /// `gpu::wide_collapse`); the CPU backend builds the same tree with the twins
     /// (`accel::ploc`, `accel::wide`).
     GpuPloc,
+    /// Binned SAH (paper 003 chapter 4: 16 bins per axis, nodes split breadth first on the
+    /// GPU), collapsed into the wide layout, both on the GPU (`gpu::sah_build`,
+    /// `gpu::wide_collapse`); the CPU backend builds the same tree with the twins
+    /// (`accel::sah_build`, `accel::wide`).
+    GpuSah,
+    /// The hybrid of paper 003 section 4.7.1: the top levels split by Morton code as the LBVH
+    /// does, the rest by the binned SAH; on the GPU and in the twins as `GpuSah`.
+    GpuHybrid,
 }
 
 impl BvhBuilder {
     /// Every builder, as `--accel` names them.
-    pub const ALL: [BvhBuilder; 3] = [BvhBuilder::CpuSah, BvhBuilder::GpuLbvh, BvhBuilder::GpuPloc];
+    pub const ALL: [BvhBuilder; 5] = [
+        BvhBuilder::CpuSah,
+        BvhBuilder::GpuLbvh,
+        BvhBuilder::GpuSah,
+        BvhBuilder::GpuHybrid,
+        BvhBuilder::GpuPloc,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             BvhBuilder::CpuSah => "cpu_sah",
             BvhBuilder::GpuLbvh => "gpu_lbvh",
             BvhBuilder::GpuPloc => "gpu_ploc",
+            BvhBuilder::GpuSah => "gpu_sah",
+            BvhBuilder::GpuHybrid => "gpu_hybrid",
         }
     }
 

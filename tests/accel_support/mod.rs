@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use caustica::accel::{Prepared, Ray};
+use caustica::accel::{Hit, Prepared, Ray};
 use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span, VdMap};
 use glam::{Affine3A, Vec3};
 
@@ -132,8 +132,12 @@ pub fn ray_from_inside(rng: &mut Rng, lo: Vec3, hi: Vec3) -> Ray {
 
 /// Checks that the QBVH closest hit equals the brute-force one; returns whether it hit.
 pub fn assert_matches_brute_force(prepared: &Prepared, ray: &Ray) -> bool {
-    let fast = prepared.intersect(ray);
-    let slow = prepared.intersect_brute_force(ray);
+    assert_same_hit(ray, prepared.intersect(ray), prepared.intersect_brute_force(ray))
+}
+
+/// The accelerated hit `fast` of `ray` is the brute-force hit `slow` (the same primitive, `t`
+/// within 1e-4 relative); whether there is one.
+pub fn assert_same_hit(ray: &Ray, fast: Option<Hit>, slow: Option<Hit>) -> bool {
     match (fast, slow) {
         (None, None) => false,
         (Some(a), Some(b)) => {
