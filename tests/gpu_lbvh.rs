@@ -326,6 +326,14 @@ fn gpu_lbvh_equals_the_cpu_twin_on_equal_empty_flat_and_odd_boxes() {
         })
         .collect();
     assert_gpu_equals_cpu(&gpu, "signed zeros", &signed);
+    // Subnormal corners and centroids are flushed on both sides (a GPU may flush them).
+    let tiny: Vec<Aabb> = (0..500)
+        .map(|i| {
+            let x = f32::from_bits(1 + (i as u32 * 7919) % 0x0080_0000);
+            Aabb::new(Vec3::new(x, -x, 0.0), Vec3::new(2.0 * x, x, x))
+        })
+        .collect();
+    assert_gpu_equals_cpu(&gpu, "subnormal coordinates", &tiny);
 }
 
 #[test]

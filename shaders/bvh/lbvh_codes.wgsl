@@ -30,10 +30,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     }
     let lo = boxes[2u * i].xyz;
     let hi = boxes[2u * i + 1u].xyz;
-    var c = vec3<f32>(0.0);
-    if !any(lo > hi) {
-        c = (lo + hi) * 0.5;
-    }
+    let c = lbvh_centroid(lo, hi);
     let x = spread_bits(lbvh_cell(c.x, params.lo.x, params.scale.x));
     let y = spread_bits(lbvh_cell(c.y, params.lo.y, params.scale.y));
     let z = spread_bits(lbvh_cell(c.z, params.lo.z, params.scale.z));

@@ -71,3 +71,23 @@ fn union_words(a: BoxWords, b: BoxWords) -> BoxWords {
     let hi = select(a.hi, b.hi, total_order_key(b.hi) > total_order_key(a.hi));
     return BoxWords(lo, hi);
 }
+
+// Twin of caustica::accel::lbvh::flush, on the bits (a zero exponent field), so that no
+// compiler can see through it and fuse a multiply before it with an add after it.
+fn flush(x: f32) -> f32 {
+    let bits = bitcast<u32>(x);
+    return bitcast<f32>(select(bits, 0u, (bits & 0x7f800000u) == 0u));
+}
+
+fn flush3(v: vec3<f32>) -> vec3<f32> {
+    return vec3<f32>(flush(v.x), flush(v.y), flush(v.z));
+}
+
+// The centroid of the box lo..hi: the origin for an empty box, else the flushed corners' mean,
+// flushed. Twin of caustica::accel::lbvh::lbvh_centroid.
+fn lbvh_centroid(lo: vec3<f32>, hi: vec3<f32>) -> vec3<f32> {
+    if any(lo > hi) {
+        return vec3<f32>(0.0);
+    }
+    return flush3((flush3(lo) + flush3(hi)) * 0.5);
+}

@@ -80,23 +80,9 @@ fn sah_index(gid: vec3<u32>, nwg: vec3<u32>, size: u32) -> u32 {
     return gid.x + gid.y * nwg.x * size;
 }
 
-// Twin of caustica::accel::sah_build::flush, on the bits (a zero exponent field), so that no
-// compiler can see through it and fuse the multiply before it with the add after it.
-fn flush(x: f32) -> f32 {
-    let bits = bitcast<u32>(x);
-    return bitcast<f32>(select(bits, 0u, (bits & 0x7f800000u) == 0u));
-}
-
-fn flush3(v: vec3<f32>) -> vec3<f32> {
-    return vec3<f32>(flush(v.x), flush(v.y), flush(v.z));
-}
-
 // Twin of sah_centroid.
 fn sah_centroid(lo: vec3<f32>, hi: vec3<f32>) -> vec3<f32> {
-    if any(lo > hi) {
-        return vec3<f32>(0.0);
-    }
-    return flush3((flush3(lo) + flush3(hi)) * 0.5);
+    return lbvh_centroid(lo, hi);
 }
 
 // Twin of sah_area.

@@ -36,14 +36,30 @@ pub struct LbvhFrame {
     pub scale: Vec3,
 }
 
-/// The centroid of a primitive's box, `(min + max) * 0.5` per axis; `(0, 0, 0)` for an empty
-/// box (as the SAH builder has it).
+/// The centroid of a primitive's box, `(min + max) * 0.5` per axis of the corners with
+/// subnormals flushed, flushed ([`flush`]: GPUs may flush subnormals, so no value either side
+/// computes with is one); `(0, 0, 0)` for an empty box (as the SAH builder has it).
 pub fn lbvh_centroid(b: &Aabb) -> Vec3 {
     if b.is_empty() {
         Vec3::ZERO
     } else {
-        (b.min + b.max) * 0.5
+        flush3((flush3(b.min) + flush3(b.max)) * 0.5)
     }
+}
+
+/// `x`, or +0 when `|x|` is below the smallest normal float (its exponent field is zero).
+/// Twin of `flush` in `shaders/bvh/lbvh_common.wgsl`.
+pub fn flush(x: f32) -> f32 {
+    if x.to_bits() & 0x7f80_0000 == 0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// [`flush`] of each coordinate.
+pub fn flush3(v: Vec3) -> Vec3 {
+    Vec3::new(flush(v.x), flush(v.y), flush(v.z))
 }
 
 /// The Morton frame of `bounds`: the box of their centroids (NaN coordinates are left out) and

@@ -19,7 +19,8 @@
 //!
 //! Rules both sides follow, so that the trees agree to the bit:
 //! - Every value the SAH computes is flushed to +0 when its magnitude is below the smallest
-//!   normal float ([`flush`]), box corners included, since GPUs may flush subnormals.
+//!   normal float ([`flush`]), box corners and centroids ([`lbvh_centroid`]) included, since
+//!   GPUs may flush subnormals.
 //! - No `fma`: WGSL lets it round twice, as lavapipe did in a test here. Every multiply and add is rounded
 //!   on its own, in a fixed order, and the flush between them (on the bits, in the kernels)
 //!   keeps compilers from fusing them.
@@ -38,7 +39,7 @@ use glam::Vec3;
 
 use super::aabb::Aabb;
 use super::bvh::{BinaryBvh, BinaryNode, BinaryNodeKind};
-use super::lbvh::{lbvh_centroid, morton_order, union_exact};
+use super::lbvh::{flush, flush3, lbvh_centroid, morton_order, union_exact};
 
 /// Bins per axis.
 pub const SAH_BINS: usize = 16;
@@ -76,28 +77,9 @@ pub fn sah_large_levels(n: u32) -> u32 {
     SAH_LARGE_MAX_DEPTH + k
 }
 
-/// `x`, or +0 when `|x|` is below the smallest normal float (its exponent field is zero).
-pub fn flush(x: f32) -> f32 {
-    if x.to_bits() & 0x7f80_0000 == 0 {
-        0.0
-    } else {
-        x
-    }
-}
-
-fn flush3(v: Vec3) -> Vec3 {
-    Vec3::new(flush(v.x), flush(v.y), flush(v.z))
-}
-
-/// The centroid the SAH bins: [`lbvh_centroid`] of the flushed corners, flushed.
+/// The centroid the SAH bins: [`lbvh_centroid`] (of the flushed corners, flushed).
 pub fn sah_centroid(b: &Aabb) -> Vec3 {
-    if b.is_empty() {
-        return Vec3::ZERO;
-    }
-    flush3(lbvh_centroid(&Aabb {
-        min: flush3(b.min),
-        max: flush3(b.max),
-    }))
+    lbvh_centroid(b)
 }
 
 /// Half the surface area of `b` (0 when empty): `(dx · dy + dy · dz) + dz · dx` of the
