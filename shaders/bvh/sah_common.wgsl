@@ -10,7 +10,7 @@ const SAH_TASK_WG_SIZE: u32 = 64u;
 
 // Twins of caustica::accel::sah_build's constants (checked by a test).
 const SAH_BINS: u32 = 16u;
-const SAH_SMALL: u32 = 32u;
+const SAH_SMALL: u32 = 16u;
 const SAH_LARGE_MAX_DEPTH: u32 = 24u;
 const SAH_MAX_DEPTH: u32 = 32u;
 const HYBRID_MORTON_DEPTH: u32 = 8u;

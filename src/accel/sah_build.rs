@@ -45,7 +45,7 @@ use super::lbvh::{flush, flush3, lbvh_centroid, morton_order, union_exact};
 pub const SAH_BINS: usize = 16;
 /// Nodes of at most this many primitives are built whole by one GPU invocation; larger ones
 /// level by level.
-pub const SAH_SMALL: u32 = 32;
+pub const SAH_SMALL: u32 = 16;
 /// The depth from which nodes of more than [`SAH_SMALL`] primitives split at their middle.
 pub const SAH_LARGE_MAX_DEPTH: u32 = 24;
 /// The depth from which every node splits at its middle.
@@ -462,11 +462,14 @@ mod tests {
 
     #[test]
     fn large_levels_bring_every_node_down_to_the_small_size() {
-        assert_eq!(sah_large_levels(32), 0);
-        assert_eq!(sah_large_levels(33), SAH_LARGE_MAX_DEPTH + 1);
-        assert_eq!(sah_large_levels(64), SAH_LARGE_MAX_DEPTH + 1);
-        assert_eq!(sah_large_levels(65), SAH_LARGE_MAX_DEPTH + 2);
-        assert_eq!(sah_large_levels(871_306), SAH_LARGE_MAX_DEPTH + 15);
+        let s = SAH_SMALL;
+        assert_eq!(sah_large_levels(s), 0);
+        assert_eq!(sah_large_levels(s + 1), SAH_LARGE_MAX_DEPTH + 1);
+        assert_eq!(sah_large_levels(2 * s), SAH_LARGE_MAX_DEPTH + 1);
+        assert_eq!(sah_large_levels(2 * s + 1), SAH_LARGE_MAX_DEPTH + 2);
+        // 871,306 / 2^k <= SAH_SMALL for the first k = ⌈log2(871,306 / SAH_SMALL)⌉.
+        let k = (871_306f64 / s as f64).log2().ceil() as u32;
+        assert_eq!(sah_large_levels(871_306), SAH_LARGE_MAX_DEPTH + k);
     }
 
     #[test]

@@ -11,7 +11,8 @@
 //! 3. [`sah_large_levels`] levels, breadth first, each over every node of more than
 //!    [`SAH_SMALL`] primitives at that depth (its large tasks): `bvh/sah_bounds.wgsl` (the
 //!    centroid boxes), `bvh/sah_bins.wgsl` (16 bins per axis: counts and boxes),
-//!    `bvh/sah_split.wgsl` (a task each: the split, the node's record, the children listed),
+//!    `bvh/sah_split.wgsl` (a workgroup per task: its 45 planes weighed in parallel, the split,
+//!    the node's record, the children listed),
 //!    `bvh/sah_flags.wgsl` and an exclusive scan (the partition's ranks), `bvh/sah_scatter.wgsl`
 //!    and `bvh/sah_copy.wgsl` (the stable partition), `bvh/sah_advance.wgsl` (the next level).
 //!    The accumulators add by atomic minima, maxima and sums of total-order keys, which give
@@ -23,8 +24,8 @@
 //!
 //! Memory while a build runs: 48 bytes a node (`2n − 1` nodes); per primitive 4 bytes of order
 //! and 20 of partition words (task, moved order and task, flags, ranks); a level's large tasks,
-//! at most `n / 33 + 1`, each 64 bytes of task twice (two levels) and 1368 of accumulators; and
-//! 16 bytes a small task (at most `n / 2`). The hybrid adds the Morton sort's codes and buffers.
+//! at most `n / (SAH_SMALL + 1) + 1`, each 64 bytes of task twice (two levels) and 1368 of
+//! accumulators; and 16 bytes a small task (at most `n / 2`). The hybrid adds the Morton sort's codes and buffers.
 
 use bytemuck::{Pod, Zeroable};
 
@@ -263,14 +264,13 @@ impl SahBuilder {
             )?;
             let advance = self.advance.bind(ctx, &[("state", &state)])?;
             let positions = |k: &Kernel| k.grid_for(ctx, n as u64);
+            // A workgroup per large task the level may hold.
+            let max = ctx.info.max_compute_workgroups_per_dimension.max(1);
+            let task_groups = (capacity.min(max), capacity.div_ceil(capacity.min(max)), 1);
             for _ in 0..levels {
                 self.bounds.dispatch(encoder, &bounds, positions(&self.bounds));
                 self.bins.dispatch(encoder, &bins, positions(&self.bins));
-                self.split.dispatch(
-                    encoder,
-                    &split,
-                    self.split.grid_for(ctx, capacity as u64),
-                );
+                self.split.dispatch(encoder, &split, task_groups);
                 self.flags.dispatch(encoder, &flag, positions(&self.flags));
                 prims.exclusive_scan(ctx, encoder, &flags, &ranks, n)?;
                 self.scatter
