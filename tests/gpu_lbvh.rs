@@ -19,8 +19,9 @@ use caustica::gpu::{test_context, GpuContext};
 use glam::Vec3;
 
 use bvh_support::{
-    assert_gpu_tree_equals_cpu, closest_brute_force, random_boxes, random_ray, random_triangles,
-    triangle_box, words, Random,
+    assert_gpu_tree_equals_cpu, assert_leaves_in_order, assert_links_ranges_and_boxes,
+    closest_brute_force, odd_box_sets, random_boxes, random_ray, random_triangles, triangle_box,
+    words, Random,
 };
 
 /// The primitives' order is by Morton code, then by index.
@@ -32,69 +33,10 @@ fn assert_sorted_by_code_then_index(bvh: &BinaryBvh, bounds: &[Aabb]) {
     }
 }
 
-/// Every primitive is in exactly one leaf (leaf `k` at `n - 1 + k` holds `prim_order[k]` and its
-/// box), every node is reached once from the root, every box holds its children's, every
-/// subtree's range is its children's ranges side by side, the root's range is everything, and
-/// the parents link back.
+/// The shape every builder's tree has, with leaf `k` at place `k`.
 fn assert_well_formed(bvh: &BinaryBvh, bounds: &[Aabb]) {
-    let n = bounds.len();
-    if n == 0 {
-        assert!(bvh.nodes.is_empty() && bvh.prim_order.is_empty());
-        return;
-    }
-    assert_eq!(bvh.nodes.len(), 2 * n - 1);
-    let mut seen = vec![false; n];
-    for &p in &bvh.prim_order {
-        assert!(!std::mem::replace(&mut seen[p as usize], true), "{p} twice");
-    }
-    assert!(seen.iter().all(|&s| s));
-    for (k, &p) in bvh.prim_order.iter().enumerate() {
-        let leaf = &bvh.nodes[n - 1 + k];
-        assert_eq!(
-            leaf.kind,
-            BinaryNodeKind::Leaf {
-                first: k as u32,
-                count: 1
-            }
-        );
-        let b = bounds[p as usize];
-        assert_eq!(
-            leaf.bounds.min.to_array().map(f32::to_bits),
-            b.min.to_array().map(f32::to_bits)
-        );
-        assert_eq!(
-            leaf.bounds.max.to_array().map(f32::to_bits),
-            b.max.to_array().map(f32::to_bits)
-        );
-    }
-    let records = bvh.to_records();
-    assert_eq!(records[0].parent, NO_NODE);
-    assert_eq!((records[0].first, records[0].count), (0, n as u32));
-    let mut reached = vec![0u32; records.len()];
-    let mut stack = vec![0u32];
-    while let Some(i) = stack.pop() {
-        reached[i as usize] += 1;
-        let node = &bvh.nodes[i as usize];
-        if let BinaryNodeKind::Inner { left, right } = node.kind {
-            assert!((i as usize) < n - 1, "inner node {i} among the leaves");
-            let (l, r) = (records[left as usize], records[right as usize]);
-            assert_eq!((l.parent, r.parent), (i, i));
-            assert_eq!(l.first + l.count, r.first, "node {i}: ranges side by side");
-            assert_eq!(records[i as usize].first, l.first);
-            assert_eq!(records[i as usize].count, l.count + r.count);
-            for c in [left, right] {
-                assert!(
-                    node.bounds.contains_box(&bvh.nodes[c as usize].bounds),
-                    "node {i} does not hold child {c}"
-                );
-            }
-            stack.extend([left, right]);
-        }
-    }
-    assert!(
-        reached.iter().all(|&r| r == 1),
-        "every node once from the root"
-    );
+    assert_links_ranges_and_boxes(bvh, bounds);
+    assert_leaves_in_order(bvh, bounds);
 }
 
 #[test]
@@ -291,49 +233,9 @@ fn gpu_lbvh_equals_the_cpu_twin_bit_for_bit_on_random_boxes() {
 fn gpu_lbvh_equals_the_cpu_twin_on_equal_empty_flat_and_odd_boxes() {
     let Some(gpu) = gpu() else { return };
     let mut rng = Random(29);
-    let unit = Aabb::new(Vec3::splat(-1.0), Vec3::splat(1.0));
-    assert_gpu_equals_cpu(&gpu, "equal boxes", &vec![unit; 1000]);
-
-    let mut mixed = random_boxes(&mut rng, 3000);
-    for i in (0..mixed.len()).step_by(3) {
-        mixed[i] = Aabb::EMPTY;
+    for (what, bounds) in odd_box_sets(&mut rng) {
+        assert_gpu_equals_cpu(&gpu, what, &bounds);
     }
-    mixed[1] = Aabb::new(Vec3::new(1.0, 0.0, 0.0), Vec3::new(0.0, 1.0, 1.0));
-    assert_gpu_equals_cpu(&gpu, "empty boxes mixed in", &mixed);
-    assert_gpu_equals_cpu(&gpu, "only empty boxes", &[Aabb::EMPTY; 7]);
-
-    let flat: Vec<Aabb> = (0..2000)
-        .map(|_| {
-            let (x, y) = (rng.range(0.0, 10.0), rng.range(0.0, 10.0));
-            Aabb::new(Vec3::new(x, 2.0, y), Vec3::new(x + 0.1, 2.0, y + 0.1))
-        })
-        .collect();
-    assert_gpu_equals_cpu(&gpu, "a flat set", &flat);
-
-    // A few distinct boxes many times over: long runs of equal codes between distinct ones.
-    let distinct = random_boxes(&mut rng, 5);
-    let repeated: Vec<Aabb> = (0..4000)
-        .map(|_| distinct[(rng.next_u32() % 5) as usize])
-        .collect();
-    assert_gpu_equals_cpu(&gpu, "repeated boxes", &repeated);
-
-    // Zeros of both signs meet in the unions; the union's bits must not depend on the order.
-    let signed: Vec<Aabb> = (0..300)
-        .map(|i| {
-            let z = if rng.unit() < 0.5 { 0.0 } else { -0.0 };
-            let x = (i % 7) as f32;
-            Aabb::new(Vec3::new(x, z, z), Vec3::new(x + 1.0, -z, z))
-        })
-        .collect();
-    assert_gpu_equals_cpu(&gpu, "signed zeros", &signed);
-    // Subnormal corners and centroids are flushed on both sides (a GPU may flush them).
-    let tiny: Vec<Aabb> = (0..500)
-        .map(|i| {
-            let x = f32::from_bits(1 + (i as u32 * 7919) % 0x0080_0000);
-            Aabb::new(Vec3::new(x, -x, 0.0), Vec3::new(2.0 * x, x, x))
-        })
-        .collect();
-    assert_gpu_equals_cpu(&gpu, "subnormal coordinates", &tiny);
 }
 
 #[test]

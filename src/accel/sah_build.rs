@@ -258,6 +258,15 @@ pub fn build_sah(bounds: &[Aabb], variant: SahVariant) -> BinaryBvh {
             (order, Some(codes))
         }
     };
+    let mut inner = Vec::with_capacity(n - 1);
+    if n >= 2 {
+        let ctx = Build {
+            bounds,
+            codes: codes.as_deref(),
+            n: n as u32,
+        };
+        ctx.split(&mut order, 0, 0, None, &mut inner);
+    }
     let mut nodes = vec![
         BinaryNode {
             bounds: Aabb::EMPTY,
@@ -265,68 +274,11 @@ pub fn build_sah(bounds: &[Aabb], variant: SahVariant) -> BinaryBvh {
         };
         2 * n - 1
     ];
-    let leaf = |k: u32| n as u32 - 1 + k;
-    let mut root_gap = 0;
-    // (first, count, depth, parent and whether this is its right child).
-    let mut stack: Vec<(u32, u32, u32, Option<(u32, bool)>)> = Vec::new();
-    if n >= 2 {
-        stack.push((0, n as u32, 0, None));
-    }
-    let mut scratch = Vec::new();
-    while let Some((first, count, depth, parent)) = stack.pop() {
-        let range = first as usize..(first + count) as usize;
-        let node_codes = codes.as_ref().map(|c| &c[range.clone()]);
-        let (left, plane) = choose_split(bounds, &order[range.clone()], node_codes, depth);
-        if let Some(plane) = plane {
-            // Stable partition: bins 0..=bin first.
-            let goes_left = |p: u32| {
-                let c = sah_centroid(&bounds[p as usize])[plane.axis as usize];
-                sah_bin(c, plane.lo, plane.extent) <= plane.bin
-            };
-            scratch.clear();
-            scratch.extend(order[range.clone()].iter().copied().filter(|&p| goes_left(p)));
-            scratch.extend(order[range.clone()].iter().copied().filter(|&p| !goes_left(p)));
-            order[range.clone()].copy_from_slice(&scratch);
-        }
-        let gap = first + left - 1;
-        if parent.is_none() {
-            root_gap = gap;
-        }
-        let index = inner_index(gap, root_gap, parent.is_none());
-        let child = |first: u32, count: u32| {
-            if count == 1 {
-                leaf(first)
-            } else {
-                // Filled in when the child is split.
-                u32::MAX
-            }
-        };
-        nodes[index as usize].kind = BinaryNodeKind::Inner {
-            left: child(first, left),
-            right: child(first + left, count - left),
-        };
-        if let Some((p, right)) = parent {
-            if let BinaryNodeKind::Inner { left, right: r } = &mut nodes[p as usize].kind {
-                if right {
-                    *r = index;
-                } else {
-                    *left = index;
-                }
-            }
-        }
-        let bounds_of = order[range.clone()]
-            .iter()
-            .fold(Aabb::EMPTY, |b, &p| union_exact(b, bounds[p as usize]));
-        nodes[index as usize].bounds = bounds_of;
-        if count - left >= 2 {
-            stack.push((first + left, count - left, depth + 1, Some((index, true))));
-        }
-        if left >= 2 {
-            stack.push((first, left, depth + 1, Some((index, false))));
-        }
+    for (index, node) in inner {
+        nodes[index as usize] = node;
     }
     for (k, &p) in order.iter().enumerate() {
-        nodes[leaf(k as u32) as usize] = BinaryNode {
+        nodes[n - 1 + k] = BinaryNode {
             bounds: bounds[p as usize],
             kind: BinaryNodeKind::Leaf {
                 first: k as u32,
@@ -337,6 +289,81 @@ pub fn build_sah(bounds: &[Aabb], variant: SahVariant) -> BinaryBvh {
     BinaryBvh {
         nodes,
         prim_order: order,
+    }
+}
+
+/// Nodes of at least this many primitives split their two children on two threads.
+const PARALLEL_MIN: usize = 4096;
+
+/// What every node's split reads.
+struct Build<'a> {
+    bounds: &'a [Aabb],
+    codes: Option<&'a [u32]>,
+    n: u32,
+}
+
+impl Build<'_> {
+    /// Splits the node over `order` (the positions `first..first + order.len()`, at least two)
+    /// at `depth`, then its subtrees, appending the internal nodes as (number, node) to `out`;
+    /// `root_gap` is the root's gap (`None`: this is the root). Returns the node's number.
+    fn split(
+        &self,
+        order: &mut [u32],
+        first: u32,
+        depth: u32,
+        root_gap: Option<u32>,
+        out: &mut Vec<(u32, BinaryNode)>,
+    ) -> u32 {
+        let count = order.len() as u32;
+        let codes = self
+            .codes
+            .map(|c| &c[first as usize..(first + count) as usize]);
+        let (left, plane) = choose_split(self.bounds, order, codes, depth);
+        if let Some(plane) = plane {
+            // Stable partition: bins 0..=bin first.
+            let goes_left = |p: &u32| {
+                let c = sah_centroid(&self.bounds[*p as usize])[plane.axis as usize];
+                sah_bin(c, plane.lo, plane.extent) <= plane.bin
+            };
+            let (l, r): (Vec<u32>, Vec<u32>) = order.iter().partition(|p| goes_left(p));
+            order[..l.len()].copy_from_slice(&l);
+            order[l.len()..].copy_from_slice(&r);
+        }
+        let gap = first + left - 1;
+        let root_gap_below = root_gap.unwrap_or(gap);
+        let index = inner_index(gap, root_gap_below, root_gap.is_none());
+        let bounds = order
+            .iter()
+            .fold(Aabb::EMPTY, |b, &p| union_exact(b, self.bounds[p as usize]));
+        let (lo, hi) = order.split_at_mut(left as usize);
+        let right_first = first + left;
+        let child = |order: &mut [u32], first: u32, out: &mut Vec<(u32, BinaryNode)>| {
+            if order.len() == 1 {
+                self.n - 1 + first
+            } else {
+                self.split(order, first, depth + 1, Some(root_gap_below), out)
+            }
+        };
+        let (l, r) = if (count as usize) >= PARALLEL_MIN {
+            let mut right_out = Vec::new();
+            let (l, r) = rayon::join(
+                || child(lo, first, out),
+                || child(hi, right_first, &mut right_out),
+            );
+            out.append(&mut right_out);
+            (l, r)
+        } else {
+            let l = child(lo, first, out);
+            (l, child(hi, right_first, out))
+        };
+        out.push((
+            index,
+            BinaryNode {
+                bounds,
+                kind: BinaryNodeKind::Inner { left: l, right: r },
+            },
+        ));
+        index
     }
 }
 

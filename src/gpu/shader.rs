@@ -181,6 +181,11 @@ mod tests {
             ("shared/traverse_qbvh.wgsl", "test_reference("),
             ("shared/traverse_wide.wgsl", "test_reference("),
             ("bench/trace_lean.wgsl", "wide_intersect("),
+            // The SAH's accumulators take their span from bvh/sah_bounds.wgsl and
+            // bvh/sah_bins.wgsl, and its Morton split the code accessor of bvh/sah_split.wgsl
+            // and bvh/sah_small.wgsl.
+            ("bvh/sah_accumulate.wgsl", "ACC_SPAN"),
+            ("bvh/sah_morton.wgsl", "sah_code("),
         ];
         for (path, _) in SHADER_FILES {
             if let Some((_, from_includer)) = needs_includer.iter().find(|(p, _)| p == path) {
