@@ -36,13 +36,7 @@ fn example_scenes() -> Vec<PathBuf> {
 /// The surface layers the image comparisons check. The photon debug layers (a kNN query at every
 /// pixel, which on lavapipe costs far more than the frame) are compared in
 /// `tests/frame_passes.rs` on a small image.
-const SURFACE_LAYERS: [Aov; 5] = [
-    Aov::Albedo,
-    Aov::Normal,
-    Aov::Depth,
-    Aov::Position,
-    Aov::Id,
-];
+const SURFACE_LAYERS: [Aov; 5] = [Aov::Albedo, Aov::Normal, Aov::Depth, Aov::Position, Aov::Id];
 
 /// The first frame of an example scene at 320×240, 1 spp, with the surface layers requested.
 ///

@@ -15,6 +15,12 @@
 var<workgroup> wg_task: array<u32, 2>;
 var<workgroup> wg_acc: array<atomic<u32>, 2u * ACC_SPAN>;
 
+// Whether word `word` (from ACC_FIRST) is a bin's count (else a minimum or a maximum of keys).
+fn is_count(word: u32) -> bool {
+    let w = ACC_FIRST + word;
+    return w >= ACC_BOUNDS && ((w - ACC_BOUNDS) % BIN_WORDS) == 0u;
+}
+
 // Adds `value` into word `word` (from ACC_FIRST) of task `t`, through workgroup memory when
 // `t` is one of the workgroup's two.
 fn add_word(t: u32, word: u32, value: u32) {
@@ -27,7 +33,7 @@ fn add_word(t: u32, word: u32, value: u32) {
     let kind = acc_identity(ACC_FIRST + word);
     if slot < 2u {
         let p = &wg_acc[slot * ACC_SPAN + word];
-        if (ACC_FIRST + word) >= ACC_BOUNDS && ((ACC_FIRST + word - ACC_BOUNDS) % BIN_WORDS) == 0u {
+        if is_count(word) {
             atomicAdd(p, value);
         } else if kind != 0u {
             atomicMin(p, value);
@@ -36,7 +42,7 @@ fn add_word(t: u32, word: u32, value: u32) {
         }
     } else {
         let p = &acc[t * ACC_WORDS + ACC_FIRST + word];
-        if (ACC_FIRST + word) >= ACC_BOUNDS && ((ACC_FIRST + word - ACC_BOUNDS) % BIN_WORDS) == 0u {
+        if is_count(word) {
             atomicAdd(p, value);
         } else if kind != 0u {
             atomicMin(p, value);
@@ -80,7 +86,7 @@ fn finish_workgroup(lid: u32) {
             continue;
         }
         let p = &acc[t * ACC_WORDS + ACC_FIRST + word];
-        if (ACC_FIRST + word) >= ACC_BOUNDS && ((ACC_FIRST + word - ACC_BOUNDS) % BIN_WORDS) == 0u {
+        if is_count(word) {
             atomicAdd(p, v);
         } else if identity != 0u {
             atomicMin(p, v);

@@ -25,7 +25,7 @@ fn main(
             let p = order[i];
             let blo = boxes[2u * p].xyz;
             let bhi = boxes[2u * p + 1u].xyz;
-            let c = sah_centroid(blo, bhi);
+            let c = lbvh_centroid(blo, bhi);
             let klo = total_order_key(bitcast<vec3<u32>>(blo));
             let khi = total_order_key(bitcast<vec3<u32>>(bhi));
             for (var a = 0u; a < 3u; a++) {

@@ -18,7 +18,7 @@ fn main(
         let t = task_of[i];
         if t != SAH_NONE {
             let p = order[i];
-            let c = sah_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
+            let c = lbvh_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
             let key = total_order_key(bitcast<vec3<u32>>(c));
             add_word(t, 0u, key.x);
             add_word(t, 1u, key.y);

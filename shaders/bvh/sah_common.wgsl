@@ -80,11 +80,6 @@ fn sah_index(gid: vec3<u32>, nwg: vec3<u32>, size: u32) -> u32 {
     return gid.x + gid.y * nwg.x * size;
 }
 
-// Twin of sah_centroid.
-fn sah_centroid(lo: vec3<f32>, hi: vec3<f32>) -> vec3<f32> {
-    return lbvh_centroid(lo, hi);
-}
-
 // Twin of sah_area.
 fn sah_area(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
     if any(lo > hi) {
@@ -92,6 +87,14 @@ fn sah_area(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
     }
     let d = flush3(flush3(hi) - flush3(lo));
     return flush(flush(flush(d.x * d.y) + flush(d.y * d.z)) + flush(d.z * d.x));
+}
+
+// The empty box, as words (+inf low corner, -inf high one): the identity of union_words.
+const EMPTY_BOX: BoxWords = BoxWords(vec3<u32>(0x7f800000u), vec3<u32>(0xff800000u));
+
+// sah_area of a box given as words.
+fn box_area(b: BoxWords) -> f32 {
+    return sah_area(bitcast<vec3<f32>>(b.lo), bitcast<vec3<f32>>(b.hi));
 }
 
 // Twin of sah_cost.

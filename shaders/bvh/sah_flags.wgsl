@@ -25,7 +25,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         let task = tasks[(state[STATE_LEVEL] % 2u) * params.task_capacity + t];
         if task.mode == MODE_SAH {
             let p = order[i];
-            let c = sah_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
+            let c = lbvh_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
             let bin = sah_bin(c[task.axis], bitcast<f32>(task.lo), bitcast<f32>(task.extent));
             flag = select(0u, 1u, bin <= task.bin);
         } else {

@@ -22,15 +22,9 @@ fn prim_box(p: u32) -> BoxWords {
     return BoxWords(bitcast<vec3<u32>>(boxes[2u * p].xyz), bitcast<vec3<u32>>(boxes[2u * p + 1u].xyz));
 }
 
-fn box_area(b: BoxWords) -> f32 {
-    return sah_area(bitcast<vec3<f32>>(b.lo), bitcast<vec3<f32>>(b.hi));
-}
-
 fn centroid_of(p: u32) -> vec3<f32> {
-    return sah_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
+    return lbvh_centroid(boxes[2u * p].xyz, boxes[2u * p + 1u].xyz);
 }
-
-const EMPTY_BOX: BoxWords = BoxWords(vec3<u32>(0x7f800000u), vec3<u32>(0xff800000u));
 
 // The plane sah_best_plane chooses over order[first..first + count]: (axis, bin, left) with
 // the axis's centroid low corner and extent, or left == 0 when there is none.

@@ -27,12 +27,6 @@ fn bin_box(base: u32) -> BoxWords {
     return BoxWords(lo, hi);
 }
 
-fn box_area(b: BoxWords) -> f32 {
-    return sah_area(bitcast<vec3<f32>>(b.lo), bitcast<vec3<f32>>(b.hi));
-}
-
-const EMPTY_BOX: BoxWords = BoxWords(vec3<u32>(0x7f800000u), vec3<u32>(0xff800000u));
-
 // A child of `parent` (its node and side) over first..first + count, at `depth`: a leaf's parent
 // link, or a small or large task. Returns the large task's place in the next level's list.
 fn list_child(first: u32, count: u32, depth: u32, parent: u32, side: u32, level: u32) -> u32 {

@@ -22,7 +22,6 @@ use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
 use super::lbvh::build_lbvh;
 use super::ploc::build_ploc;
-use super::sah_build::{build_sah, SahVariant};
 use super::primitives::{
     intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
 };
@@ -30,6 +29,7 @@ use super::qbvh::{
     collapse_to_qbvh, collapse_to_wide, qbvh_depth, visit_children, CompactStack, QbvhNode,
     MAX_TREE_NODES,
 };
+use super::sah_build::{build_sah, SahVariant};
 use super::vd_bottom::{lod_level, PatchBvh, PatchEdges, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};

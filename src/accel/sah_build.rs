@@ -35,8 +35,6 @@
 //! gap `g`) is node 0 when it is the root, `g + 1` when `g` is below the root's gap, else `g`.
 //! Every gap `0..n - 1` is split by exactly one node, so the internal nodes are `0..n - 1`.
 
-use glam::Vec3;
-
 use super::aabb::Aabb;
 use super::bvh::{BinaryBvh, BinaryNode, BinaryNodeKind};
 use super::lbvh::{flush, flush3, lbvh_centroid, morton_order, union_exact};
@@ -75,11 +73,6 @@ pub fn sah_large_levels(n: u32) -> u32 {
         k += 1;
     }
     SAH_LARGE_MAX_DEPTH + k
-}
-
-/// The centroid the SAH bins: [`lbvh_centroid`] (of the flushed corners, flushed).
-pub fn sah_centroid(b: &Aabb) -> Vec3 {
-    lbvh_centroid(b)
 }
 
 /// Half the surface area of `b` (0 when empty): `(dx · dy + dy · dz) + dz · dx` of the
@@ -127,7 +120,7 @@ pub fn axis_open(extent: f32) -> bool {
 /// both sides. Also gives the centroid box's low corner and extent the bins were made over.
 pub fn sah_best_plane(bounds: &[Aabb], prims: &[u32]) -> Option<SahPlane> {
     let centroids = prims.iter().fold(Aabb::EMPTY, |b, &p| {
-        let c = sah_centroid(&bounds[p as usize]);
+        let c = lbvh_centroid(&bounds[p as usize]);
         union_exact(b, Aabb { min: c, max: c })
     });
     let lo = centroids.min;
@@ -141,7 +134,7 @@ pub fn sah_best_plane(bounds: &[Aabb], prims: &[u32]) -> Option<SahPlane> {
         let mut boxes = [Aabb::EMPTY; SAH_BINS];
         for &p in prims {
             let b = bounds[p as usize];
-            let bin = sah_bin(sah_centroid(&b)[axis], lo[axis], extent[axis]) as usize;
+            let bin = sah_bin(lbvh_centroid(&b)[axis], lo[axis], extent[axis]) as usize;
             counts[bin] += 1;
             boxes[bin] = union_exact(boxes[bin], b);
         }
@@ -322,7 +315,7 @@ impl Build<'_> {
         if let Some(plane) = plane {
             // Stable partition: bins 0..=bin first.
             let goes_left = |p: &u32| {
-                let c = sah_centroid(&self.bounds[*p as usize])[plane.axis as usize];
+                let c = lbvh_centroid(&self.bounds[*p as usize])[plane.axis as usize];
                 sah_bin(c, plane.lo, plane.extent) <= plane.bin
             };
             let (l, r): (Vec<u32>, Vec<u32>) = order.iter().partition(|p| goes_left(p));
@@ -369,6 +362,8 @@ impl Build<'_> {
 
 #[cfg(test)]
 mod tests {
+    use glam::Vec3;
+
     use super::*;
 
     fn boxes(n: usize, seed: u64) -> Vec<Aabb> {

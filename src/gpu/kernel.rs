@@ -560,3 +560,15 @@ where
     );
     Ok(out)
 }
+
+/// What `cell` holds, made by `make` the first time (kernels compiled when first needed).
+pub(crate) fn get_or_make<T>(
+    cell: &std::sync::OnceLock<T>,
+    make: impl FnOnce() -> Result<T, GpuError>,
+) -> Result<&T, GpuError> {
+    if let Some(value) = cell.get() {
+        return Ok(value);
+    }
+    let value = make()?;
+    Ok(cell.get_or_init(|| value))
+}

@@ -20,17 +20,17 @@ use std::time::Instant;
 use bytemuck::{Pod, Zeroable};
 
 use crate::accel::lbvh::lbvh_frame;
+use crate::accel::sah_build::SahVariant;
 use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
 use crate::accel::BvhBuilder;
 use crate::accel::{DeviceBuild, Prepared};
 use crate::gpu::encoder::Encoder;
-use crate::gpu::kernel::{storage_buffer, uniform_buffer, Checks};
+use crate::gpu::kernel::{get_or_make, storage_buffer, uniform_buffer, Checks};
 use crate::gpu::lbvh::{box_words, LbvhBuilder};
-use crate::accel::sah_build::SahVariant;
 use crate::gpu::ploc::PlocBuilder;
-use crate::gpu::sah_build::SahBuilder;
 use crate::gpu::prims::Primitives;
+use crate::gpu::sah_build::SahBuilder;
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
 use crate::gpu::{GpuContext, GpuError, Kernel};
@@ -53,18 +53,6 @@ pub struct MiddleBuildKernels {
     sah: OnceLock<SahBuilder>,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
-}
-
-/// What `cell` holds, made by `make` the first time.
-fn made<T>(
-    cell: &OnceLock<T>,
-    make: impl FnOnce() -> Result<T, GpuError>,
-) -> Result<&T, GpuError> {
-    if let Some(value) = cell.get() {
-        return Ok(value);
-    }
-    let value = make()?;
-    Ok(cell.get_or_init(|| value))
 }
 
 /// What one frame's builds did.
@@ -114,7 +102,7 @@ impl MiddleBuildKernels {
             let boxes = storage_buffer(ctx, "device build boxes", &box_words(&build.boxes))?;
             let frame = lbvh_frame(&build.boxes);
             let tree = match build.builder {
-                BvhBuilder::GpuPloc => made(&self.ploc, || PlocBuilder::new(ctx))?
+                BvhBuilder::GpuPloc => get_or_make(&self.ploc, || PlocBuilder::new(ctx))?
                     .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?,
                 BvhBuilder::GpuSah | BvhBuilder::GpuHybrid => {
                     let variant = if build.builder == BvhBuilder::GpuSah {
@@ -122,11 +110,24 @@ impl MiddleBuildKernels {
                     } else {
                         SahVariant::Hybrid
                     };
-                    made(&self.sah, || SahBuilder::new(ctx))?
-                        .record_build(ctx, &mut encoder, prims, &boxes, n, &frame, variant)?
+                    get_or_make(&self.sah, || SahBuilder::new(ctx))?.record_build(
+                        ctx,
+                        &mut encoder,
+                        prims,
+                        &boxes,
+                        n,
+                        &frame,
+                        variant,
+                    )?
                 }
-                _ => made(&self.lbvh, || LbvhBuilder::new(ctx))?
-                    .record_build(ctx, &mut encoder, prims, &boxes, n, &frame)?,
+                _ => get_or_make(&self.lbvh, || LbvhBuilder::new(ctx))?.record_build(
+                    ctx,
+                    &mut encoder,
+                    prims,
+                    &boxes,
+                    n,
+                    &frame,
+                )?,
             };
             let params = uniform_buffer(
                 ctx,

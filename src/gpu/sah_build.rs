@@ -27,11 +27,13 @@
 //! at most `n / (SAH_SMALL + 1) + 1`, each 64 bytes of task twice (two levels) and 1368 of
 //! accumulators; and 16 bytes a small task (at most `n / 2`). The hybrid adds the Morton sort's codes and buffers.
 
+use std::sync::OnceLock;
+
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError};
 use super::encoder::Encoder;
-use super::kernel::{uniform_buffer, Checks, Kernel};
+use super::kernel::{get_or_make, uniform_buffer, Checks, Kernel};
 use super::lbvh::{build_and_read, output_buffers, sized_buffer, LbvhBuffers, LbvhBuilder};
 use super::pool::GpuBuffer;
 use super::prims::Primitives;
@@ -91,9 +93,10 @@ pub fn task_capacity(n: u32) -> u32 {
     n / (SAH_SMALL + 1) + 1
 }
 
-/// The binned-SAH kernels, built once per context (with the LBVH's for the hybrid's order).
+/// The binned-SAH kernels, built once per context (the LBVH's, for the hybrid's order, when a
+/// hybrid build first needs them).
 pub struct SahBuilder {
-    lbvh: LbvhBuilder,
+    lbvh: OnceLock<LbvhBuilder>,
     init: Kernel,
     bounds: Kernel,
     bins: Kernel,
@@ -111,7 +114,7 @@ impl SahBuilder {
     pub fn new(ctx: &GpuContext) -> Result<SahBuilder, GpuError> {
         let kernel = |file: &str| Kernel::new(ctx, &format!("bvh/{file}"), &[], Checks::Checked);
         Ok(SahBuilder {
-            lbvh: LbvhBuilder::new(ctx)?,
+            lbvh: OnceLock::new(),
             init: kernel("sah_init.wgsl")?,
             bounds: kernel("sah_bounds.wgsl")?,
             bins: kernel("sah_bins.wgsl")?,
@@ -148,7 +151,7 @@ impl SahBuilder {
         }
         let hybrid = variant == SahVariant::Hybrid;
         let codes = if hybrid {
-            self.lbvh
+            get_or_make(&self.lbvh, || LbvhBuilder::new(ctx))?
                 .record_morton_order(ctx, encoder, prims, boxes, n, frame, &prim_order)?
                 .0
         } else {
@@ -268,7 +271,8 @@ impl SahBuilder {
             let max = ctx.info.max_compute_workgroups_per_dimension.max(1);
             let task_groups = (capacity.min(max), capacity.div_ceil(capacity.min(max)), 1);
             for _ in 0..levels {
-                self.bounds.dispatch(encoder, &bounds, positions(&self.bounds));
+                self.bounds
+                    .dispatch(encoder, &bounds, positions(&self.bounds));
                 self.bins.dispatch(encoder, &bins, positions(&self.bins));
                 self.split.dispatch(encoder, &split, task_groups);
                 self.flags.dispatch(encoder, &flag, positions(&self.flags));

@@ -132,7 +132,11 @@ pub fn ray_from_inside(rng: &mut Rng, lo: Vec3, hi: Vec3) -> Ray {
 
 /// Checks that the QBVH closest hit equals the brute-force one; returns whether it hit.
 pub fn assert_matches_brute_force(prepared: &Prepared, ray: &Ray) -> bool {
-    assert_same_hit(ray, prepared.intersect(ray), prepared.intersect_brute_force(ray))
+    assert_same_hit(
+        ray,
+        prepared.intersect(ray),
+        prepared.intersect_brute_force(ray),
+    )
 }
 
 /// The accelerated hit `fast` of `ray` is the brute-force hit `slow` (the same primitive, `t`
