@@ -113,6 +113,7 @@ fn main() {
             layout: BvhLayout::Wide,
             builder,
             device_builds,
+            ..PrepareOptions::default()
         };
         let cpu_build = |o: PrepareOptions| {
             let mut times = Vec::new();

@@ -5,7 +5,10 @@
 //! turn `--rounds` times.
 //! Times are GPU timestamps of one dispatch over the whole ray set; medians of `--runs`.
 //!
-//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary,wide:gpu_lbvh] [--variants base;WG128;...] [--rounds N] [--checked] [--vd-code-ab] [--rays DIR]`
+//! `cargo bench --bench gpu_rays -- [--resolution 1920x1080] [--runs 5] [--scenes bunny,dragon,sponza] [--layouts qbvh,wide,binary,wide:gpu_lbvh] [--variants base;WG128;...] [--rounds N] [--checked] [--apart] [--vd-code-ab] [--rays DIR]`
+//!
+//! `--apart` also measures every layout with its instances kept apart
+//! (`PrepareOptions::merge_instances` off: no merged trees), labelled `LAYOUT apart`.
 //!
 //! `--variants` measures experiments of the kernel (`shaders/bench/trace_rays.wgsl`): each is a
 //! set of defines (`WG128`, `LEAN`), `base` for none.
@@ -62,6 +65,7 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(1);
     let checked = args.iter().any(|a| a == "--checked");
+    let apart = args.iter().any(|a| a == "--apart");
     // Experiments of the benchmark kernel: `;`-separated sets of defines, `base` for none.
     let variants: Vec<(&'static str, &'static [&'static str])> = arg(&args, "--variants")
         .unwrap_or_else(|| "base".into())
@@ -113,18 +117,22 @@ fn main() {
                 continue;
             }
         };
-        let build = |(layout, builder): (BvhLayout, BvhBuilder)| {
+        let build_as = |(layout, builder): (BvhLayout, BvhBuilder), merge_instances: bool| {
             let start = std::time::Instant::now();
             let options = PrepareOptions {
                 layout,
                 builder,
                 device_builds: false,
+                merge_instances,
             };
             let p = Prepared::build(&scene, &options).expect("the benchmark scenes build");
             let s = p.stats();
             println!(
-                "{name}: {} layout: {} middle nodes, {:.1} ms to build, {:.1} MB of nodes",
+                "{name}: {}{} layout: {} of {} instances merged, {} middle nodes, {:.1} ms to build, {:.1} MB of nodes",
                 label((layout, builder)),
+                if merge_instances { "" } else { " apart" },
+                s.merged_instances,
+                s.instances,
                 s.middle_nodes,
                 start.elapsed().as_secs_f64() * 1e3,
                 s.memory
@@ -136,6 +144,7 @@ fn main() {
             );
             p
         };
+        let build = |l| build_as(l, true);
         let qbvh = build((BvhLayout::Qbvh, BvhBuilder::CpuSah));
         let sets = match &same_rays {
             Some(dir) => match read_raybench_sets(dir, name, width, height) {
@@ -160,8 +169,15 @@ fn main() {
                 )
             })
             .collect();
+        let kept_apart: Vec<((BvhLayout, BvhBuilder), Prepared)> = if apart {
+            layouts.iter().map(|&l| (l, build_as(l, false))).collect()
+        } else {
+            Vec::new()
+        };
         let of =
             |l: (BvhLayout, BvhBuilder)| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
+        let apart_of =
+            |l: (BvhLayout, BvhBuilder)| kept_apart.iter().find(|(k, _)| *k == l).map(|p| &p.1);
         let configs: Vec<(String, &Prepared, Checks, bool, &'static [&'static str])> =
             if args.iter().any(|a| a == "--vd-code-ab") {
                 // What the VD-patch traversal code costs a kernel that never runs it.
@@ -197,6 +213,15 @@ fn main() {
                                 format!("{} {variant}", label(l))
                             };
                             configs.push((name.clone(), of(l), Checks::Unchecked, false, defines));
+                            if let Some(p) = apart_of(l) {
+                                configs.push((
+                                    format!("{name} apart"),
+                                    p,
+                                    Checks::Unchecked,
+                                    false,
+                                    defines,
+                                ));
+                            }
                             if checked {
                                 configs.push((
                                     format!("{name} checked"),

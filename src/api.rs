@@ -481,6 +481,7 @@ pub fn prepare_options_for(scene: &Scene, backends: &[&dyn render::Backend]) -> 
         layout,
         builder: scene.film.builder.unwrap_or_default(),
         device_builds: !backends.is_empty() && backends.iter().all(|b| b.builds_on_device()),
+        ..PrepareOptions::default()
     }
 }
 

@@ -422,6 +422,7 @@ fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
                 layout,
                 builder,
                 device_builds: false,
+                ..PrepareOptions::default()
             };
             if !builder.builds(layout) {
                 let err = Prepared::build(&mixed_scene(), &options).unwrap_err();
@@ -457,6 +458,7 @@ fn a_gpu_builder_left_to_the_device_reserves_room_and_lists_the_meshes() {
             layout: BvhLayout::Wide,
             builder,
             device_builds: true,
+            ..PrepareOptions::default()
         };
         let prepared = Prepared::build(&mixed_scene(), &options).unwrap();
         let twin = Prepared::build(
@@ -488,4 +490,142 @@ fn a_gpu_builder_left_to_the_device_reserves_room_and_lists_the_meshes() {
         // The top level is the twin's: the meshes' bounds are the same.
         assert_eq!(prepared.top_wide, twin.top_wide);
     }
+}
+
+/// Parts that share one transform (as an OBJ file's material parts do), twice over, with a mesh
+/// instanced twice, an empty part, a displaced part and two parts of the very same geometry
+/// (exact ties) among them.
+fn parts_scene() -> caustica::scene::Scene {
+    let tilted = Affine3A::from_scale_rotation_translation(
+        Vec3::new(1.2, 0.8, 1.0),
+        Quat::from_rotation_y(0.7) * Quat::from_rotation_x(0.3),
+        Vec3::new(0.5, -0.25, 1.0),
+    );
+    let shifted = Affine3A::from_translation(Vec3::new(-3.0, 0.5, 0.0));
+    let meshes = vec![
+        mesh("sphere", uv_sphere(0.3, 20), None),
+        mesh("box", box_mesh(Vec3::new(1.5, 0.4, 0.7)), None),
+        mesh("ground", grid_quad(Vec2::new(4.0, 4.0), [5, 4]), None),
+        mesh("same box", box_mesh(Vec3::new(1.5, 0.4, 0.7)), None),
+        mesh("empty", MeshData::default(), None),
+        mesh("bumps", grid_quad(Vec2::new(2.0, 2.0), [3, 3]), Some(0)),
+        mesh("shared", box_mesh(Vec3::new(0.3, 0.3, 0.3)), None),
+        mesh("small sphere", uv_sphere(0.5, 12), None),
+        mesh("tall box", box_mesh(Vec3::new(0.2, 2.0, 0.2)), None),
+    ];
+    let instances = vec![
+        instance(3, 0, tilted),
+        instance(0, 1, tilted),
+        instance(6, 2, tilted),
+        instance(1, 3, tilted),
+        instance(2, 4, tilted),
+        instance(4, 5, tilted),
+        instance(5, 6, tilted),
+        instance(7, 7, shifted),
+        instance(6, 8, shifted),
+        instance(8, 9, shifted),
+    ];
+    scene(meshes, instances, vec![bumpy_map()])
+}
+
+#[test]
+fn merged_instances_hit_what_separate_instances_and_brute_force_hit_in_every_layout() {
+    let separate = PrepareOptions {
+        merge_instances: false,
+        ..PrepareOptions::default()
+    };
+    let reference = Prepared::build(&parts_scene(), &separate).unwrap();
+    let (lo, hi) = reference.world_bounds();
+    let mut rng = Rng::new(41);
+    let rays: Vec<Ray> = (0..1200)
+        .map(|i| match i % 3 {
+            0 => ray_from_outside(&mut rng, lo, hi),
+            1 => ray_from_inside(&mut rng, lo, hi),
+            _ => {
+                let eye = lo + (hi - lo) * Vec3::new(0.5, 0.7, 3.0);
+                let target = rng.in_box(lo, hi);
+                Ray::new(eye, target - eye)
+            }
+        })
+        .collect();
+    let expected: Vec<_> = rays
+        .iter()
+        .map(|ray| reference.intersect_brute_force(ray))
+        .collect();
+    for layout in BvhLayout::ALL {
+        for builder in BvhBuilder::ALL.into_iter().filter(|b| b.builds(layout)) {
+            let name = format!("{}:{}", layout.name(), builder.name());
+            let options = PrepareOptions {
+                layout,
+                builder,
+                ..PrepareOptions::default()
+            };
+            let merged = Prepared::build(&parts_scene(), &options).unwrap();
+            let apart = Prepared::build(
+                &parts_scene(),
+                &PrepareOptions {
+                    merge_instances: false,
+                    ..options
+                },
+            )
+            .unwrap();
+            // The tilted group: sphere, box, ground and the same box (the shared mesh, the
+            // empty and the displaced parts stay apart); the shifted one: the small sphere and
+            // the tall box.
+            assert_eq!(merged.merged_instances, 6, "{name}");
+            assert_eq!(merged.scene_instances, 10, "{name}");
+            assert_eq!(merged.instances.len(), 12, "{name}: a record per group");
+            assert_eq!(apart.merged_instances, 0, "{name}");
+            assert_eq!(
+                merged.top_instance_refs.len(),
+                5,
+                "{name}: 2 groups, 3 apart"
+            );
+            assert_eq!(merged.world_bounds(), apart.world_bounds(), "{name}");
+            assert_eq!(merged.ray_epsilon(), apart.ray_epsilon(), "{name}");
+            let (mut hits, mut merged_hits, mut ties) = (0, 0, 0);
+            for (ray, slow) in rays.iter().zip(&expected) {
+                let fast = merged.intersect(ray);
+                hits += assert_same_hit(ray, fast, *slow) as usize;
+                assert_eq!(fast, apart.intersect(ray), "{name}: {ray:?}");
+                assert_eq!(merged.occluded(ray), slow.is_some(), "{name}: {ray:?}");
+                if let Some(hit) = fast {
+                    merged_hits += [0, 1, 3, 4, 7, 9].contains(&hit.instance) as usize;
+                    // The box and the same box meet the ray at the same t: the lower
+                    // instance (the same box, instance 0) takes the hit.
+                    ties += (hit.instance == 0) as usize;
+                    assert_ne!(hit.instance, 3, "{name}: {ray:?} ties go to instance 0");
+                    let point = merged.surface_point(ray, &hit);
+                    assert_eq!(point, apart.surface_point(ray, &hit), "{name}");
+                }
+            }
+            assert!(
+                hits > 300 && merged_hits > 150 && ties > 20,
+                "{name}: {hits} hits, {merged_hits} merged, {ties} ties"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_frame_whose_group_is_unchanged_reuses_the_merged_tree() {
+    let cache = caustica::accel::MeshBuildCache::default();
+    let options = PrepareOptions::default();
+    let first = Prepared::build_cached(&parts_scene(), &options, &cache).unwrap();
+    let again = Prepared::build_cached(&parts_scene(), &options, &cache).unwrap();
+    assert_eq!(first.meshes_reused, 0);
+    // The shared and the empty mesh and the two merged trees; the members have no tree to
+    // reuse, and the displaced mesh's map is a new image in each scene made here.
+    assert_eq!(again.meshes_reused, 4);
+    assert_eq!(again.mesh_wide, first.mesh_wide);
+    assert_eq!(again.merged_prims, first.merged_prims);
+    // Moving one member out of its group builds its own tree and the group's again.
+    let mut moved = parts_scene();
+    moved.instances[1].transform = Affine3A::from_translation(Vec3::new(0.0, 3.0, 0.0));
+    let next = Prepared::build_cached(&moved, &options, &cache).unwrap();
+    assert_eq!(next.merged_instances, 5);
+    assert_eq!(
+        next.meshes_reused, 3,
+        "the shifted group, the shared and the empty mesh"
+    );
 }

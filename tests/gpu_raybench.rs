@@ -1,6 +1,7 @@
 //! The benchmark's GPU traversal of primary, shadow, reflection and diffuse rays equals the CPU
 //! traversal, for the QBVH, the wide and the binary layouts (the last two also with the VD-patch
-//! branch compiled in), and scenes with VD patches are refused by the benchmark.
+//! branch compiled in), with instances merged into one tree too, and scenes with VD patches are
+//! refused by the benchmark.
 
 use caustica::accel::{BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::kernel::Checks;
@@ -12,7 +13,8 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
     let Some(ctx) = test_context() else { return };
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let assets = caustica::io::AssetCache::default();
-    for name in ["cornell_spheres.csc", "bunny.csc"] {
+    // cornell_mcguire: the parts of one OBJ file, traced through one merged tree.
+    for name in ["cornell_spheres.csc", "bunny.csc", "cornell_mcguire.csc"] {
         let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
         let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
@@ -20,6 +22,12 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
         let build = |layout| Prepared::build(&scene, &PrepareOptions::layout(layout)).unwrap();
         let binary = build(BvhLayout::Binary);
         let wide = build(BvhLayout::Wide);
+        if name == "cornell_mcguire.csc" {
+            assert!(
+                qbvh.merged_instances >= 2 && wide.merged_instances == qbvh.merged_instances,
+                "the OBJ's parts are merged"
+            );
+        }
         for (layout, prepared, checks, with_vd_code) in [
             ("qbvh", &qbvh, Checks::Unchecked, false),
             ("binary", &binary, Checks::Checked, true),

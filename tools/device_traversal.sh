@@ -8,9 +8,9 @@
 #   .dev/bin/{raybench,gpu_rays,frames}   release builds (strip them to fit the carry limit)
 #   .dev/shared/assets/...    the dragon and Sponza, laid out as ../shared/assets
 # QUICK=1 runs it small (on lavapipe, say); LAYOUTS, VARIANTS and ROUNDS pick what gpu_rays
-# compares; SKIP_RAYS=1 leaves the ray benchmarks out, SKIP_FRAMES=1 the frames, SKIP_CORNELL=1
-# the Cornell box's frames; ANIMATION=1 and CPU=1 add animated.csc and the
-# CPU twin's frame.
+# compares, and APART=1 adds each layout with its instances kept apart (`gpu_rays --apart`);
+# SKIP_RAYS=1 leaves the ray benchmarks out, SKIP_FRAMES=1 the frames, SKIP_CORNELL=1 the
+# Cornell box's frames; ANIMATION=1 and CPU=1 add animated.csc and the CPU twin's frame.
 set -uo pipefail
 . "$(dirname "$0")/device_setup.sh"
 export CAUSTICA_REQUIRE_ASSETS=1
@@ -30,7 +30,8 @@ echo "== raybench"
 sed -n '/## Results/,$p' "$OUT/raybench.log"
 echo "== gpu_rays on raybench's rays"
 .dev/bin/gpu_rays --rays "$rays" --resolution "$RES" --runs "$RUNS" \
-  --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" --variants "${VARIANTS:-base}" 2>&1 |
+  --layouts "${LAYOUTS:-qbvh,wide}" --rounds "${ROUNDS:-2}" --variants "${VARIANTS:-base}" \
+  $([ "${APART:-0}" = 1 ] && echo --apart) 2>&1 |
   tee "$OUT/gpu_rays.log"
 fi
 [ "${SKIP_FRAMES:-0}" = 1 ] && exit 0

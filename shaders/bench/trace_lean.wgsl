@@ -1,7 +1,8 @@
 // An experiment of the ray benchmark (bench/trace_rays.wgsl with LEAN and WIDE_BVH): the wide
-// layout's loop of shared/traverse_wide.wgsl over the first instance's mesh alone, in world
-// space, with none of the top level's state. Right only for a scene of one instance without a
-// transform (the raybench scenes); it measures what the fused top level costs a ray. With
+// layout's loop of shared/traverse_wide.wgsl over the mesh of the top level's first instance
+// alone, in world space, with none of the top level's state. Right only for a scene whose top
+// level holds one instance without a transform (the raybench scenes: the dragon, and Sponza's
+// parts merged into one tree); it measures what the fused top level costs a ray. With
 // FAST_TRI its triangles take the plain Möller-Trumbore test instead of the watertight one (not
 // the CPU's: the agreement column shows what that changes), to measure what the test costs.
 
@@ -28,7 +29,8 @@ fn lean_triangle(origin: vec3<f32>, dir: vec3<f32>, slot: u32, t_min: f32, t_max
 
 fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit: bool) -> TraceHit {
     var best = TraceHit(f32_infinity(), NONE, NONE, vec2<f32>(0.0));
-    let mesh = meshes[instances[0].mesh];
+    let instance = top_instance_refs[0];
+    let mesh = meshes[instances[instance].mesh];
     if mesh.node_count == 0u {
         return best;
     }
@@ -54,15 +56,19 @@ fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any
             //!if FAST_TRI
             let h = lean_triangle(origin, dir, slot, t_min, limit);
             if h.hit {
+                var owner = vec2<u32>(instance, prim_refs[slot]);
+                if (mesh.flags & MESH_MERGED) != 0u {
+                    owner = merged_prims[mesh.vd_patch_offset + owner.y];
+                }
                 if any_hit {
-                    return TraceHit(h.t, 0u, prim_refs[slot], vec2<f32>(h.b1, h.b2));
+                    return TraceHit(h.t, owner.x, owner.y, vec2<f32>(h.b1, h.b2));
                 }
                 limit = h.t;
-                best = TraceHit(h.t, 0u, prim_refs[slot], vec2<f32>(h.b1, h.b2));
+                best = TraceHit(h.t, owner.x, owner.y, vec2<f32>(h.b1, h.b2));
             }
             continue;
             //!endif
-            if test_reference(mesh, 0u, prim_refs[slot], slot, origin, dir, sheared, t_min, any_hit, &limit, &best) {
+            if test_reference(mesh, instance, prim_refs[slot], slot, origin, dir, sheared, t_min, any_hit, &limit, &best) {
                 return best;
             }
         }

@@ -22,6 +22,9 @@
 @group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> instances: array<Instance>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;
+// Prepared::merged_prims: the (scene instance, primitive) each primitive of a MESH_MERGED mesh
+// stands for, from the mesh's vd_patch_offset.
+@group(0) @binding(13) var<storage, read> merged_prims: array<vec2<u32>>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;
 @group(0) @binding(16) var<storage, read> lights: array<Light>;
@@ -33,6 +36,7 @@ const MESH_HAS_NORMALS: u32 = 1u;
 const MESH_HAS_UVS: u32 = 2u;
 const MESH_DISPLACED: u32 = 4u;
 const MESH_SPHERE: u32 = 8u;
+const MESH_MERGED: u32 = 16u;
 
 // Twins of prepared.rs's rows_point / rows_vector / rows_transpose_vector, same evaluation order.
 fn rows_point(rows: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

@@ -73,13 +73,18 @@ fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origi
     //!endif
     let h = intersect_prim(mesh, prim, slot, o_origin, o_dir, sheared, t_min, tie_limit);
     if h.hit {
+        // A merged mesh's hit names the scene instance and primitive it stands for.
+        var owner = vec2<u32>(instance, prim);
+        if (mesh.flags & MESH_MERGED) != 0u {
+            owner = merged_prims[mesh.vd_patch_offset + prim];
+        }
         if any_hit {
-            *best = TraceHit(h.t, instance, prim, h.st);
+            *best = TraceHit(h.t, owner.x, owner.y, h.st);
             return true;
         }
-        if is_closer(h.t, instance, prim, *best) {
+        if is_closer(h.t, owner.x, owner.y, *best) {
             *limit = h.t;
-            *best = TraceHit(h.t, instance, prim, h.st);
+            *best = TraceHit(h.t, owner.x, owner.y, h.st);
         }
     }
     return false;

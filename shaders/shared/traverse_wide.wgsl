@@ -118,6 +118,57 @@ fn wide_has_children(group: vec2<u32>) -> bool {
     return (group.y & 0xff000000u) != 0u;
 }
 
+//!if ONE_INSTANCE
+// The trace_ray of a scene whose top level holds one instance (src/gpu/backend.rs compiles
+// it then): the ray goes straight into that instance's object space and walks its mesh's tree,
+// with none of the fused loop's state (the level it is in, the world ray, the instance's
+// record). It finds what the fused loop below finds: the top level only culls, the object-space
+// ray and the tests are the same. A merged mesh (one for the parts of an OBJ file) makes most
+// scenes of one file such a scene.
+fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit: bool) -> TraceHit {
+    var best = TraceHit(f32_infinity(), NONE, NONE, vec2<f32>(0.0));
+    if params.top_node_count == 0u {
+        return best;
+    }
+    let instance = top_instance_refs[0];
+    let record = instances[instance];
+    let mesh = meshes[record.mesh];
+    let o_dir = rows_vector(record.world_to_object, dir);
+    let ray = wide_ray(rows_point(record.world_to_object, origin), o_dir);
+    let sheared = shear_ray(o_dir);
+    let oct_inv = wide_octant_inv(o_dir);
+    var limit = t_max;
+    wstack_len = 0u;
+    var group = vec2<u32>(0u, (1u << 31u) | (1u << (7u ^ oct_inv)));
+    loop {
+        var prims = vec2<u32>(0u);
+        if wide_has_children(group) {
+            let child = wide_take_child(&group, oct_inv);
+            if wide_has_children(group) {
+                wide_push(group);
+            }
+            group = wide_intersect(mesh_nodes[mesh.node_offset + child], ray, oct_inv, t_min, limit, &prims);
+        }
+        while prims.y != 0u {
+            let index = prims.x + firstTrailingBit(prims.y);
+            prims.y &= prims.y - 1u;
+            let slot = mesh.prim_ref_offset + index;
+            if test_reference(mesh, instance, prim_refs[slot], slot, ray.origin, o_dir, sheared, t_min, any_hit, &limit, &best) {
+                return best;
+            }
+        }
+        // Only node groups are pushed in one mesh's tree.
+        if !wide_has_children(group) {
+            if wstack_len == 0u {
+                return best;
+            }
+            wstack_len -= 1u;
+            group = wstack[wstack_len];
+        }
+    }
+    return best;
+}
+//!else
 // The closest hit of origin + t·dir in (t_min, t_max), or with `any_hit` the first one found;
 // instance = NONE for a miss. Only the current level's ray is kept (the world ray's test data
 // is made again on leaving an instance), so that the loop holds few registers.
@@ -207,3 +258,4 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
     }
     return best;
 }
+//!endif

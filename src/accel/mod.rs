@@ -97,7 +97,7 @@ pub struct SurfacePoint {
 pub use crate::scene::{BvhBuilder, BvhLayout};
 
 /// Settings of [`Prepared::build`].
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PrepareOptions {
     /// The node layout of both levels.
     pub layout: BvhLayout,
@@ -107,6 +107,20 @@ pub struct PrepareOptions {
     /// those meshes are then left to it ([`Prepared::device_builds`]), with room reserved. When
     /// not, the CPU twins of the GPU builder build them here.
     pub device_builds: bool,
+    /// Whether instances that share a transform and whose meshes no other instance uses are
+    /// traced through one merged tree ([`Prepared::merged_prims`]); the hits are the same.
+    pub merge_instances: bool,
+}
+
+impl Default for PrepareOptions {
+    fn default() -> PrepareOptions {
+        PrepareOptions {
+            layout: BvhLayout::default(),
+            builder: BvhBuilder::default(),
+            device_builds: false,
+            merge_instances: true,
+        }
+    }
 }
 
 impl PrepareOptions {
@@ -115,7 +129,7 @@ impl PrepareOptions {
         PrepareOptions {
             layout: scene.film.accel.unwrap_or_default(),
             builder: scene.film.builder.unwrap_or_default(),
-            device_builds: false,
+            ..PrepareOptions::default()
         }
     }
 

@@ -57,6 +57,10 @@ pub const MESH_DISPLACED: u32 = 4;
 /// `MeshRecord::flags`: the mesh is an analytic sphere. Its one primitive is a quad whose
 /// vertex holds the radius in each coordinate; the sphere is about the origin.
 pub const MESH_SPHERE: u32 = 8;
+/// `MeshRecord::flags`: the mesh merges the meshes of several scene instances into one tree
+/// ([`Prepared::merged_prims`]). It has no vertices of its own; its triangles and quads are
+/// copies of theirs, and its `vd_patch_offset` is the first of its entries in `merged_prims`.
+pub const MESH_MERGED: u32 = 16;
 
 /// Middle-level build settings: SAH with up to four primitives per leaf.
 const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
@@ -87,7 +91,8 @@ const TOP_SETTINGS: BuildSettings = BuildSettings {
 /// offset 24: node_offset, node_count            into mesh_nodes (root = node_offset; none if 0)
 /// offset 32: prim_ref_offset                    into prim_refs (leaf `first` is relative to it)
 /// offset 36: vd_patch_offset                    patch of quad q = vd_patch_offset + q; u32::MAX if none
-/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED
+///                                               (MESH_MERGED: prim p stands for merged_prims[vd_patch_offset + p])
+/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED | MESH_SPHERE | MESH_MERGED
 /// offset 44: depth                              levels of the mesh's QBVH
 /// ```
 /// WGSL twin: `struct MeshRecord` with the same twelve `u32` fields.
@@ -208,8 +213,20 @@ pub struct Prepared {
     /// Primitive references of the middle-level leaves: local primitive indices (triangles,
     /// then quads), each mesh's at its `prim_ref_offset`.
     pub prim_refs: Vec<u32>,
-    /// One record per scene instance, in scene order (so `Hit::instance` indexes both).
+    /// One record per scene instance, in scene order (so `Hit::instance` indexes both), then
+    /// one per merged group ([`Prepared::merged_prims`]), which no hit names.
     pub instances: Vec<InstanceRecord>,
+    /// How many of `instances` are the scene's.
+    pub scene_instances: u32,
+    /// What each primitive of a merged mesh ([`MESH_MERGED`]) stands for: (scene instance,
+    /// primitive of that instance's mesh), mesh after mesh. Instances that share one transform
+    /// and whose meshes no other instance uses (the parts of one OBJ file, each a mesh of its
+    /// own for its material) are traced through one tree, as if they were one mesh: a ray then
+    /// walks one tree where it walked one per part. A hit still names the scene instance and
+    /// its primitive, and ties go by those, so the result is the one without merging.
+    pub merged_prims: Vec<[u32; 2]>,
+    /// Scene instances traced through a merged mesh.
+    pub merged_instances: u32,
     /// The top-level QBVH over instances (root = 0). Every leaf holds one reference.
     pub top_nodes: Vec<QbvhNode>,
     /// The top-level wide BVH over instances (root = 0). Every leaf child holds one reference.
@@ -382,6 +399,16 @@ struct MeshBuild {
     device_boxes: Option<Arc<Vec<Aabb>>>,
 }
 
+/// A middle-level tree over primitive boxes: what [`build_tree`] makes.
+struct Tree {
+    nodes: Vec<QbvhNode>,
+    wide: Vec<WideNode>,
+    prim_refs: Vec<u32>,
+    depth: usize,
+    bounds: Aabb,
+    device_boxes: Option<Arc<Vec<Aabb>>>,
+}
+
 fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
     if nodes > MAX_TREE_NODES {
         return Err(AccelError::TooManyNodes {
@@ -409,7 +436,6 @@ fn build_mesh_level(
     options: &PrepareOptions,
     reaches: &HashMap<u128, CachedReach>,
 ) -> Result<MeshBuild, AccelError> {
-    let layout = options.layout;
     let mesh = &scene.meshes[mesh_index];
     let data = hierarchy_data(mesh);
     let data: &MeshData = &data;
@@ -477,7 +503,142 @@ fn build_mesh_level(
             bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p))))
         }
     }
-    let tree = || format!("mesh \"{}\"", mesh.name);
+    let tree = build_tree(bounds, options, || format!("mesh \"{}\"", mesh.name))?;
+    Ok(MeshBuild {
+        nodes: tree.nodes,
+        wide: tree.wide,
+        prim_refs: tree.prim_refs,
+        depth: tree.depth,
+        bounds: tree.bounds,
+        patch_bounds,
+        patch_seams,
+        patch_reach,
+        device_boxes: tree.device_boxes,
+    })
+}
+
+/// The groups of scene instances traced through one merged tree ([`Prepared::merged_prims`]):
+/// instances with the very same transform whose meshes no other instance uses and have
+/// triangles or quads to hit (not VD patches or an analytic sphere), two or more to a group, in
+/// scene order.
+fn merge_groups(scene: &Scene) -> Vec<Vec<u32>> {
+    let mut uses = vec![0u32; scene.meshes.len()];
+    for instance in &scene.instances {
+        if let Some(n) = uses.get_mut(instance.mesh as usize) {
+            *n += 1;
+        }
+    }
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    let mut by_transform: HashMap<[u32; 12], usize> = HashMap::new();
+    for (i, instance) in scene.instances.iter().enumerate() {
+        let Some(mesh) = scene.meshes.get(instance.mesh as usize) else {
+            continue;
+        };
+        if uses[instance.mesh as usize] != 1
+            || mesh.displacement.is_some()
+            || sphere_radius(mesh).is_some()
+            || mesh.data.face_count() == 0
+        {
+            continue;
+        }
+        let rows = affine_to_rows(&instance.transform);
+        let key: [u32; 12] = std::array::from_fn(|k| rows[k / 4][k % 4].to_bits());
+        let g = *by_transform.entry(key).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i as u32);
+    }
+    groups.retain(|g| g.len() >= 2);
+    groups
+}
+
+/// The build of a mesh whose instance is traced through a merged tree: its bounds, no tree of
+/// its own.
+fn member_build(mesh: &Mesh) -> Result<MeshBuild, AccelError> {
+    let data = &mesh.data;
+    data.validate().map_err(|message| AccelError::InvalidMesh {
+        mesh: mesh.name.clone(),
+        message,
+    })?;
+    to_u32("primitives in one mesh", data.face_count())?;
+    let p = |v: u32| data.positions[v as usize];
+    let bounds = data
+        .triangles
+        .iter()
+        .map(|t| Aabb::from_points(t.map(p)))
+        .chain(data.quads.iter().map(|q| Aabb::from_points(q.map(p))))
+        .fold(Aabb::EMPTY, |a, b| a.union(b));
+    Ok(MeshBuild {
+        nodes: Vec::new(),
+        wide: Vec::new(),
+        prim_refs: Vec::new(),
+        depth: 0,
+        bounds,
+        patch_bounds: None,
+        patch_seams: None,
+        patch_reach: None,
+        device_boxes: None,
+    })
+}
+
+/// The key of a merged group's build: its members' build keys, in order.
+fn merged_build_key(group: &[u32], scene: &Scene, keys: &[u128]) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(b"merged");
+    for &i in group {
+        h.update(&keys[scene.instances[i as usize].mesh as usize].to_le_bytes());
+    }
+    h.digest128()
+}
+
+/// The tree of a merged group: every member's triangles, then every member's quads, in the
+/// group's order (the order of [`Prepared::merged_prims`]).
+fn merged_build(
+    scene: &Scene,
+    group: &[u32],
+    options: &PrepareOptions,
+) -> Result<MeshBuild, AccelError> {
+    let data = |i: &u32| &scene.meshes[scene.instances[*i as usize].mesh as usize].data;
+    let mut boxes = Vec::new();
+    for d in group.iter().map(data) {
+        let p = |v: u32| d.positions[v as usize];
+        boxes.par_extend(d.triangles.par_iter().map(|t| Aabb::from_points(t.map(p))));
+    }
+    for d in group.iter().map(data) {
+        let p = |v: u32| d.positions[v as usize];
+        boxes.par_extend(d.quads.par_iter().map(|q| Aabb::from_points(q.map(p))));
+    }
+    to_u32("primitives in one mesh", boxes.len())?;
+    let first = scene.instances[group[0] as usize].mesh as usize;
+    let tree = build_tree(boxes, options, || {
+        format!(
+            "the merged tree of mesh \"{}\" and {} more",
+            scene.meshes[first].name,
+            group.len() - 1
+        )
+    })?;
+    Ok(MeshBuild {
+        nodes: tree.nodes,
+        wide: tree.wide,
+        prim_refs: tree.prim_refs,
+        depth: tree.depth,
+        bounds: tree.bounds,
+        patch_bounds: None,
+        patch_seams: None,
+        patch_reach: None,
+        device_boxes: tree.device_boxes,
+    })
+}
+
+/// The tree of the layout and builder of `options` over one box per primitive; `tree` names it
+/// in errors.
+fn build_tree(
+    bounds: Vec<Aabb>,
+    options: &PrepareOptions,
+    tree: impl Fn() -> String,
+) -> Result<Tree, AccelError> {
+    let layout = options.layout;
     // The GPU builders number their 2n - 1 nodes in 32 bits.
     if options.builder.on_device() && bounds.len() > (u32::MAX / 2) as usize {
         return Err(AccelError::TooManyElements {
@@ -491,7 +652,7 @@ fn build_mesh_level(
             let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
             let branching = if layout == BvhLayout::Binary { 2 } else { 4 };
             let nodes = collapse_to_wide(&binary, branching);
-            check_tree_size(tree, nodes.len())?;
+            check_tree_size(&tree, nodes.len())?;
             let depth = qbvh_depth(&nodes);
             let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
             (nodes, Vec::new(), binary.prim_order, depth, bounds)
@@ -508,7 +669,7 @@ fn build_mesh_level(
             // The backend builds this tree: room for the most nodes its collapse makes, and
             // the references in primitive order until it writes them.
             let room = wide_collapse_capacity(bounds.len());
-            check_tree_size(tree, room)?;
+            check_tree_size(&tree, room)?;
             let whole = bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
             let refs = (0..bounds.len() as u32).collect();
             device_boxes = Some(Arc::new(bounds));
@@ -523,20 +684,17 @@ fn build_mesh_level(
                 BvhBuilder::GpuHybrid => build_sah(&bounds, SahVariant::Hybrid),
             };
             let wide = collapse_to_cwbvh(&binary, WIDE_LEAF_MAX);
-            check_tree_size(tree, wide.nodes.len())?;
+            check_tree_size(&tree, wide.nodes.len())?;
             let bounds = binary.nodes.first().map_or(Aabb::EMPTY, |n| n.bounds);
             (Vec::new(), wide.nodes, wide.prim_order, wide.depth, bounds)
         }
     };
-    Ok(MeshBuild {
+    Ok(Tree {
         nodes,
         wide,
         prim_refs,
         depth,
         bounds,
-        patch_bounds,
-        patch_seams,
-        patch_reach,
         device_boxes,
     })
 }
@@ -613,9 +771,27 @@ impl Prepared {
             let mut reaches = cache.reaches.lock().unwrap_or_else(|e| e.into_inner());
             std::mem::take(&mut *reaches)
         };
+        // Instances traced through one merged tree: their meshes get no tree of their own.
+        let groups = if options.merge_instances {
+            merge_groups(scene)
+        } else {
+            Vec::new()
+        };
+        let mut member = vec![false; scene.meshes.len()];
+        for &i in groups.iter().flatten() {
+            member[scene.instances[i as usize].mesh as usize] = true;
+        }
+        let group_keys: Vec<u128> = groups
+            .iter()
+            .map(|g| merged_build_key(g, scene, &keys))
+            .collect();
         let builds: Vec<CachedBuild> = (0..scene.meshes.len())
             .into_par_iter()
             .map(|m| match cached.get(&keys[m]) {
+                _ if member[m] => Ok(CachedBuild {
+                    build: Arc::new(member_build(&scene.meshes[m])?),
+                    _images: Vec::new(),
+                }),
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
                     build: Arc::new(build_mesh_level(scene, m, options, &reaches)?),
@@ -626,7 +802,21 @@ impl Prepared {
                 }),
             })
             .collect::<Result<_, AccelError>>()?;
-        out.meshes_reused = keys.iter().filter(|k| cached.contains_key(k)).count() as u32;
+        let group_builds: Vec<CachedBuild> = groups
+            .par_iter()
+            .zip(&group_keys)
+            .map(|(group, key)| match cached.get(key) {
+                Some(c) => Ok(c.clone()),
+                None => Ok(CachedBuild {
+                    build: Arc::new(merged_build(scene, group, options)?),
+                    _images: Vec::new(),
+                }),
+            })
+            .collect::<Result<_, AccelError>>()?;
+        out.meshes_reused = (keys.iter().enumerate())
+            .filter(|&(m, k)| !member[m] && cached.contains_key(k))
+            .count() as u32
+            + group_keys.iter().filter(|k| cached.contains_key(k)).count() as u32;
         out.vd_reaches_reused = keys
             .iter()
             .zip(&builds)
@@ -637,7 +827,13 @@ impl Prepared {
         {
             let mut kept = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
             kept.clear();
-            kept.extend(keys.iter().copied().zip(builds.iter().cloned()));
+            kept.extend(
+                (keys.iter().copied().zip(builds.iter().cloned()))
+                    .enumerate()
+                    .filter(|(m, _)| !member[*m])
+                    .map(|(_, kb)| kb),
+            );
+            kept.extend(group_keys.iter().copied().zip(group_builds.iter().cloned()));
             let mut kept = cache.reaches.lock().unwrap_or_else(|e| e.into_inner());
             kept.clear();
             kept.extend(
@@ -662,6 +858,19 @@ impl Prepared {
             .collect();
         for (mesh, build) in scene.meshes.iter().zip(&builds) {
             out.append_mesh(&hierarchy_data(mesh), sphere_radius(mesh).is_some(), build)?;
+        }
+        let first_merged_mesh = out.meshes.len();
+        for ((group, build), &key) in groups.iter().zip(&group_builds).zip(&group_keys) {
+            let mesh = out.meshes.len() as u32;
+            out.append_merged(scene, group, &build.build)?;
+            if let Some(boxes) = &build.build.device_boxes {
+                out.device_builds.push(DeviceBuild {
+                    mesh,
+                    boxes: boxes.clone(),
+                    key,
+                    builder: options.builder,
+                });
+            }
         }
         out.middle_build_ms = elapsed_ms(start);
 
@@ -704,6 +913,7 @@ impl Prepared {
         let start = Instant::now();
         to_u32("instances", scene.instances.len())?;
         let mut world_bounds = Vec::new();
+        out.world_box = Aabb::EMPTY;
         let area_lights = scene.instance_area_lights();
         for (i, instance) in scene.instances.iter().enumerate() {
             let mesh = out
@@ -739,13 +949,37 @@ impl Prepared {
                     .map_or(u32::MAX, |(light, _)| light),
                 _pad: 0,
             });
-            if mesh.node_count > 0 {
+            let prims = mesh.triangle_count + mesh.quad_count;
+            if prims > 0 {
                 let root = out.mesh_bounds[instance.mesh as usize];
-                world_bounds.push((i as u32, root.transformed(&instance.transform)));
+                let world = root.transformed(&instance.transform);
+                out.world_box = out.world_box.union(world);
+                // A merged mesh's member is entered through its group's record.
+                if mesh.node_count > 0 {
+                    world_bounds.push((i as u32, world));
+                }
             }
         }
+        out.scene_instances = scene.instances.len() as u32;
+        for (g, group) in groups.iter().enumerate() {
+            let first = &out.instances[group[0] as usize];
+            let mesh = (first_merged_mesh + g) as u32;
+            let record = InstanceRecord {
+                mesh,
+                material: u32::MAX,
+                light: u32::MAX,
+                ..*first
+            };
+            let root = out.mesh_bounds[mesh as usize];
+            if out.meshes[mesh as usize].node_count > 0 {
+                let transform = &scene.instances[group[0] as usize].transform;
+                world_bounds.push((out.instances.len() as u32, root.transformed(transform)));
+            }
+            out.instances.push(record);
+        }
+        to_u32("instances", out.instances.len())?;
+        out.merged_instances = groups.iter().map(|g| g.len() as u32).sum();
         let bounds: Vec<Aabb> = world_bounds.iter().map(|&(_, b)| b).collect();
-        out.world_box = bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
         let binary = build_binary_bvh(&bounds, &TOP_SETTINGS);
         let top_order = match layout {
             BvhLayout::Qbvh | BvhLayout::Binary => {
@@ -858,6 +1092,67 @@ impl Prepared {
         }));
         self.quads
             .extend(data.quads.iter().map(|q| q.map(|v| v + vertex_offset)));
+        self.mesh_nodes.extend_from_slice(&build.nodes);
+        self.mesh_wide.extend_from_slice(&build.wide);
+        self.prim_refs.extend_from_slice(&build.prim_refs);
+        self.meshes.push(record);
+        self.mesh_bounds.push(build.bounds);
+        Ok(())
+    }
+
+    /// Appends the merged mesh of `group` (its [`MESH_MERGED`] record, after the scene's
+    /// meshes): copies of the members' triangles, then of their quads, and what each stands for.
+    fn append_merged(
+        &mut self,
+        scene: &Scene,
+        group: &[u32],
+        build: &MeshBuild,
+    ) -> Result<(), AccelError> {
+        let members: Vec<MeshRecord> = group
+            .iter()
+            .map(|&i| self.meshes[scene.instances[i as usize].mesh as usize])
+            .collect();
+        let triangle_offset = to_u32("triangles", self.triangles.len())?;
+        let quad_offset = to_u32("quads", self.quads.len())?;
+        let merged_offset = to_u32("merged primitives", self.merged_prims.len())?;
+        for (&i, m) in group.iter().zip(&members) {
+            let first = m.triangle_offset as usize;
+            self.triangles
+                .extend_from_within(first..first + m.triangle_count as usize);
+            self.merged_prims
+                .extend((0..m.triangle_count).map(|p| [i, p]));
+        }
+        for (&i, m) in group.iter().zip(&members) {
+            let first = m.quad_offset as usize;
+            self.quads
+                .extend_from_within(first..first + m.quad_count as usize);
+            self.merged_prims
+                .extend((0..m.quad_count).map(|q| [i, m.triangle_count + q]));
+        }
+        let node_count = build.nodes.len() + build.wide.len();
+        let record = MeshRecord {
+            vertex_offset: 0,
+            vertex_count: 0,
+            triangle_offset,
+            triangle_count: members.iter().map(|m| m.triangle_count).sum(),
+            quad_offset,
+            quad_count: members.iter().map(|m| m.quad_count).sum(),
+            node_offset: to_u32(
+                "BVH nodes",
+                self.mesh_nodes.len() + self.mesh_wide.len() + node_count,
+            )? - node_count as u32,
+            node_count: node_count as u32,
+            prim_ref_offset: to_u32(
+                "primitive references",
+                self.prim_refs.len() + build.prim_refs.len(),
+            )? - build.prim_refs.len() as u32,
+            vd_patch_offset: merged_offset,
+            flags: MESH_MERGED,
+            depth: build.depth as u32,
+        };
+        to_u32("triangles", self.triangles.len())?;
+        to_u32("quads", self.quads.len())?;
+        to_u32("merged primitives", self.merged_prims.len())?;
         self.mesh_nodes.extend_from_slice(&build.nodes);
         self.mesh_wide.extend_from_slice(&build.wide);
         self.prim_refs.extend_from_slice(&build.prim_refs);
@@ -1230,9 +1525,15 @@ impl Prepared {
             t_max: tie_limit,
         };
         let (t, st, normal) = self.intersect_prim(vd, o.mesh, prim, &ray, false)?;
+        // A merged mesh's hit names the scene instance and primitive it stands for.
+        let [instance, prim] = if o.mesh.flags & MESH_MERGED != 0 {
+            self.merged_prims[(o.mesh.vd_patch_offset + prim) as usize]
+        } else {
+            [o.instance, prim]
+        };
         let hit = Hit {
             t,
-            instance: o.instance,
+            instance,
             prim,
             st,
             normal,
@@ -1251,7 +1552,8 @@ impl Prepared {
     /// (VD patches cell by cell, at the levels of `vd`): the oracle for tests.
     pub fn intersect_brute_force_in(&self, vd: &VdFrame, ray: &Ray) -> Option<Hit> {
         let mut best: Option<Hit> = None;
-        for (i, record) in self.instances.iter().enumerate() {
+        let scene_instances = &self.instances[..self.scene_instances as usize];
+        for (i, record) in scene_instances.iter().enumerate() {
             let mesh = &self.meshes[record.mesh as usize];
             let origin = rows_point(&record.world_to_object, ray.origin);
             let dir = rows_vector(&record.world_to_object, ray.dir);
@@ -1412,6 +1714,7 @@ impl Prepared {
                 size_of_val(self.mesh_nodes.as_slice()) + size_of_val(self.mesh_wide.as_slice()),
             ),
             ("prim_refs", size_of_val(self.prim_refs.as_slice())),
+            ("merged_prims", size_of_val(self.merged_prims.as_slice())),
             ("instances", size_of_val(self.instances.as_slice())),
             (
                 "top_nodes",
@@ -1428,8 +1731,13 @@ impl Prepared {
     /// Node and primitive counts, memory per array, build times.
     pub fn stats(&self) -> BvhStats {
         BvhStats {
-            instances: self.instances.len() as u64,
-            meshes: self.meshes.len() as u64,
+            instances: self.scene_instances as u64,
+            merged_instances: self.merged_instances as u64,
+            meshes: self
+                .meshes
+                .iter()
+                .filter(|m| m.flags & MESH_MERGED == 0)
+                .count() as u64,
             triangles: self.triangles.len() as u64,
             quads: self.quads.len() as u64,
             vd_patches: self.vd_patches.len() as u64,
@@ -1454,6 +1762,8 @@ impl Prepared {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct BvhStats {
     pub instances: u64,
+    /// Scene instances traced through a merged mesh ([`Prepared::merged_prims`]).
+    pub merged_instances: u64,
     pub meshes: u64,
     pub triangles: u64,
     pub quads: u64,
@@ -1477,8 +1787,9 @@ impl BvhStats {
     /// The named figures (`bvh/...`), the nodes and the memory in all included.
     pub fn entries(&self, out: &mut Vec<(String, f64)>) {
         let total: usize = self.memory.iter().map(|(_, b)| b).sum();
-        let figures: [(&str, f64); 18] = [
+        let figures: [(&str, f64); 19] = [
             ("instances", self.instances as f64),
+            ("merged_instances", self.merged_instances as f64),
             ("meshes", self.meshes as f64),
             ("triangles", self.triangles as f64),
             ("quads", self.quads as f64),

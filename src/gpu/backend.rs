@@ -24,7 +24,9 @@ use super::photons::{MapSteps, PhotonKernels};
 use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::tree_sizes::{TreeCounts, TreeHistory, TreeSizes};
-use super::upload::{frame_params, upload_scene, FrameParams, ResidentScene, SceneBuffers};
+use super::upload::{
+    frame_params, one_instance_loop, upload_scene, FrameParams, ResidentScene, SceneBuffers,
+};
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
 use crate::accel::photon_estimate::PhotonRecord;
@@ -53,8 +55,9 @@ pub struct GpuBackend {
     /// (`VD_PATCHES`), which costs a kernel that never runs it about 10% of its ray rate, and
     /// with or without the rough and plastic materials' shading (`GLOSSY_MATERIALS`), which costs the shade
     /// kernel about 15% of its time (docs/performance.md), and for the wide layout
-    /// (`WIDE_BVH`, at `+ 4 · wide`) or the QBVH's.
-    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 8],
+    /// (`WIDE_BVH`, at `+ 4 · wide`) or the QBVH's, and in the wide layout with the loop of a
+    /// top level that holds one instance (`ONE_INSTANCE`, at `+ 8`: [`one_instance_loop`]).
+    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 16],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
@@ -119,10 +122,11 @@ impl GpuBackend {
         let with_vd = !prepared.vd_patches.is_empty();
         let with_glossy = scene.materials.iter().any(|m| m.kind.is_glossy());
         let wide = prepared.layout == BvhLayout::Wide;
+        let one = one_instance_loop(prepared);
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
         let mut slot = self.traversal
-            [with_vd as usize + 2 * with_glossy as usize + 4 * wide as usize]
+            [with_vd as usize + 2 * with_glossy as usize + 4 * wide as usize + 8 * one as usize]
             .lock()
             .unwrap();
         if let Some(k) = slot.as_ref() {
@@ -132,6 +136,7 @@ impl GpuBackend {
             (with_vd, "VD_PATCHES"),
             (with_glossy, "GLOSSY_MATERIALS"),
             (wide, "WIDE_BVH"),
+            (one, "ONE_INSTANCE"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))

@@ -18,7 +18,7 @@ use super::kernel::{
     read_buffer, storage_buffer, storage_buffer_sized, uniform_buffer, Checks, Kernel,
 };
 use super::pool::GpuBuffer;
-use super::upload::{frame_params, upload_scene, GpuBenchRay};
+use super::upload::{frame_params, one_instance_loop, upload_scene, GpuBenchRay};
 use crate::accel::{BvhLayout, Prepared, Ray};
 use crate::render::sampling::SampleStream;
 use crate::render::CameraModel;
@@ -235,7 +235,9 @@ pub struct MeasureOptions {
     pub with_vd_code: bool,
     /// Check every `check_every`-th ray against the CPU traversal.
     pub check_every: usize,
-    /// Defines of the benchmark kernel's experiments (`shaders/bench/trace_rays.wgsl`).
+    /// Defines of the benchmark kernel's experiments (`shaders/bench/trace_rays.wgsl`). `FUSED`
+    /// is not one: it keeps the fused two-level loop where the render would trace with the one
+    /// instance's (`ONE_INSTANCE`, [`one_instance_loop`]), to measure what that loop gains.
     pub defines: &'static [&'static str],
 }
 
@@ -271,7 +273,11 @@ pub fn measure(
     if prepared.layout == BvhLayout::Wide {
         defines.push("WIDE_BVH");
     }
-    defines.extend_from_slice(experiments);
+    let fused = experiments.contains(&"FUSED");
+    if one_instance_loop(prepared) && !fused {
+        defines.push("ONE_INSTANCE");
+    }
+    defines.extend(experiments.iter().filter(|&&d| d != "FUSED"));
     // With the VD code compiled in, the record queue is bound but holds nothing (capacity 0):
     // the scene has no patches, so no ray ever reaches the branch.
     let vd_queue = if with_vd_code {

@@ -8,7 +8,8 @@
 //! (`SUBGROUPS`, `INT64_ATOMICS`) and for what a scene holds (`VD_PATCHES`: traversal code for
 //! displaced patches, left out of kernels for scenes without them; `GLOSSY_MATERIALS`: the shade
 //! kernel's rough and plastic materials' code, likewise; `WIDE_BVH`: the scene's nodes are the
-//! wide layout's, traversed by `shared/traverse_wide.wgsl`).
+//! wide layout's, traversed by `shared/traverse_wide.wgsl`; `ONE_INSTANCE`: its top level holds
+//! one instance, entered at once).
 
 use std::collections::HashSet;
 
@@ -231,6 +232,17 @@ mod tests {
             ("prims/scan_chained.wgsl", &["REVERSED_BLOCKS"][..]),
             ("kdtree/knn_density.wgsl", &["KNN_HEAP_128"][..]),
             ("bench/trace_rays.wgsl", &["WIDE_BVH", "LEAN", "WG128"][..]),
+            ("bench/trace_rays.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
+            ("whitted/trace.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
+            (
+                "whitted/trace.wgsl",
+                &["WIDE_BVH", "ONE_INSTANCE", "VD_PATCHES", "GLOSSY_MATERIALS"][..],
+            ),
+            ("whitted/shadow.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
+            (
+                "whitted/shadow.wgsl",
+                &["WIDE_BVH", "ONE_INSTANCE", "VD_PATCHES"][..],
+            ),
         ] {
             let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
             if let Err(e) = validate(path, &source) {

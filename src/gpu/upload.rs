@@ -282,6 +282,7 @@ pub struct SceneBuffers {
     pub instances: GpuBuffer,
     pub top_nodes: GpuBuffer,
     pub top_instance_refs: GpuBuffer,
+    pub merged_prims: GpuBuffer,
     pub vd_patches: GpuBuffer,
     pub materials: GpuBuffer,
     pub lights: GpuBuffer,
@@ -295,7 +296,7 @@ pub struct SceneBuffers {
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &GpuBuffer); 17] {
+    pub fn all(&self) -> [(&'static str, &GpuBuffer); 18] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -309,6 +310,7 @@ impl SceneBuffers {
             ("instances", &self.instances),
             ("top_nodes", &self.top_nodes),
             ("top_instance_refs", &self.top_instance_refs),
+            ("merged_prims", &self.merged_prims),
             ("vd_patches", &self.vd_patches),
             ("materials", &self.materials),
             ("lights", &self.lights),
@@ -650,7 +652,8 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
     let on_device: std::collections::HashSet<u32> =
         p.device_builds.iter().map(|b| b.mesh).collect();
     for (m, mesh) in p.meshes.iter().enumerate() {
-        if on_device.contains(&(m as u32)) {
+        // A merged mesh's members have no references of their own.
+        if on_device.contains(&(m as u32)) || mesh.node_count == 0 {
             continue;
         }
         let count = (mesh.triangle_count + mesh.quad_count) as usize;
@@ -665,6 +668,14 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
         }
     }
     out
+}
+
+/// Whether `prepared`'s kernels trace with the loop of a top level that holds one instance
+/// (`ONE_INSTANCE` in `shared/traverse_wide.wgsl`): the wide layout, one instance to enter (a
+/// scene of one mesh, or of one file's parts merged into one tree). The loop leaves out the
+/// fused loop's top-level state; it finds the same hits.
+pub fn one_instance_loop(prepared: &Prepared) -> bool {
+    prepared.layout == BvhLayout::Wide && prepared.top_instance_refs.len() == 1
 }
 
 /// Uploads `scene` and its hierarchy into fresh buffers (tests and benchmarks; the frame driver
@@ -757,6 +768,7 @@ impl ResidentScene {
                 BvhLayout::Qbvh | BvhLayout::Binary => array!("top_nodes", &p.top_nodes),
             },
             top_instance_refs: array!("top_instance_refs", &p.top_instance_refs),
+            merged_prims: array!("merged_prims", &p.merged_prims),
             vd_patches: array!("vd_patches", &p.vd_patches),
             materials: array!("materials", &materials),
             lights: array!("lights", &lights),

@@ -643,7 +643,7 @@ pub fn caustic_targets(scene: &Scene, prepared: &Prepared) -> Vec<[f32; 4]> {
             )
         );
         let mesh = &prepared.meshes[record.mesh as usize];
-        if !specular || mesh.node_count == 0 {
+        if !specular || mesh.triangle_count + mesh.quad_count == 0 {
             continue;
         }
         let root = prepared.mesh_bounds[record.mesh as usize];
