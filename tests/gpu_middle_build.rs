@@ -1,8 +1,8 @@
 //! Middle levels that the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_sah`,
 //! `wide:gpu_hybrid`, `wide:gpu_ploc`): the frame renders the same bits as with the trees the
 //! CPU twins build, a deforming mesh is rebuilt on the device every frame it changes (and only
-//! it), a frame that changes nothing builds nothing, and a later frame renders what a fresh
-//! process renders.
+//! it), a frame that changes nothing builds nothing, a later frame renders what a fresh
+//! process renders, and a file's parts merged into one device-built tree render as they do apart.
 
 use std::sync::Arc;
 
@@ -159,4 +159,55 @@ fn a_deforming_mesh_is_rebuilt_on_the_gpu_every_frame_and_nothing_else_is() {
         bits(&frame) == bits(&fresh),
         "frame 3 renders as in a fresh process"
     );
+}
+
+#[test]
+fn a_merged_tree_of_a_files_parts_built_on_the_gpu_renders_the_bits_of_the_parts_apart() {
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    // The OBJ's eight material parts share one transform: one merged tree, built by the device.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/cornell_mcguire.csc");
+    let obj = path.with_file_name("meshes/CornellBox-Original.obj");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "film   { resolution 256 256 spp 4 max_depth 8 }",
+            "film   { resolution 40 40 spp 1 sampler independent max_depth 3 accel wide gpu_lbvh }",
+        )
+        .replace("meshes/CornellBox-Original.obj", &obj.to_string_lossy())
+        .replace(
+            "output  { path \"out/cornell_mcguire_####.exr\" }",
+            "output  { path \"unused.exr\" layers position normal }",
+        );
+    for builder in ["gpu_lbvh", "gpu_ploc"] {
+        let text = text.replace("accel wide gpu_lbvh", &format!("accel wide {builder}"));
+        let file = SceneFile::from_str(&path.to_string_lossy(), &text).unwrap();
+        let scene = frame_scene(&file, 1);
+        let on_device = caustica::prepare_options_for(&scene, &[&backend]);
+        assert!(on_device.device_builds && on_device.merge_instances);
+        let prepared = caustica::prepare_cached_as(&scene, &MeshBuildCache::default(), on_device);
+        let prepared = prepared.unwrap();
+        assert!(prepared.merged_instances >= 2 && prepared.top_instance_refs.len() == 1);
+        let built = render(&backend, &scene, on_device, &MeshBuildCache::default());
+        assert_eq!(
+            stat(&built, "bvh/device_builds"),
+            1.0,
+            "{builder}: one merged tree"
+        );
+        let apart = PrepareOptions {
+            device_builds: false,
+            merge_instances: false,
+            ..on_device
+        };
+        let twin = render(&backend, &scene, apart, &MeshBuildCache::default());
+        assert_eq!(stat(&twin, "bvh/device_builds"), 0.0);
+        assert!(
+            bits(&built) == bits(&twin),
+            "{builder}: the merged tree's image differs from the parts' apart"
+        );
+        let lit = built.color.iter().filter(|c| c.max_element() > 0.0).count();
+        assert!(lit > 800, "most of the 1600 pixels see the lit box: {lit}");
+    }
 }
