@@ -30,6 +30,7 @@ use std::cmp::Ordering;
 
 use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
+use rayon::prelude::*;
 
 use super::aabb::Aabb;
 use super::bvh::{BinaryBvh, BinaryNodeKind};
@@ -501,6 +502,15 @@ struct Child {
     leaf: bool,
 }
 
+/// A wide node planned from its binary node: its words but `child_base` and `prim_base`, its
+/// children in slot order, and how many are inner and how many references its leaves hold.
+struct NodePlan {
+    node: WideNode,
+    placed: Vec<Child>,
+    inner: u32,
+    prims: u32,
+}
+
 /// Collapses a binary BVH into a wide tree. A wide node takes its binary node's two children
 /// and opens the inner child of largest surface area until it has eight children; a subtree
 /// of at most `leaf_max` (1..=[`WIDE_LEAF_MAX`]) primitives is a leaf child, and the binary
@@ -521,12 +531,10 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
         matches!(bvh.nodes[b as usize].kind, BinaryNodeKind::Leaf { .. })
             || ranges[b as usize].1 <= leaf_max
     };
-    let mut nodes = vec![WideNode::default()];
-    let mut prim_order = Vec::with_capacity(bvh.prim_order.len());
-    let mut depth_of = vec![1usize];
-    // (binary node, wide node), breadth first so that a node's inner children are consecutive.
-    let mut queue = std::collections::VecDeque::from([(0u32, 0usize)]);
-    while let Some((b, slot_index)) = queue.pop_front() {
+    // A node's children, slots and grid depend on its binary node alone; where its children
+    // and references go depends on the nodes before it. So each level (breadth first, as a
+    // queue would take them) is planned in parallel, then numbered in order, then written.
+    let plan = |b: u32| -> NodePlan {
         let mut children: Vec<Child> = match bvh.nodes[b as usize].kind {
             BinaryNodeKind::Inner { left, right } if !is_leaf_child(b) => [left, right]
                 .map(|c| Child {
@@ -572,12 +580,10 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
         let mut node = WideNode {
             origin: origin.to_array(),
             exps_imask: exps[0] | exps[1] << 8 | exps[2] << 16,
-            child_base: nodes.len() as u32,
-            prim_base: prim_order.len() as u32,
             ..WideNode::default()
         };
-        let mut imask = 0u32;
-        let mut prim_offset = 0u32;
+        let mut placed = Vec::new();
+        let (mut inner, mut prims) = (0u32, 0u32);
         for (s, c) in slots.iter().enumerate() {
             let Some(c) = *c else { continue };
             let child = children[c];
@@ -588,22 +594,52 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
                 set_byte(&mut node.q[3 + axis], s, hi);
             }
             if child.leaf {
-                let (first, count) = ranges[child.binary as usize];
-                let count = count.min(leaf_max);
-                set_byte(&mut node.meta, s, ((1 << count) - 1) << 5 | prim_offset);
-                prim_order
-                    .extend_from_slice(&bvh.prim_order[first as usize..(first + count) as usize]);
-                prim_offset += count;
+                let count = ranges[child.binary as usize].1.min(leaf_max);
+                set_byte(&mut node.meta, s, ((1 << count) - 1) << 5 | prims);
+                prims += count;
             } else {
                 set_byte(&mut node.meta, s, INNER_META + s as u32);
-                imask |= 1 << s;
-                depth_of.push(depth_of[slot_index] + 1);
-                queue.push_back((child.binary, nodes.len()));
-                nodes.push(WideNode::default());
+                node.exps_imask |= 1 << (24 + s);
+                inner += 1;
             }
+            placed.push(child);
         }
-        node.exps_imask |= imask << 24;
-        nodes[slot_index] = node;
+        NodePlan {
+            node,
+            placed,
+            inner,
+            prims,
+        }
+    };
+    let mut nodes = Vec::new();
+    let mut prim_order = Vec::with_capacity(bvh.prim_order.len());
+    let mut depth = 0;
+    let mut level = vec![0u32];
+    while !level.is_empty() {
+        depth += 1;
+        let plans: Vec<NodePlan> = level.par_iter().map(|&b| plan(b)).collect();
+        // The next level's nodes follow this level's, in order; so do the references.
+        let mut child_base = (nodes.len() + level.len()) as u32;
+        let mut next = Vec::new();
+        for mut p in plans {
+            p.node.child_base = child_base;
+            p.node.prim_base = prim_order.len() as u32;
+            child_base += p.inner;
+            for c in &p.placed {
+                if c.leaf {
+                    let (first, count) = ranges[c.binary as usize];
+                    let count = count.min(leaf_max);
+                    prim_order.extend_from_slice(
+                        &bvh.prim_order[first as usize..(first + count) as usize],
+                    );
+                } else {
+                    next.push(c.binary);
+                }
+            }
+            debug_assert_eq!(prim_order.len() as u32, p.node.prim_base + p.prims);
+            nodes.push(p.node);
+        }
+        level = next;
     }
     // The references no leaf child holds (primitives whose boxes are empty) go last.
     let mut held = vec![false; bvh.prim_order.len()];
@@ -611,7 +647,6 @@ pub fn collapse_to_cwbvh(bvh: &BinaryBvh, leaf_max: usize) -> WideTree {
         held[p as usize] = true;
     }
     prim_order.extend(bvh.prim_order.iter().filter(|&&p| !held[p as usize]));
-    let depth = depth_of.iter().copied().max().unwrap_or(0);
     WideTree {
         nodes,
         prim_order,
