@@ -629,3 +629,98 @@ fn a_frame_whose_group_is_unchanged_reuses_the_merged_tree() {
         "the shifted group, the shared and the empty mesh"
     );
 }
+
+/// A two-part "file" (a sphere and a box) placed twice, a mesh placed once beside one
+/// placement and once alone, and a mesh placed twice with one transform.
+fn placed_twice_scene() -> caustica::scene::Scene {
+    let at = |x: f32, angle: f32| {
+        Affine3A::from_scale_rotation_translation(
+            Vec3::splat(0.9),
+            Quat::from_rotation_y(angle),
+            Vec3::new(x, 0.1, -0.5),
+        )
+    };
+    let meshes = vec![
+        mesh("part sphere", uv_sphere(0.4, 16), None),
+        mesh("part box", box_mesh(Vec3::new(1.2, 0.3, 0.5)), None),
+        mesh("lamp", box_mesh(Vec3::new(0.1, 1.5, 0.1)), None),
+        mesh("twice", uv_sphere(0.2, 8), None),
+        mesh("ground", grid_quad(Vec2::new(6.0, 3.0), [4, 2]), None),
+    ];
+    let instances = vec![
+        instance(0, 0, at(-1.5, 0.2)),
+        instance(1, 1, at(-1.5, 0.2)),
+        instance(2, 2, at(-1.5, 0.2)),
+        instance(1, 1, at(1.5, -0.6)),
+        instance(0, 0, at(1.5, -0.6)),
+        instance(2, 3, at(0.0, 1.0)),
+        instance(3, 4, at(0.0, 2.0)),
+        instance(3, 5, at(0.0, 2.0)),
+        instance(4, 6, Affine3A::IDENTITY),
+    ];
+    scene(meshes, instances, Vec::new())
+}
+
+#[test]
+fn a_file_placed_twice_is_merged_once_and_hits_what_its_parts_apart_hit() {
+    let apart = PrepareOptions {
+        merge_instances: false,
+        ..PrepareOptions::default()
+    };
+    let reference = Prepared::build(&placed_twice_scene(), &apart).unwrap();
+    let (lo, hi) = reference.world_bounds();
+    let mut rng = Rng::new(5);
+    let rays: Vec<Ray> = (0..900)
+        .map(|i| match i % 2 {
+            0 => ray_from_outside(&mut rng, lo, hi),
+            _ => ray_from_inside(&mut rng, lo, hi),
+        })
+        .collect();
+    for layout in BvhLayout::ALL {
+        let merged =
+            Prepared::build(&placed_twice_scene(), &PrepareOptions::layout(layout)).unwrap();
+        let apart = Prepared::build(
+            &placed_twice_scene(),
+            &PrepareOptions {
+                layout,
+                merge_instances: false,
+                ..PrepareOptions::default()
+            },
+        )
+        .unwrap();
+        let name = layout.name();
+        let merged_meshes = merged
+            .meshes
+            .iter()
+            .filter(|m| m.flags & caustica::accel::prepared::MESH_MERGED != 0)
+            .count();
+        // The sphere and the box, one tree for both placements; the lamp beside one of them
+        // is placed alone elsewhere, and "twice" twice by one group: both stay apart.
+        assert_eq!(merged_meshes, 1, "{name}");
+        assert_eq!(merged.merged_instances, 4, "{name}");
+        assert_eq!(
+            merged.instances.len(),
+            9 + 2,
+            "{name}: a record per placement"
+        );
+        assert_eq!(
+            merged.merged_members,
+            vec![0, 1, 4, 3],
+            "{name}: in mesh order"
+        );
+        assert_eq!(merged.top_instance_refs.len(), 2 + 5, "{name}");
+        let mut hits = [0usize; 9];
+        for ray in &rays {
+            let fast = merged.intersect(ray);
+            assert_eq!(fast, apart.intersect(ray), "{name}: {ray:?}");
+            assert_same_hit(ray, fast, reference.intersect_brute_force(ray));
+            if let Some(h) = fast {
+                hits[h.instance as usize] += 1;
+            }
+        }
+        assert!(
+            [0, 1, 3, 4].iter().all(|&i| hits[i] > 0),
+            "{name}: every merged part is hit: {hits:?}"
+        );
+    }
+}

@@ -99,7 +99,7 @@ fn rust_twins() -> BTreeMap<&'static str, RustLayout> {
                 mesh,
                 material,
                 light,
-                _pad
+                members
             }),
         ),
         (

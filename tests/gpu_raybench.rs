@@ -14,19 +14,46 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let assets = caustica::io::AssetCache::default();
     // cornell_mcguire: the parts of one OBJ file, traced through one merged tree.
-    for name in ["cornell_spheres.csc", "bunny.csc", "cornell_mcguire.csc"] {
-        let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
+    // "placed twice": that OBJ twice, so that both placements share one merged tree.
+    for name in [
+        "cornell_spheres.csc",
+        "bunny.csc",
+        "cornell_mcguire.csc",
+        "placed twice",
+    ] {
+        let file = if name == "placed twice" {
+            let path = root.join("scenes/cornell_mcguire.csc");
+            let obj = root.join("scenes/meshes/CornellBox-Original.obj");
+            let text = std::fs::read_to_string(&path)
+                .unwrap()
+                .replace("meshes/CornellBox-Original.obj", &obj.to_string_lossy())
+                .replace(
+                    "instance { mesh box }",
+                    "instance { mesh box scale 0.5 translate -0.5 0.5 0 }\n\
+                     instance { mesh box scale 0.5 rotate 0 40 0 translate 0.5 0.5 0 }",
+                );
+            caustica::SceneFile::from_str(&path.to_string_lossy(), &text).unwrap()
+        } else {
+            caustica::load_scene(&root.join("scenes").join(name)).unwrap()
+        };
         let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
         let qbvh = Prepared::build(&scene, &PrepareOptions::default()).unwrap();
         let sets = make_ray_sets(&scene, &qbvh, 160, 120);
         let build = |layout| Prepared::build(&scene, &PrepareOptions::layout(layout)).unwrap();
         let binary = build(BvhLayout::Binary);
         let wide = build(BvhLayout::Wide);
-        if name == "cornell_mcguire.csc" {
+        if name == "cornell_mcguire.csc" || name == "placed twice" {
             assert!(
                 qbvh.merged_instances >= 2 && wide.merged_instances == qbvh.merged_instances,
                 "the OBJ's parts are merged"
             );
+        }
+        if name == "placed twice" {
+            let merged = (wide.meshes.iter())
+                .filter(|m| m.flags & caustica::accel::prepared::MESH_MERGED != 0)
+                .count();
+            assert_eq!(merged, 1, "one merged tree for both placements");
+            assert_eq!(wide.instances.len() as u32, wide.scene_instances + 2);
         }
         for (layout, prepared, checks, with_vd_code) in [
             ("qbvh", &qbvh, Checks::Unchecked, false),

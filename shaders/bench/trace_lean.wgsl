@@ -58,7 +58,8 @@ fn trace_ray_lean(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any
             if h.hit {
                 var owner = vec2<u32>(instance, prim_refs[slot]);
                 if (mesh.flags & MESH_MERGED) != 0u {
-                    owner = merged_prims[mesh.vd_patch_offset + owner.y];
+                    let member = merged_prims[mesh.vd_patch_offset + owner.y];
+                    owner = vec2<u32>(merged_members[instances[instance].members + member.x], member.y);
                 }
                 if any_hit {
                     return TraceHit(h.t, owner.x, owner.y, vec2<f32>(h.b1, h.b2));

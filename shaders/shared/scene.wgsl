@@ -22,9 +22,11 @@
 @group(0) @binding(19) var<storage, read> leaf_triangles: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> instances: array<Instance>;
 @group(0) @binding(11) var<storage, read> top_instance_refs: array<u32>;
-// Prepared::merged_prims: the (scene instance, primitive) each primitive of a MESH_MERGED mesh
-// stands for, from the mesh's vd_patch_offset.
+// Prepared::merged_prims: the (member k, primitive) each primitive of a MESH_MERGED mesh stands
+// for, from the mesh's vd_patch_offset; member k of a group is the scene instance
+// merged_members[its record's members + k].
 @group(0) @binding(13) var<storage, read> merged_prims: array<vec2<u32>>;
+@group(0) @binding(14) var<storage, read> merged_members: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;
 @group(0) @binding(16) var<storage, read> lights: array<Light>;

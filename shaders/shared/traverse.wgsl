@@ -76,7 +76,8 @@ fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origi
         // A merged mesh's hit names the scene instance and primitive it stands for.
         var owner = vec2<u32>(instance, prim);
         if (mesh.flags & MESH_MERGED) != 0u {
-            owner = merged_prims[mesh.vd_patch_offset + prim];
+            let member = merged_prims[mesh.vd_patch_offset + prim];
+            owner = vec2<u32>(merged_members[instances[instance].members + member.x], member.y);
         }
         if any_hit {
             *best = TraceHit(h.t, owner.x, owner.y, h.st);

@@ -43,7 +43,7 @@ struct Instance {
     mesh: u32,
     material: u32,
     light: u32, // the area light whose surface it is, NONE for none
-    _pad: u32,
+    members: u32, // a merged group's first scene instance in merged_members, NONE for a scene instance
 }
 
 // Twin of accel::VdPatchRecord.

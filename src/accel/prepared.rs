@@ -133,13 +133,15 @@ pub struct DeviceBuild {
 /// ```text
 /// offset  0: object_to_world: 3 rows of vec4<f32>   world = row_i · (x, y, z, 1)
 /// offset 48: world_to_object: 3 rows of vec4<f32>   its inverse; normals use its transpose
-/// offset 96: mesh: u32, material: u32, light: u32, _pad: u32
+/// offset 96: mesh: u32, material: u32, light: u32, members: u32
 /// ```
 /// `light`: the area light whose surface the instance is ([`Scene::instance_area_lights`]),
 /// 0xffffffff for none.
 ///
 /// WGSL twin: `struct Instance { object_to_world: array<vec4<f32>, 3>, world_to_object:
-/// array<vec4<f32>, 3>, mesh: u32, material: u32, light: u32, _pad: u32 }`.
+/// array<vec4<f32>, 3>, mesh: u32, material: u32, light: u32, members: u32 }`.
+/// `members`: for the record of a merged group, the first of its scene instances in
+/// [`Prepared::merged_members`]; 0xffffffff for a scene instance.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct InstanceRecord {
@@ -148,7 +150,7 @@ pub struct InstanceRecord {
     pub mesh: u32,
     pub material: u32,
     pub light: u32,
-    pub _pad: u32,
+    pub members: u32,
 }
 
 /// The rows of a 3×4 affine matrix.
@@ -218,15 +220,20 @@ pub struct Prepared {
     pub instances: Vec<InstanceRecord>,
     /// How many of `instances` are the scene's.
     pub scene_instances: u32,
-    /// What each primitive of a merged mesh ([`MESH_MERGED`]) stands for: (scene instance,
-    /// primitive of that instance's mesh), mesh after mesh. Instances that share one transform
-    /// and whose meshes no other instance uses (the parts of one OBJ file, each a mesh of its
-    /// own for its material) are traced through one tree, as if they were one mesh: a ray then
-    /// walks one tree where it walked one per part. A hit still names the scene instance and
+    /// What each primitive of a merged mesh ([`MESH_MERGED`]) stands for: (member `k`,
+    /// primitive of the `k`-th mesh of the merged set), mesh after mesh. The scene instance of
+    /// member `k` of the group a ray entered is `merged_members[record.members + k]`, so one
+    /// merged tree serves every placement of a mesh file. The instances of one transform whose
+    /// meshes only such groups place (the parts of an OBJ file, each a mesh of its own for its
+    /// material, wherever the file is instanced) are traced through one tree, as if they were
+    /// one mesh: a ray then walks one tree where it walked one per part. A hit still names the scene instance and
     /// its primitive, and ties go by those, so the result is the one without merging.
     pub merged_prims: Vec<[u32; 2]>,
     /// Scene instances traced through a merged mesh.
     pub merged_instances: u32,
+    /// The scene instances of every merged group ([`InstanceRecord::members`]), group after
+    /// group, each in the order of its set's meshes.
+    pub merged_members: Vec<u32>,
     /// The top-level QBVH over instances (root = 0). Every leaf holds one reference.
     pub top_nodes: Vec<QbvhNode>,
     /// The top-level wide BVH over instances (root = 0). Every leaf child holds one reference.
@@ -517,40 +524,95 @@ fn build_mesh_level(
     })
 }
 
-/// The groups of scene instances traced through one merged tree ([`Prepared::merged_prims`]):
-/// instances with the very same transform whose meshes no other instance uses and have
-/// triangles or quads to hit (not VD patches or an analytic sphere), two or more to a group, in
-/// scene order.
-fn merge_groups(scene: &Scene) -> Vec<Vec<u32>> {
-    let mut uses = vec![0u32; scene.meshes.len()];
-    for instance in &scene.instances {
-        if let Some(n) = uses.get_mut(instance.mesh as usize) {
-            *n += 1;
-        }
-    }
-    let mut groups: Vec<Vec<u32>> = Vec::new();
+/// Which scene instances are traced through merged trees ([`Prepared::merged_prims`]),
+/// [`merge_plan`].
+#[derive(Default)]
+struct MergePlan {
+    /// The mesh sets, each merged into one tree: their meshes, ascending.
+    sets: Vec<Vec<u32>>,
+    /// The groups of instances that place a set (instances of one transform): the set, and
+    /// the instances in the order of its meshes.
+    groups: Vec<(usize, Vec<u32>)>,
+}
+
+/// Groups the instances by transform (the very same bits) and merges the meshes that the very
+/// same groups place, each once: the parts of a mesh file, wherever it is instanced. Meshes of
+/// VD patches, analytic spheres and meshes without faces stay apart, and so does a mesh placed
+/// twice by one group or whose groups place no other mesh with it.
+fn merge_plan(scene: &Scene) -> MergePlan {
+    let kind_ok = |mesh: &Mesh| {
+        mesh.displacement.is_none() && sphere_radius(mesh).is_none() && mesh.data.face_count() > 0
+    };
     let mut by_transform: HashMap<[u32; 12], usize> = HashMap::new();
-    for (i, instance) in scene.instances.iter().enumerate() {
-        let Some(mesh) = scene.meshes.get(instance.mesh as usize) else {
-            continue;
-        };
-        if uses[instance.mesh as usize] != 1
-            || mesh.displacement.is_some()
-            || sphere_radius(mesh).is_some()
-            || mesh.data.face_count() == 0
-        {
-            continue;
-        }
+    // Each mesh's groups, in the order of its instances; None once it cannot merge.
+    let mut placed_by: Vec<Option<Vec<usize>>> = scene
+        .meshes
+        .iter()
+        .map(|m| kind_ok(m).then(Vec::new))
+        .collect();
+    let mut group_of = Vec::with_capacity(scene.instances.len());
+    for instance in &scene.instances {
         let rows = affine_to_rows(&instance.transform);
         let key: [u32; 12] = std::array::from_fn(|k| rows[k / 4][k % 4].to_bits());
-        let g = *by_transform.entry(key).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[g].push(i as u32);
+        let next = by_transform.len();
+        let g = *by_transform.entry(key).or_insert(next);
+        group_of.push(g);
+        if let Some(slot) = placed_by.get_mut(instance.mesh as usize) {
+            if let Some(groups) = slot {
+                if groups.contains(&g) {
+                    *slot = None;
+                } else {
+                    groups.push(g);
+                }
+            }
+        }
     }
-    groups.retain(|g| g.len() >= 2);
-    groups
+    // Meshes placed by the same groups form a set (in first-mesh order).
+    let mut set_of: HashMap<Vec<usize>, usize> = HashMap::new();
+    let mut sets: Vec<(Vec<usize>, Vec<u32>)> = Vec::new();
+    for (m, groups) in placed_by.into_iter().enumerate() {
+        let Some(mut groups) = groups.filter(|g| !g.is_empty()) else {
+            continue;
+        };
+        groups.sort_unstable();
+        let next = sets.len();
+        let set = *set_of.entry(groups.clone()).or_insert(next);
+        if set == next {
+            sets.push((groups, Vec::new()));
+        }
+        sets[set].1.push(m as u32);
+    }
+    sets.retain(|(_, meshes)| meshes.len() >= 2);
+    let mut set_index = vec![usize::MAX; scene.meshes.len()];
+    for (k, (_, meshes)) in sets.iter().enumerate() {
+        for &m in meshes {
+            set_index[m as usize] = k;
+        }
+    }
+    // A group's members of each set, in the order of the set's meshes.
+    let mut members: HashMap<(usize, usize), Vec<u32>> = HashMap::new();
+    for (i, instance) in scene.instances.iter().enumerate() {
+        if let Some(&set) = set_index.get(instance.mesh as usize) {
+            if set != usize::MAX {
+                members
+                    .entry((set, group_of[i]))
+                    .or_default()
+                    .push(i as u32);
+            }
+        }
+    }
+    let mut groups = Vec::new();
+    for (set, (placing, _)) in sets.iter().enumerate() {
+        for &g in placing {
+            let mut list = members.remove(&(set, g)).unwrap_or_default();
+            list.sort_by_key(|&i| scene.instances[i as usize].mesh);
+            groups.push((set, list));
+        }
+    }
+    MergePlan {
+        sets: sets.into_iter().map(|(_, meshes)| meshes).collect(),
+        groups,
+    }
 }
 
 /// The build of a mesh whose instance is traced through a merged tree: its bounds, no tree of
@@ -582,40 +644,39 @@ fn member_build(mesh: &Mesh) -> Result<MeshBuild, AccelError> {
     })
 }
 
-/// The key of a merged group's build: its members' build keys, in order.
-fn merged_build_key(group: &[u32], scene: &Scene, keys: &[u128]) -> u128 {
+/// The key of a merged set's build: its meshes' build keys, in order.
+fn merged_build_key(set: &[u32], keys: &[u128]) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(b"merged");
-    for &i in group {
-        h.update(&keys[scene.instances[i as usize].mesh as usize].to_le_bytes());
+    for &m in set {
+        h.update(&keys[m as usize].to_le_bytes());
     }
     h.digest128()
 }
 
-/// The tree of a merged group: every member's triangles, then every member's quads, in the
-/// group's order (the order of [`Prepared::merged_prims`]).
+/// The tree of a merged set: every mesh's triangles, then every mesh's quads, in the set's
+/// order (the order of [`Prepared::merged_prims`]).
 fn merged_build(
     scene: &Scene,
-    group: &[u32],
+    set: &[u32],
     options: &PrepareOptions,
 ) -> Result<MeshBuild, AccelError> {
-    let data = |i: &u32| &scene.meshes[scene.instances[*i as usize].mesh as usize].data;
+    let data = |m: &u32| &scene.meshes[*m as usize].data;
     let mut boxes = Vec::new();
-    for d in group.iter().map(data) {
+    for d in set.iter().map(data) {
         let p = |v: u32| d.positions[v as usize];
         boxes.par_extend(d.triangles.par_iter().map(|t| Aabb::from_points(t.map(p))));
     }
-    for d in group.iter().map(data) {
+    for d in set.iter().map(data) {
         let p = |v: u32| d.positions[v as usize];
         boxes.par_extend(d.quads.par_iter().map(|q| Aabb::from_points(q.map(p))));
     }
     to_u32("primitives in one mesh", boxes.len())?;
-    let first = scene.instances[group[0] as usize].mesh as usize;
     let tree = build_tree(boxes, options, || {
         format!(
             "the merged tree of mesh \"{}\" and {} more",
-            scene.meshes[first].name,
-            group.len() - 1
+            scene.meshes[set[0] as usize].name,
+            set.len() - 1
         )
     })?;
     Ok(MeshBuild {
@@ -772,18 +833,19 @@ impl Prepared {
             std::mem::take(&mut *reaches)
         };
         // Instances traced through one merged tree: their meshes get no tree of their own.
-        let groups = if options.merge_instances {
-            merge_groups(scene)
+        let plan = if options.merge_instances {
+            merge_plan(scene)
         } else {
-            Vec::new()
+            MergePlan::default()
         };
         let mut member = vec![false; scene.meshes.len()];
-        for &i in groups.iter().flatten() {
-            member[scene.instances[i as usize].mesh as usize] = true;
+        for &m in plan.sets.iter().flatten() {
+            member[m as usize] = true;
         }
-        let group_keys: Vec<u128> = groups
+        let group_keys: Vec<u128> = plan
+            .sets
             .iter()
-            .map(|g| merged_build_key(g, scene, &keys))
+            .map(|set| merged_build_key(set, &keys))
             .collect();
         let builds: Vec<CachedBuild> = (0..scene.meshes.len())
             .into_par_iter()
@@ -802,13 +864,14 @@ impl Prepared {
                 }),
             })
             .collect::<Result<_, AccelError>>()?;
-        let group_builds: Vec<CachedBuild> = groups
+        let group_builds: Vec<CachedBuild> = plan
+            .sets
             .par_iter()
             .zip(&group_keys)
-            .map(|(group, key)| match cached.get(key) {
+            .map(|(set, key)| match cached.get(key) {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
-                    build: Arc::new(merged_build(scene, group, options)?),
+                    build: Arc::new(merged_build(scene, set, options)?),
                     _images: Vec::new(),
                 }),
             })
@@ -860,9 +923,9 @@ impl Prepared {
             out.append_mesh(&hierarchy_data(mesh), sphere_radius(mesh).is_some(), build)?;
         }
         let first_merged_mesh = out.meshes.len();
-        for ((group, build), &key) in groups.iter().zip(&group_builds).zip(&group_keys) {
+        for ((set, build), &key) in plan.sets.iter().zip(&group_builds).zip(&group_keys) {
             let mesh = out.meshes.len() as u32;
-            out.append_merged(scene, group, &build.build)?;
+            out.append_merged(set, &build.build)?;
             if let Some(boxes) = &build.build.device_boxes {
                 out.device_builds.push(DeviceBuild {
                     mesh,
@@ -947,7 +1010,7 @@ impl Prepared {
                     .copied()
                     .flatten()
                     .map_or(u32::MAX, |(light, _)| light),
-                _pad: 0,
+                members: u32::MAX,
             });
             let prims = mesh.triangle_count + mesh.quad_count;
             if prims > 0 {
@@ -961,15 +1024,17 @@ impl Prepared {
             }
         }
         out.scene_instances = scene.instances.len() as u32;
-        for (g, group) in groups.iter().enumerate() {
+        for (set, group) in &plan.groups {
             let first = &out.instances[group[0] as usize];
-            let mesh = (first_merged_mesh + g) as u32;
+            let mesh = (first_merged_mesh + set) as u32;
             let record = InstanceRecord {
                 mesh,
                 material: u32::MAX,
                 light: u32::MAX,
+                members: to_u32("merged instances", out.merged_members.len())?,
                 ..*first
             };
+            out.merged_members.extend_from_slice(group);
             let root = out.mesh_bounds[mesh as usize];
             if out.meshes[mesh as usize].node_count > 0 {
                 let transform = &scene.instances[group[0] as usize].transform;
@@ -978,7 +1043,7 @@ impl Prepared {
             out.instances.push(record);
         }
         to_u32("instances", out.instances.len())?;
-        out.merged_instances = groups.iter().map(|g| g.len() as u32).sum();
+        out.merged_instances = out.merged_members.len() as u32;
         let bounds: Vec<Aabb> = world_bounds.iter().map(|&(_, b)| b).collect();
         let binary = build_binary_bvh(&bounds, &TOP_SETTINGS);
         let top_order = match layout {
@@ -1100,34 +1165,26 @@ impl Prepared {
         Ok(())
     }
 
-    /// Appends the merged mesh of `group` (its [`MESH_MERGED`] record, after the scene's
-    /// meshes): copies of the members' triangles, then of their quads, and what each stands for.
-    fn append_merged(
-        &mut self,
-        scene: &Scene,
-        group: &[u32],
-        build: &MeshBuild,
-    ) -> Result<(), AccelError> {
-        let members: Vec<MeshRecord> = group
-            .iter()
-            .map(|&i| self.meshes[scene.instances[i as usize].mesh as usize])
-            .collect();
+    /// Appends the merged mesh of the meshes of `set` (its [`MESH_MERGED`] record, after the
+    /// scene's meshes): copies of their triangles, then of their quads, and what each stands for.
+    fn append_merged(&mut self, set: &[u32], build: &MeshBuild) -> Result<(), AccelError> {
+        let members: Vec<MeshRecord> = set.iter().map(|&m| self.meshes[m as usize]).collect();
         let triangle_offset = to_u32("triangles", self.triangles.len())?;
         let quad_offset = to_u32("quads", self.quads.len())?;
         let merged_offset = to_u32("merged primitives", self.merged_prims.len())?;
-        for (&i, m) in group.iter().zip(&members) {
+        for (k, m) in members.iter().enumerate() {
             let first = m.triangle_offset as usize;
             self.triangles
                 .extend_from_within(first..first + m.triangle_count as usize);
             self.merged_prims
-                .extend((0..m.triangle_count).map(|p| [i, p]));
+                .extend((0..m.triangle_count).map(|p| [k as u32, p]));
         }
-        for (&i, m) in group.iter().zip(&members) {
+        for (k, m) in members.iter().enumerate() {
             let first = m.quad_offset as usize;
             self.quads
                 .extend_from_within(first..first + m.quad_count as usize);
             self.merged_prims
-                .extend((0..m.quad_count).map(|q| [i, m.triangle_count + q]));
+                .extend((0..m.quad_count).map(|q| [k as u32, m.triangle_count + q]));
         }
         let node_count = build.nodes.len() + build.wide.len();
         let record = MeshRecord {
@@ -1527,7 +1584,9 @@ impl Prepared {
         let (t, st, normal) = self.intersect_prim(vd, o.mesh, prim, &ray, false)?;
         // A merged mesh's hit names the scene instance and primitive it stands for.
         let [instance, prim] = if o.mesh.flags & MESH_MERGED != 0 {
-            self.merged_prims[(o.mesh.vd_patch_offset + prim) as usize]
+            let [k, prim] = self.merged_prims[(o.mesh.vd_patch_offset + prim) as usize];
+            let first = self.instances[o.instance as usize].members;
+            [self.merged_members[(first + k) as usize], prim]
         } else {
             [o.instance, prim]
         };
@@ -1715,6 +1774,10 @@ impl Prepared {
             ),
             ("prim_refs", size_of_val(self.prim_refs.as_slice())),
             ("merged_prims", size_of_val(self.merged_prims.as_slice())),
+            (
+                "merged_members",
+                size_of_val(self.merged_members.as_slice()),
+            ),
             ("instances", size_of_val(self.instances.as_slice())),
             (
                 "top_nodes",

@@ -283,6 +283,7 @@ pub struct SceneBuffers {
     pub top_nodes: GpuBuffer,
     pub top_instance_refs: GpuBuffer,
     pub merged_prims: GpuBuffer,
+    pub merged_members: GpuBuffer,
     pub vd_patches: GpuBuffer,
     pub materials: GpuBuffer,
     pub lights: GpuBuffer,
@@ -296,7 +297,7 @@ pub struct SceneBuffers {
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &GpuBuffer); 18] {
+    pub fn all(&self) -> [(&'static str, &GpuBuffer); 19] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -311,6 +312,7 @@ impl SceneBuffers {
             ("top_nodes", &self.top_nodes),
             ("top_instance_refs", &self.top_instance_refs),
             ("merged_prims", &self.merged_prims),
+            ("merged_members", &self.merged_members),
             ("vd_patches", &self.vd_patches),
             ("materials", &self.materials),
             ("lights", &self.lights),
@@ -769,6 +771,7 @@ impl ResidentScene {
             },
             top_instance_refs: array!("top_instance_refs", &p.top_instance_refs),
             merged_prims: array!("merged_prims", &p.merged_prims),
+            merged_members: array!("merged_members", &p.merged_members),
             vd_patches: array!("vd_patches", &p.vd_patches),
             materials: array!("materials", &materials),
             lights: array!("lights", &lights),
