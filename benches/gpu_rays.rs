@@ -11,7 +11,8 @@
 //! (`PrepareOptions::merge_instances` off: no merged trees), labelled `LAYOUT apart`.
 //!
 //! `--variants` measures experiments of the kernel (`shaders/bench/trace_rays.wgsl`): each is a
-//! set of defines (`WG128`, `LEAN`), `base` for none.
+//! set of defines (`WG128`), `base` for none; `FUSED` keeps the fused two-level loop where
+//! the one instance's would run (`gpu::raybench::MeasureOptions::defines`).
 //!
 //! `--rays DIR` traces the rays `../shared/tools/raybench --dump-rays DIR` wrote
 //! (`DIR/{dragon,sponza}_{primary,diffuse}.rays`) instead of making its own, through the geometry

@@ -390,27 +390,29 @@ fn non_uniformly_scaled_sphere_gets_ellipsoid_normals() {
     assert!(checked > 400);
 }
 
+/// `n` rays of seed `seed` through the box `(lo, hi)`: from outside, from inside, and from one
+/// camera position, in turn.
+fn mixed_rays(seed: u64, n: usize, lo: Vec3, hi: Vec3) -> Vec<Ray> {
+    let mut rng = Rng::new(seed);
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => ray_from_outside(&mut rng, lo, hi),
+            1 => ray_from_inside(&mut rng, lo, hi),
+            _ => {
+                let eye = lo + (hi - lo) * Vec3::new(0.5, 0.7, 3.0);
+                let target = rng.in_box(lo, hi);
+                Ray::new(eye, target - eye)
+            }
+        })
+        .collect()
+}
+
 #[test]
 fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
     // The rays and their brute-force hits once: they do not depend on the accelerator.
     let reference = Prepared::build(&mixed_scene(), &PrepareOptions::default()).unwrap();
     let (lo, hi) = reference.world_bounds();
-    let mut rng = Rng::new(21);
-    let rays: Vec<Ray> = (0..1500)
-        .map(|i| {
-            // Rays from outside, from inside, and from one camera position through the
-            // scene's box.
-            match i % 3 {
-                0 => ray_from_outside(&mut rng, lo, hi),
-                1 => ray_from_inside(&mut rng, lo, hi),
-                _ => {
-                    let eye = lo + (hi - lo) * Vec3::new(0.5, 0.7, 3.0);
-                    let target = rng.in_box(lo, hi);
-                    Ray::new(eye, target - eye)
-                }
-            }
-        })
-        .collect();
+    let rays = mixed_rays(21, 1500, lo, hi);
     let expected: Vec<_> = rays
         .iter()
         .map(|ray| reference.intersect_brute_force(ray))
@@ -536,18 +538,7 @@ fn merged_instances_hit_what_separate_instances_and_brute_force_hit_in_every_lay
     };
     let reference = Prepared::build(&parts_scene(), &separate).unwrap();
     let (lo, hi) = reference.world_bounds();
-    let mut rng = Rng::new(41);
-    let rays: Vec<Ray> = (0..1200)
-        .map(|i| match i % 3 {
-            0 => ray_from_outside(&mut rng, lo, hi),
-            1 => ray_from_inside(&mut rng, lo, hi),
-            _ => {
-                let eye = lo + (hi - lo) * Vec3::new(0.5, 0.7, 3.0);
-                let target = rng.in_box(lo, hi);
-                Ray::new(eye, target - eye)
-            }
-        })
-        .collect();
+    let rays = mixed_rays(41, 1200, lo, hi);
     let expected: Vec<_> = rays
         .iter()
         .map(|ray| reference.intersect_brute_force(ray))

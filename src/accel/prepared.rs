@@ -1099,7 +1099,6 @@ impl Prepared {
     ) -> Result<(), AccelError> {
         let vertex_offset = to_u32("vertices", self.positions.len() + data.positions.len())?
             - data.positions.len() as u32;
-        let node_count = build.nodes.len() + build.wide.len();
         let record = MeshRecord {
             vertex_offset,
             vertex_count: data.positions.len() as u32,
@@ -1109,15 +1108,6 @@ impl Prepared {
             quad_offset: to_u32("quads", self.quads.len() + data.quads.len())?
                 - data.quads.len() as u32,
             quad_count: data.quads.len() as u32,
-            node_offset: to_u32(
-                "BVH nodes",
-                self.mesh_nodes.len() + self.mesh_wide.len() + node_count,
-            )? - node_count as u32,
-            node_count: node_count as u32,
-            prim_ref_offset: to_u32(
-                "primitive references",
-                self.prim_refs.len() + build.prim_refs.len(),
-            )? - build.prim_refs.len() as u32,
             vd_patch_offset: u32::MAX,
             flags: (if data.normals.is_empty() {
                 0
@@ -1130,7 +1120,7 @@ impl Prepared {
                     0
                 })
                 | (if sphere { MESH_SPHERE } else { 0 }),
-            depth: build.depth as u32,
+            ..MeshRecord::default()
         };
         self.positions
             .extend(data.positions.iter().map(|p| p.extend(1.0).to_array()));
@@ -1157,12 +1147,7 @@ impl Prepared {
         }));
         self.quads
             .extend(data.quads.iter().map(|q| q.map(|v| v + vertex_offset)));
-        self.mesh_nodes.extend_from_slice(&build.nodes);
-        self.mesh_wide.extend_from_slice(&build.wide);
-        self.prim_refs.extend_from_slice(&build.prim_refs);
-        self.meshes.push(record);
-        self.mesh_bounds.push(build.bounds);
-        Ok(())
+        self.push_mesh(record, build)
     }
 
     /// Appends the merged mesh of the meshes of `set` (its [`MESH_MERGED`] record, after the
@@ -1186,7 +1171,6 @@ impl Prepared {
             self.merged_prims
                 .extend((0..m.quad_count).map(|q| [k as u32, m.triangle_count + q]));
         }
-        let node_count = build.nodes.len() + build.wide.len();
         let record = MeshRecord {
             vertex_offset: 0,
             vertex_count: 0,
@@ -1194,6 +1178,20 @@ impl Prepared {
             triangle_count: members.iter().map(|m| m.triangle_count).sum(),
             quad_offset,
             quad_count: members.iter().map(|m| m.quad_count).sum(),
+            vd_patch_offset: merged_offset,
+            flags: MESH_MERGED,
+            ..MeshRecord::default()
+        };
+        to_u32("triangles", self.triangles.len())?;
+        to_u32("quads", self.quads.len())?;
+        to_u32("merged primitives", self.merged_prims.len())?;
+        self.push_mesh(record, build)
+    }
+
+    /// Appends `build`'s tree and `record`, with the tree's place, size and depth filled in.
+    fn push_mesh(&mut self, record: MeshRecord, build: &MeshBuild) -> Result<(), AccelError> {
+        let node_count = build.nodes.len() + build.wide.len();
+        let record = MeshRecord {
             node_offset: to_u32(
                 "BVH nodes",
                 self.mesh_nodes.len() + self.mesh_wide.len() + node_count,
@@ -1203,13 +1201,9 @@ impl Prepared {
                 "primitive references",
                 self.prim_refs.len() + build.prim_refs.len(),
             )? - build.prim_refs.len() as u32,
-            vd_patch_offset: merged_offset,
-            flags: MESH_MERGED,
             depth: build.depth as u32,
+            ..record
         };
-        to_u32("triangles", self.triangles.len())?;
-        to_u32("quads", self.quads.len())?;
-        to_u32("merged primitives", self.merged_prims.len())?;
         self.mesh_nodes.extend_from_slice(&build.nodes);
         self.mesh_wide.extend_from_slice(&build.wide);
         self.prim_refs.extend_from_slice(&build.prim_refs);

@@ -181,7 +181,6 @@ mod tests {
             ("kdtree/build_split_node.wgsl", "split_list("),
             ("shared/traverse_qbvh.wgsl", "test_reference("),
             ("shared/traverse_wide.wgsl", "test_reference("),
-            ("bench/trace_lean.wgsl", "wide_intersect("),
             // The SAH's accumulators take their span from bvh/sah_bounds.wgsl and
             // bvh/sah_bins.wgsl, and its Morton split the code accessor of bvh/sah_split.wgsl
             // and bvh/sah_small.wgsl.
@@ -231,7 +230,7 @@ mod tests {
             ),
             ("prims/scan_chained.wgsl", &["REVERSED_BLOCKS"][..]),
             ("kdtree/knn_density.wgsl", &["KNN_HEAP_128"][..]),
-            ("bench/trace_rays.wgsl", &["WIDE_BVH", "LEAN", "WG128"][..]),
+            ("bench/trace_rays.wgsl", &["WIDE_BVH", "WG128"][..]),
             ("bench/trace_rays.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
             ("whitted/trace.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
             (
