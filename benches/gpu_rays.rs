@@ -12,7 +12,7 @@
 //!
 //! `--variants` measures experiments of the kernel (`shaders/bench/trace_rays.wgsl`): each is a
 //! set of defines (`WG128`), `base` for none; `FUSED` keeps the fused two-level loop where
-//! the one instance's would run (`gpu::raybench::MeasureOptions::defines`).
+//! the one instance's would run (`gpu::raybench::MeasureOptions::fused`).
 //!
 //! `--rays DIR` traces the rays `../shared/tools/raybench --dump-rays DIR` wrote
 //! (`DIR/{dragon,sponza}_{primary,diffuse}.rays`) instead of making its own, through the geometry
@@ -67,8 +67,10 @@ fn main() {
         .unwrap_or(1);
     let checked = args.iter().any(|a| a == "--checked");
     let apart = args.iter().any(|a| a == "--apart");
-    // Experiments of the benchmark kernel: `;`-separated sets of defines, `base` for none.
-    let variants: Vec<(&'static str, &'static [&'static str])> = arg(&args, "--variants")
+    // Experiments of the benchmark kernel: `;`-separated sets of defines, `base` for none;
+    // `FUSED` among them is `MeasureOptions::fused`, not a define.
+    type Kernel = (&'static [&'static str], bool);
+    let variants: Vec<(&'static str, Kernel)> = arg(&args, "--variants")
         .unwrap_or_else(|| "base".into())
         .split(';')
         .map(|v| {
@@ -78,7 +80,10 @@ fn main() {
             } else {
                 name.split(',').collect()
             };
-            (name, &*Box::leak(defines.into_boxed_slice()))
+            let fused = defines.contains(&"FUSED");
+            let defines: Vec<&'static str> =
+                defines.into_iter().filter(|&d| d != "FUSED").collect();
+            (name, (&*Box::leak(defines.into_boxed_slice()), fused))
         })
         .collect();
     let ctx = match GpuContext::open(caustica::gpu_required()) {
@@ -179,7 +184,7 @@ fn main() {
             |l: (BvhLayout, BvhBuilder)| &prepared.iter().find(|(k, _)| *k == l).expect("built").1;
         let apart_of =
             |l: (BvhLayout, BvhBuilder)| kept_apart.iter().find(|(k, _)| *k == l).map(|p| &p.1);
-        let configs: Vec<(String, &Prepared, Checks, bool, &'static [&'static str])> =
+        let configs: Vec<(String, &Prepared, Checks, bool, Kernel)> =
             if args.iter().any(|a| a == "--vd-code-ab") {
                 // What the VD-patch traversal code costs a kernel that never runs it.
                 (0..2)
@@ -190,14 +195,14 @@ fn main() {
                                 &qbvh,
                                 Checks::Unchecked,
                                 false,
-                                &[][..],
+                                (&[][..], false),
                             ),
                             (
                                 "qbvh +vd code".to_string(),
                                 &qbvh,
                                 Checks::Unchecked,
                                 true,
-                                &[][..],
+                                (&[][..], false),
                             ),
                         ]
                     })
@@ -237,7 +242,7 @@ fn main() {
                 }
                 configs
             };
-        for (layout, prepared, checks, vd_code, defines) in configs {
+        for (layout, prepared, checks, vd_code, (defines, fused)) in configs {
             match measure(
                 &ctx,
                 &scene,
@@ -249,6 +254,7 @@ fn main() {
                     with_vd_code: vd_code,
                     check_every: 97,
                     defines,
+                    fused,
                 },
             ) {
                 Ok(rows) => {

@@ -72,6 +72,7 @@ fn gpu_traversal_of_every_ray_kind_equals_the_cpu_for_qbvh_wide_and_binary_layou
                     with_vd_code,
                     check_every: 1,
                     defines: &[],
+                    fused: false,
                 },
             )
             .unwrap();
@@ -111,6 +112,7 @@ fn ray_benchmark_refuses_scenes_with_vd_patches() {
         with_vd_code: true,
         check_every: 1,
         defines: &[],
+        fused: false,
     };
     let err = measure(&ctx, &scene, &prepared, &sets, options).unwrap_err();
     assert!(err.to_string().contains("VD patches"), "{err}");

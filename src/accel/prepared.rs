@@ -407,6 +407,7 @@ struct MeshBuild {
 }
 
 /// A middle-level tree over primitive boxes: what [`build_tree`] makes.
+#[derive(Default)]
 struct Tree {
     nodes: Vec<QbvhNode>,
     wide: Vec<WideNode>,
@@ -414,6 +415,23 @@ struct Tree {
     depth: usize,
     bounds: Aabb,
     device_boxes: Option<Arc<Vec<Aabb>>>,
+}
+
+impl From<Tree> for MeshBuild {
+    /// The build of a mesh without VD patches.
+    fn from(tree: Tree) -> MeshBuild {
+        MeshBuild {
+            nodes: tree.nodes,
+            wide: tree.wide,
+            prim_refs: tree.prim_refs,
+            depth: tree.depth,
+            bounds: tree.bounds,
+            patch_bounds: None,
+            patch_seams: None,
+            patch_reach: None,
+            device_boxes: tree.device_boxes,
+        }
+    }
 }
 
 fn check_tree_size(tree: impl FnOnce() -> String, nodes: usize) -> Result<(), AccelError> {
@@ -512,15 +530,10 @@ fn build_mesh_level(
     }
     let tree = build_tree(bounds, options, || format!("mesh \"{}\"", mesh.name))?;
     Ok(MeshBuild {
-        nodes: tree.nodes,
-        wide: tree.wide,
-        prim_refs: tree.prim_refs,
-        depth: tree.depth,
-        bounds: tree.bounds,
         patch_bounds,
         patch_seams,
         patch_reach,
-        device_boxes: tree.device_boxes,
+        ..tree.into()
     })
 }
 
@@ -631,17 +644,11 @@ fn member_build(mesh: &Mesh) -> Result<MeshBuild, AccelError> {
         .map(|t| Aabb::from_points(t.map(p)))
         .chain(data.quads.iter().map(|q| Aabb::from_points(q.map(p))))
         .fold(Aabb::EMPTY, |a, b| a.union(b));
-    Ok(MeshBuild {
-        nodes: Vec::new(),
-        wide: Vec::new(),
-        prim_refs: Vec::new(),
-        depth: 0,
+    Ok(Tree {
         bounds,
-        patch_bounds: None,
-        patch_seams: None,
-        patch_reach: None,
-        device_boxes: None,
-    })
+        ..Tree::default()
+    }
+    .into())
 }
 
 /// The key of a merged set's build: its meshes' build keys, in order.
@@ -679,17 +686,7 @@ fn merged_build(
             set.len() - 1
         )
     })?;
-    Ok(MeshBuild {
-        nodes: tree.nodes,
-        wide: tree.wide,
-        prim_refs: tree.prim_refs,
-        depth: tree.depth,
-        bounds: tree.bounds,
-        patch_bounds: None,
-        patch_seams: None,
-        patch_reach: None,
-        device_boxes: tree.device_boxes,
-    })
+    Ok(tree.into())
 }
 
 /// The tree of the layout and builder of `options` over one box per primitive; `tree` names it
@@ -842,6 +839,17 @@ impl Prepared {
         for &m in plan.sets.iter().flatten() {
             member[m as usize] = true;
         }
+        // A member's build (its bounds, no tree) is cached under a key of its own, so that a
+        // mesh that leaves its set is not given a build without a tree.
+        let keys: Vec<u128> = (keys.iter().zip(&member))
+            .map(|(&k, &is_member)| {
+                if is_member {
+                    xxhash_rust::xxh3::xxh3_128(&[&k.to_le_bytes()[..], b"member"].concat())
+                } else {
+                    k
+                }
+            })
+            .collect();
         let group_keys: Vec<u128> = plan
             .sets
             .iter()
@@ -850,11 +858,11 @@ impl Prepared {
         let builds: Vec<CachedBuild> = (0..scene.meshes.len())
             .into_par_iter()
             .map(|m| match cached.get(&keys[m]) {
-                _ if member[m] => Ok(CachedBuild {
+                Some(c) => Ok(c.clone()),
+                None if member[m] => Ok(CachedBuild {
                     build: Arc::new(member_build(&scene.meshes[m])?),
                     _images: Vec::new(),
                 }),
-                Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
                     build: Arc::new(build_mesh_level(scene, m, options, &reaches)?),
                     _images: scene.meshes[m]
@@ -890,12 +898,7 @@ impl Prepared {
         {
             let mut kept = cache.builds.lock().unwrap_or_else(|e| e.into_inner());
             kept.clear();
-            kept.extend(
-                (keys.iter().copied().zip(builds.iter().cloned()))
-                    .enumerate()
-                    .filter(|(m, _)| !member[*m])
-                    .map(|(_, kb)| kb),
-            );
+            kept.extend(keys.iter().copied().zip(builds.iter().cloned()));
             kept.extend(group_keys.iter().copied().zip(group_builds.iter().cloned()));
             let mut kept = cache.reaches.lock().unwrap_or_else(|e| e.into_inner());
             kept.clear();

@@ -235,10 +235,11 @@ pub struct MeasureOptions {
     pub with_vd_code: bool,
     /// Check every `check_every`-th ray against the CPU traversal.
     pub check_every: usize,
-    /// Defines of the benchmark kernel's experiments (`shaders/bench/trace_rays.wgsl`). `FUSED`
-    /// is not one: it keeps the fused two-level loop where the render would trace with the one
-    /// instance's (`ONE_INSTANCE`, [`one_instance_loop`]), to measure what that loop gains.
+    /// Defines of the benchmark kernel's experiments (`shaders/bench/trace_rays.wgsl`).
     pub defines: &'static [&'static str],
+    /// Trace with the fused two-level loop where the render would trace with the one
+    /// instance's (`ONE_INSTANCE`, [`one_instance_loop`]), to measure what that loop gains.
+    pub fused: bool,
 }
 
 /// Traces every set `options.runs` times (after warm-up runs for at least a quarter of a second,
@@ -258,6 +259,7 @@ pub fn measure(
         with_vd_code,
         check_every,
         defines: experiments,
+        fused,
     } = options;
     if !prepared.vd_patches.is_empty() {
         return Err(GpuError::Device(
@@ -273,11 +275,10 @@ pub fn measure(
     if prepared.layout == BvhLayout::Wide {
         defines.push("WIDE_BVH");
     }
-    let fused = experiments.contains(&"FUSED");
     if one_instance_loop(prepared) && !fused {
         defines.push("ONE_INSTANCE");
     }
-    defines.extend(experiments.iter().filter(|&&d| d != "FUSED"));
+    defines.extend_from_slice(experiments);
     // With the VD code compiled in, the record queue is bound but holds nothing (capacity 0):
     // the scene has no patches, so no ray ever reaches the branch.
     let vd_queue = if with_vd_code {
