@@ -313,7 +313,14 @@ pub fn compare_files(
 /// its middle level is built (`cpu_sah`, the default, or `gpu_lbvh` or `gpu_ploc`, for the wide
 /// layout).
 pub fn parse_accel(text: &str) -> Result<(scene::BvhLayout, scene::BvhBuilder), Error> {
-    let (layout, builder) = text.split_once(':').unwrap_or((text, "cpu_sah"));
+    let (layout, builder) = match text.split_once(':') {
+        Some(pair) => pair,
+        // A structure of its own (`--accel grid`) sits under the wide layout's top level.
+        None if scene::BvhBuilder::from_name(text).is_some_and(|b| b.is_structure()) => {
+            ("wide", text)
+        }
+        None => (text, "cpu_sah"),
+    };
     let layouts = scene::BvhLayout::ALL.map(|l| l.name()).join(", ");
     let layout = scene::BvhLayout::from_name(layout).ok_or_else(|| {
         Error::Usage(format!(
@@ -369,6 +376,11 @@ pub fn describe_accels() -> String {
                 scene::BvhBuilder::GpuHybrid => {
                     "Morton splits for the top levels, binned SAH below (paper 003's hybrid), \
                      built and collapsed on the GPU (the CPU backend builds the same tree)"
+                }
+                scene::BvhBuilder::Grid => {
+                    "for the top level; each triangle mesh a two-level grid (paper 001) traced \
+                     by DDA, built by its CPU twin (VD and sphere meshes keep cpu_sah trees; \
+                     `--accel grid` alone is wide:grid)"
                 }
             };
             out.push_str(&format!(

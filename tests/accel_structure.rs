@@ -443,8 +443,9 @@ fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
         }
     }
     assert_eq!(
-        pairs, 7,
-        "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh, gpu_sah, gpu_hybrid and gpu_ploc"
+        pairs, 10,
+        "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh, gpu_sah, gpu_hybrid and gpu_ploc, \
+         and the grid under each layout's top level"
     );
 }
 

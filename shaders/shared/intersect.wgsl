@@ -87,6 +87,14 @@ fn intersect_sphere(origin: vec3<f32>, dir: vec3<f32>, radius: f32, t_min: f32, 
 // reference order).
 fn intersect_prim(mesh: MeshRecord, prim: u32, slot: u32, origin: vec3<f32>, dir: vec3<f32>, sheared: ShearedRay, t_min: f32, t_max: f32) -> PrimHit {
     if prim < mesh.triangle_count {
+        //!if GRID
+        // A grid's references (slot NONE) read their triangle by index.
+        if slot == NONE {
+            let tri = triangles[mesh.triangle_offset + prim];
+            let g = intersect_triangle_sheared(origin, sheared, position_of(tri.x), position_of(tri.y), position_of(tri.z), t_min, t_max);
+            return PrimHit(g.hit, g.t, vec2<f32>(g.b1, g.b2));
+        }
+        //!endif
         let b = 3u * slot;
         let h = intersect_triangle_sheared(origin, sheared, leaf_triangles[b].xyz, leaf_triangles[b + 1u].xyz, leaf_triangles[b + 2u].xyz, t_min, t_max);
         return PrimHit(h.hit, h.t, vec2<f32>(h.b1, h.b2));

@@ -1,5 +1,5 @@
 // The scene's storage buffers and the frame parameters, bound by name by every whitted kernel
-// (src/gpu/upload.rs uploads them; bindings 0..=19, kernels use 20 and up).
+// (src/gpu/upload.rs uploads them; bindings 0..=19 and 60, kernels use 20..=59).
 //!include "shared/math.wgsl"
 //!include "shared/types.wgsl"
 
@@ -28,6 +28,9 @@
 @group(0) @binding(13) var<storage, read> merged_prims: array<vec2<u32>>;
 @group(0) @binding(14) var<storage, read> merged_members: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
+// Prepared::grid_cells: the two-level grids of MESH_GRID meshes (src/accel/grid.rs's words),
+// each from its mesh's node_offset.
+@group(0) @binding(60) var<storage, read> grid_cells: array<u32>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;
 @group(0) @binding(16) var<storage, read> lights: array<Light>;
 @group(0) @binding(17) var<storage, read> textures: array<Texture>;
@@ -39,6 +42,7 @@ const MESH_HAS_UVS: u32 = 2u;
 const MESH_DISPLACED: u32 = 4u;
 const MESH_SPHERE: u32 = 8u;
 const MESH_MERGED: u32 = 16u;
+const MESH_GRID: u32 = 32u;
 
 // Twins of prepared.rs's rows_point / rows_vector / rows_transpose_vector, same evaluation order.
 fn rows_point(rows: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

@@ -1,7 +1,8 @@
 // The fused top-level + middle-level traversal of src/accel/prepared.rs: one loop, one stack;
 // entering an instance pushes a return-to-world marker and switches to the object-space ray,
 // popping the marker switches back. Ties in t go to the lower (instance, prim), so the result
-// does not depend on the visiting order. The scene's layout picks the loop: the QBVH with
+// does not depend on the visiting order. With GRID, an instance of a MESH_GRID mesh is walked at
+// once by shared/traverse_grid.wgsl and the loop stays in the top level. The scene's layout picks the loop: the QBVH with
 // paper 004's compact stack (shared/traverse_qbvh.wgsl), or with WIDE_BVH the 8-wide
 // compressed BVH (shared/traverse_wide.wgsl). Both define
 // trace_ray(origin, dir, t_min, t_max, any_hit) -> TraceHit.
@@ -90,6 +91,21 @@ fn test_reference(mesh: MeshRecord, instance: u32, prim: u32, slot: u32, o_origi
     }
     return false;
 }
+
+// What grid_instance did with an instance: not a grid (enter its tree), walked its grid, or
+// found an any-hit search's hit there.
+const GRID_NOT: u32 = 0u;
+const GRID_WALKED: u32 = 1u;
+const GRID_FOUND: u32 = 2u;
+
+//!if GRID
+//!include "shared/traverse_grid.wgsl"
+//!else
+// Scenes without grids: every instance holds a tree.
+fn grid_instance(mesh: MeshRecord, instance: u32, record: Instance, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> u32 {
+    return GRID_NOT;
+}
+//!endif
 
 //!if WIDE_BVH
 //!include "shared/traverse_wide.wgsl"

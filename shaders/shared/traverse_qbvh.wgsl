@@ -159,6 +159,15 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
             mesh = meshes[record.mesh];
             o_origin = rows_point(record.world_to_object, origin);
             o_dir = rows_vector(record.world_to_object, dir);
+            // A grid is walked at once; the loop stays in the top level.
+            let walked = grid_instance(mesh, instance, record, origin, dir, t_min, any_hit, &limit, &best);
+            if walked == GRID_FOUND {
+                return best;
+            }
+            if walked == GRID_WALKED {
+                node = NONE;
+                continue;
+            }
             o_inv = 1.0 / o_dir;
             sheared = shear_ray(o_dir);
             in_object = true;

@@ -134,6 +134,10 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
     let record = instances[instance];
     let mesh = meshes[record.mesh];
     let o_dir = rows_vector(record.world_to_object, dir);
+    var grid_limit = t_max;
+    if grid_instance(mesh, instance, record, origin, dir, t_min, any_hit, &grid_limit, &best) != GRID_NOT {
+        return best;
+    }
     let ray = wide_ray(rows_point(record.world_to_object, origin), o_dir);
     let sheared = shear_ray(o_dir);
     let oct_inv = wide_octant_inv(o_dir);
@@ -210,6 +214,18 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
             let index = prims.x + firstTrailingBit(prims.y);
             prims.y &= prims.y - 1u;
             if !in_object {
+                instance = top_instance_refs[index];
+                let record = instances[instance];
+                mesh = meshes[record.mesh];
+                // A grid is walked at once; the loop stays in the top level.
+                let walked = grid_instance(mesh, instance, record, origin, dir, t_min, any_hit, &limit, &best);
+                if walked == GRID_FOUND {
+                    return best;
+                }
+                if walked == GRID_WALKED {
+                    continue;
+                }
+                cur_dir = rows_vector(record.world_to_object, dir);
                 // Enter the instance; come back for the rest of the groups.
                 if wide_has_children(group) {
                     wide_push(group);
@@ -218,10 +234,6 @@ fn trace_ray(origin: vec3<f32>, dir: vec3<f32>, t_min: f32, t_max: f32, any_hit:
                     wide_push(prims);
                 }
                 wide_push(vec2<u32>(0u));
-                instance = top_instance_refs[index];
-                let record = instances[instance];
-                mesh = meshes[record.mesh];
-                cur_dir = rows_vector(record.world_to_object, dir);
                 ray = wide_ray(rows_point(record.world_to_object, origin), cur_dir);
                 sheared = shear_ray(cur_dir);
                 oct_inv = wide_octant_inv(cur_dir);

@@ -11,6 +11,7 @@
 
 pub mod aabb;
 pub mod bvh;
+pub mod grid;
 pub mod kdtree;
 pub mod knn;
 pub mod lbvh;
@@ -181,6 +182,11 @@ pub enum AccelError {
         "the displaced meshes have {count} patch edges, more than the 2^29 their seams address"
     )]
     TooManyVdEdges { count: usize },
+    #[error(
+        "{tree}: its two-level grid needs {refs} references, more than the {limit} it may hold \
+         (its primitives' boxes overlap too many cells; use a BVH, such as --accel wide)"
+    )]
+    GridTooLarge { tree: String, refs: u64, limit: u64 },
     #[error("the {builder} builder makes the wide layout only, not {layout}")]
     BuilderLayout {
         builder: &'static str,

@@ -20,6 +20,7 @@ use rayon::prelude::*;
 
 use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
+use super::grid::build_grid;
 use super::lbvh::build_lbvh;
 use super::ploc::build_ploc;
 use super::primitives::{
@@ -61,6 +62,10 @@ pub const MESH_SPHERE: u32 = 8;
 /// ([`Prepared::merged_prims`]). It has no vertices of its own; its triangles and quads are
 /// copies of theirs, and its `vd_patch_offset` is the first of its entries in `merged_prims`.
 pub const MESH_MERGED: u32 = 16;
+/// `MeshRecord::flags`: the mesh's middle level is a two-level grid (`--accel grid`,
+/// [`super::grid`]): its `node_offset` and `node_count` are the place and size of its words in
+/// [`Prepared::grid_cells`], and it has no `prim_refs` (the grid holds its references).
+pub const MESH_GRID: u32 = 32;
 
 /// Middle-level build settings: SAH with up to four primitives per leaf.
 const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
@@ -88,11 +93,12 @@ const TOP_SETTINGS: BuildSettings = BuildSettings {
 /// offset  0: vertex_offset, vertex_count        into positions / normals / uvs
 /// offset  8: triangle_offset, triangle_count    into triangles
 /// offset 16: quad_offset, quad_count            into quads
-/// offset 24: node_offset, node_count            into mesh_nodes (root = node_offset; none if 0)
+/// offset 24: node_offset, node_count            into mesh_nodes (root = node_offset; none if 0),
+///                                               or for MESH_GRID into grid_cells (its words)
 /// offset 32: prim_ref_offset                    into prim_refs (leaf `first` is relative to it)
 /// offset 36: vd_patch_offset                    patch of quad q = vd_patch_offset + q; u32::MAX if none
 ///                                               (MESH_MERGED: prim p stands for merged_prims[vd_patch_offset + p])
-/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED | MESH_SPHERE | MESH_MERGED
+/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED | MESH_SPHERE | MESH_MERGED | MESH_GRID
 /// offset 44: depth                              levels of the mesh's QBVH
 /// ```
 /// WGSL twin: `struct MeshRecord` with the same twelve `u32` fields.
@@ -215,6 +221,9 @@ pub struct Prepared {
     /// Primitive references of the middle-level leaves: local primitive indices (triangles,
     /// then quads), each mesh's at its `prim_ref_offset`.
     pub prim_refs: Vec<u32>,
+    /// The two-level grids of the [`MESH_GRID`] meshes ([`super::grid`]'s words), each at its
+    /// mesh's `node_offset`.
+    pub grid_cells: Vec<u32>,
     /// One record per scene instance, in scene order (so `Hit::instance` indexes both), then
     /// one per merged group ([`Prepared::merged_prims`]), which no hit names.
     pub instances: Vec<InstanceRecord>,
@@ -391,6 +400,8 @@ struct MeshBuild {
     nodes: Vec<QbvhNode>,
     /// The wide layout's nodes; empty in the others.
     wide: Vec<WideNode>,
+    /// A two-level grid's words instead of a tree (`--accel grid`); empty for a tree.
+    grid: Vec<u32>,
     prim_refs: Vec<u32>,
     depth: usize,
     /// The mesh's object-space bounds.
@@ -411,6 +422,7 @@ struct MeshBuild {
 struct Tree {
     nodes: Vec<QbvhNode>,
     wide: Vec<WideNode>,
+    grid: Vec<u32>,
     prim_refs: Vec<u32>,
     depth: usize,
     bounds: Aabb,
@@ -423,6 +435,7 @@ impl From<Tree> for MeshBuild {
         MeshBuild {
             nodes: tree.nodes,
             wide: tree.wide,
+            grid: tree.grid,
             prim_refs: tree.prim_refs,
             depth: tree.depth,
             bounds: tree.bounds,
@@ -528,6 +541,17 @@ fn build_mesh_level(
             bounds.par_extend(data.quads.par_iter().map(|q| Aabb::from_points(q.map(p))))
         }
     }
+    // A grid holds triangles and flat quads; VD patches and spheres keep a tree.
+    let options = if options.builder == BvhBuilder::Grid
+        && (patch_bounds.is_some() || sphere_radius(mesh).is_some())
+    {
+        &PrepareOptions {
+            builder: BvhBuilder::CpuSah,
+            ..*options
+        }
+    } else {
+        options
+    };
     let tree = build_tree(bounds, options, || format!("mesh \"{}\"", mesh.name))?;
     Ok(MeshBuild {
         patch_bounds,
@@ -697,6 +721,19 @@ fn build_tree(
     tree: impl Fn() -> String,
 ) -> Result<Tree, AccelError> {
     let layout = options.layout;
+    if options.builder == BvhBuilder::Grid {
+        let build = build_grid(&bounds).map_err(|e| AccelError::GridTooLarge {
+            tree: tree(),
+            refs: e.refs,
+            limit: e.limit,
+        })?;
+        to_u32("grid words in one mesh", build.words.len())?;
+        return Ok(Tree {
+            grid: build.words,
+            bounds: bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b)),
+            ..Tree::default()
+        });
+    }
     // The GPU builders number their 2n - 1 nodes in 32 bits.
     if options.builder.on_device() && bounds.len() > (u32::MAX / 2) as usize {
         return Err(AccelError::TooManyElements {
@@ -706,7 +743,7 @@ fn build_tree(
     }
     let mut device_boxes = None;
     let (nodes, wide, prim_refs, depth, bounds) = match (layout, options.builder) {
-        (BvhLayout::Qbvh | BvhLayout::Binary, BvhBuilder::CpuSah) => {
+        (BvhLayout::Qbvh | BvhLayout::Binary, BvhBuilder::CpuSah | BvhBuilder::Grid) => {
             let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
             let branching = if layout == BvhLayout::Binary { 2 } else { 4 };
             let nodes = collapse_to_wide(&binary, branching);
@@ -735,7 +772,9 @@ fn build_tree(
         }
         (BvhLayout::Wide, builder) => {
             let binary = match builder {
-                BvhBuilder::CpuSah => build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS),
+                BvhBuilder::CpuSah | BvhBuilder::Grid => {
+                    build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS)
+                }
                 BvhBuilder::GpuLbvh => build_lbvh(&bounds),
                 BvhBuilder::GpuPloc => build_ploc(&bounds),
                 BvhBuilder::GpuSah => build_sah(&bounds, SahVariant::Sah),
@@ -750,6 +789,7 @@ fn build_tree(
     Ok(Tree {
         nodes,
         wide,
+        grid: Vec::new(),
         prim_refs,
         depth,
         bounds,
@@ -1193,6 +1233,21 @@ impl Prepared {
 
     /// Appends `build`'s tree and `record`, with the tree's place, size and depth filled in.
     fn push_mesh(&mut self, record: MeshRecord, build: &MeshBuild) -> Result<(), AccelError> {
+        if !build.grid.is_empty() {
+            let words = build.grid.len();
+            let record = MeshRecord {
+                node_offset: to_u32("grid words", self.grid_cells.len() + words)? - words as u32,
+                node_count: words as u32,
+                prim_ref_offset: to_u32("primitive references", self.prim_refs.len())?,
+                depth: 0,
+                flags: record.flags | MESH_GRID,
+                ..record
+            };
+            self.grid_cells.extend_from_slice(&build.grid);
+            self.meshes.push(record);
+            self.mesh_bounds.push(build.bounds);
+            return Ok(());
+        }
         let node_count = build.nodes.len() + build.wide.len();
         let record = MeshRecord {
             node_offset: to_u32(
@@ -1497,6 +1552,15 @@ impl Prepared {
                     }
                     // A top leaf holds exactly one instance (TOP_SETTINGS); enter it.
                     let o = self.enter_instance(self.top_instance_refs[top.first as usize], ray);
+                    if o.mesh.flags & MESH_GRID != 0 {
+                        if let Some(hit) =
+                            self.walk_grid::<MODE>(vd, &o, t_min, &mut limit, &mut best, record)
+                        {
+                            return Some(hit);
+                        }
+                        node = None;
+                        continue;
+                    }
                     let start = o.mesh.node_offset as usize;
                     let nodes = &self.mesh_nodes[start..start + o.mesh.node_count as usize];
                     object = Some((o, nodes));
@@ -1532,15 +1596,43 @@ impl Prepared {
         let origin = rows_point(&record.world_to_object, ray.origin);
         let dir = rows_vector(&record.world_to_object, ray.dir);
         let refs_start = mesh.prim_ref_offset as usize;
+        // A grid holds its references itself.
+        let ref_count = if mesh.flags & MESH_GRID != 0 {
+            0
+        } else {
+            (mesh.triangle_count + mesh.quad_count) as usize
+        };
         ObjectRay {
             instance,
             mesh,
-            refs: &self.prim_refs
-                [refs_start..refs_start + (mesh.triangle_count + mesh.quad_count) as usize],
+            refs: &self.prim_refs[refs_start..refs_start + ref_count],
             origin,
             dir,
             slab: SlabRay::new(origin, dir),
         }
+    }
+
+    /// Walks the two-level grid of an instance's mesh ([`MESH_GRID`]) with its object-space
+    /// ray, testing each leaf's references as every layout's leaf does ([`Self::test_reference`]):
+    /// both layouts' loops call it on entering such an instance and then go on in the top level.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk_grid<const MODE: u8>(
+        &self,
+        vd: &VdFrame,
+        o: &ObjectRay,
+        t_min: f32,
+        limit: &mut f32,
+        best: &mut Option<Hit>,
+        record: &mut dyn FnMut(u32, f32, Vec3),
+    ) -> Option<Hit> {
+        let start = o.mesh.node_offset as usize;
+        let words = &self.grid_cells[start..start + o.mesh.node_count as usize];
+        let mut found = None;
+        super::grid::walk(words, o.origin, o.dir, t_min, limit, &mut |prim, limit| {
+            found = self.test_reference::<MODE>(vd, o, prim, t_min, limit, best, record);
+            found.is_some()
+        });
+        found
     }
 
     /// Tests primitive `prim` of an instance's mesh against its object-space ray, as every
@@ -1770,6 +1862,7 @@ impl Prepared {
                 size_of_val(self.mesh_nodes.as_slice()) + size_of_val(self.mesh_wide.as_slice()),
             ),
             ("prim_refs", size_of_val(self.prim_refs.as_slice())),
+            ("grid_cells", size_of_val(self.grid_cells.as_slice())),
             ("merged_prims", size_of_val(self.merged_prims.as_slice())),
             (
                 "merged_members",

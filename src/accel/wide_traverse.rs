@@ -11,7 +11,7 @@
 
 use glam::Vec3;
 
-use super::prepared::{ObjectRay, Prepared};
+use super::prepared::{ObjectRay, Prepared, MESH_GRID};
 use super::vd_frame::VdFrame;
 use super::wide::{
     has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideRay, WideStack,
@@ -67,6 +67,17 @@ impl Prepared {
             while prims[1] != 0 {
                 let index = take_prim(&mut prims);
                 let Some(o) = &object else {
+                    let instance = self.top_instance_refs[index as usize];
+                    let o = self.enter_instance(instance, ray);
+                    if o.mesh.flags & MESH_GRID != 0 {
+                        // A grid is walked at once; the loop stays in the top level.
+                        if let Some(hit) =
+                            self.walk_grid::<MODE>(vd, &o, t_min, &mut limit, &mut best, record)
+                        {
+                            return Some(hit);
+                        }
+                        continue;
+                    }
                     // Enter the instance; come back for the rest of the groups.
                     if has_children(&group) {
                         stack.push(group);
@@ -75,7 +86,6 @@ impl Prepared {
                         stack.push(prims);
                     }
                     stack.push(WIDE_RETURN_TO_WORLD);
-                    let o = self.enter_instance(self.top_instance_refs[index as usize], ray);
                     let start = o.mesh.node_offset as usize;
                     let oct_inv = octant_inv(o.dir);
                     object = Some(ObjectLevel {

@@ -25,7 +25,8 @@ use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::tree_sizes::{TreeCounts, TreeHistory, TreeSizes};
 use super::upload::{
-    frame_params, one_instance_loop, upload_scene, FrameParams, ResidentScene, SceneBuffers,
+    frame_params, grid_walk, one_instance_loop, upload_scene, FrameParams, ResidentScene,
+    SceneBuffers,
 };
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
@@ -56,8 +57,9 @@ pub struct GpuBackend {
     /// with or without the rough and plastic materials' shading (`GLOSSY_MATERIALS`), which costs the shade
     /// kernel about 15% of its time (docs/performance.md), and for the wide layout
     /// (`WIDE_BVH`, at `+ 4 · wide`) or the QBVH's, and in the wide layout with the loop of a
-    /// top level that holds one instance (`ONE_INSTANCE`, at `+ 8`: [`one_instance_loop`]).
-    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 16],
+    /// top level that holds one instance (`ONE_INSTANCE`, at `+ 8`: [`one_instance_loop`]), and
+    /// with the two-level grid's walk for `--accel grid` (`GRID`, at `+ 16`: [`grid_walk`]).
+    traversal: [Mutex<Option<Arc<TraversalKernels>>>; 32],
     /// The VD bottom-level kernels for the deepest level they were compiled for.
     vd: Mutex<Option<(u32, Arc<VdKernels>)>>,
     /// The photon-tracing kernels, compiled on first use.
@@ -123,10 +125,14 @@ impl GpuBackend {
         let with_glossy = scene.materials.iter().any(|m| m.kind.is_glossy());
         let wide = prepared.layout == BvhLayout::Wide;
         let one = one_instance_loop(prepared);
+        let grid = grid_walk(prepared);
         // The lock is only poisoned if a thread panicked while compiling, which Kernel::new
         // reports as an error instead.
-        let mut slot = self.traversal
-            [with_vd as usize + 2 * with_glossy as usize + 4 * wide as usize + 8 * one as usize]
+        let mut slot = self.traversal[with_vd as usize
+            + 2 * with_glossy as usize
+            + 4 * wide as usize
+            + 8 * one as usize
+            + 16 * grid as usize]
             .lock()
             .unwrap();
         if let Some(k) = slot.as_ref() {
@@ -137,6 +143,7 @@ impl GpuBackend {
             (with_glossy, "GLOSSY_MATERIALS"),
             (wide, "WIDE_BVH"),
             (one, "ONE_INSTANCE"),
+            (grid, "GRID"),
         ]
         .into_iter()
         .filter_map(|(on, name)| on.then_some(name))

@@ -275,6 +275,9 @@ pub fn measure(
     if prepared.layout == BvhLayout::Wide {
         defines.push("WIDE_BVH");
     }
+    if super::upload::grid_walk(prepared) {
+        defines.push("GRID");
+    }
     if one_instance_loop(prepared) && !fused {
         defines.push("ONE_INSTANCE");
     }

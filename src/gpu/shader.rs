@@ -9,7 +9,8 @@
 //! displaced patches, left out of kernels for scenes without them; `GLOSSY_MATERIALS`: the shade
 //! kernel's rough and plastic materials' code, likewise; `WIDE_BVH`: the scene's nodes are the
 //! wide layout's, traversed by `shared/traverse_wide.wgsl`; `ONE_INSTANCE`: its top level holds
-//! one instance, entered at once).
+//! one instance, entered at once; `GRID`: some mesh's middle level is a two-level grid, walked by
+//! `shared/traverse_grid.wgsl`).
 
 use std::collections::HashSet;
 
@@ -181,6 +182,7 @@ mod tests {
             ("kdtree/build_split_node.wgsl", "split_list("),
             ("shared/traverse_qbvh.wgsl", "test_reference("),
             ("shared/traverse_wide.wgsl", "test_reference("),
+            ("shared/traverse_grid.wgsl", "test_reference("),
             // The SAH's accumulators take their span from bvh/sah_bounds.wgsl and
             // bvh/sah_bins.wgsl, and its Morton split the code accessor of bvh/sah_split.wgsl
             // and bvh/sah_small.wgsl.
@@ -202,6 +204,8 @@ mod tests {
                 ][..],
                 &["WIDE_BVH"][..],
                 &["WIDE_BVH", "VD_PATCHES", "GLOSSY_MATERIALS"][..],
+                &["GRID", "VD_PATCHES"][..],
+                &["WIDE_BVH", "GRID", "VD_PATCHES", "GLOSSY_MATERIALS"][..],
             ] {
                 let source = assemble(path, defines).unwrap_or_else(|e| panic!("{e}"));
                 if let Err(e) = validate(path, &source) {
@@ -238,6 +242,18 @@ mod tests {
                 &["WIDE_BVH", "ONE_INSTANCE", "VD_PATCHES", "GLOSSY_MATERIALS"][..],
             ),
             ("whitted/shadow.wgsl", &["WIDE_BVH", "ONE_INSTANCE"][..]),
+            (
+                "whitted/trace.wgsl",
+                &["WIDE_BVH", "ONE_INSTANCE", "GRID"][..],
+            ),
+            (
+                "whitted/shadow.wgsl",
+                &["WIDE_BVH", "ONE_INSTANCE", "GRID"][..],
+            ),
+            (
+                "bench/trace_rays.wgsl",
+                &["WIDE_BVH", "ONE_INSTANCE", "GRID"][..],
+            ),
             (
                 "whitted/shadow.wgsl",
                 &["WIDE_BVH", "ONE_INSTANCE", "VD_PATCHES"][..],

@@ -13,6 +13,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
+use crate::accel::prepared::MESH_GRID;
 use crate::accel::{BvhLayout, DeviceBuild, Prepared};
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
@@ -285,6 +286,8 @@ pub struct SceneBuffers {
     pub merged_prims: GpuBuffer,
     pub merged_members: GpuBuffer,
     pub vd_patches: GpuBuffer,
+    /// The two-level grids of the `--accel grid` meshes (`Prepared::grid_cells`).
+    pub grid_cells: GpuBuffer,
     pub materials: GpuBuffer,
     pub lights: GpuBuffer,
     pub textures: GpuBuffer,
@@ -297,7 +300,7 @@ pub struct SceneBuffers {
 
 impl SceneBuffers {
     /// `(WGSL name, buffer)` for every array: pick the ones a kernel binds with [`SceneBuffers::named`].
-    pub fn all(&self) -> [(&'static str, &GpuBuffer); 19] {
+    pub fn all(&self) -> [(&'static str, &GpuBuffer); 20] {
         [
             ("positions", &self.positions),
             ("normals", &self.normals),
@@ -314,6 +317,7 @@ impl SceneBuffers {
             ("merged_prims", &self.merged_prims),
             ("merged_members", &self.merged_members),
             ("vd_patches", &self.vd_patches),
+            ("grid_cells", &self.grid_cells),
             ("materials", &self.materials),
             ("lights", &self.lights),
             ("textures", &self.textures),
@@ -654,8 +658,9 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
     let on_device: std::collections::HashSet<u32> =
         p.device_builds.iter().map(|b| b.mesh).collect();
     for (m, mesh) in p.meshes.iter().enumerate() {
-        // A merged mesh's members have no references of their own.
-        if on_device.contains(&(m as u32)) || mesh.node_count == 0 {
+        // A merged mesh's members have no references of their own, nor has a grid (it holds
+        // its own).
+        if on_device.contains(&(m as u32)) || mesh.node_count == 0 || mesh.flags & MESH_GRID != 0 {
             continue;
         }
         let count = (mesh.triangle_count + mesh.quad_count) as usize;
@@ -678,6 +683,12 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
 /// fused loop's top-level state; it finds the same hits.
 pub fn one_instance_loop(prepared: &Prepared) -> bool {
     prepared.layout == BvhLayout::Wide && prepared.top_instance_refs.len() == 1
+}
+
+/// Whether `prepared`'s kernels need the two-level grid's walk (`GRID` in
+/// `shared/traverse.wgsl`): some mesh's middle level is a grid (`--accel grid`).
+pub fn grid_walk(prepared: &Prepared) -> bool {
+    prepared.meshes.iter().any(|m| m.flags & MESH_GRID != 0)
 }
 
 /// Uploads `scene` and its hierarchy into fresh buffers (tests and benchmarks; the frame driver
@@ -773,6 +784,7 @@ impl ResidentScene {
             merged_prims: array!("merged_prims", &p.merged_prims),
             merged_members: array!("merged_members", &p.merged_members),
             vd_patches: array!("vd_patches", &p.vd_patches),
+            grid_cells: array!("grid_cells", &p.grid_cells),
             materials: array!("materials", &materials),
             lights: array!("lights", &lights),
             textures: array!("textures", &textures),

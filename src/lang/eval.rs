@@ -712,6 +712,11 @@ impl Builder<'_, '_> {
         }
         match p.words(ctx, "accel").as_slice() {
             [] => {}
+            // A structure of its own (`accel grid`) sits under the wide layout's top level.
+            [(w, _)] if scene::BvhBuilder::from_name(w).is_some_and(|b| b.is_structure()) => {
+                film.accel = Some(scene::BvhLayout::Wide);
+                film.builder = scene::BvhBuilder::from_name(w);
+            }
             [(w, span), rest @ ..] => match scene::BvhLayout::from_name(w) {
                 Some(layout) => {
                     film.accel = Some(layout);

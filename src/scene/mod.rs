@@ -211,16 +211,22 @@ pub enum BvhBuilder {
     /// The hybrid of paper 003 section 4.7.1: the top levels split by Morton code as the LBVH
     /// does, the rest by the binned SAH; on the GPU and in the twins as `GpuSah`.
     GpuHybrid,
+    /// Not a tree: the two-level grid of paper 001 (`accel::grid`) for each triangle mesh's
+    /// middle level, traversed by DDA; the top level stays a BVH in the layout. Meshes of VD
+    /// patches and analytic spheres keep a `cpu_sah` tree. `--accel grid` alone is
+    /// `wide:grid`.
+    Grid,
 }
 
 impl BvhBuilder {
     /// Every builder, as `--accel` names them.
-    pub const ALL: [BvhBuilder; 5] = [
+    pub const ALL: [BvhBuilder; 6] = [
         BvhBuilder::CpuSah,
         BvhBuilder::GpuLbvh,
         BvhBuilder::GpuSah,
         BvhBuilder::GpuHybrid,
         BvhBuilder::GpuPloc,
+        BvhBuilder::Grid,
     ];
 
     pub fn name(self) -> &'static str {
@@ -230,6 +236,7 @@ impl BvhBuilder {
             BvhBuilder::GpuPloc => "gpu_ploc",
             BvhBuilder::GpuSah => "gpu_sah",
             BvhBuilder::GpuHybrid => "gpu_hybrid",
+            BvhBuilder::Grid => "grid",
         }
     }
 
@@ -238,14 +245,21 @@ impl BvhBuilder {
     }
 
     /// Whether the builder makes trees in `layout` (the GPU builders collapse into the wide
-    /// layout only).
+    /// layout only; a grid sits under a top level of either layout).
     pub fn builds(self, layout: BvhLayout) -> bool {
-        self == BvhBuilder::CpuSah || layout == BvhLayout::Wide
+        matches!(self, BvhBuilder::CpuSah | BvhBuilder::Grid) || layout == BvhLayout::Wide
     }
 
-    /// Whether a GPU backend builds the trees itself (every builder but `cpu_sah`).
+    /// Whether a GPU backend builds the trees itself (the GPU builders; the grid's CPU twin
+    /// builds it for both backends).
     pub fn on_device(self) -> bool {
-        self != BvhBuilder::CpuSah
+        !matches!(self, BvhBuilder::CpuSah | BvhBuilder::Grid)
+    }
+
+    /// Whether the middle level is a structure of its own rather than a BVH (`--accel grid`
+    /// alone names it, under the wide layout's top level).
+    pub fn is_structure(self) -> bool {
+        self == BvhBuilder::Grid
     }
 }
 
