@@ -15,6 +15,7 @@ pub mod grid;
 pub mod kdtree;
 pub mod knn;
 pub mod lbvh;
+mod merge;
 pub mod photon_estimate;
 pub mod ploc;
 pub mod prepared;

@@ -22,6 +22,7 @@ use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
 use super::grid::build_grid;
 use super::lbvh::build_lbvh;
+use super::merge::{merge_plan, merged_boxes, merged_build_key, MergePlan};
 use super::ploc::build_ploc;
 use super::primitives::{
     intersect_quad, intersect_sphere, intersect_triangle, quad_half_at, sphere_uv,
@@ -374,7 +375,7 @@ fn reach_key(data: &MeshData, map: &VdMap, seams: &[VdSeams]) -> u128 {
 }
 
 /// The radius of `mesh` when it is an analytic sphere.
-fn sphere_radius(mesh: &Mesh) -> Option<f32> {
+pub(super) fn sphere_radius(mesh: &Mesh) -> Option<f32> {
     match mesh.origin {
         MeshOrigin::AnalyticSphere { radius } => Some(radius),
         _ => None,
@@ -561,97 +562,6 @@ fn build_mesh_level(
     })
 }
 
-/// Which scene instances are traced through merged trees ([`Prepared::merged_prims`]),
-/// [`merge_plan`].
-#[derive(Default)]
-struct MergePlan {
-    /// The mesh sets, each merged into one tree: their meshes, ascending.
-    sets: Vec<Vec<u32>>,
-    /// The groups of instances that place a set (instances of one transform): the set, and
-    /// the instances in the order of its meshes.
-    groups: Vec<(usize, Vec<u32>)>,
-}
-
-/// Groups the instances by transform (the very same bits) and merges the meshes that the very
-/// same groups place, each once: the parts of a mesh file, wherever it is instanced. Meshes of
-/// VD patches, analytic spheres and meshes without faces stay apart, and so does a mesh placed
-/// twice by one group or whose groups place no other mesh with it.
-fn merge_plan(scene: &Scene) -> MergePlan {
-    let kind_ok = |mesh: &Mesh| {
-        mesh.displacement.is_none() && sphere_radius(mesh).is_none() && mesh.data.face_count() > 0
-    };
-    let mut by_transform: HashMap<[u32; 12], usize> = HashMap::new();
-    // Each mesh's groups, in the order of its instances; None once it cannot merge.
-    let mut placed_by: Vec<Option<Vec<usize>>> = scene
-        .meshes
-        .iter()
-        .map(|m| kind_ok(m).then(Vec::new))
-        .collect();
-    let mut group_of = Vec::with_capacity(scene.instances.len());
-    for instance in &scene.instances {
-        let rows = affine_to_rows(&instance.transform);
-        let key: [u32; 12] = std::array::from_fn(|k| rows[k / 4][k % 4].to_bits());
-        let next = by_transform.len();
-        let g = *by_transform.entry(key).or_insert(next);
-        group_of.push(g);
-        if let Some(slot) = placed_by.get_mut(instance.mesh as usize) {
-            if let Some(groups) = slot {
-                if groups.contains(&g) {
-                    *slot = None;
-                } else {
-                    groups.push(g);
-                }
-            }
-        }
-    }
-    // Meshes placed by the same groups form a set (in first-mesh order).
-    let mut set_of: HashMap<Vec<usize>, usize> = HashMap::new();
-    let mut sets: Vec<(Vec<usize>, Vec<u32>)> = Vec::new();
-    for (m, groups) in placed_by.into_iter().enumerate() {
-        let Some(mut groups) = groups.filter(|g| !g.is_empty()) else {
-            continue;
-        };
-        groups.sort_unstable();
-        let next = sets.len();
-        let set = *set_of.entry(groups.clone()).or_insert(next);
-        if set == next {
-            sets.push((groups, Vec::new()));
-        }
-        sets[set].1.push(m as u32);
-    }
-    sets.retain(|(_, meshes)| meshes.len() >= 2);
-    let mut set_index = vec![usize::MAX; scene.meshes.len()];
-    for (k, (_, meshes)) in sets.iter().enumerate() {
-        for &m in meshes {
-            set_index[m as usize] = k;
-        }
-    }
-    // A group's members of each set, in the order of the set's meshes.
-    let mut members: HashMap<(usize, usize), Vec<u32>> = HashMap::new();
-    for (i, instance) in scene.instances.iter().enumerate() {
-        if let Some(&set) = set_index.get(instance.mesh as usize) {
-            if set != usize::MAX {
-                members
-                    .entry((set, group_of[i]))
-                    .or_default()
-                    .push(i as u32);
-            }
-        }
-    }
-    let mut groups = Vec::new();
-    for (set, (placing, _)) in sets.iter().enumerate() {
-        for &g in placing {
-            let mut list = members.remove(&(set, g)).unwrap_or_default();
-            list.sort_by_key(|&i| scene.instances[i as usize].mesh);
-            groups.push((set, list));
-        }
-    }
-    MergePlan {
-        sets: sets.into_iter().map(|(_, meshes)| meshes).collect(),
-        groups,
-    }
-}
-
 /// The build of a mesh whose instance is traced through a merged tree: its bounds, no tree of
 /// its own.
 fn member_build(mesh: &Mesh) -> Result<MeshBuild, AccelError> {
@@ -675,16 +585,6 @@ fn member_build(mesh: &Mesh) -> Result<MeshBuild, AccelError> {
     .into())
 }
 
-/// The key of a merged set's build: its meshes' build keys, in order.
-fn merged_build_key(set: &[u32], keys: &[u128]) -> u128 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(b"merged");
-    for &m in set {
-        h.update(&keys[m as usize].to_le_bytes());
-    }
-    h.digest128()
-}
-
 /// The tree of a merged set: every mesh's triangles, then every mesh's quads, in the set's
 /// order (the order of [`Prepared::merged_prims`]).
 fn merged_build(
@@ -692,16 +592,7 @@ fn merged_build(
     set: &[u32],
     options: &PrepareOptions,
 ) -> Result<MeshBuild, AccelError> {
-    let data = |m: &u32| &scene.meshes[*m as usize].data;
-    let mut boxes = Vec::new();
-    for d in set.iter().map(data) {
-        let p = |v: u32| d.positions[v as usize];
-        boxes.par_extend(d.triangles.par_iter().map(|t| Aabb::from_points(t.map(p))));
-    }
-    for d in set.iter().map(data) {
-        let p = |v: u32| d.positions[v as usize];
-        boxes.par_extend(d.quads.par_iter().map(|q| Aabb::from_points(q.map(p))));
-    }
+    let boxes = merged_boxes(scene, set);
     to_u32("primitives in one mesh", boxes.len())?;
     let tree = build_tree(boxes, options, || {
         format!(

