@@ -104,8 +104,8 @@ enum Command {
         #[arg(long, value_enum)]
         integrator: Option<IntegratorArg>,
         /// The hierarchy's node layout and builder, LAYOUT[:BUILDER]: qbvh, wide (8-wide
-        /// compressed) or binary, built by cpu_sah, or wide:gpu_lbvh or wide:gpu_ploc (built
-        /// on the GPU);
+        /// compressed) or binary, built by cpu_sah, or wide:gpu_lbvh, gpu_sah, gpu_hybrid or
+        /// gpu_ploc (built on the GPU), or grid (two-level grids under the wide top level);
         /// `caustica info --accels` lists them [default: the scene's film accel, else the
         /// backend's layout, built by cpu_sah].
         #[arg(long, value_name = "LAYOUT:BUILDER")]
