@@ -3,7 +3,8 @@
 //! structure (`qbvh`, `wide`: the binned-SAH BVHs; `grid`: the two-level grid of paper 001
 //! under the wide layout's top level), one row:
 //! - the middle level's build on the CPU (median of `--builds`, wall clock, this machine's
-//!   threads) and, for the grid, on the GPU (`gpu::grid`, device clock, every mesh);
+//!   threads; the vertices' boxes included) and, for the grid, on the GPU (`gpu::grid`, device
+//!   clock, every mesh's grid from its boxes, checked word for word against the CPU twin's);
 //! - the middle level's memory on the device (nodes or grid words, references, and the leaf
 //!   triangles a BVH's leaf test reads);
 //! - primary and diffuse Mrays/s (`gpu::raybench`, the same rays for every structure, the
@@ -24,14 +25,19 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use caustica::accel::aabb::Aabb;
+use caustica::accel::prepared::MESH_GRID;
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
+use caustica::gpu::grid::GridBuilder;
 use caustica::gpu::kernel::Checks;
+use caustica::gpu::prims::Primitives;
 use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::{GpuBackend, GpuContext};
 use caustica::io::AssetCache;
 use caustica::render::Backend;
 use caustica::scene::Integrator;
 use caustica::Overrides;
+use glam::Vec3;
 
 fn size(args: &[String], name: &str, default: (u32, u32)) -> (u32, u32) {
     arg(args, name)
@@ -77,6 +83,8 @@ fn main() {
         }
     };
     let backend = GpuBackend::new(ctx.clone()).expect("the kernels compile");
+    let grid_builder = GridBuilder::new(&ctx).expect("the grid kernels compile");
+    let prims = Primitives::new(&ctx).expect("the primitives compile");
     println!(
         "device: {} ({}, {}); rays at {width}x{height}, frames at {}x{}, photon_map; \
          {} CPU threads",
@@ -142,7 +150,7 @@ fn main() {
                 prepared = Some(p);
             }
             let prepared = prepared.expect("built");
-            let gpu_build = gpu_build_ms(&ctx, &backend, &scene, &prepared, builder);
+            let gpu_build = gpu_build_ms(&ctx, &grid_builder, &prims, &prepared);
             let refs = prepared.prim_refs.len() + grid_references(&prepared);
             let rates = match measure(
                 &ctx,
@@ -211,19 +219,58 @@ fn main() {
 fn grid_references(p: &Prepared) -> usize {
     p.meshes
         .iter()
-        .filter(|m| m.flags & caustica::accel::prepared::MESH_GRID != 0)
+        .filter(|m| m.flags & MESH_GRID != 0)
         .map(|m| p.grid_cells[m.node_offset as usize + 11] as usize)
         .sum()
 }
 
-/// The device time of building every grid of `p` on the GPU (`gpu::grid`), the median of three
-/// builds; `None` for the BVHs (their GPU builders are `benches/bvh_builders.rs`'s).
+/// The device time of building every grid of `p` on the GPU (`gpu::grid`, the median of three
+/// builds of each, summed), checked word for word against the grids `p` holds; `None` for the
+/// BVHs (their GPU builders are `benches/bvh_builders.rs`'s) and on adapters without
+/// timestamps.
 fn gpu_build_ms(
-    _ctx: &GpuContext,
-    _backend: &GpuBackend,
-    _scene: &caustica::scene::Scene,
-    _p: &Prepared,
-    _builder: BvhBuilder,
+    ctx: &GpuContext,
+    builder: &GridBuilder,
+    prims: &Primitives,
+    p: &Prepared,
 ) -> Option<f64> {
-    None
+    let mut total = 0.0;
+    let mut any = false;
+    for m in p.meshes.iter().filter(|m| m.flags & MESH_GRID != 0) {
+        let position = |v: u32| Vec3::from_slice(&p.positions[v as usize][..3]);
+        let tris = &p.triangles[m.triangle_offset as usize..][..m.triangle_count as usize];
+        let quads = &p.quads[m.quad_offset as usize..][..m.quad_count as usize];
+        let boxes: Vec<Aabb> = tris
+            .iter()
+            .map(|t| Aabb::from_points(t[..3].iter().map(|&v| position(v))))
+            .chain(
+                quads
+                    .iter()
+                    .map(|q| Aabb::from_points(q.iter().map(|&v| position(v)))),
+            )
+            .collect();
+        let words = &p.grid_cells[m.node_offset as usize..][..m.node_count as usize];
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            match builder.build_vec(ctx, prims, &boxes) {
+                Ok(Ok(build)) => {
+                    if build.words != words {
+                        eprintln!("the GPU grid differs from the CPU twin's");
+                    }
+                    times.push(build.device_ms?);
+                }
+                Ok(Err(e)) => {
+                    eprintln!("GPU grid build: {e:?}");
+                    return None;
+                }
+                Err(e) => {
+                    eprintln!("GPU grid build: {e}");
+                    return None;
+                }
+            }
+        }
+        total += median(times);
+        any = true;
+    }
+    any.then_some(total)
 }

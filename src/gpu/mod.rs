@@ -7,6 +7,7 @@ pub mod context;
 pub mod core;
 pub mod encoder;
 pub mod gather;
+pub mod grid;
 pub mod irradiance;
 pub mod irradiance_photons;
 pub mod kdtree;

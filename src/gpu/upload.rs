@@ -718,6 +718,11 @@ pub struct ResidentScene {
     /// built from and its node and reference offsets. Forgotten when those arrays (or
     /// `leaf_triangles`) are written again.
     device_trees: HashMap<u32, (u128, u32, u32)>,
+    /// What `leaf_triangles` was last made from: the hashes of the positions, triangles,
+    /// meshes and references it gathers, and the meshes the device builds. While they are the
+    /// same, the array is neither made nor hashed again (for the dragon's 871K triangles that
+    /// was tens of milliseconds of host time a frame).
+    leaf_inputs: Option<u128>,
 }
 
 impl ResidentScene {
@@ -774,7 +779,19 @@ impl ResidentScene {
                 BvhLayout::Qbvh | BvhLayout::Binary => array!("mesh_nodes", &p.mesh_nodes),
             },
             prim_refs: array!("prim_refs", &p.prim_refs),
-            leaf_triangles: array!("leaf_triangles", &leaf_triangles(p)),
+            leaf_triangles: {
+                let inputs = self.leaf_inputs_key(p);
+                match self.arrays.get("leaf_triangles") {
+                    Some((_, buffer)) if self.leaf_inputs == Some(inputs) => {
+                        bytes += buffer.size();
+                        buffer.clone()
+                    }
+                    _ => {
+                        self.leaf_inputs = Some(inputs);
+                        array!("leaf_triangles", &leaf_triangles(p))
+                    }
+                }
+            },
             instances: array!("instances", &p.instances),
             top_nodes: match p.layout {
                 BvhLayout::Wide => array!("top_nodes", &p.top_wide),
@@ -831,6 +848,20 @@ impl ResidentScene {
 
     /// The buffer of array `label` holding `data` (one zeroed element when empty, so that it
     /// still binds), and the bytes written to the device for it.
+    /// The key of what [`leaf_triangles`] reads of `p`, from the hashes [`Self::array`] kept of
+    /// the arrays it reads (call it after those are uploaded).
+    fn leaf_inputs_key(&self, p: &Prepared) -> u128 {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        for label in ["positions", "triangles", "meshes", "prim_refs"] {
+            let hash = self.arrays.get(label).map_or(0, |(hash, _)| *hash);
+            h.update(&hash.to_le_bytes());
+        }
+        for build in &p.device_builds {
+            h.update(&build.mesh.to_le_bytes());
+        }
+        h.digest128()
+    }
+
     fn array<T: Pod + Zeroable>(
         &mut self,
         ctx: &GpuContext,
