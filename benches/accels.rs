@@ -8,12 +8,16 @@
 //! - the middle level's memory on the device (nodes or grid words, references, and the leaf
 //!   triangles a BVH's leaf test reads);
 //! - primary and diffuse Mrays/s (`gpu::raybench`, the same rays for every structure, the
-//!   median of `--runs` dispatches);
-//! - one photon-mapped frame (`GpuBackend::render_frame`, wall clock, the median of `--frames`
-//!   warm frames after one that compiles the kernels; the build not included).
+//!   median of `--runs` dispatches, then the median over `--rounds` rounds);
+//! - one photon-mapped frame (`GpuBackend::render_frame`, wall clock: in each round one frame
+//!   that may compile kernels, then `--frames` timed ones; the median of all the timed frames;
+//!   the build not included).
+//!
+//! The rounds take the structures in turn (rays, then frames), so that a GPU whose clocks ramp
+//! up favours none of them.
 //!
 //! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium] [--resolution 1920x1080]
-//!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3]`
+//!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3] [--rounds 3]`
 //!
 //! The triangle kd-tree of paper 002 is not built yet; its rows say so.
 
@@ -67,10 +71,11 @@ fn main() {
             .and_then(|r| r.parse().ok())
             .unwrap_or(default)
     };
-    let (runs, builds, frames) = (
+    let (runs, builds, frames, rounds) = (
         number("--runs", 5),
         number("--builds", 3),
         number("--frames", 3),
+        number("--rounds", 3),
     );
     let (width, height) = size(&args, "--resolution", (1920, 1080));
     let frame_size = size(&args, "--frame-resolution", (1024, 1024));
@@ -133,79 +138,112 @@ fn main() {
         (frame_scene.film.width, frame_scene.film.height) = frame_size;
         let reference = Prepared::build(&scene, &PrepareOptions::default()).expect("builds");
         let sets = make_ray_sets(&scene, &reference, width, height);
-        for (label, layout, builder) in structures {
-            let options = PrepareOptions {
-                layout,
-                builder,
-                device_builds: false,
-                ..PrepareOptions::default()
-            };
-            let mut build_ms = Vec::new();
-            let mut prepared = None;
-            for _ in 0..builds.max(1) {
-                let start = Instant::now();
-                let p = Prepared::build(&scene, &options).expect("the benchmark scenes build");
-                build_ms
-                    .push(start.elapsed().as_secs_f64() * 1e3 - p.vd_levels_ms - p.top_build_ms);
-                prepared = Some(p);
-            }
-            let prepared = prepared.expect("built");
-            let gpu_build = gpu_build_ms(&ctx, &grid_builder, &prims, &prepared);
-            let refs = prepared.prim_refs.len() + grid_references(&prepared);
-            let rates = match measure(
-                &ctx,
-                &scene,
-                &prepared,
-                &sets,
-                MeasureOptions {
-                    checks: Checks::Unchecked,
-                    runs,
-                    with_vd_code: false,
-                    check_every: 97,
-                    defines: &[],
-                    fused: false,
-                },
-            ) {
-                Ok(rows) => {
-                    let rate = |kind: &str| {
-                        rows.iter()
-                            .find(|r| r.kind == kind)
-                            .map_or(f64::NAN, |r| r.mrays_per_s)
-                    };
-                    let agreement = rows.iter().map(|r| r.agreement).fold(1.0, f64::min);
-                    if agreement < 0.99 {
-                        eprintln!("{name} {label}: GPU and CPU agree on only {agreement}");
+        // Each structure built, then its rays and frames measured in rounds that take the
+        // structures in turn, so that a GPU's clocks ramping up favour none of them.
+        struct Row {
+            label: &'static str,
+            prepared: Prepared,
+            frame_prepared: Prepared,
+            build_ms: f64,
+            gpu_build: Option<f64>,
+            primary: Vec<f64>,
+            diffuse: Vec<f64>,
+            frame_ms: Vec<f64>,
+        }
+        let mut rows: Vec<Row> = structures
+            .iter()
+            .map(|&(label, layout, builder)| {
+                let options = PrepareOptions {
+                    layout,
+                    builder,
+                    device_builds: false,
+                    ..PrepareOptions::default()
+                };
+                let mut build_ms = Vec::new();
+                let mut prepared = None;
+                for _ in 0..builds.max(1) {
+                    let start = Instant::now();
+                    let p = Prepared::build(&scene, &options).expect("the benchmark scenes build");
+                    build_ms.push(
+                        start.elapsed().as_secs_f64() * 1e3 - p.vd_levels_ms - p.top_build_ms,
+                    );
+                    prepared = Some(p);
+                }
+                let prepared = prepared.expect("built");
+                Row {
+                    label,
+                    gpu_build: gpu_build_ms(&ctx, &grid_builder, &prims, &prepared),
+                    frame_prepared: Prepared::build(&frame_scene, &options).expect("builds"),
+                    prepared,
+                    build_ms: median(build_ms),
+                    primary: Vec::new(),
+                    diffuse: Vec::new(),
+                    frame_ms: Vec::new(),
+                }
+            })
+            .collect();
+        for _ in 0..rounds {
+            for row in rows.iter_mut() {
+                match measure(
+                    &ctx,
+                    &scene,
+                    &row.prepared,
+                    &sets,
+                    MeasureOptions {
+                        checks: Checks::Unchecked,
+                        runs,
+                        with_vd_code: false,
+                        check_every: 97,
+                        defines: &[],
+                        fused: false,
+                    },
+                ) {
+                    Ok(measured) => {
+                        let rate = |kind: &str| {
+                            measured
+                                .iter()
+                                .find(|r| r.kind == kind)
+                                .map_or(f64::NAN, |r| r.mrays_per_s)
+                        };
+                        let agreement = measured.iter().map(|r| r.agreement).fold(1.0, f64::min);
+                        if agreement < 0.99 {
+                            eprintln!(
+                                "{name} {}: GPU and CPU agree on only {agreement}",
+                                row.label
+                            );
+                        }
+                        row.primary.push(rate("primary"));
+                        row.diffuse.push(rate("diffuse"));
                     }
-                    (rate("primary"), rate("diffuse"))
+                    Err(e) => eprintln!("{name} {}: {e}", row.label),
                 }
-                Err(e) => {
-                    eprintln!("{name} {label}: {e}");
-                    (f64::NAN, f64::NAN)
-                }
-            };
-            let frame_prepared = Prepared::build(&frame_scene, &options).expect("builds");
-            let mut frame_ms = Vec::new();
-            for k in 0..=frames {
-                let start = Instant::now();
-                if let Err(e) =
-                    backend.render_frame(&frame_scene, &frame_prepared, &Default::default())
-                {
-                    eprintln!("{name} {label}: {e}");
-                    break;
-                }
-                if k > 0 {
-                    frame_ms.push(start.elapsed().as_secs_f64() * 1e3);
+                // One frame that may compile kernels or grow buffers, then the timed ones.
+                for k in 0..=frames {
+                    let start = Instant::now();
+                    if let Err(e) =
+                        backend.render_frame(&frame_scene, &row.frame_prepared, &Default::default())
+                    {
+                        eprintln!("{name} {}: {e}", row.label);
+                        break;
+                    }
+                    if k > 0 {
+                        row.frame_ms.push(start.elapsed().as_secs_f64() * 1e3);
+                    }
                 }
             }
+        }
+        for row in rows {
             println!(
-                "{name:<8} {label:<9} {:>12.1} {:>12} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>9.1}",
-                median(build_ms),
-                gpu_build.map_or("-".to_string(), |ms| format!("{ms:.2}")),
-                middle_bytes(&prepared) as f64 / 1e6,
-                refs,
-                rates.0,
-                rates.1,
-                median(frame_ms)
+                "{name:<8} {:<9} {:>12.1} {:>12} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>9.1}",
+                row.label,
+                row.build_ms,
+                row.gpu_build
+                    .map_or("-".to_string(), |ms| format!("{ms:.2}")),
+                middle_bytes(&row.prepared) as f64 / 1e6,
+                row.prepared.prim_refs.len() + grid_references(&row.prepared),
+                median(row.primary),
+                median(row.diffuse),
+                median(row.frame_ms)
             );
         }
         println!(

@@ -7,7 +7,7 @@
 #   .gl/*.deb                          the Vulkan and GL loaders (device README)
 #   .dev/bin/{accels,gpu_rays,raybench}   release builds (stripped, xz-compressed is fine)
 #   .dev/shared/assets/...             the dragon, Sponza and the bunny, laid out as ../shared/assets
-# QUICK=1 runs it small (on lavapipe, say).
+# QUICK=1 runs it small (on lavapipe, say); SCENES, LAYOUTS and VARIANTS pick what is compared.
 set -uo pipefail
 for f in .dev/bin/*.xz; do [ -e "$f" ] && xz -dkf "$f" && chmod +x "${f%.xz}"; done
 . "$(dirname "$0")/device_setup.sh"
@@ -30,4 +30,4 @@ echo "== raybench"
 sed -n '/## Results/,$p' "$OUT/raybench.log"
 echo "== gpu_rays on raybench's rays"
 .dev/bin/gpu_rays --rays "$rays" --resolution "$RES" --runs "$RUNS" \
-  --layouts "${LAYOUTS:-wide,wide:grid,qbvh:grid}" --rounds 2 2>&1 | tee "$OUT/gpu_rays.log"
+  --layouts "${LAYOUTS:-wide,wide:grid,qbvh:grid}" --variants "${VARIANTS:-base}" --rounds 2 2>&1 | tee "$OUT/gpu_rays.log"
