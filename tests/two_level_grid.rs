@@ -308,3 +308,61 @@ fn two_level_grid_gpu_traversal_of_every_ray_kind_equals_the_cpu() {
         }
     }
 }
+
+/// Rays that run along the grid's own cell planes, start on them, or pass through cell
+/// corners: where the walk chooses between neighbouring cells by a rounding.
+#[test]
+fn two_level_grid_rays_along_cell_planes_and_through_corners_equal_brute_force() {
+    let scene = stadium_scene();
+    let prepared = Prepared::build(&scene, &grid_options(BvhLayout::Wide)).unwrap();
+    let mut rng = Rng::new(5);
+    let mut rays = Vec::new();
+    let mut grids = 0;
+    for (i, record) in prepared.instances[..prepared.scene_instances as usize]
+        .iter()
+        .enumerate()
+    {
+        let mesh = &prepared.meshes[record.mesh as usize];
+        if mesh.flags & MESH_GRID == 0 {
+            continue;
+        }
+        grids += 1;
+        let w = &prepared.grid_cells[mesh.node_offset as usize..];
+        let f = |k: usize| f32::from_bits(w[k]);
+        let min = Vec3::new(f(0), f(1), f(2));
+        let size = Vec3::ONE / Vec3::new(f(3), f(4), f(5));
+        let res = Vec3::new(w[6] as f32, w[7] as f32, w[8] as f32);
+        let to_world = scene.instances[i].transform;
+        for _ in 0..60 {
+            // A point on a top cell's corner (integer grid coordinates), and one on a leaf
+            // boundary of a finely divided cell (quarters of a cell).
+            let corner = Vec3::new(
+                (rng.range(0.0, res.x)).floor(),
+                (rng.range(0.0, res.y)).floor(),
+                (rng.range(0.0, res.z)).floor(),
+            );
+            let quarter = (corner * 4.0 + Vec3::new(1.0, 2.0, 3.0)) / 4.0;
+            for g in [corner, quarter] {
+                let p = to_world.transform_point3(min + g * size);
+                let axis = [Vec3::X, Vec3::Y, Vec3::Z][rng.range(0.0, 2.999) as usize];
+                let diagonal = to_world.transform_vector3(size * Vec3::new(1.0, 1.0, 1.0));
+                let in_plane = to_world.transform_vector3(size * Vec3::new(1.0, -1.0, 0.0));
+                for dir in [axis, -axis, diagonal, -diagonal, in_plane] {
+                    rays.push(Ray::new(p - dir * 3.0, dir));
+                    rays.push(Ray::new(p, dir));
+                }
+            }
+        }
+    }
+    assert!(grids >= 4);
+    let mut hits = 0;
+    for ray in &rays {
+        hits += assert_matches_brute_force(&prepared, ray) as usize;
+        assert_eq!(
+            prepared.occluded(ray),
+            prepared.intersect_brute_force(ray).is_some(),
+            "ray {ray:?}"
+        );
+    }
+    assert!(hits > rays.len() / 4, "{hits} of {} rays hit", rays.len());
+}
