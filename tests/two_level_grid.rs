@@ -118,6 +118,9 @@ fn two_level_grid_closest_and_any_hits_equal_brute_force_under_both_layouts_top_
                 prepared.prim_refs.is_empty(),
                 "grids hold their own references"
             );
+            let stats = prepared.stats();
+            assert_eq!(stats.grids, grids as u64);
+            assert!(stats.grid_references >= prepared.triangles.len() as u64 / 2);
             let mut hits = 0;
             for ray in grid_rays(&prepared) {
                 let slow = prepared.intersect_brute_force(&ray);

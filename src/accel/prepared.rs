@@ -1774,6 +1774,7 @@ impl Prepared {
 
     /// Node and primitive counts, memory per array, build times.
     pub fn stats(&self) -> BvhStats {
+        let grids = self.meshes.iter().filter(|m| m.flags & MESH_GRID != 0);
         BvhStats {
             instances: self.scene_instances as u64,
             merged_instances: self.merged_instances as u64,
@@ -1788,6 +1789,10 @@ impl Prepared {
             vd_max_level: self.vd_max_level as u64,
             top_nodes: self.top_node_count() as u64,
             middle_nodes: (self.mesh_nodes.len() + self.mesh_wide.len()) as u64,
+            grids: grids.clone().count() as u64,
+            grid_references: grids
+                .map(|m| u64::from(self.grid_cells[m.node_offset as usize + 11]))
+                .sum(),
             top_depth: self.top_depth as u64,
             middle_depth_max: self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as u64,
             build_ms: self.total_build_ms,
@@ -1815,6 +1820,10 @@ pub struct BvhStats {
     pub vd_max_level: u64,
     pub top_nodes: u64,
     pub middle_nodes: u64,
+    /// Meshes whose middle level is a two-level grid (`--accel grid`), and the references
+    /// their grids hold.
+    pub grids: u64,
+    pub grid_references: u64,
     pub top_depth: u64,
     pub middle_depth_max: u64,
     pub build_ms: f64,
@@ -1831,7 +1840,7 @@ impl BvhStats {
     /// The named figures (`bvh/...`), the nodes and the memory in all included.
     pub fn entries(&self, out: &mut Vec<(String, f64)>) {
         let total: usize = self.memory.iter().map(|(_, b)| b).sum();
-        let figures: [(&str, f64); 19] = [
+        let figures: [(&str, f64); 21] = [
             ("instances", self.instances as f64),
             ("merged_instances", self.merged_instances as f64),
             ("meshes", self.meshes as f64),
@@ -1842,6 +1851,8 @@ impl BvhStats {
             ("top_nodes", self.top_nodes as f64),
             ("middle_nodes", self.middle_nodes as f64),
             ("nodes", (self.top_nodes + self.middle_nodes) as f64),
+            ("grids", self.grids as f64),
+            ("grid_references", self.grid_references as f64),
             ("top_depth", self.top_depth as f64),
             ("middle_depth_max", self.middle_depth_max as f64),
             ("build_ms", self.build_ms),
