@@ -369,3 +369,38 @@ fn two_level_grid_rays_along_cell_planes_and_through_corners_equal_brute_force()
     }
     assert!(hits > rays.len() / 4, "{hits} of {} rays hit", rays.len());
 }
+
+/// A backend that builds its grids (`device_builds`) gets zeroed room of the very size of the
+/// twin's grids and the boxes to build them from; meshes of trees are not listed.
+#[test]
+fn two_level_grid_left_to_the_device_reserves_the_twins_size_and_lists_the_meshes() {
+    let scene = stadium_scene();
+    let twin = Prepared::build(&scene, &grid_options(BvhLayout::Wide)).unwrap();
+    let options = PrepareOptions {
+        device_builds: true,
+        ..grid_options(BvhLayout::Wide)
+    };
+    let prepared = Prepared::build(&scene, &options).unwrap();
+    assert_eq!(prepared.grid_cells.len(), twin.grid_cells.len());
+    assert!(prepared.grid_cells.iter().all(|&w| w == 0));
+    let grids: Vec<u32> = (0..prepared.meshes.len() as u32)
+        .filter(|&m| prepared.meshes[m as usize].flags & MESH_GRID != 0)
+        .collect();
+    let listed: Vec<u32> = prepared.device_builds.iter().map(|b| b.mesh).collect();
+    assert_eq!(listed, grids);
+    for build in &prepared.device_builds {
+        let (mesh, built) = (
+            prepared.meshes[build.mesh as usize],
+            twin.meshes[build.mesh as usize],
+        );
+        assert_eq!(build.builder, BvhBuilder::Grid);
+        assert_eq!(
+            (mesh.node_offset, mesh.node_count),
+            (built.node_offset, built.node_count)
+        );
+        assert_eq!(
+            build.boxes.len() as u32,
+            mesh.triangle_count + mesh.quad_count
+        );
+    }
+}

@@ -36,6 +36,7 @@
 //! ```
 
 use glam::Vec3;
+use rayon::prelude::*;
 
 use super::Aabb;
 
@@ -209,6 +210,32 @@ impl GridParams {
         [0, 1, 2].map(|a| [cell_of(lo[a], self.res[a]), cell_of(hi[a], self.res[a])])
     }
 
+    /// The grid's first [`HEADER_WORDS`] words (the module's layout), for a grid of
+    /// `top_count` top cells, `leaves` leaves and `refs` references.
+    pub fn header(&self, top_count: u32, leaves: u32, refs: u32) -> [u32; HEADER_WORDS] {
+        let f = |x: f32| x.to_bits();
+        let leaves_at = HEADER_WORDS as u32 + 2 * top_count;
+        let refs_at = leaves_at + 2 * leaves;
+        [
+            f(self.min.x),
+            f(self.min.y),
+            f(self.min.z),
+            f(self.inv_size.x),
+            f(self.inv_size.y),
+            f(self.inv_size.z),
+            self.res[0],
+            self.res[1],
+            self.res[2],
+            top_count,
+            leaves,
+            refs,
+            leaves_at,
+            refs_at,
+            f(self.margin),
+            0,
+        ]
+    }
+
     /// The top cell `(x, y, z)`'s index.
     pub fn top_index(&self, c: [u32; 3]) -> u32 {
         c[0] + self.res[0] * (c[1] + self.res[1] * c[2])
@@ -254,6 +281,81 @@ pub struct GridBuild {
 /// The most references (and top pairs) a grid over `prims` primitives may hold.
 pub fn refs_limit(prims: u32) -> u64 {
     (u64::from(prims) * MAX_REFS_PER_PRIM + EXTRA_REFS).min(1 << 30)
+}
+
+/// The size of the grid [`build_grid`] makes over `boxes`, counted without building it: what
+/// a backend that builds the grid on its device reserves room for. The same counts as the
+/// build's, in its order, so the same [`GridTooLarge`] where it refuses.
+pub fn grid_size(boxes: &[Aabb]) -> Result<GridSize, GridTooLarge> {
+    let params = GridParams::new(boxes);
+    let limit = refs_limit(params.prims);
+    let grid_boxes: Vec<([f32; 3], [f32; 3])> =
+        boxes.iter().filter_map(|b| params.grid_box(b)).collect();
+    let ranges: Vec<[[u32; 2]; 3]> = grid_boxes.par_iter().map(|g| params.top_range(g)).collect();
+    let top_pairs: u64 = ranges.iter().map(volume).sum();
+    if top_pairs > limit {
+        return Err(GridTooLarge {
+            refs: top_pairs,
+            limit,
+        });
+    }
+    let mut counts = vec![0u32; params.top_cells()];
+    for [x, y, z] in &ranges {
+        for cz in z[0]..=z[1] {
+            for cy in y[0]..=y[1] {
+                for cx in x[0]..=x[1] {
+                    counts[params.top_index([cx, cy, cz]) as usize] += 1;
+                }
+            }
+        }
+    }
+    let resolutions: Vec<[u32; 3]> = counts.iter().map(|&n| params.leaf_resolution(n)).collect();
+    let leaves: u64 = resolutions
+        .iter()
+        .map(|r| r.iter().map(|&k| u64::from(k)).product::<u64>())
+        .sum();
+    if leaves > limit {
+        return Err(GridTooLarge {
+            refs: leaves,
+            limit,
+        });
+    }
+    let refs: u64 = grid_boxes
+        .par_iter()
+        .zip(&ranges)
+        .map(|(g, [x, y, z])| {
+            let mut sum = 0;
+            for cz in z[0]..=z[1] {
+                for cy in y[0]..=y[1] {
+                    for cx in x[0]..=x[1] {
+                        let c = [cx, cy, cz];
+                        let r = resolutions[params.top_index(c) as usize];
+                        sum += volume(&leaf_range(g, c, r));
+                    }
+                }
+            }
+            sum
+        })
+        .sum();
+    if refs > limit {
+        return Err(GridTooLarge { refs, limit });
+    }
+    let words = HEADER_WORDS as u64 + 2 * counts.len() as u64 + 2 * leaves + refs;
+    Ok(GridSize {
+        words,
+        top_pairs,
+        leaves,
+        refs,
+    })
+}
+
+/// What [`grid_size`] counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GridSize {
+    pub words: u64,
+    pub top_pairs: u64,
+    pub leaves: u64,
+    pub refs: u64,
 }
 
 /// Builds the two-level grid over one box per primitive (the module's steps 1–5).
@@ -346,25 +448,11 @@ pub fn build_grid(boxes: &[Aabb]) -> Result<GridBuild, GridTooLarge> {
     let leaves_at = HEADER_WORDS + 2 * top_count;
     let refs_at = leaves_at + 2 * leaf_count;
     let mut words = vec![0u32; refs_at + refs.len()];
-    let f = |x: f32| x.to_bits();
-    words[..HEADER_WORDS].copy_from_slice(&[
-        f(params.min.x),
-        f(params.min.y),
-        f(params.min.z),
-        f(params.inv_size.x),
-        f(params.inv_size.y),
-        f(params.inv_size.z),
-        params.res[0],
-        params.res[1],
-        params.res[2],
+    words[..HEADER_WORDS].copy_from_slice(&params.header(
         top_count as u32,
         leaf_count as u32,
         refs.len() as u32,
-        leaves_at as u32,
-        refs_at as u32,
-        f(params.margin),
-        0,
-    ]);
+    ));
     for (cell, t) in top.iter().enumerate() {
         words[HEADER_WORDS + 2 * cell..HEADER_WORDS + 2 * cell + 2].copy_from_slice(t);
     }
@@ -613,6 +701,38 @@ mod tests {
             }
         }
         assert_eq!(seen, build.refs);
+    }
+
+    #[test]
+    fn grid_size_counts_the_words_and_references_the_build_makes_and_refuses_what_it_refuses() {
+        for n in [0usize, 1, 40, 2000] {
+            let boxes: Vec<Aabb> = (0..n)
+                .map(|i| {
+                    let p = Vec3::new(
+                        (i as f32 * 0.77).sin(),
+                        (i as f32 * 0.31).cos(),
+                        (i % 13) as f32 * 0.1,
+                    );
+                    Aabb::new(p, p + Vec3::new(0.05, 0.2 * (i % 3) as f32, 0.01))
+                })
+                .collect();
+            let build = build_grid(&boxes).unwrap();
+            let size = grid_size(&boxes).unwrap();
+            assert_eq!(size.words as usize, build.words.len(), "{n} boxes");
+            assert_eq!(size.refs as usize, build.refs);
+            assert_eq!(size.leaves as usize, build.leaves);
+            assert_eq!(size.top_pairs as usize, build.top_pairs);
+        }
+        let across: Vec<Aabb> = (0..3000)
+            .map(|i| {
+                let t = i as f32 / 3000.0;
+                Aabb::new(Vec3::new(0.0, 0.0, t), Vec3::new(1.0, 1.0, t + 1e-4))
+            })
+            .collect();
+        assert_eq!(
+            grid_size(&across).unwrap_err(),
+            build_grid(&across).unwrap_err()
+        );
     }
 
     #[test]

@@ -6,9 +6,8 @@ use std::collections::HashMap;
 
 use rayon::prelude::*;
 
-use super::prepared::{affine_to_rows, sphere_radius};
 use super::Aabb;
-use crate::scene::{Mesh, Scene};
+use crate::scene::{Mesh, MeshOrigin, Scene};
 
 /// Which scene instances are traced through merged trees ([`super::Prepared::merged_prims`]),
 /// [`merge_plan`].
@@ -27,7 +26,9 @@ pub(super) struct MergePlan {
 /// twice by one group or whose groups place no other mesh with it.
 pub(super) fn merge_plan(scene: &Scene) -> MergePlan {
     let kind_ok = |mesh: &Mesh| {
-        mesh.displacement.is_none() && sphere_radius(mesh).is_none() && mesh.data.face_count() > 0
+        mesh.displacement.is_none()
+            && !matches!(mesh.origin, MeshOrigin::AnalyticSphere { .. })
+            && mesh.data.face_count() > 0
     };
     let mut by_transform: HashMap<[u32; 12], usize> = HashMap::new();
     // Each mesh's groups, in the order of its instances; None once it cannot merge.
@@ -38,8 +39,8 @@ pub(super) fn merge_plan(scene: &Scene) -> MergePlan {
         .collect();
     let mut group_of = Vec::with_capacity(scene.instances.len());
     for instance in &scene.instances {
-        let rows = affine_to_rows(&instance.transform);
-        let key: [u32; 12] = std::array::from_fn(|k| rows[k / 4][k % 4].to_bits());
+        // The very same bits of the transform's twelve numbers.
+        let key: [u32; 12] = instance.transform.to_cols_array().map(f32::to_bits);
         let next = by_transform.len();
         let g = *by_transform.entry(key).or_insert(next);
         group_of.push(g);

@@ -20,7 +20,7 @@ use rayon::prelude::*;
 
 use super::aabb::{Aabb, SlabRay};
 use super::bvh::{build_binary_bvh, BuildSettings};
-use super::grid::build_grid;
+use super::grid::{build_grid, grid_size, GridTooLarge};
 use super::lbvh::build_lbvh;
 use super::merge::{merge_plan, merged_boxes, merged_build_key, MergePlan};
 use super::ploc::build_ploc;
@@ -279,7 +279,8 @@ pub struct Prepared {
     pub vd_reaches_reused: u32,
     /// The meshes whose middle level the backend builds on the device
     /// ([`PrepareOptions::device_builds`]): their `mesh_wide` holds zeroed room and their
-    /// `prim_refs` the references in primitive order.
+    /// `prim_refs` the references in primitive order; for a grid, `grid_cells` holds zeroed
+    /// room of its exact size ([`super::grid::grid_size`]).
     pub device_builds: Vec<DeviceBuild>,
     /// Wall-clock build times in milliseconds.
     pub middle_build_ms: f64,
@@ -375,7 +376,7 @@ fn reach_key(data: &MeshData, map: &VdMap, seams: &[VdSeams]) -> u128 {
 }
 
 /// The radius of `mesh` when it is an analytic sphere.
-pub(super) fn sphere_radius(mesh: &Mesh) -> Option<f32> {
+fn sphere_radius(mesh: &Mesh) -> Option<f32> {
     match mesh.origin {
         MeshOrigin::AnalyticSphere { radius } => Some(radius),
         _ => None,
@@ -613,15 +614,28 @@ fn build_tree(
 ) -> Result<Tree, AccelError> {
     let layout = options.layout;
     if options.builder == BvhBuilder::Grid {
-        let build = build_grid(&bounds).map_err(|e| AccelError::GridTooLarge {
+        let too_large = |e: GridTooLarge| AccelError::GridTooLarge {
             tree: tree(),
             refs: e.refs,
             limit: e.limit,
-        })?;
+        };
+        let whole = bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b));
+        if options.device_builds && !bounds.is_empty() {
+            // The backend builds this grid: room for its words, counted here.
+            let size = grid_size(&bounds).map_err(too_large)?;
+            let words = to_u32("grid words in one mesh", size.words as usize)?;
+            return Ok(Tree {
+                grid: vec![0; words as usize],
+                bounds: whole,
+                device_boxes: Some(Arc::new(bounds)),
+                ..Tree::default()
+            });
+        }
+        let build = build_grid(&bounds).map_err(too_large)?;
         to_u32("grid words in one mesh", build.words.len())?;
         return Ok(Tree {
             grid: build.words,
-            bounds: bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b)),
+            bounds: whole,
             ..Tree::default()
         });
     }

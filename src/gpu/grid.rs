@@ -40,6 +40,8 @@ use super::lbvh::sized_buffer;
 use super::pool::GpuBuffer;
 use super::prims::{Primitives, MAX_ELEMENTS};
 use crate::accel::aabb::Aabb;
+#[cfg(doc)]
+use crate::accel::grid::grid_size;
 use crate::accel::grid::{refs_limit, GridParams, GridTooLarge, HEADER_WORDS};
 
 #[cfg(doc)]
@@ -140,6 +142,60 @@ impl GridBuilder {
         prims: &Primitives,
         boxes: &[Aabb],
     ) -> Result<Result<GpuGridBuild, GridTooLarge>, GpuError> {
+        ctx.reset_clocks();
+        let (words, word_count, refs) = match self.build_words(ctx, prims, boxes)? {
+            Ok(built) => built,
+            Err(e) => return Ok(Err(e)),
+        };
+        let words: Vec<u32> = read_buffer(ctx, &words, word_count as usize)?;
+        let device_ms = ctx.read_device_clock()?.map(|c| c.device_ms);
+        Ok(Ok(GpuGridBuild {
+            words,
+            device_ms,
+            refs: refs as usize,
+        }))
+    }
+
+    /// Builds the grid over `boxes` into `target` (the resident scene's `grid_cells`) from word
+    /// `offset`, where the host reserved `room` words for it ([`grid_size`] counted them; a
+    /// build of another size is an error). Returns the references.
+    pub fn build_into(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        boxes: &[Aabb],
+        target: &GpuBuffer,
+        offset: u32,
+        room: u32,
+    ) -> Result<u32, GpuError> {
+        let (words, word_count, refs) = match self.build_words(ctx, prims, boxes)? {
+            Ok(built) => built,
+            Err(e) => {
+                return Err(GpuError::Device(format!(
+                    "grid: {} references needed, more than the {} it may hold",
+                    e.refs, e.limit
+                )))
+            }
+        };
+        if word_count != u64::from(room) {
+            return Err(GpuError::Device(format!(
+                "grid: the device built {word_count} words where {room} were reserved"
+            )));
+        }
+        let mut encoder = Encoder::new(ctx);
+        encoder.copy_buffer_to_buffer(&words, 0, target, u64::from(offset) * 4, word_count * 4);
+        ctx.submit([encoder.finish()]);
+        Ok(refs)
+    }
+
+    /// The grid over `boxes` in a buffer of its own: (words, their count, references).
+    #[allow(clippy::type_complexity)]
+    fn build_words(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        boxes: &[Aabb],
+    ) -> Result<Result<(GpuBuffer, u64, u32), GridTooLarge>, GpuError> {
         let n = u32::try_from(boxes.len())
             .ok()
             .filter(|&n| n <= MAX_ELEMENTS)
@@ -149,7 +205,6 @@ impl GridBuilder {
                     boxes.len()
                 ))
             })?;
-        ctx.reset_clocks();
         let grid = GridParams::new(boxes);
         let limit = refs_limit(grid.prims);
         let top_count = grid.top_cells() as u32;
@@ -308,25 +363,7 @@ impl GridBuilder {
         let leaf_keys = sized_buffer(ctx, "grid reference leaves", refs_n * 4)?;
         let leaf_prims = sized_buffer(ctx, "grid reference primitives", refs_n * 4)?;
         let words = sized_buffer(ctx, "grid words", word_count * 4)?;
-        let f = |x: f32| x.to_bits();
-        let header: [u32; HEADER_WORDS] = [
-            f(grid.min.x),
-            f(grid.min.y),
-            f(grid.min.z),
-            f(grid.inv_size.x),
-            f(grid.inv_size.y),
-            f(grid.inv_size.z),
-            grid.res[0],
-            grid.res[1],
-            grid.res[2],
-            top_count,
-            leaves,
-            refs,
-            leaves_at,
-            refs_at,
-            f(grid.margin),
-            0,
-        ];
+        let header = grid.header(top_count, leaves, refs);
         ctx.write_buffer(&words, 0, bytemuck::cast_slice(&header));
         let mut encoder = Encoder::new(ctx);
         if leaves > 0 {
@@ -377,13 +414,7 @@ impl GridBuilder {
             ],
         )?;
         ctx.submit([encoder.finish()]);
-        let words: Vec<u32> = read_buffer(ctx, &words, word_count as usize)?;
-        let device_ms = ctx.read_device_clock()?.map(|c| c.device_ms);
-        Ok(Ok(GpuGridBuild {
-            words,
-            device_ms,
-            refs: refs as usize,
-        }))
+        Ok(Ok((words, word_count, refs)))
     }
 }
 

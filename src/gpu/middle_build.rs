@@ -1,5 +1,6 @@
 //! The middle levels the GPU builds itself (`--accel wide:gpu_lbvh`, `wide:gpu_sah`,
-//! `wide:gpu_hybrid`, `wide:gpu_ploc`): for every mesh of [`Prepared::device_builds`], the
+//! `wide:gpu_hybrid`, `wide:gpu_ploc`, and the two-level grids of `--accel grid`, which
+//! [`crate::gpu::grid`] builds into the resident `grid_cells` at the mesh's offset): for every mesh of [`Prepared::device_builds`], the
 //! LBVH, binned-SAH, hybrid or PLOC tree over its primitives' boxes ([`crate::gpu::lbvh`],
 //! [`crate::gpu::sah_build`], [`crate::gpu::ploc`]), its
 //! collapse into the wide layout ([`crate::gpu::wide_collapse`]) straight into the resident
@@ -26,6 +27,7 @@ use crate::accel::wide::WIDE_STACK_SIZE;
 use crate::accel::BvhBuilder;
 use crate::accel::{DeviceBuild, Prepared};
 use crate::gpu::encoder::Encoder;
+use crate::gpu::grid::GridBuilder;
 use crate::gpu::kernel::{get_or_make, storage_buffer, uniform_buffer, Checks};
 use crate::gpu::lbvh::{box_words, LbvhBuilder};
 use crate::gpu::ploc::PlocBuilder;
@@ -51,6 +53,7 @@ pub struct MiddleBuildKernels {
     lbvh: OnceLock<LbvhBuilder>,
     ploc: OnceLock<PlocBuilder>,
     sah: OnceLock<SahBuilder>,
+    grid: OnceLock<GridBuilder>,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
 }
@@ -77,6 +80,7 @@ impl MiddleBuildKernels {
             lbvh: OnceLock::new(),
             ploc: OnceLock::new(),
             sah: OnceLock::new(),
+            grid: OnceLock::new(),
             collapse: WideCollapse::new(ctx)?,
             leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
         })
@@ -93,10 +97,25 @@ impl MiddleBuildKernels {
     ) -> Result<MiddleBuildReport, GpuError> {
         let start = Instant::now();
         let mut report = MiddleBuildReport::default();
+        // Each two-level grid (`--accel grid`) built straight into the grid words, in the room
+        // the host counted for it.
+        for build in builds.iter().filter(|b| b.builder == BvhBuilder::Grid) {
+            let mesh = prepared.meshes[build.mesh as usize];
+            get_or_make(&self.grid, || GridBuilder::new(ctx))?.build_into(
+                ctx,
+                prims,
+                &build.boxes,
+                &buffers.grid_cells,
+                mesh.node_offset,
+                mesh.node_count,
+            )?;
+            report.meshes += 1;
+            report.prims += build.boxes.len() as u64;
+        }
         let mut encoder = Encoder::new(ctx);
         // Each mesh's LBVH, then one collapse for them all (its dispatches paid once).
         let mut built = Vec::new();
-        for build in builds {
+        for build in builds.iter().filter(|b| b.builder != BvhBuilder::Grid) {
             let mesh = prepared.meshes[build.mesh as usize];
             let n = build.boxes.len() as u32;
             let boxes = storage_buffer(ctx, "device build boxes", &box_words(&build.boxes))?;
@@ -144,6 +163,7 @@ impl MiddleBuildKernels {
             report.prims += n as u64;
         }
         if built.is_empty() {
+            report.ms = start.elapsed().as_secs_f64() * 1e3;
             return Ok(report);
         }
         let jobs: Vec<CollapseJob<'_>> = built

@@ -714,9 +714,9 @@ pub struct ResidentScene {
     arrays: HashMap<&'static str, (u128, GpuBuffer)>,
     texel_images: Vec<std::sync::Arc<crate::scene::TextureImage>>,
     texel_environment: Option<std::sync::Arc<EnvMap>>,
-    /// The trees the device built into `mesh_nodes` and `prim_refs`, by mesh: the key each was
-    /// built from and its node and reference offsets. Forgotten when those arrays (or
-    /// `leaf_triangles`) are written again.
+    /// The trees the device built into `mesh_nodes` and `prim_refs` (or grids into
+    /// `grid_cells`), by mesh: the key each was built from and its node and reference offsets.
+    /// Forgotten when those arrays (or `leaf_triangles`) are written again.
     device_trees: HashMap<u32, (u128, u32, u32)>,
     /// What `leaf_triangles` was last made from: the hashes of the positions, triangles,
     /// meshes and references it gathers, and the meshes the device builds. While they are the
@@ -761,7 +761,12 @@ impl ResidentScene {
                 let (buffer, written) = self.array(ctx, $label, $data)?;
                 bytes += buffer.size();
                 uploaded += written;
-                if written > 0 && matches!($label, "mesh_nodes" | "prim_refs" | "leaf_triangles") {
+                if written > 0
+                    && matches!(
+                        $label,
+                        "mesh_nodes" | "prim_refs" | "leaf_triangles" | "grid_cells"
+                    )
+                {
                     middle_written = true;
                 }
                 buffer
@@ -820,7 +825,7 @@ impl ResidentScene {
             bytes,
             uploaded,
         };
-        // Writing `mesh_nodes`, `prim_refs` or `leaf_triangles` overwrote the trees the device
+        // Writing `mesh_nodes`, `prim_refs`, `leaf_triangles` or `grid_cells` overwrote the trees the device
         // built itself.
         if middle_written {
             self.device_trees.clear();

@@ -213,8 +213,9 @@ pub enum BvhBuilder {
     GpuHybrid,
     /// Not a tree: the two-level grid of paper 001 (`accel::grid`) for each triangle mesh's
     /// middle level, traversed by DDA; the top level stays a BVH in the layout. Meshes of VD
-    /// patches and analytic spheres keep a `cpu_sah` tree. `--accel grid` alone is
-    /// `wide:grid`.
+    /// patches and analytic spheres keep a `cpu_sah` tree. A GPU backend builds the grids
+    /// itself (`gpu::grid`), every frame a mesh changes; the CPU backend builds the same words
+    /// with the twin. `--accel grid` alone is `wide:grid`.
     Grid,
 }
 
@@ -250,10 +251,9 @@ impl BvhBuilder {
         matches!(self, BvhBuilder::CpuSah | BvhBuilder::Grid) || layout == BvhLayout::Wide
     }
 
-    /// Whether a GPU backend builds the trees itself (the GPU builders; the grid's CPU twin
-    /// builds it for both backends).
+    /// Whether a GPU backend builds the middle level itself (every builder but `cpu_sah`).
     pub fn on_device(self) -> bool {
-        !matches!(self, BvhBuilder::CpuSah | BvhBuilder::Grid)
+        self != BvhBuilder::CpuSah
     }
 
     /// Whether the middle level is a structure of its own rather than a BVH (`--accel grid`
