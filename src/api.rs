@@ -382,6 +382,12 @@ pub fn describe_accels() -> String {
                      by DDA, built by its CPU twin (VD and sphere meshes keep cpu_sah trees; \
                      `--accel grid` alone is wide:grid)"
                 }
+                scene::BvhBuilder::Kdtree => {
+                    "for the top level; each triangle mesh a kd-tree (paper 002: spatial \
+                     medians and empty-space cuts, then the exact SAH under 64 primitives) \
+                     walked with a short stack, built by its CPU twin (VD and sphere meshes \
+                     keep cpu_sah trees; `--accel kdtree` alone is wide:kdtree)"
+                }
             };
             out.push_str(&format!(
                 "  {}:{}  {what}, {how}\n",

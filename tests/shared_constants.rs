@@ -70,6 +70,20 @@ fn scene_material_and_sampler_codes_match_their_rust_twins() {
 }
 
 #[test]
+fn mesh_flags_and_the_triangle_kdtree_walks_constants_match_their_rust_twins() {
+    use caustica::accel::prepared::{MESH_GRID, MESH_KDTREE, MESH_MERGED, MESH_SPHERE};
+    use caustica::accel::tri_kdtree::{HEADER_WORDS, INDEX_MASK, SHORT_STACK};
+    let file = "shared/scene.wgsl";
+    assert_u32(file, "MESH_SPHERE", MESH_SPHERE);
+    assert_u32(file, "MESH_MERGED", MESH_MERGED);
+    assert_u32(file, "MESH_GRID", MESH_GRID);
+    assert_u32(file, "MESH_KDTREE", MESH_KDTREE);
+    assert_u32(file, "KD_HEADER_WORDS", HEADER_WORDS as u32);
+    assert_u32(file, "KD_SHORT_STACK", SHORT_STACK as u32);
+    assert_u32(file, "KD_INDEX_MASK", INDEX_MASK);
+}
+
+#[test]
 fn photon_codes_flags_and_stream_tags_match_their_rust_twins() {
     let file = "photons/common.wgsl";
     assert_u32(file, "EMITTER_SPOT", photons::EMITTER_SPOT);

@@ -28,7 +28,8 @@
 @group(0) @binding(13) var<storage, read> merged_prims: array<vec2<u32>>;
 @group(0) @binding(14) var<storage, read> merged_members: array<u32>;
 @group(0) @binding(12) var<storage, read> vd_patches: array<VdPatch>;
-// Prepared::grid_cells: the two-level grids of MESH_GRID meshes (src/accel/grid.rs's words),
+// Prepared::grid_cells: the two-level grids of MESH_GRID meshes (src/accel/grid.rs's words)
+// and the kd-trees of MESH_KDTREE meshes (src/accel/tri_kdtree.rs's),
 // each from its mesh's node_offset.
 @group(0) @binding(60) var<storage, read> grid_cells: array<u32>;
 @group(0) @binding(15) var<storage, read> materials: array<Material>;
@@ -43,6 +44,11 @@ const MESH_DISPLACED: u32 = 4u;
 const MESH_SPHERE: u32 = 8u;
 const MESH_MERGED: u32 = 16u;
 const MESH_GRID: u32 = 32u;
+const MESH_KDTREE: u32 = 64u;
+// tri_kdtree.rs HEADER_WORDS, SHORT_STACK and INDEX_MASK (shared/traverse_kdtree.wgsl).
+const KD_HEADER_WORDS: u32 = 16u;
+const KD_SHORT_STACK: u32 = 8u;
+const KD_INDEX_MASK: u32 = 0x3fffffffu;
 
 // Twins of prepared.rs's rows_point / rows_vector / rows_transpose_vector, same evaluation order.
 fn rows_point(rows: array<vec4<f32>, 3>, p: vec3<f32>) -> vec3<f32> {

@@ -99,6 +99,7 @@ const GRID_WALKED: u32 = 1u;
 const GRID_FOUND: u32 = 2u;
 
 //!if GRID
+//!include "shared/traverse_kdtree.wgsl"
 //!include "shared/traverse_grid.wgsl"
 //!else
 // Scenes without grids: every instance holds a tree.

@@ -129,12 +129,20 @@ fn grid_walk(mesh: MeshRecord, instance: u32, o_origin: vec3<f32>, o_dir: vec3<f
 // traverse.wgsl grid_instance: walks the grid of an instance whose mesh is one (in world
 // space: `origin`, `dir`): GRID_WALKED, or GRID_FOUND for an any-hit search's hit; GRID_NOT
 // for a mesh of a tree, which the loop enters as usual.
+// A MESH_KDTREE mesh is walked the same way, by kdtree_walk (shared/traverse_kdtree.wgsl).
 fn grid_instance(mesh: MeshRecord, instance: u32, record: Instance, origin: vec3<f32>, dir: vec3<f32>, t_min: f32, any_hit: bool, limit: ptr<function, f32>, best: ptr<function, TraceHit>) -> u32 {
-    if (mesh.flags & MESH_GRID) == 0u {
+    if (mesh.flags & (MESH_GRID | MESH_KDTREE)) == 0u {
         return GRID_NOT;
     }
+    let o_origin = rows_point(record.world_to_object, origin);
     let o_dir = rows_vector(record.world_to_object, dir);
-    if grid_walk(mesh, instance, rows_point(record.world_to_object, origin), o_dir, shear_ray(o_dir), t_min, any_hit, limit, best) {
+    var found = false;
+    if (mesh.flags & MESH_KDTREE) != 0u {
+        found = kdtree_walk(mesh, instance, o_origin, o_dir, shear_ray(o_dir), t_min, any_hit, limit, best);
+    } else {
+        found = grid_walk(mesh, instance, o_origin, o_dir, shear_ray(o_dir), t_min, any_hit, limit, best);
+    }
+    if found {
         return GRID_FOUND;
     }
     return GRID_WALKED;

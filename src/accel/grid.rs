@@ -133,11 +133,7 @@ impl GridParams {
         } else {
             (whole.min, whole.max)
         };
-        let extent = (hi - lo).max_element();
-        let magnitude = lo.abs().max(hi.abs()).max_element();
-        let margin = (extent * MARGIN_OF_EXTENT)
-            .max(magnitude * MARGIN_OF_MAGNITUDE)
-            .max(1e-30);
+        let margin = box_margin(lo, hi);
         let min = lo - Vec3::splat(margin);
         let size = (hi + Vec3::splat(margin)) - min;
         let d = size.to_array().map(f64::from);
@@ -242,8 +238,20 @@ impl GridParams {
     }
 }
 
+/// How far a structure over the box `lo..hi` grows every primitive's box before placing it
+/// ([`MARGIN_OF_EXTENT`] of its largest extent or [`MARGIN_OF_MAGNITUDE`] of its largest
+/// coordinate, whichever is larger): the grid's, and the triangle kd-tree's
+/// (`super::tri_kdtree`).
+pub fn box_margin(lo: Vec3, hi: Vec3) -> f32 {
+    let extent = (hi - lo).max_element();
+    let magnitude = lo.abs().max(hi.abs()).max_element();
+    (extent * MARGIN_OF_EXTENT)
+        .max(magnitude * MARGIN_OF_MAGNITUDE)
+        .max(1e-30)
+}
+
 /// Whether a box can be placed in cells: finite and not empty.
-fn placeable(b: &Aabb) -> bool {
+pub(super) fn placeable(b: &Aabb) -> bool {
     !b.is_empty() && b.min.is_finite() && b.max.is_finite()
 }
 
@@ -485,7 +493,7 @@ enum LeafWalk {
 
 /// 1/x with components under 2^-80 taken as ±2^-80 (`wide.rs` `WideRay`'s guard), so that the
 /// crossings of an axis the ray runs along are far away, not NaN.
-fn guarded_inverse(v: Vec3) -> Vec3 {
+pub(super) fn guarded_inverse(v: Vec3) -> Vec3 {
     let tiny = 8.271806e-25f32;
     Vec3::from_array(v.to_array().map(|x| {
         let x = if x.abs() < tiny {

@@ -22,6 +22,7 @@ pub mod prepared;
 pub mod primitives;
 pub mod qbvh;
 pub mod sah_build;
+pub mod tri_kdtree;
 pub mod vd_bottom;
 pub mod vd_frame;
 pub mod vd_patch;
@@ -188,6 +189,15 @@ pub enum AccelError {
          (its primitives' boxes overlap too many cells; use a BVH, such as --accel wide)"
     )]
     GridTooLarge { tree: String, refs: u64, limit: u64 },
+    #[error(
+        "{tree}: its kd-tree needs {words} words, more than the {limit} one tree may hold \
+         (use a BVH, such as --accel wide)"
+    )]
+    KdTreeTooLarge {
+        tree: String,
+        words: u64,
+        limit: u64,
+    },
     #[error("the {builder} builder makes the wide layout only, not {layout}")]
     BuilderLayout {
         builder: &'static str,

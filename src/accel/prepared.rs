@@ -32,6 +32,7 @@ use super::qbvh::{
     MAX_TREE_NODES,
 };
 use super::sah_build::{build_sah, SahVariant};
+use super::tri_kdtree::{build_kdtree, KdTreeTooLarge};
 use super::vd_bottom::{lod_level, PatchBvh, PatchEdges, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
@@ -67,6 +68,12 @@ pub const MESH_MERGED: u32 = 16;
 /// [`super::grid`]): its `node_offset` and `node_count` are the place and size of its words in
 /// [`Prepared::grid_cells`], and it has no `prim_refs` (the grid holds its references).
 pub const MESH_GRID: u32 = 32;
+/// The mesh's middle level is a kd-tree over triangles (`--accel kdtree`, [`super::tri_kdtree`]):
+/// like a grid, its words are in [`Prepared::grid_cells`] at `node_offset`, `node_count` long,
+/// and it has no `prim_refs`.
+pub const MESH_KDTREE: u32 = 64;
+/// The flags of a middle level walked by a routine of its own rather than entered as a tree.
+pub const MESH_WALKED: u32 = MESH_GRID | MESH_KDTREE;
 
 /// Middle-level build settings: SAH with up to four primitives per leaf.
 const MIDDLE_SETTINGS: BuildSettings = BuildSettings {
@@ -95,11 +102,11 @@ const TOP_SETTINGS: BuildSettings = BuildSettings {
 /// offset  8: triangle_offset, triangle_count    into triangles
 /// offset 16: quad_offset, quad_count            into quads
 /// offset 24: node_offset, node_count            into mesh_nodes (root = node_offset; none if 0),
-///                                               or for MESH_GRID into grid_cells (its words)
+///                                               or for MESH_GRID and MESH_KDTREE into grid_cells (its words)
 /// offset 32: prim_ref_offset                    into prim_refs (leaf `first` is relative to it)
 /// offset 36: vd_patch_offset                    patch of quad q = vd_patch_offset + q; u32::MAX if none
 ///                                               (MESH_MERGED: prim p stands for merged_prims[vd_patch_offset + p])
-/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED | MESH_SPHERE | MESH_MERGED | MESH_GRID
+/// offset 40: flags                              MESH_HAS_NORMALS | MESH_HAS_UVS | MESH_DISPLACED | MESH_SPHERE | MESH_MERGED | MESH_GRID | MESH_KDTREE
 /// offset 44: depth                              levels of the mesh's QBVH
 /// ```
 /// WGSL twin: `struct MeshRecord` with the same twelve `u32` fields.
@@ -222,7 +229,8 @@ pub struct Prepared {
     /// Primitive references of the middle-level leaves: local primitive indices (triangles,
     /// then quads), each mesh's at its `prim_ref_offset`.
     pub prim_refs: Vec<u32>,
-    /// The two-level grids of the [`MESH_GRID`] meshes ([`super::grid`]'s words), each at its
+    /// The two-level grids of the [`MESH_GRID`] meshes ([`super::grid`]'s words) and the
+    /// kd-trees of the [`MESH_KDTREE`] meshes ([`super::tri_kdtree`]'s), each at its
     /// mesh's `node_offset`.
     pub grid_cells: Vec<u32>,
     /// One record per scene instance, in scene order (so `Hit::instance` indexes both), then
@@ -402,8 +410,11 @@ struct MeshBuild {
     nodes: Vec<QbvhNode>,
     /// The wide layout's nodes; empty in the others.
     wide: Vec<WideNode>,
-    /// A two-level grid's words instead of a tree (`--accel grid`); empty for a tree.
+    /// A two-level grid's or a kd-tree's words instead of a tree (`--accel grid`, `kdtree`);
+    /// empty for a tree.
     grid: Vec<u32>,
+    /// [`MESH_GRID`] or [`MESH_KDTREE`] for `grid`'s words.
+    walk_flag: u32,
     prim_refs: Vec<u32>,
     depth: usize,
     /// The mesh's object-space bounds.
@@ -425,6 +436,7 @@ struct Tree {
     nodes: Vec<QbvhNode>,
     wide: Vec<WideNode>,
     grid: Vec<u32>,
+    walk_flag: u32,
     prim_refs: Vec<u32>,
     depth: usize,
     bounds: Aabb,
@@ -438,6 +450,7 @@ impl From<Tree> for MeshBuild {
             nodes: tree.nodes,
             wide: tree.wide,
             grid: tree.grid,
+            walk_flag: tree.walk_flag,
             prim_refs: tree.prim_refs,
             depth: tree.depth,
             bounds: tree.bounds,
@@ -544,7 +557,7 @@ fn build_mesh_level(
         }
     }
     // A grid holds triangles and flat quads; VD patches and spheres keep a tree.
-    let options = if options.builder == BvhBuilder::Grid
+    let options = if options.builder.is_structure()
         && (patch_bounds.is_some() || sphere_radius(mesh).is_some())
     {
         &PrepareOptions {
@@ -626,6 +639,7 @@ fn build_tree(
             let words = to_u32("grid words in one mesh", size.words as usize)?;
             return Ok(Tree {
                 grid: vec![0; words as usize],
+                walk_flag: MESH_GRID,
                 bounds: whole,
                 device_boxes: Some(Arc::new(bounds)),
                 ..Tree::default()
@@ -635,7 +649,22 @@ fn build_tree(
         to_u32("grid words in one mesh", build.words.len())?;
         return Ok(Tree {
             grid: build.words,
+            walk_flag: MESH_GRID,
             bounds: whole,
+            ..Tree::default()
+        });
+    }
+    if options.builder == BvhBuilder::Kdtree {
+        let build =
+            build_kdtree(&bounds).map_err(|e: KdTreeTooLarge| AccelError::KdTreeTooLarge {
+                tree: tree(),
+                words: e.words,
+                limit: e.limit,
+            })?;
+        return Ok(Tree {
+            grid: build.words,
+            walk_flag: MESH_KDTREE,
+            bounds: bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b)),
             ..Tree::default()
         });
     }
@@ -648,7 +677,10 @@ fn build_tree(
     }
     let mut device_boxes = None;
     let (nodes, wide, prim_refs, depth, bounds) = match (layout, options.builder) {
-        (BvhLayout::Qbvh | BvhLayout::Binary, BvhBuilder::CpuSah | BvhBuilder::Grid) => {
+        (
+            BvhLayout::Qbvh | BvhLayout::Binary,
+            BvhBuilder::CpuSah | BvhBuilder::Grid | BvhBuilder::Kdtree,
+        ) => {
             let binary = build_binary_bvh(&bounds, &MIDDLE_SETTINGS);
             let branching = if layout == BvhLayout::Binary { 2 } else { 4 };
             let nodes = collapse_to_wide(&binary, branching);
@@ -677,7 +709,7 @@ fn build_tree(
         }
         (BvhLayout::Wide, builder) => {
             let binary = match builder {
-                BvhBuilder::CpuSah | BvhBuilder::Grid => {
+                BvhBuilder::CpuSah | BvhBuilder::Grid | BvhBuilder::Kdtree => {
                     build_binary_bvh(&bounds, &WIDE_MIDDLE_SETTINGS)
                 }
                 BvhBuilder::GpuLbvh => build_lbvh(&bounds),
@@ -695,6 +727,7 @@ fn build_tree(
         nodes,
         wide,
         grid: Vec::new(),
+        walk_flag: 0,
         prim_refs,
         depth,
         bounds,
@@ -1144,8 +1177,9 @@ impl Prepared {
                 node_offset: to_u32("grid words", self.grid_cells.len() + words)? - words as u32,
                 node_count: words as u32,
                 prim_ref_offset: to_u32("primitive references", self.prim_refs.len())?,
+                // A walked structure keeps its own stack, none of the fused loop's.
                 depth: 0,
-                flags: record.flags | MESH_GRID,
+                flags: record.flags | build.walk_flag,
                 ..record
             };
             self.grid_cells.extend_from_slice(&build.grid);
@@ -1457,7 +1491,7 @@ impl Prepared {
                     }
                     // A top leaf holds exactly one instance (TOP_SETTINGS); enter it.
                     let o = self.enter_instance(self.top_instance_refs[top.first as usize], ray);
-                    if o.mesh.flags & MESH_GRID != 0 {
+                    if o.mesh.flags & MESH_WALKED != 0 {
                         if let Some(hit) =
                             self.walk_grid::<MODE>(vd, &o, t_min, &mut limit, &mut best, record)
                         {
@@ -1502,7 +1536,7 @@ impl Prepared {
         let dir = rows_vector(&record.world_to_object, ray.dir);
         let refs_start = mesh.prim_ref_offset as usize;
         // A grid holds its references itself.
-        let ref_count = if mesh.flags & MESH_GRID != 0 {
+        let ref_count = if mesh.flags & MESH_WALKED != 0 {
             0
         } else {
             (mesh.triangle_count + mesh.quad_count) as usize
@@ -1517,7 +1551,7 @@ impl Prepared {
         }
     }
 
-    /// Walks the two-level grid of an instance's mesh ([`MESH_GRID`]) with its object-space
+    /// Walks the two-level grid or the kd-tree of an instance's mesh ([`MESH_WALKED`]) with its object-space
     /// ray, testing each leaf's references as every layout's leaf does ([`Self::test_reference`]):
     /// both layouts' loops call it on entering such an instance and then go on in the top level.
     #[allow(clippy::too_many_arguments)]
@@ -1533,7 +1567,12 @@ impl Prepared {
         let start = o.mesh.node_offset as usize;
         let words = &self.grid_cells[start..start + o.mesh.node_count as usize];
         let mut found = None;
-        super::grid::walk(words, o.origin, o.dir, t_min, limit, &mut |prim, limit| {
+        let walk = if o.mesh.flags & MESH_KDTREE != 0 {
+            super::tri_kdtree::walk
+        } else {
+            super::grid::walk
+        };
+        walk(words, o.origin, o.dir, t_min, limit, &mut |prim, limit| {
             found = self.test_reference::<MODE>(vd, o, prim, t_min, limit, best, record);
             found.is_some()
         });
@@ -1789,6 +1828,7 @@ impl Prepared {
     /// Node and primitive counts, memory per array, build times.
     pub fn stats(&self) -> BvhStats {
         let grids = self.meshes.iter().filter(|m| m.flags & MESH_GRID != 0);
+        let kdtrees = self.meshes.iter().filter(|m| m.flags & MESH_KDTREE != 0);
         BvhStats {
             instances: self.scene_instances as u64,
             merged_instances: self.merged_instances as u64,
@@ -1806,6 +1846,10 @@ impl Prepared {
             grids: grids.clone().count() as u64,
             grid_references: grids
                 .map(|m| u64::from(self.grid_cells[m.node_offset as usize + 11]))
+                .sum(),
+            kdtrees: kdtrees.clone().count() as u64,
+            kdtree_references: kdtrees
+                .map(|m| u64::from(self.grid_cells[m.node_offset as usize + 9]))
                 .sum(),
             top_depth: self.top_depth as u64,
             middle_depth_max: self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as u64,
@@ -1838,6 +1882,10 @@ pub struct BvhStats {
     /// their grids hold.
     pub grids: u64,
     pub grid_references: u64,
+    /// Meshes whose middle level is a kd-tree (`--accel kdtree`), and the references their
+    /// leaves hold.
+    pub kdtrees: u64,
+    pub kdtree_references: u64,
     pub top_depth: u64,
     pub middle_depth_max: u64,
     pub build_ms: f64,
@@ -1854,7 +1902,7 @@ impl BvhStats {
     /// The named figures (`bvh/...`), the nodes and the memory in all included.
     pub fn entries(&self, out: &mut Vec<(String, f64)>) {
         let total: usize = self.memory.iter().map(|(_, b)| b).sum();
-        let figures: [(&str, f64); 21] = [
+        let figures: [(&str, f64); 23] = [
             ("instances", self.instances as f64),
             ("merged_instances", self.merged_instances as f64),
             ("meshes", self.meshes as f64),
@@ -1867,6 +1915,8 @@ impl BvhStats {
             ("nodes", (self.top_nodes + self.middle_nodes) as f64),
             ("grids", self.grids as f64),
             ("grid_references", self.grid_references as f64),
+            ("kdtrees", self.kdtrees as f64),
+            ("kdtree_references", self.kdtree_references as f64),
             ("top_depth", self.top_depth as f64),
             ("middle_depth_max", self.middle_depth_max as f64),
             ("build_ms", self.build_ms),

@@ -11,7 +11,7 @@
 
 use glam::Vec3;
 
-use super::prepared::{ObjectRay, Prepared, MESH_GRID};
+use super::prepared::{ObjectRay, Prepared, MESH_WALKED};
 use super::vd_frame::VdFrame;
 use super::wide::{
     has_children, octant_inv, root_group, take_child, take_prim, WideNode, WideRay, WideStack,
@@ -69,7 +69,7 @@ impl Prepared {
                 let Some(o) = &object else {
                     let instance = self.top_instance_refs[index as usize];
                     let o = self.enter_instance(instance, ray);
-                    if o.mesh.flags & MESH_GRID != 0 {
+                    if o.mesh.flags & MESH_WALKED != 0 {
                         // A grid is walked at once; the loop stays in the top level.
                         if let Some(hit) =
                             self.walk_grid::<MODE>(vd, &o, t_min, &mut limit, &mut best, record)

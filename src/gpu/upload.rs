@@ -13,7 +13,7 @@ use bytemuck::{Pod, Zeroable};
 use glam::Vec3;
 
 use super::context::{GpuContext, GpuError};
-use crate::accel::prepared::MESH_GRID;
+use crate::accel::prepared::MESH_WALKED;
 use crate::accel::{BvhLayout, DeviceBuild, Prepared};
 use crate::render::gather::{IrradianceSample, ShadingPoint};
 use crate::render::CameraModel;
@@ -660,7 +660,8 @@ pub fn leaf_triangles(p: &Prepared) -> Vec<[f32; 4]> {
     for (m, mesh) in p.meshes.iter().enumerate() {
         // A merged mesh's members have no references of their own, nor has a grid (it holds
         // its own).
-        if on_device.contains(&(m as u32)) || mesh.node_count == 0 || mesh.flags & MESH_GRID != 0 {
+        if on_device.contains(&(m as u32)) || mesh.node_count == 0 || mesh.flags & MESH_WALKED != 0
+        {
             continue;
         }
         let count = (mesh.triangle_count + mesh.quad_count) as usize;
@@ -685,10 +686,11 @@ pub fn one_instance_loop(prepared: &Prepared) -> bool {
     prepared.layout == BvhLayout::Wide && prepared.top_instance_refs.len() == 1
 }
 
-/// Whether `prepared`'s kernels need the two-level grid's walk (`GRID` in
-/// `shared/traverse.wgsl`): some mesh's middle level is a grid (`--accel grid`).
+/// Whether `prepared`'s kernels need the walks of the middle levels that are not trees (`GRID`
+/// in `shared/traverse.wgsl`): some mesh's middle level is a two-level grid or a kd-tree
+/// (`--accel grid`, `--accel kdtree`).
 pub fn grid_walk(prepared: &Prepared) -> bool {
-    prepared.meshes.iter().any(|m| m.flags & MESH_GRID != 0)
+    prepared.meshes.iter().any(|m| m.flags & MESH_WALKED != 0)
 }
 
 /// Uploads `scene` and its hierarchy into fresh buffers (tests and benchmarks; the frame driver

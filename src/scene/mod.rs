@@ -217,17 +217,23 @@ pub enum BvhBuilder {
     /// itself (`gpu::grid`), every frame a mesh changes; the CPU backend builds the same words
     /// with the twin. `--accel grid` alone is `wide:grid`.
     Grid,
+    /// Paper 002's SAH kd-tree over each triangle mesh's primitives (`accel::tri_kdtree`) as
+    /// the middle level, walked with a short stack; the top level stays a BVH in the layout.
+    /// Meshes of VD patches and analytic spheres keep a `cpu_sah` tree. Built by the CPU twin on
+    /// both backends. `--accel kdtree` alone is `wide:kdtree`.
+    Kdtree,
 }
 
 impl BvhBuilder {
     /// Every builder, as `--accel` names them.
-    pub const ALL: [BvhBuilder; 6] = [
+    pub const ALL: [BvhBuilder; 7] = [
         BvhBuilder::CpuSah,
         BvhBuilder::GpuLbvh,
         BvhBuilder::GpuSah,
         BvhBuilder::GpuHybrid,
         BvhBuilder::GpuPloc,
         BvhBuilder::Grid,
+        BvhBuilder::Kdtree,
     ];
 
     pub fn name(self) -> &'static str {
@@ -238,6 +244,7 @@ impl BvhBuilder {
             BvhBuilder::GpuSah => "gpu_sah",
             BvhBuilder::GpuHybrid => "gpu_hybrid",
             BvhBuilder::Grid => "grid",
+            BvhBuilder::Kdtree => "kdtree",
         }
     }
 
@@ -248,18 +255,22 @@ impl BvhBuilder {
     /// Whether the builder makes trees in `layout` (the GPU builders collapse into the wide
     /// layout only; a grid sits under a top level of either layout).
     pub fn builds(self, layout: BvhLayout) -> bool {
-        matches!(self, BvhBuilder::CpuSah | BvhBuilder::Grid) || layout == BvhLayout::Wide
+        matches!(
+            self,
+            BvhBuilder::CpuSah | BvhBuilder::Grid | BvhBuilder::Kdtree
+        ) || layout == BvhLayout::Wide
     }
 
-    /// Whether a GPU backend builds the middle level itself (every builder but `cpu_sah`).
+    /// Whether a GPU backend builds the middle level itself (every builder but `cpu_sah` and
+    /// `kdtree`).
     pub fn on_device(self) -> bool {
-        self != BvhBuilder::CpuSah
+        !matches!(self, BvhBuilder::CpuSah | BvhBuilder::Kdtree)
     }
 
     /// Whether the middle level is a structure of its own rather than a BVH (`--accel grid`
     /// alone names it, under the wide layout's top level).
     pub fn is_structure(self) -> bool {
-        self == BvhBuilder::Grid
+        matches!(self, BvhBuilder::Grid | BvhBuilder::Kdtree)
     }
 }
 

@@ -4,9 +4,11 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use caustica::accel::{Hit, Prepared, Ray};
+use caustica::accel::{Hit, PrepareOptions, Prepared, Ray};
+use caustica::render::{Backend, Frame};
+use caustica::scene::shapes::{box_mesh, grid_quad, uv_sphere};
 use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span, VdMap};
-use glam::{Affine3A, Vec3};
+use glam::{Affine3A, Quat, Vec2, Vec3};
 
 /// xorshift64* : reproducible randomness without a dependency.
 pub struct Rng(u64);
@@ -158,4 +160,116 @@ pub fn assert_same_hit(ray: &Ray, fast: Option<Hit>, slow: Option<Hit>) -> bool 
         }
         (a, b) => panic!("ray {ray:?}: QBVH {a:?} but brute force {b:?}"),
     }
+}
+
+/// A teapot in a stadium: a dense sphere inside a large, sparse room, with a floor of quads, a
+/// thin tall box, the dense sphere placed again (rotated and scaled) and two parts of one
+/// transform (merged into one grid).
+pub fn stadium_scene() -> caustica::scene::Scene {
+    let tilted = Affine3A::from_scale_rotation_translation(
+        Vec3::new(1.3, 0.7, 1.0),
+        Quat::from_rotation_y(0.6) * Quat::from_rotation_x(0.2),
+        Vec3::new(2.0, 0.4, -1.0),
+    );
+    let meshes = vec![
+        mesh("room", box_mesh(Vec3::new(40.0, 12.0, 30.0)), None),
+        mesh("teapot", uv_sphere(0.25, 64), None),
+        mesh("floor", grid_quad(Vec2::new(30.0, 20.0), [12, 9]), None),
+        mesh("pole", box_mesh(Vec3::new(0.1, 5.0, 0.1)), None),
+        mesh("lid", uv_sphere(0.1, 16), None),
+    ];
+    let instances = vec![
+        instance(0, 0, Affine3A::IDENTITY),
+        instance(1, 0, Affine3A::from_translation(Vec3::new(0.0, 0.3, 0.0))),
+        instance(2, 0, Affine3A::from_translation(Vec3::new(0.0, -5.0, 0.0))),
+        instance(3, 0, tilted),
+        instance(4, 0, tilted),
+        instance(
+            1,
+            0,
+            Affine3A::from_scale_rotation_translation(
+                Vec3::splat(3.0),
+                Quat::from_rotation_z(0.4),
+                Vec3::new(-6.0, 1.0, 4.0),
+            ),
+        ),
+    ];
+    scene(meshes, instances, Vec::new())
+}
+
+/// Rays from outside and inside the scene, rays at the dense sphere, rays from 50 and 400 times
+/// the sphere's size away, and rays along the axes.
+pub fn structure_rays(prepared: &Prepared) -> Vec<Ray> {
+    let (lo, hi) = prepared.world_bounds();
+    let mut rng = Rng::new(17);
+    let mut rays = Vec::new();
+    for _ in 0..400 {
+        rays.push(ray_from_outside(&mut rng, lo, hi));
+        rays.push(ray_from_inside(&mut rng, lo, hi));
+    }
+    let teapot = Vec3::new(0.0, 0.3, 0.0);
+    for _ in 0..400 {
+        let target = teapot + rng.unit_vector() * rng.range(0.0, 0.3);
+        let origin = teapot + rng.unit_vector() * rng.range(0.5, 5.0);
+        rays.push(Ray::new(origin, target - origin));
+    }
+    for distance in [12.5f32, 100.0] {
+        for _ in 0..100 {
+            let target = teapot + rng.unit_vector() * rng.range(0.0, 0.25);
+            let origin = teapot + rng.unit_vector() * distance;
+            rays.push(Ray::new(origin, target - origin));
+        }
+    }
+    for axis in [Vec3::X, Vec3::Y, Vec3::Z, -Vec3::X, -Vec3::Y, -Vec3::Z] {
+        for _ in 0..20 {
+            rays.push(Ray::new(rng.in_box(lo, hi), axis));
+        }
+    }
+    rays
+}
+
+/// A small scene of a floor, a mirror sphere and a box, with position layers: frames of it
+/// are compared bit for bit across structures.
+pub const SCENE: &str = r#"
+camera { position 0 1.2 3  look_at 0 0.3 0  fov 50 }
+film   { resolution 40 30 spp 1 sampler independent max_depth 3 }
+material clay   { diffuse 0.8 0.7 0.6 }
+material chrome { mirror 0.9 0.9 0.9 }
+mesh blob  { sphere radius 0.35 segments 24 }
+mesh block { box size 0.4 0.4 0.4 }
+mesh floor { quad size 4 4 divisions 6 6 }
+instance { mesh floor material clay }
+instance { mesh blob  material chrome translate -0.4 0.4 0 }
+instance { mesh block material clay rotate 0 30 0 translate 0.5 0.2 0.2 }
+light point { position 1 2.5 2 power 60 60 60 }
+output { path "unused.exr" layers position normal }
+"#;
+
+/// A frame's colour and position bits.
+pub fn bits(frame: &Frame) -> (Vec<[u32; 3]>, Vec<u32>) {
+    let color = frame
+        .color
+        .iter()
+        .map(|c| c.to_array().map(f32::to_bits))
+        .collect();
+    let p = frame
+        .aov("P")
+        .unwrap()
+        .pixels
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    (color, p)
+}
+
+/// One frame of `scene` with `backend` over the hierarchy `options` build.
+pub fn render(
+    backend: &dyn Backend,
+    scene: &caustica::scene::Scene,
+    options: PrepareOptions,
+) -> Frame {
+    let prepared = Prepared::build(scene, &options).unwrap();
+    backend
+        .render_frame(scene, &prepared, &Default::default())
+        .unwrap()
 }

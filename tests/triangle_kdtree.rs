@@ -1,0 +1,371 @@
+//! Paper 002's SAH kd-tree over triangles as a middle level (`--accel kdtree`): closest and any
+//! hits equal brute force on random, camera and far-away rays under every layout's top level,
+//! on the CPU and on the GPU (lavapipe in CI), also for rays along its split planes and walks
+//! whose short stack overflows; a frame renders the bits of the default structure; meshes of
+//! VD patches and spheres keep a tree; `--accel kdtree` and `film { accel kdtree }` name it.
+
+mod accel_support;
+
+use std::sync::Arc;
+
+use accel_support::*;
+use caustica::accel::prepared::{MESH_KDTREE, MESH_MERGED};
+use caustica::accel::tri_kdtree::{build_kdtree, walk, HEADER_WORDS, INDEX_MASK, SHORT_STACK};
+use caustica::accel::{Aabb, BvhBuilder, BvhLayout, PrepareOptions, Prepared, Ray};
+use caustica::gpu::kernel::Checks;
+use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
+use caustica::gpu::{test_context, GpuBackend};
+use caustica::io::AssetCache;
+use caustica::SceneFile;
+use glam::{Affine3A, Vec3};
+
+fn kdtree_options(layout: BvhLayout) -> PrepareOptions {
+    PrepareOptions {
+        layout,
+        builder: BvhBuilder::Kdtree,
+        ..PrepareOptions::default()
+    }
+}
+
+#[test]
+fn triangle_kdtree_closest_and_any_hits_equal_brute_force_under_every_layouts_top_level() {
+    let scene = stadium_scene();
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide, BvhLayout::Binary] {
+        for merge_instances in [true, false] {
+            let options = PrepareOptions {
+                merge_instances,
+                ..kdtree_options(layout)
+            };
+            let prepared = Prepared::build(&scene, &options).unwrap();
+            let trees = (prepared.meshes.iter())
+                .filter(|m| m.flags & MESH_KDTREE != 0)
+                .count();
+            let merged = (prepared.meshes.iter())
+                .any(|m| m.flags & MESH_MERGED != 0 && m.flags & MESH_KDTREE != 0);
+            assert_eq!(
+                merged, merge_instances,
+                "the pole and the lid share one tree"
+            );
+            assert!(trees >= 4, "{trees} kd-trees");
+            assert!(
+                prepared.prim_refs.is_empty(),
+                "kd-trees hold their own references"
+            );
+            let stats = prepared.stats();
+            assert_eq!(stats.kdtrees, trees as u64);
+            assert!(stats.kdtree_references >= prepared.triangles.len() as u64);
+            let mut hits = 0;
+            for ray in structure_rays(&prepared) {
+                let slow = prepared.intersect_brute_force(&ray);
+                hits += assert_same_hit(&ray, prepared.intersect(&ray), slow) as usize;
+                assert_eq!(prepared.occluded(&ray), slow.is_some(), "ray {ray:?}");
+            }
+            assert!(hits > 1200, "{}: {hits} hits", layout.name());
+        }
+    }
+}
+
+#[test]
+fn triangle_kdtree_of_the_bunny_equals_brute_force_on_camera_rays() {
+    let Some(bunny) = bunny() else {
+        return;
+    };
+    let scene = scene(
+        vec![mesh("bunny", bunny, None)],
+        vec![instance(0, 0, Affine3A::from_scale(Vec3::splat(10.0)))],
+        Vec::new(),
+    );
+    let prepared = Prepared::build(&scene, &kdtree_options(BvhLayout::Wide)).unwrap();
+    let (lo, hi) = prepared.world_bounds();
+    let eye = (lo + hi) * 0.5 + Vec3::new(0.2, 0.5, 2.5) * (hi - lo).length();
+    let mut hits = 0;
+    for y in 0..40 {
+        for x in 0..40 {
+            let target = lo + (hi - lo) * Vec3::new(x as f32 / 39.0, y as f32 / 39.0, 0.5);
+            let ray = Ray::new(eye, target - eye);
+            hits += assert_matches_brute_force(&prepared, &ray) as usize;
+        }
+    }
+    assert!(hits > 400, "{hits} of 1600 camera rays hit the bunny");
+}
+
+/// The split planes of a tree's internal nodes, with their axes (object space).
+fn split_planes(words: &[u32]) -> Vec<(usize, f32)> {
+    (0..words[6] as usize)
+        .filter_map(|n| {
+            let w0 = words[HEADER_WORDS + 2 * n];
+            (w0 >> 30 != 3).then(|| {
+                (
+                    (w0 >> 30) as usize,
+                    f32::from_bits(words[HEADER_WORDS + 2 * n + 1]),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Rays that start on split planes, run inside them, or cross them where two planes meet:
+/// where the walk chooses a child by a rounding.
+#[test]
+fn triangle_kdtree_rays_along_and_across_split_planes_equal_brute_force() {
+    let scene = stadium_scene();
+    let prepared = Prepared::build(&scene, &kdtree_options(BvhLayout::Wide)).unwrap();
+    let mut rng = Rng::new(9);
+    let mut rays = Vec::new();
+    for (i, record) in prepared.instances[..prepared.scene_instances as usize]
+        .iter()
+        .enumerate()
+    {
+        let mesh = &prepared.meshes[record.mesh as usize];
+        if mesh.flags & MESH_KDTREE == 0 {
+            continue;
+        }
+        let words = &prepared.grid_cells[mesh.node_offset as usize..];
+        let f = |k: usize| f32::from_bits(words[k]);
+        let (lo, hi) = (Vec3::new(f(0), f(1), f(2)), Vec3::new(f(3), f(4), f(5)));
+        let planes = split_planes(words);
+        if planes.is_empty() {
+            // A small mesh the SAH leaves one leaf.
+            continue;
+        }
+        let to_world = scene.instances[i].transform;
+        for _ in 0..80 {
+            let (a, s) = planes[rng.range(0.0, planes.len() as f32 - 0.001) as usize];
+            let (b, t) = planes[rng.range(0.0, planes.len() as f32 - 0.001) as usize];
+            let mut p = rng.in_box(lo, hi);
+            p[a] = s;
+            if b != a {
+                p[b] = t;
+            }
+            let mut along = rng.unit_vector();
+            along[a] = 0.0;
+            let axis = [Vec3::X, Vec3::Y, Vec3::Z][a];
+            for dir in [along, -along, axis, -axis, rng.unit_vector()] {
+                if dir.length_squared() == 0.0 {
+                    continue;
+                }
+                let (p, dir) = (
+                    to_world.transform_point3(p),
+                    to_world.transform_vector3(dir),
+                );
+                rays.push(Ray::new(p - dir * 2.0, dir));
+                rays.push(Ray::new(p, dir));
+            }
+        }
+    }
+    assert!(rays.len() > 1000, "{} rays", rays.len());
+    let mut hits = 0;
+    for ray in &rays {
+        hits += assert_matches_brute_force(&prepared, ray) as usize;
+        assert_eq!(
+            prepared.occluded(ray),
+            prepared.intersect_brute_force(ray).is_some(),
+            "ray {ray:?}"
+        );
+    }
+    assert!(hits > rays.len() / 4, "{hits} of {} rays hit", rays.len());
+}
+
+/// A walk's references in order, and the hit it settles on, over small cubes' boxes: the test
+/// takes a box's hit at its entry distance.
+fn walk_boxes(
+    words: &[u32],
+    boxes: &[Aabb],
+    origin: Vec3,
+    dir: Vec3,
+) -> (Option<(f32, u32)>, usize) {
+    let mut best: Option<(f32, u32)> = None;
+    let mut tests = 0;
+    let mut limit = f32::INFINITY;
+    walk(words, origin, dir, 0.0, &mut limit, &mut |prim, limit| {
+        tests += 1;
+        let b = boxes[prim as usize];
+        let inv = dir.recip();
+        let t0 = (b.min - origin) * inv;
+        let t1 = (b.max - origin) * inv;
+        let (near, far) = (t0.min(t1).max_element().max(0.0), t0.max(t1).min_element());
+        if near <= far && near <= *limit && best.is_none_or(|(t, p)| (near, prim) < (t, p)) {
+            *limit = near;
+            best = Some((near, prim));
+        }
+        false
+    });
+    (best, tests)
+}
+
+/// A deep tree (thousands of cubes along a diagonal line, in clusters) whose walks push far
+/// more than the short stack's entries: the closest box a walk finds is brute force's.
+#[test]
+fn triangle_kdtree_walks_that_overflow_the_short_stack_restart_and_find_the_closest_hit() {
+    let mut rng = Rng::new(3);
+    let mut boxes = Vec::new();
+    for cluster in 0..200 {
+        let centre = Vec3::splat(cluster as f32) + rng.unit_vector() * 0.3;
+        for _ in 0..24 {
+            let c = centre + rng.unit_vector() * rng.range(0.0, 0.4);
+            let r = rng.range(0.005, 0.03);
+            boxes.push(Aabb {
+                min: c - Vec3::splat(r),
+                max: c + Vec3::splat(r),
+            });
+        }
+    }
+    let build = build_kdtree(&boxes).unwrap();
+    assert!(
+        build.depth as usize > 2 * SHORT_STACK,
+        "depth {}",
+        build.depth
+    );
+    let mut deep_walks = 0;
+    for _ in 0..300 {
+        let origin = Vec3::splat(-5.0) + rng.unit_vector() * 2.0;
+        let target = Vec3::splat(rng.range(0.0, 200.0)) + rng.unit_vector() * 0.6;
+        let dir = target - origin;
+        let (found, tests) = walk_boxes(&build.words, &boxes, origin, dir);
+        let inv = dir.recip();
+        let brute = boxes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, b)| {
+                let t0 = (b.min - origin) * inv;
+                let t1 = (b.max - origin) * inv;
+                let (near, far) = (t0.min(t1).max_element().max(0.0), t0.max(t1).min_element());
+                (near <= far).then_some((near, k as u32))
+            })
+            .min_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(found, brute, "ray from {origin} along {dir}");
+        deep_walks += (found.is_some() && tests > 0) as usize;
+    }
+    assert!(deep_walks > 100, "{deep_walks} walks hit a box");
+    // Every internal node names children inside the node array.
+    for (n, pair) in build.words[HEADER_WORDS..HEADER_WORDS + 2 * build.nodes]
+        .chunks(2)
+        .enumerate()
+    {
+        if pair[0] >> 30 != 3 {
+            let left = (pair[0] & INDEX_MASK) as usize;
+            assert!(
+                left > n && left + 1 < build.nodes,
+                "node {n}: children {left}"
+            );
+        }
+    }
+}
+
+#[test]
+fn triangle_kdtree_leaves_vd_and_sphere_meshes_their_trees_and_names_the_choice() {
+    let (layout, builder) = caustica::parse_accel("kdtree").unwrap();
+    assert_eq!((layout, builder), (BvhLayout::Wide, BvhBuilder::Kdtree));
+    let (layout, builder) = caustica::parse_accel("qbvh:kdtree").unwrap();
+    assert_eq!((layout, builder), (BvhLayout::Qbvh, BvhBuilder::Kdtree));
+    assert!(caustica::describe_accels().contains("wide:kdtree"));
+    let text = r#"
+camera { position 0 1 4  look_at 0 0.5 0  fov 40 }
+film { resolution 8 8 spp 1 accel kdtree }
+material clay { diffuse 0.8 0.8 0.8 }
+mesh ball { sphere radius 0.5 analytic }
+mesh floor { quad size 4 4 divisions 2 2 }
+instance { mesh ball material clay translate 0 0.5 0 }
+instance { mesh floor material clay }
+light point { position 1 3 2 power 50 50 50 }
+"#;
+    let file = SceneFile::from_str("kdtree.csc", text).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    assert_eq!(scene.film.accel, Some(BvhLayout::Wide));
+    assert_eq!(scene.film.builder, Some(BvhBuilder::Kdtree));
+    let prepared = Prepared::build(&scene, &PrepareOptions::for_scene(&scene)).unwrap();
+    let flags: Vec<u32> = prepared.meshes.iter().map(|m| m.flags).collect();
+    assert_eq!(
+        flags[0] & MESH_KDTREE,
+        0,
+        "the analytic sphere keeps its tree"
+    );
+    assert_ne!(flags[1] & MESH_KDTREE, 0, "the floor is a kd-tree");
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let file = caustica::load_scene(&root.join("scenes/vd_patches.csc")).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    let prepared = Prepared::build(&scene, &kdtree_options(BvhLayout::Wide)).unwrap();
+    let displaced = caustica::accel::prepared::MESH_DISPLACED;
+    assert!(prepared.meshes.iter().any(|m| m.flags & displaced != 0));
+    for m in &prepared.meshes {
+        assert!(
+            m.flags & displaced == 0 || m.flags & MESH_KDTREE == 0,
+            "VD patches keep a tree"
+        );
+    }
+}
+
+#[test]
+fn triangle_kdtree_frames_render_the_bits_of_the_default_structure_on_the_cpu() {
+    let file = SceneFile::from_str("kdtree.csc", SCENE).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    let cpu = caustica::cpu::CpuBackend;
+    let default = render(&cpu, &scene, PrepareOptions::default());
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let tree = render(&cpu, &scene, kdtree_options(layout));
+        assert!(bits(&tree) == bits(&default), "{}:kdtree", layout.name());
+    }
+}
+
+#[test]
+fn triangle_kdtree_gpu_frames_render_the_bits_of_the_default_structure() {
+    let Some(ctx) = test_context() else { return };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let file = SceneFile::from_str("kdtree.csc", SCENE).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    let default = render(&backend, &scene, PrepareOptions::layout(BvhLayout::Wide));
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let tree = render(&backend, &scene, kdtree_options(layout));
+        assert!(bits(&tree) == bits(&default), "{}:kdtree", layout.name());
+    }
+}
+
+#[test]
+fn triangle_kdtree_gpu_traversal_of_every_ray_kind_equals_the_cpu() {
+    let Some(ctx) = test_context() else { return };
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let assets = AssetCache::default();
+    // cornell_mcguire: one OBJ's parts merged into one tree, the top level's one instance.
+    for name in ["cornell_spheres.csc", "cornell_mcguire.csc"] {
+        let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
+        let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
+        for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+            let prepared = Prepared::build(&scene, &kdtree_options(layout)).unwrap();
+            assert!(prepared.meshes.iter().any(|m| m.flags & MESH_KDTREE != 0));
+            let sets = make_ray_sets(&scene, &prepared, 96, 72);
+            let rows = measure(
+                &ctx,
+                &scene,
+                &prepared,
+                &sets,
+                MeasureOptions {
+                    checks: Checks::Checked,
+                    runs: 1,
+                    with_vd_code: false,
+                    check_every: 1,
+                    defines: &[],
+                    fused: false,
+                },
+            )
+            .unwrap();
+            assert_eq!(rows.len(), 4, "{name}: every ray kind is measured");
+            for r in rows {
+                assert!(r.rays > 0);
+                // As tests/gpu_raybench.rs: a hardware GPU may fuse multiply-adds in the
+                // triangle test and flip a ray at a shared edge; lavapipe agrees on every ray.
+                let bar = if r.kind == "primary" { 0.999 } else { 0.99 };
+                assert!(
+                    r.agreement >= bar,
+                    "{name} {}:kdtree {}: GPU and CPU agree on only {}",
+                    layout.name(),
+                    r.kind,
+                    r.agreement
+                );
+            }
+        }
+    }
+}
