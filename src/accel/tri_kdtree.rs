@@ -43,12 +43,15 @@
 //! 16..    nodes, two words each:
 //!           internal: axis << 30 | left child (the right child follows it), the plane (f32)
 //!           leaf:     3 << 30 | first reference, the number of references
-//! refs    primitive indices, leaf by leaf in node order, each leaf's ascending
+//! refs    primitive indices, leaf by leaf, each leaf's ascending
 //! ```
 //!
 //! Node order: the large stage's nodes level by level, the root first and every internal
 //! node's two children side by side at the end of the next level; then, for each small root in
-//! node order, the nodes of its subtree below it, level by level in the same way.
+//! node order, the nodes of its subtree below it, in the order the subtree's depth-first build
+//! made them (children side by side). Reference order: the large stage's leaves in node order,
+//! then each small root's leaves (the root itself when it stays a leaf), the roots in node
+//! order and each subtree's leaves in the order its build finished them.
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -107,9 +110,9 @@ struct Item {
 }
 
 /// A cell: lower and upper corners.
-type Cell = ([f32; 3], [f32; 3]);
+pub type Cell = ([f32; 3], [f32; 3]);
 
-/// A large-stage node waiting for its level's decision.
+/// A small root waiting for its subtree.
 struct Pending {
     slot: u32,
     cell: Cell,
@@ -117,8 +120,9 @@ struct Pending {
     depth: u32,
 }
 
-/// What a large node became.
-enum Decision {
+/// What a large node's kernels decide before its children are counted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decision {
     Leaf,
     Small,
     Split { axis: usize, plane: f32 },
@@ -138,22 +142,28 @@ pub fn truncate_area(x: f32) -> f32 {
     f32::from_bits(x.to_bits() & 0xffff_ff80)
 }
 
-/// The power of two by which a small root's extents are scaled: the inverse of the largest
-/// power of two not above its largest extent (1 for a cell of no extent).
+/// The power of two by which a small root's extents are scaled: `2^-e` for the exponent `e` of
+/// its largest extent, made from bits (1 for a cell of no extent, a subnormal one or one of
+/// 2^127 or more).
 pub fn sah_scale(cell: &Cell) -> f32 {
-    let e = (0..3).map(|a| cell.1[a] - cell.0[a]).fold(0.0f32, f32::max);
-    let p = f32::from_bits(e.to_bits() & 0x7f80_0000);
-    if p == 0.0 || !p.is_finite() {
+    let e = (0..3)
+        .map(|a| cell.1[a] - cell.0[a])
+        .fold(0.0f32, f32::max);
+    let exponent = (e.to_bits() >> 23) & 0xff;
+    if exponent == 0 || exponent >= 254 {
         1.0
     } else {
-        1.0 / p
+        f32::from_bits((254 - exponent) << 23)
     }
 }
 
-/// A scaled extent as the SAH uses it: truncated to 12 bits, and 0 below 2^-50 (so that no
-/// product is subnormal, which a GPU may flush).
+/// A scaled extent as the SAH uses it: truncated to 12 bits, and 0 below 2^-50 or for a
+/// subnormal extent (so that nothing the SAH multiplies is subnormal, which a GPU may flush).
 #[inline]
-fn sah_extent(e: f32, scale: f32) -> f32 {
+pub fn sah_extent(e: f32, scale: f32) -> f32 {
+    if e < f32::MIN_POSITIVE {
+        return 0.0;
+    }
     let v = truncate_extent(e * scale);
     if v < 8.881784e-16 {
         0.0
@@ -170,50 +180,48 @@ pub fn sah_area(e: [f32; 3]) -> f32 {
     truncate_area(e[0] * e[1] + e[1] * e[2] + e[2] * e[0])
 }
 
+/// The tight box of `items` (in the order of the GPU's atomics on ordered keys).
 fn tight_box(items: &[Item]) -> Cell {
     let mut lo = [f32::INFINITY; 3];
     let mut hi = [f32::NEG_INFINITY; 3];
+    // In the order of f32::total_cmp (-0 before +0), as the GPU's atomics on ordered keys.
     for it in items {
         for a in 0..3 {
-            lo[a] = lo[a].min(it.lo[a]);
-            hi[a] = hi[a].max(it.hi[a]);
+            if it.lo[a].total_cmp(&lo[a]).is_lt() {
+                lo[a] = it.lo[a];
+            }
+            if it.hi[a].total_cmp(&hi[a]).is_gt() {
+                hi[a] = it.hi[a];
+            }
         }
     }
     (lo, hi)
 }
 
-/// The decision of a large node (the module's stage 1), with its children's counts.
-fn decide_large(node: &Pending) -> (Decision, usize, usize) {
-    let n = node.items.len();
-    if n == 0 || node.depth >= MAX_DEPTH {
-        return (Decision::Leaf, 0, 0);
+/// The decision of a large node (the module's stage 1) from its tight box, before the counts
+/// of its children are known (the twin of `kdtree_tri/decide.wgsl`).
+pub fn decide_large(cell: &Cell, tight: &Cell, count: u32, depth: u32) -> Decision {
+    if count == 0 || depth >= MAX_DEPTH {
+        return Decision::Leaf;
     }
-    if n <= SMALL_NODE {
-        return (Decision::Small, 0, 0);
+    if count as usize <= SMALL_NODE {
+        return Decision::Small;
     }
-    let (lo, hi) = tight_box(&node.items);
-    let (clo, chi) = node.cell;
+    let (lo, hi) = *tight;
+    let (clo, chi) = *cell;
     for a in 0..3 {
         let quarter = EMPTY_CUT_FRACTION * (chi[a] - clo[a]);
         if lo[a] - clo[a] > quarter {
-            return (
-                Decision::Split {
-                    axis: a,
-                    plane: lo[a],
-                },
-                0,
-                n,
-            );
+            return Decision::Split {
+                axis: a,
+                plane: lo[a],
+            };
         }
         if chi[a] - hi[a] > quarter {
-            return (
-                Decision::Split {
-                    axis: a,
-                    plane: hi[a],
-                },
-                n,
-                0,
-            );
+            return Decision::Split {
+                axis: a,
+                plane: hi[a],
+            };
         }
     }
     let ext = [0, 1, 2].map(|a| hi[a] - lo[a]);
@@ -226,14 +234,92 @@ fn decide_large(node: &Pending) -> (Decision, usize, usize) {
     };
     let plane = lo[axis] * 0.5 + hi[axis] * 0.5;
     if !(lo[axis] < plane && plane < hi[axis]) {
-        return (Decision::Leaf, 0, 0);
+        return Decision::Leaf;
     }
-    let left = node.items.iter().filter(|it| it.lo[axis] < plane).count();
-    let right = node.items.iter().filter(|it| it.hi[axis] > plane).count();
-    if left == n && right == n {
-        return (Decision::Leaf, 0, 0);
+    Decision::Split { axis, plane }
+}
+
+/// A node of the large stage's current level, as its bookkeeping sees it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LevelNode {
+    pub slot: u32,
+    pub cell: Cell,
+    pub count: u32,
+    pub depth: u32,
+}
+
+/// What becomes of a node of the large stage's level.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Fate {
+    Leaf,
+    Small,
+    /// Split at `plane` along `axis`; its children are the level's next nodes `child` and
+    /// `child + 1` (in [`LevelPlan::next`]).
+    Split { axis: usize, plane: f32, child: u32 },
+}
+
+/// One level's bookkeeping: each node's fate and the next level's nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LevelPlan {
+    pub fates: Vec<Fate>,
+    pub next: Vec<LevelNode>,
+}
+
+/// The bookkeeping of one large-stage level, shared by the CPU twin and the GPU build's host:
+/// `found` holds each node's decision and its children's counts. A split neither of whose
+/// children holds fewer primitives than the node becomes a leaf; when the children of the
+/// level's splits would hold more than `limit` pairs, every split becomes a leaf. Writes the
+/// split nodes' words into `nodes` and appends their children's (leaf placeholders).
+pub fn plan_level(
+    nodes: &mut Vec<[u32; 2]>,
+    level: &[LevelNode],
+    found: &[(Decision, u32, u32)],
+    limit: u64,
+) -> LevelPlan {
+    let decisions: Vec<Decision> = level
+        .iter()
+        .zip(found)
+        .map(|(node, &(d, l, r))| match d {
+            Decision::Split { .. } if l == node.count && r == node.count => Decision::Leaf,
+            d => d,
+        })
+        .collect();
+    let children: u64 = decisions
+        .iter()
+        .zip(found)
+        .filter(|(d, _)| matches!(d, Decision::Split { .. }))
+        .map(|(_, &(_, l, r))| u64::from(l) + u64::from(r))
+        .sum();
+    let refuse = children > limit;
+    let mut plan = LevelPlan {
+        fates: Vec::with_capacity(level.len()),
+        next: Vec::new(),
+    };
+    for ((node, decision), &(_, l, r)) in level.iter().zip(decisions).zip(found) {
+        let fate = match decision {
+            Decision::Split { axis, plane } if !refuse => {
+                let left = nodes.len() as u32;
+                nodes[node.slot as usize] = [(axis as u32) << 30 | left, plane.to_bits()];
+                nodes.push([LEAF, 0]);
+                nodes.push([LEAF, 0]);
+                let (lc, rc) = split_cells(&node.cell, axis, plane);
+                let child = plan.next.len() as u32;
+                for (slot, cell, count) in [(left, lc, l), (left + 1, rc, r)] {
+                    plan.next.push(LevelNode {
+                        slot,
+                        cell,
+                        count,
+                        depth: node.depth + 1,
+                    });
+                }
+                Fate::Split { axis, plane, child }
+            }
+            Decision::Small => Fate::Small,
+            _ => Fate::Leaf,
+        };
+        plan.fates.push(fate);
     }
-    (Decision::Split { axis, plane }, left, right)
+    plan
 }
 
 /// The children of `items` split at `plane` along `axis`, each clipped to its cell.
@@ -241,21 +327,27 @@ fn split_items(items: &[Item], axis: usize, plane: f32) -> (Vec<Item>, Vec<Item>
     let mut left = Vec::new();
     let mut right = Vec::new();
     for it in items {
+        // Clipped by comparisons (not min and max, which may pick either of -0 and +0).
         if it.lo[axis] < plane {
             let mut c = *it;
-            c.hi[axis] = c.hi[axis].min(plane);
+            if c.hi[axis] > plane {
+                c.hi[axis] = plane;
+            }
             left.push(c);
         }
         if it.hi[axis] > plane {
             let mut c = *it;
-            c.lo[axis] = c.lo[axis].max(plane);
+            if c.lo[axis] < plane {
+                c.lo[axis] = plane;
+            }
             right.push(c);
         }
     }
     (left, right)
 }
 
-fn split_cells(cell: &Cell, axis: usize, plane: f32) -> (Cell, Cell) {
+/// The cells of the children of `cell` split at `plane` along `axis`.
+pub fn split_cells(cell: &Cell, axis: usize, plane: f32) -> (Cell, Cell) {
     let (mut left, mut right) = (*cell, *cell);
     left.1[axis] = plane;
     right.0[axis] = plane;
@@ -269,9 +361,19 @@ enum SmallNode {
     Inner { axis: usize, plane: f32, left: u32 },
 }
 
-/// The SAH subtree of a small root (the module's stage 2): its nodes, level by level, and its
-/// depth below the root.
-fn build_small(items: &[Item], cell: Cell, depth: u32) -> (Vec<SmallNode>, u32) {
+/// A small root's subtree: its nodes, its leaves in the order the build finished them (the
+/// order of their references), and its depth below the root.
+struct SmallTree {
+    nodes: Vec<SmallNode>,
+    leaf_order: Vec<u32>,
+    depth: u32,
+}
+
+/// The SAH subtree of a small root (the module's stage 2). The nodes are taken depth first
+/// from a stack, the left child before the right; a node that splits gets its two children
+/// at the end of the subtree's nodes, side by side (the GPU build, one workgroup per small
+/// root, keeps the same stack).
+fn build_small(items: &[Item], cell: Cell, depth: u32) -> SmallTree {
     let n = items.len();
     debug_assert!((1..=SMALL_NODE).contains(&n));
     // The candidates, in the order axis, primitive, side, with the primitives left and right
@@ -297,50 +399,51 @@ fn build_small(items: &[Item], cell: Cell, depth: u32) -> (Vec<SmallNode>, u32) 
     let scale = sah_scale(&cell);
     let all = if n == 64 { u64::MAX } else { (1u64 << n) - 1 };
     let mut nodes = vec![SmallNode::Leaf(all)];
-    let mut level: Vec<(u32, u64, Cell, u32)> = vec![(0, all, cell, depth)];
+    let mut leaf_order = Vec::new();
+    let mut stack: Vec<(u32, u64, Cell, u32)> = vec![(0, all, cell, depth)];
     let mut deepest = 0;
-    while !level.is_empty() {
-        let mut next = Vec::new();
-        for (index, mask, cell, d) in level {
-            deepest = deepest.max(d - depth);
-            let count = mask.count_ones();
-            let ext = |c: &Cell| [0, 1, 2].map(|a| sah_extent(c.1[a] - c.0[a], scale));
-            let area = sah_area(ext(&cell));
-            let mut best: Option<(f32, usize)> = None;
-            if count > 0 && d < MAX_DEPTH {
-                for (k, &(a, i, plane, left, right)) in candidates.iter().enumerate() {
-                    if mask >> i & 1 == 0 || !(cell.0[a] < plane && plane < cell.1[a]) {
-                        continue;
-                    }
-                    let (lc, rc) = split_cells(&cell, a, plane);
-                    let cost = (mask & left).count_ones() as f32 * sah_area(ext(&lc))
-                        + (mask & right).count_ones() as f32 * sah_area(ext(&rc));
-                    if best.is_none_or(|(b, _)| cost < b) {
-                        best = Some((cost, k));
-                    }
+    while let Some((index, mask, cell, d)) = stack.pop() {
+        deepest = deepest.max(d - depth);
+        let count = mask.count_ones();
+        let ext = |c: &Cell| [0, 1, 2].map(|a| sah_extent(c.1[a] - c.0[a], scale));
+        let area = sah_area(ext(&cell));
+        let mut best: Option<(f32, usize)> = None;
+        if count > 0 && d < MAX_DEPTH {
+            for (k, &(a, i, plane, left, right)) in candidates.iter().enumerate() {
+                if mask >> i & 1 == 0 || !(cell.0[a] < plane && plane < cell.1[a]) {
+                    continue;
                 }
-            }
-            match best {
-                Some((cost, k)) if TRAVERSAL_COST * area + cost < count as f32 * area => {
-                    let (a, _, plane, left, right) = candidates[k];
-                    let first = nodes.len() as u32;
-                    nodes[index as usize] = SmallNode::Inner {
-                        axis: a,
-                        plane,
-                        left: first,
-                    };
-                    let (lc, rc) = split_cells(&cell, a, plane);
-                    nodes.push(SmallNode::Leaf(mask & left));
-                    nodes.push(SmallNode::Leaf(mask & right));
-                    next.push((first, mask & left, lc, d + 1));
-                    next.push((first + 1, mask & right, rc, d + 1));
+                let (lc, rc) = split_cells(&cell, a, plane);
+                let cost = (mask & left).count_ones() as f32 * sah_area(ext(&lc))
+                    + (mask & right).count_ones() as f32 * sah_area(ext(&rc));
+                if best.is_none_or(|(b, _)| cost < b) {
+                    best = Some((cost, k));
                 }
-                _ => {}
             }
         }
-        level = next;
+        match best {
+            Some((cost, k)) if TRAVERSAL_COST * area + cost < count as f32 * area => {
+                let (a, _, plane, left, right) = candidates[k];
+                let first = nodes.len() as u32;
+                nodes[index as usize] = SmallNode::Inner {
+                    axis: a,
+                    plane,
+                    left: first,
+                };
+                let (lc, rc) = split_cells(&cell, a, plane);
+                nodes.push(SmallNode::Leaf(mask & left));
+                nodes.push(SmallNode::Leaf(mask & right));
+                stack.push((first + 1, mask & right, rc, d + 1));
+                stack.push((first, mask & left, lc, d + 1));
+            }
+            _ => leaf_order.push(index),
+        }
     }
-    (nodes, deepest)
+    SmallTree {
+        nodes,
+        leaf_order,
+        depth: deepest,
+    }
 }
 
 /// The most words a tree may take: every index fits in 30 bits.
@@ -375,80 +478,87 @@ pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
     let mut nodes: Vec<[u32; 2]> = vec![[LEAF, 0]];
     let mut leaf_items: Vec<(u32, Vec<u32>)> = Vec::new();
     let mut small_roots: Vec<Pending> = Vec::new();
-    let mut level = vec![Pending {
+    let mut level = vec![LevelNode {
         slot: 0,
         cell: root_cell,
-        items,
+        count: items.len() as u32,
         depth: 0,
     }];
+    let mut level_items = vec![items];
     let mut depth = 0;
     while !level.is_empty() {
-        let decisions: Vec<(Decision, usize, usize)> = level.par_iter().map(decide_large).collect();
-        let children: u64 = decisions.iter().map(|&(_, l, r)| (l + r) as u64).sum();
-        let refuse = children > limit;
-        let mut next = Vec::new();
-        for (node, (decision, _, _)) in level.into_iter().zip(decisions) {
+        let found: Vec<(Decision, u32, u32)> = level
+            .par_iter()
+            .zip(&level_items)
+            .map(|(node, items)| {
+                let decision = decide_large(&node.cell, &tight_box(items), node.count, node.depth);
+                let (l, r) = match decision {
+                    Decision::Split { axis, plane } => (
+                        items.iter().filter(|it| it.lo[axis] < plane).count() as u32,
+                        items.iter().filter(|it| it.hi[axis] > plane).count() as u32,
+                    ),
+                    _ => (0, 0),
+                };
+                (decision, l, r)
+            })
+            .collect();
+        let plan = plan_level(&mut nodes, &level, &found, limit);
+        let mut next_items = vec![Vec::new(); plan.next.len()];
+        for ((node, items), fate) in level.iter().zip(level_items).zip(&plan.fates) {
             depth = depth.max(node.depth);
-            match decision {
-                Decision::Split { axis, plane } if !refuse => {
-                    let left = nodes.len() as u32;
-                    nodes[node.slot as usize] = [(axis as u32) << 30 | left, plane.to_bits()];
-                    nodes.push([LEAF, 0]);
-                    nodes.push([LEAF, 0]);
-                    let (li, ri) = split_items(&node.items, axis, plane);
-                    let (lc, rc) = split_cells(&node.cell, axis, plane);
-                    next.push(Pending {
-                        slot: left,
-                        cell: lc,
-                        items: li,
-                        depth: node.depth + 1,
-                    });
-                    next.push(Pending {
-                        slot: left + 1,
-                        cell: rc,
-                        items: ri,
-                        depth: node.depth + 1,
-                    });
+            match *fate {
+                Fate::Split { axis, plane, child } => {
+                    let (li, ri) = split_items(&items, axis, plane);
+                    next_items[child as usize] = li;
+                    next_items[child as usize + 1] = ri;
                 }
-                Decision::Small => small_roots.push(node),
-                _ => leaf_items.push((node.slot, node.items.iter().map(|it| it.prim).collect())),
+                Fate::Small => small_roots.push(Pending {
+                    slot: node.slot,
+                    cell: node.cell,
+                    items,
+                    depth: node.depth,
+                }),
+                Fate::Leaf => leaf_items.push((node.slot, items.iter().map(|it| it.prim).collect())),
             }
         }
-        level = next;
+        level = plan.next;
+        level_items = next_items;
     }
     let large_nodes = nodes.len();
 
-    // Stage 2: every small root's subtree, the roots in node order.
+    // Stage 2: every small root's subtree, the roots in node order. Their leaves' references
+    // follow the large stage's leaves', root by root.
     small_roots.sort_by_key(|r| r.slot);
-    let subtrees: Vec<(Vec<SmallNode>, u32)> = small_roots
+    leaf_items.sort_by_key(|(slot, _)| *slot);
+    let subtrees: Vec<SmallTree> = small_roots
         .par_iter()
         .map(|r| build_small(&r.items, r.cell, r.depth))
         .collect();
-    for (root, (sub, sub_depth)) in small_roots.iter().zip(&subtrees) {
-        depth = depth.max(root.depth + sub_depth);
+    for (root, sub) in small_roots.iter().zip(&subtrees) {
+        depth = depth.max(root.depth + sub.depth);
         // The subtree's node k > 0 goes to `base + k - 1`.
         let base = nodes.len() as u32;
         let place = |k: u32| if k == 0 { root.slot } else { base + k - 1 };
-        nodes.resize(nodes.len() + sub.len() - 1, [LEAF, 0]);
-        for (k, node) in sub.iter().enumerate() {
-            let at = place(k as u32) as usize;
-            match node {
-                SmallNode::Inner { axis, plane, left } => {
-                    nodes[at] = [(*axis as u32) << 30 | place(*left), plane.to_bits()];
-                }
-                SmallNode::Leaf(mask) => {
-                    let prims = (0..SMALL_NODE)
-                        .filter(|&j| mask >> j & 1 != 0)
-                        .map(|j| root.items[j].prim)
-                        .collect();
-                    leaf_items.push((at as u32, prims));
-                }
+        nodes.resize(nodes.len() + sub.nodes.len() - 1, [LEAF, 0]);
+        for (k, node) in sub.nodes.iter().enumerate() {
+            if let SmallNode::Inner { axis, plane, left } = node {
+                nodes[place(k as u32) as usize] =
+                    [(*axis as u32) << 30 | place(*left), plane.to_bits()];
             }
+        }
+        for &k in &sub.leaf_order {
+            let SmallNode::Leaf(mask) = sub.nodes[k as usize] else {
+                unreachable!("a finished leaf")
+            };
+            let prims = (0..SMALL_NODE)
+                .filter(|&j| mask >> j & 1 != 0)
+                .map(|j| root.items[j].prim)
+                .collect();
+            leaf_items.push((place(k), prims));
         }
     }
 
-    // The references, leaf by leaf in node order.
-    leaf_items.sort_by_key(|(slot, _)| *slot);
+    // The references, leaf by leaf in that order.
     let refs: u64 = leaf_items.iter().map(|(_, p)| p.len() as u64).sum();
     let words_needed = (HEADER_WORDS + 2 * nodes.len()) as u64 + refs;
     if words_needed > MAX_WORDS {
