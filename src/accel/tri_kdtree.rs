@@ -103,10 +103,10 @@ pub struct KdBuild {
 
 /// A primitive's box clipped to a node's cell.
 #[derive(Clone, Copy, Debug, PartialEq)]
-struct Item {
-    prim: u32,
-    lo: [f32; 3],
-    hi: [f32; 3],
+pub struct Item {
+    pub prim: u32,
+    pub lo: [f32; 3],
+    pub hi: [f32; 3],
 }
 
 /// A cell: lower and upper corners.
@@ -146,9 +146,7 @@ pub fn truncate_area(x: f32) -> f32 {
 /// its largest extent, made from bits (1 for a cell of no extent, a subnormal one or one of
 /// 2^127 or more).
 pub fn sah_scale(cell: &Cell) -> f32 {
-    let e = (0..3)
-        .map(|a| cell.1[a] - cell.0[a])
-        .fold(0.0f32, f32::max);
+    let e = (0..3).map(|a| cell.1[a] - cell.0[a]).fold(0.0f32, f32::max);
     let exponent = (e.to_bits() >> 23) & 0xff;
     if exponent == 0 || exponent >= 254 {
         1.0
@@ -255,7 +253,11 @@ pub enum Fate {
     Small,
     /// Split at `plane` along `axis`; its children are the level's next nodes `child` and
     /// `child + 1` (in [`LevelPlan::next`]).
-    Split { axis: usize, plane: f32, child: u32 },
+    Split {
+        axis: usize,
+        plane: f32,
+        child: u32,
+    },
 }
 
 /// One level's bookkeeping: each node's fate and the next level's nodes.
@@ -449,11 +451,11 @@ fn build_small(items: &[Item], cell: Cell, depth: u32) -> SmallTree {
 /// The most words a tree may take: every index fits in 30 bits.
 pub const MAX_WORDS: u64 = 1 << 30;
 
-/// Builds the kd-tree over one box per primitive (empty and non-finite boxes are left out).
-pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
+/// The root cell, the margin and the root's items: every placeable box (finite, not empty)
+/// grown by the margin, in primitive order. What both builds start from.
+pub fn root_items(boxes: &[Aabb]) -> (Cell, f32, Vec<Item>) {
     let placed = boxes.iter().filter(|b| placeable(b));
-    let whole = placed.clone().fold(Aabb::EMPTY, |a, b| a.union(*b));
-    let prims = placed.count() as u32;
+    let whole = placed.fold(Aabb::EMPTY, |a, b| a.union(*b));
     let (lo, hi) = if whole.is_empty() {
         (Vec3::ZERO, Vec3::ZERO)
     } else {
@@ -462,7 +464,7 @@ pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
     let margin = box_margin(lo, hi);
     let grow = Vec3::splat(margin);
     let root_cell: Cell = ((lo - grow).to_array(), (hi + grow).to_array());
-    let items: Vec<Item> = boxes
+    let items = boxes
         .iter()
         .enumerate()
         .filter(|(_, b)| placeable(b))
@@ -472,6 +474,42 @@ pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
             hi: (b.max + grow).to_array(),
         })
         .collect();
+    (root_cell, margin, items)
+}
+
+/// The sixteen header words (the module's layout).
+#[allow(clippy::too_many_arguments)]
+pub fn header(
+    root_cell: &Cell,
+    margin: f32,
+    nodes: u32,
+    large_nodes: u32,
+    refs_at: u32,
+    refs: u32,
+    small_roots: u32,
+    leaves: u32,
+) -> [u32; HEADER_WORDS] {
+    let mut words = [0u32; HEADER_WORDS];
+    for a in 0..3 {
+        words[a] = root_cell.0[a].to_bits();
+        words[3 + a] = root_cell.1[a].to_bits();
+    }
+    words[6..13].copy_from_slice(&[
+        nodes,
+        large_nodes,
+        refs_at,
+        refs,
+        small_roots,
+        leaves,
+        margin.to_bits(),
+    ]);
+    words
+}
+
+/// Builds the kd-tree over one box per primitive (empty and non-finite boxes are left out).
+pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
+    let (root_cell, margin, items) = root_items(boxes);
+    let prims = items.len() as u32;
     let limit = refs_limit(prims);
 
     // Stage 1: the large nodes, level by level. `nodes` holds each node's two words.
@@ -518,7 +556,9 @@ pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
                     items,
                     depth: node.depth,
                 }),
-                Fate::Leaf => leaf_items.push((node.slot, items.iter().map(|it| it.prim).collect())),
+                Fate::Leaf => {
+                    leaf_items.push((node.slot, items.iter().map(|it| it.prim).collect()))
+                }
             }
         }
         level = plan.next;
@@ -569,20 +609,16 @@ pub fn build_kdtree(boxes: &[Aabb]) -> Result<KdBuild, KdTreeTooLarge> {
     }
     let refs_at = HEADER_WORDS + 2 * nodes.len();
     let mut words = Vec::with_capacity(words_needed as usize);
-    words.extend(root_cell.0.map(f32::to_bits));
-    words.extend(root_cell.1.map(f32::to_bits));
-    words.extend([
+    words.extend(header(
+        &root_cell,
+        margin,
         nodes.len() as u32,
         large_nodes as u32,
         refs_at as u32,
         refs as u32,
         small_roots.len() as u32,
         leaf_items.len() as u32,
-        margin.to_bits(),
-        0,
-        0,
-        0,
-    ]);
+    ));
     let mut first = 0u32;
     for (slot, prims) in &leaf_items {
         nodes[*slot as usize] = [LEAF | first, prims.len() as u32];

@@ -27,6 +27,7 @@ pub mod sah_build;
 pub mod seeding;
 pub mod shader;
 mod tree_sizes;
+pub mod tri_kdtree;
 pub mod upload;
 pub mod vd_batch;
 pub mod vd_pipeline;

@@ -1,0 +1,252 @@
+// Triangle kd-tree, small stage: one workgroup of KT_SMALL_NODE invocations per small root
+// builds the root's SAH subtree as tri_kdtree.rs build_small does, word for word. Invocation t
+// loads item t (the root's primitives ascending, their boxes clipped to its cell) and makes
+// its six candidates' masks (axis a, side s at a * 2n + 2t + s: the CPU twin's order); at
+// every node it measures the candidates t, t + 64, ... and the workgroup reduces them to the
+// first of the cheapest. Invocation 0 keeps the stack (the node's mask, cell, depth and index
+// in the subtree), depth first, the left child first, the children side by side at the end.
+// With COUNT it writes each root's (nodes, references, depth below the root, leaves); with WRITE the
+// host has placed the subtrees (roots[r].place: the node index of the subtree's node 1 and
+// the first reference, from the start of the references) and it writes the nodes' words and
+// the leaves' references.
+//!include "kdtree_tri/common.wgsl"
+
+struct SmallRoot {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    // (first item, items, depth, slot)
+    span: vec4<u32>,
+    // (node index of the subtree's node 1, first reference, 0, 0)
+    place: vec4<u32>,
+}
+
+struct Task {
+    mask: vec2<u32>,
+    depth: u32,
+    index: u32,
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+}
+
+@group(0) @binding(0) var<uniform> params: KdBuildParams;
+@group(0) @binding(1) var<storage, read> roots: array<SmallRoot>;
+@group(0) @binding(2) var<storage, read> small_items: array<vec4<u32>>;
+//!if COUNT
+@group(0) @binding(3) var<storage, read_write> sizes: array<vec4<u32>>;
+//!endif
+//!if WRITE
+@group(0) @binding(3) var<storage, read_write> words: array<u32>;
+//!endif
+
+const KT_CANDIDATES: u32 = 384u;
+const KT_NONE: u32 = 0xffffffffu;
+const KT_HEADER_WORDS: u32 = 16u;
+
+var<workgroup> sh_lo: array<vec4<f32>, KT_SMALL_NODE>;
+var<workgroup> sh_hi: array<vec4<f32>, KT_SMALL_NODE>;
+var<workgroup> sh_prim: array<u32, KT_SMALL_NODE>;
+var<workgroup> sh_plane: array<f32, KT_CANDIDATES>;
+var<workgroup> sh_left: array<vec2<u32>, KT_CANDIDATES>;
+var<workgroup> sh_right: array<vec2<u32>, KT_CANDIDATES>;
+var<workgroup> sh_stack: array<Task, 66>;
+var<workgroup> sh_cost: array<f32, KT_SMALL_NODE>;
+var<workgroup> sh_k: array<u32, KT_SMALL_NODE>;
+var<workgroup> wg_sp: u32;
+// (nodes made, references made, deepest node below the root, leaves made)
+var<workgroup> wg_state: vec4<u32>;
+// (1 when the node just visited became a leaf, its first reference in the subtree)
+var<workgroup> wg_leaf: vec2<u32>;
+
+// tri_kdtree.rs sah_extent.
+fn kt_extent(e: f32, scale: f32) -> f32 {
+    if e < 1.17549435e-38 {
+        return 0.0;
+    }
+    let v = bitcast<f32>(bitcast<u32>(e * scale) & 0xfffff000u);
+    if v < 8.881784e-16 {
+        return 0.0;
+    }
+    return v;
+}
+
+// tri_kdtree.rs sah_area over the extents of the cell lo..hi.
+fn kt_area(lo: vec3<f32>, hi: vec3<f32>, scale: f32) -> f32 {
+    let e = vec3<f32>(kt_extent(hi.x - lo.x, scale), kt_extent(hi.y - lo.y, scale), kt_extent(hi.z - lo.z, scale));
+    return bitcast<f32>(bitcast<u32>(e.x * e.y + e.y * e.z + e.z * e.x) & 0xffffff80u);
+}
+
+// tri_kdtree.rs sah_scale.
+fn kt_scale(lo: vec3<f32>, hi: vec3<f32>) -> f32 {
+    let e = max(max(max(0.0, hi.x - lo.x), hi.y - lo.y), hi.z - lo.z);
+    let exponent = (bitcast<u32>(e) >> 23u) & 0xffu;
+    if exponent == 0u || exponent >= 254u {
+        return 1.0;
+    }
+    return bitcast<f32>((254u - exponent) << 23u);
+}
+
+fn bit_of(mask: vec2<u32>, j: u32) -> u32 {
+    return select(mask.y >> (j - 32u), mask.x >> j, j < 32u) & 1u;
+}
+
+fn popcount2(mask: vec2<u32>) -> u32 {
+    return countOneBits(mask.x) + countOneBits(mask.y);
+}
+
+// Whether (cost_b, k_b) comes before (cost_a, k_a): a candidate before none, the cheaper, then
+// the earlier.
+fn better(cost_b: f32, k_b: u32, cost_a: f32, k_a: u32) -> bool {
+    if k_b == KT_NONE {
+        return false;
+    }
+    return k_a == KT_NONE || cost_b < cost_a || (cost_b == cost_a && k_b < k_a);
+}
+
+@compute @workgroup_size(KT_SMALL_NODE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+    let r = wid.x + wid.y * nwg.x;
+    if r >= params.roots {
+        return;
+    }
+    let root = roots[r];
+    let n = root.span.y;
+    if t < n {
+        let at = root.span.x + t;
+        let lo = small_items[2u * at];
+        let hi = small_items[2u * at + 1u];
+        sh_lo[t] = vec4<f32>(bitcast<vec3<f32>>(lo.xyz), 0.0);
+        sh_hi[t] = vec4<f32>(bitcast<vec3<f32>>(hi.xyz), 0.0);
+        sh_prim[t] = lo.w;
+    }
+    if t == 0u {
+        var all = vec2<u32>(0xffffffffu, 0xffffffffu);
+        if n < 32u {
+            all = vec2<u32>((1u << n) - 1u, 0u);
+        } else if n < 64u {
+            all = vec2<u32>(0xffffffffu, (1u << (n - 32u)) - 1u);
+        }
+        sh_stack[0] = Task(all, root.span.z, 0u, root.lo, root.hi);
+        wg_sp = 1u;
+        wg_state = vec4<u32>(1u, 0u, 0u, 0u);
+    }
+    workgroupBarrier();
+    if t < n {
+        for (var a = 0u; a < 3u; a++) {
+            for (var side = 0u; side < 2u; side++) {
+                let plane = select(sh_lo[t][a], sh_hi[t][a], side == 1u);
+                var left = vec2<u32>(0u);
+                var right = vec2<u32>(0u);
+                for (var j = 0u; j < n; j++) {
+                    let word = select(1u, 0u, j < 32u);
+                    let bit = 1u << (j & 31u);
+                    if sh_lo[j][a] < plane {
+                        left[word] |= bit;
+                    }
+                    if sh_hi[j][a] > plane {
+                        right[word] |= bit;
+                    }
+                }
+                let k = a * 2u * n + 2u * t + side;
+                sh_plane[k] = plane;
+                sh_left[k] = left;
+                sh_right[k] = right;
+            }
+        }
+    }
+    let scale = kt_scale(root.lo.xyz, root.hi.xyz);
+    loop {
+        let sp = workgroupUniformLoad(&wg_sp);
+        if sp == 0u {
+            break;
+        }
+        let task = sh_stack[sp - 1u];
+        workgroupBarrier();
+        let count = popcount2(task.mask);
+        let area = kt_area(task.lo.xyz, task.hi.xyz, scale);
+        var best_cost = 0.0;
+        var best_k = KT_NONE;
+        if count > 0u && task.depth < KT_MAX_DEPTH {
+            for (var k = t; k < 6u * n; k += KT_SMALL_NODE) {
+                let a = k / (2u * n);
+                let i = (k - a * 2u * n) / 2u;
+                let plane = sh_plane[k];
+                if bit_of(task.mask, i) == 0u || !(task.lo[a] < plane && plane < task.hi[a]) {
+                    continue;
+                }
+                var left_hi = task.hi.xyz;
+                left_hi[a] = plane;
+                var right_lo = task.lo.xyz;
+                right_lo[a] = plane;
+                let nl = popcount2(task.mask & sh_left[k]);
+                let nr = popcount2(task.mask & sh_right[k]);
+                let cost = f32(nl) * kt_area(task.lo.xyz, left_hi, scale) + f32(nr) * kt_area(right_lo, task.hi.xyz, scale);
+                if best_k == KT_NONE || cost < best_cost {
+                    best_cost = cost;
+                    best_k = k;
+                }
+            }
+        }
+        sh_cost[t] = best_cost;
+        sh_k[t] = best_k;
+        workgroupBarrier();
+        for (var stride = KT_SMALL_NODE / 2u; stride > 0u; stride >>= 1u) {
+            if t < stride && better(sh_cost[t + stride], sh_k[t + stride], sh_cost[t], sh_k[t]) {
+                sh_cost[t] = sh_cost[t + stride];
+                sh_k[t] = sh_k[t + stride];
+            }
+            workgroupBarrier();
+        }
+        if t == 0u {
+            var state = wg_state;
+            state.z = max(state.z, task.depth - root.span.z);
+            let k = sh_k[0];
+            let place = select(root.place.x + task.index - 1u, root.span.w, task.index == 0u);
+            if k != KT_NONE && KT_TRAVERSAL_COST * area + sh_cost[0] < f32(count) * area {
+                let a = k / (2u * n);
+                let plane = sh_plane[k];
+                let left = state.x;
+                state.x += 2u;
+                var left_hi = task.hi;
+                left_hi[a] = plane;
+                var right_lo = task.lo;
+                right_lo[a] = plane;
+                sh_stack[sp - 1u] = Task(task.mask & sh_right[k], task.depth + 1u, left + 1u, right_lo, task.hi);
+                sh_stack[sp] = Task(task.mask & sh_left[k], task.depth + 1u, left, task.lo, left_hi);
+                wg_sp = sp + 1u;
+                wg_leaf = vec2<u32>(0u, 0u);
+//!if WRITE
+                words[KT_HEADER_WORDS + 2u * place] = a << 30u | (root.place.x + left - 1u);
+                words[KT_HEADER_WORDS + 2u * place + 1u] = bitcast<u32>(plane);
+//!endif
+            } else {
+                wg_leaf = vec2<u32>(1u, state.y);
+//!if WRITE
+                words[KT_HEADER_WORDS + 2u * place] = KT_LEAF | (root.place.y + state.y);
+                words[KT_HEADER_WORDS + 2u * place + 1u] = count;
+//!endif
+                state.y += count;
+                state.w += 1u;
+                wg_sp = sp - 1u;
+            }
+            wg_state = state;
+        }
+        workgroupBarrier();
+//!if WRITE
+        let leaf = wg_leaf;
+        if leaf.x != 0u && t < n && bit_of(task.mask, t) != 0u {
+            var below = vec2<u32>(0u);
+            if t < 32u {
+                below = vec2<u32>(task.mask.x & ((1u << t) - 1u), 0u);
+            } else {
+                below = vec2<u32>(task.mask.x, task.mask.y & ((1u << (t - 32u)) - 1u));
+            }
+            words[params.refs_at + root.place.y + leaf.y + popcount2(below)] = sh_prim[t];
+        }
+//!endif
+    }
+//!if COUNT
+    if t == 0u {
+        sizes[r] = wg_state;
+    }
+//!endif
+}

@@ -1,0 +1,57 @@
+// Triangle kd-tree, large stage, step 1: each node's tight box, the minimum and the maximum of
+// its pairs' clipped boxes in the order of f32::total_cmp (tri_kdtree.rs tight_box), as
+// atomics on ordered keys: `tight[6 * node + a]` holds the complement of the least key on axis
+// a, `tight[6 * node + 3 + a]` the greatest key (both start at 0). A workgroup whose pairs all
+// belong to one node reduces them in workgroup memory first and adds six atomics.
+//!include "kdtree_tri/common.wgsl"
+
+@group(0) @binding(0) var<uniform> params: KdBuildParams;
+@group(0) @binding(1) var<storage, read> pair_lo: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read> pair_hi: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> tight: array<atomic<u32>>;
+
+var<workgroup> wg_box: array<atomic<u32>, 6>;
+var<workgroup> wg_nodes: vec2<u32>;
+
+@compute @workgroup_size(KT_WG_SIZE)
+fn main(
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+) {
+    let first = (wid.x + wid.y * nwg.x) * KT_WG_SIZE;
+    if first >= params.pairs {
+        return;
+    }
+    let i = first + lid;
+    let last = min(first + KT_WG_SIZE, params.pairs) - 1u;
+    if lid == 0u {
+        wg_nodes = vec2<u32>(pair_hi[first].w, pair_hi[last].w);
+    }
+    if lid < 6u {
+        atomicStore(&wg_box[lid], 0u);
+    }
+    workgroupBarrier();
+    let nodes = wg_nodes;
+    let one_node = nodes.x == nodes.y;
+    if i < params.pairs {
+        let lo = pair_lo[i];
+        let hi = pair_hi[i];
+        if one_node {
+            for (var a = 0u; a < 3u; a++) {
+                atomicMax(&wg_box[a], ~kt_key(lo[a]));
+                atomicMax(&wg_box[3u + a], kt_key(hi[a]));
+            }
+        } else {
+            let node = hi.w;
+            for (var a = 0u; a < 3u; a++) {
+                atomicMax(&tight[6u * node + a], ~kt_key(lo[a]));
+                atomicMax(&tight[6u * node + 3u + a], kt_key(hi[a]));
+            }
+        }
+    }
+    workgroupBarrier();
+    if one_node && lid < 6u {
+        atomicMax(&tight[6u * nodes.x + lid], atomicLoad(&wg_box[lid]));
+    }
+}
