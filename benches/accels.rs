@@ -1,10 +1,13 @@
 //! The middle-level structures side by side (issue 18): for each scene (Sponza, the dragon and a
 //! teapot in a stadium, `benches/scenes/*.csc`, meshes from `../shared/assets`) and each
-//! structure (`qbvh`, `wide`: the binned-SAH BVHs; `grid`: the two-level grid of paper 001
-//! under the wide layout's top level), one row:
+//! structure (`qbvh`, `wide`: the binned-SAH BVHs; `grid`: the two-level grid of paper 001;
+//! `kdtree`: paper 002's SAH kd-tree over triangles; both under the wide layout's top level),
+//! one row:
 //! - the middle level's build on the CPU (median of `--builds`, wall clock, this machine's
-//!   threads; the vertices' boxes included) and, for the grid, on the GPU (`gpu::grid`, device
-//!   clock, every mesh's grid from its boxes, checked word for word against the CPU twin's);
+//!   threads; the vertices' boxes included) and, for the grid and the kd-tree, on the GPU
+//!   (`gpu::grid`, `gpu::tri_kdtree`: device clock, and the host's wall clock of the same
+//!   builds with their uploads and read-backs; every mesh's structure from its boxes, checked
+//!   word for word against the CPU twin's);
 //! - the middle level's memory on the device (nodes or grid words, references, and the leaf
 //!   triangles a BVH's leaf test reads);
 //! - primary and diffuse Mrays/s (`gpu::raybench`, the same rays for every structure, the
@@ -18,8 +21,6 @@
 //!
 //! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium] [--resolution 1920x1080]
 //!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3] [--rounds 3]`
-//!
-//! The triangle kd-tree of paper 002 is not built yet; its rows say so.
 
 mod support;
 
@@ -30,12 +31,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use caustica::accel::aabb::Aabb;
-use caustica::accel::prepared::MESH_GRID;
+use caustica::accel::prepared::{MESH_GRID, MESH_KDTREE};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared};
 use caustica::gpu::grid::GridBuilder;
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
+use caustica::gpu::tri_kdtree::KdTreeBuilder;
 use caustica::gpu::{GpuBackend, GpuContext};
 use caustica::io::AssetCache;
 use caustica::render::Backend;
@@ -88,7 +90,10 @@ fn main() {
         }
     };
     let backend = GpuBackend::new(ctx.clone()).expect("the kernels compile");
-    let grid_builder = GridBuilder::new(&ctx).expect("the grid kernels compile");
+    let builders = (
+        GridBuilder::new(&ctx).expect("the grid kernels compile"),
+        KdTreeBuilder::new(&ctx).expect("the kd-tree kernels compile"),
+    );
     let prims = Primitives::new(&ctx).expect("the primitives compile");
     println!(
         "device: {} ({}, {}); rays at {width}x{height}, frames at {}x{}, photon_map; \
@@ -101,11 +106,12 @@ fn main() {
         rayon::current_num_threads()
     );
     println!(
-        "{:<8} {:<9} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "{:<8} {:<9} {:>12} {:>12} {:>12} {:>10} {:>10} {:>10} {:>10} {:>9}",
         "scene",
         "structure",
         "CPU build ms",
         "GPU build ms",
+        "GPU wall ms",
         "memory MB",
         "references",
         "primary",
@@ -116,6 +122,7 @@ fn main() {
         ("qbvh", BvhLayout::Qbvh, BvhBuilder::CpuSah),
         ("wide", BvhLayout::Wide, BvhBuilder::CpuSah),
         ("grid", BvhLayout::Wide, BvhBuilder::Grid),
+        ("kdtree", BvhLayout::Wide, BvhBuilder::Kdtree),
     ];
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for name in scenes.split(',') {
@@ -145,7 +152,7 @@ fn main() {
             prepared: Prepared,
             frame_prepared: Prepared,
             build_ms: f64,
-            gpu_build: Option<f64>,
+            gpu_build: Option<(f64, f64)>,
             primary: Vec<f64>,
             diffuse: Vec<f64>,
             frame_ms: Vec<f64>,
@@ -172,7 +179,7 @@ fn main() {
                 let prepared = prepared.expect("built");
                 Row {
                     label,
-                    gpu_build: gpu_build_ms(&ctx, &grid_builder, &prims, &prepared),
+                    gpu_build: gpu_build_ms(&ctx, &builders, &prims, &prepared),
                     frame_prepared: Prepared::build(&frame_scene, &options).expect("builds"),
                     prepared,
                     build_ms: median(build_ms),
@@ -234,11 +241,13 @@ fn main() {
         }
         for row in rows {
             println!(
-                "{name:<8} {:<9} {:>12.1} {:>12} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>9.1}",
+                "{name:<8} {:<9} {:>12.1} {:>12} {:>12} {:>10.1} {:>10} {:>10.1} {:>10.1} {:>9.1}",
                 row.label,
                 row.build_ms,
                 row.gpu_build
-                    .map_or("-".to_string(), |ms| format!("{ms:.2}")),
+                    .map_or("-".to_string(), |(ms, _)| format!("{ms:.2}")),
+                row.gpu_build
+                    .map_or("-".to_string(), |(_, wall)| format!("{wall:.2}")),
                 middle_bytes(&row.prepared) as f64 / 1e6,
                 row.prepared.prim_refs.len() + grid_references(&row.prepared),
                 median(row.primary),
@@ -246,35 +255,33 @@ fn main() {
                 median(row.frame_ms)
             );
         }
-        println!(
-            "{name:<8} {:<9} not built yet (paper 002's triangle kd-tree)",
-            "kdtree"
-        );
     }
 }
 
-/// The references the grids of `p` hold (word 11 of each grid).
+/// The references the grids and kd-trees of `p` hold.
 fn grid_references(p: &Prepared) -> usize {
-    p.meshes
-        .iter()
-        .filter(|m| m.flags & MESH_GRID != 0)
-        .map(|m| p.grid_cells[m.node_offset as usize + 11] as usize)
-        .sum()
+    let stats = p.stats();
+    (stats.grid_references + stats.kdtree_references) as usize
 }
 
-/// The device time of building every grid of `p` on the GPU (`gpu::grid`, the median of three
-/// builds of each, summed), checked word for word against the grids `p` holds; `None` for the
-/// BVHs (their GPU builders are `benches/bvh_builders.rs`'s) and on adapters without
-/// timestamps.
+/// The device time of building every grid or kd-tree of `p` on the GPU (`gpu::grid`,
+/// `gpu::tri_kdtree`; the median of three builds of each, summed) and the host's wall time of
+/// the same builds (uploads, read-backs and the final read of the words included), checked word
+/// for word against the words `p` holds; `None` for the BVHs (their GPU builders are
+/// `benches/bvh_builders.rs`'s) and on adapters without timestamps.
 fn gpu_build_ms(
     ctx: &GpuContext,
-    builder: &GridBuilder,
+    builders: &(GridBuilder, KdTreeBuilder),
     prims: &Primitives,
     p: &Prepared,
-) -> Option<f64> {
-    let mut total = 0.0;
+) -> Option<(f64, f64)> {
+    let (mut device, mut wall) = (0.0, 0.0);
     let mut any = false;
-    for m in p.meshes.iter().filter(|m| m.flags & MESH_GRID != 0) {
+    for m in p
+        .meshes
+        .iter()
+        .filter(|m| m.flags & (MESH_GRID | MESH_KDTREE) != 0)
+    {
         let position = |v: u32| Vec3::from_slice(&p.positions[v as usize][..3]);
         let tris = &p.triangles[m.triangle_offset as usize..][..m.triangle_count as usize];
         let quads = &p.quads[m.quad_offset as usize..][..m.quad_count as usize];
@@ -288,27 +295,41 @@ fn gpu_build_ms(
             )
             .collect();
         let words = &p.grid_cells[m.node_offset as usize..][..m.node_count as usize];
-        let mut times = Vec::new();
+        let (mut times, mut walls) = (Vec::new(), Vec::new());
         for _ in 0..3 {
-            match builder.build_vec(ctx, prims, &boxes) {
-                Ok(Ok(build)) => {
-                    if build.words != words {
-                        eprintln!("the GPU grid differs from the CPU twin's");
+            let start = Instant::now();
+            let built = if m.flags & MESH_KDTREE != 0 {
+                builders.1.build_vec(ctx, prims, &boxes).map(|r| {
+                    r.map(|b| (b.words, b.device_ms))
+                        .map_err(|e| format!("{e:?}"))
+                })
+            } else {
+                builders.0.build_vec(ctx, prims, &boxes).map(|r| {
+                    r.map(|b| (b.words, b.device_ms))
+                        .map_err(|e| format!("{e:?}"))
+                })
+            };
+            walls.push(start.elapsed().as_secs_f64() * 1e3);
+            match built {
+                Ok(Ok((built_words, device_ms))) => {
+                    if built_words != words {
+                        eprintln!("the GPU build differs from the CPU twin's");
                     }
-                    times.push(build.device_ms?);
+                    times.push(device_ms?);
                 }
                 Ok(Err(e)) => {
-                    eprintln!("GPU grid build: {e:?}");
+                    eprintln!("GPU build: {e}");
                     return None;
                 }
                 Err(e) => {
-                    eprintln!("GPU grid build: {e}");
+                    eprintln!("GPU build: {e}");
                     return None;
                 }
             }
         }
-        total += median(times);
+        device += median(times);
+        wall += median(walls);
         any = true;
     }
-    any.then_some(total)
+    any.then_some((device, wall))
 }

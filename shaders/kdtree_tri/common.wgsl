@@ -13,7 +13,7 @@ const KT_SMALL_NODE: u32 = 64u;
 // caustica::accel::tri_kdtree constants.
 const KT_MAX_DEPTH: u32 = 64u;
 const KT_EMPTY_CUT_FRACTION: f32 = 0.25;
-const KT_TRAVERSAL_COST: f32 = 0.5;
+const KT_TRAVERSAL_COST: u32 = 1u;
 const KT_LEAF: u32 = 0xc0000000u;
 // Decision codes (tri_kdtree::Decision) and fate kinds (tri_kdtree::Fate).
 const KT_LEAF_CODE: u32 = 0u;

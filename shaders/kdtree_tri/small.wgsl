@@ -49,7 +49,7 @@ var<workgroup> sh_plane: array<f32, KT_CANDIDATES>;
 var<workgroup> sh_left: array<vec2<u32>, KT_CANDIDATES>;
 var<workgroup> sh_right: array<vec2<u32>, KT_CANDIDATES>;
 var<workgroup> sh_stack: array<Task, 66>;
-var<workgroup> sh_cost: array<f32, KT_SMALL_NODE>;
+var<workgroup> sh_cost: array<u32, KT_SMALL_NODE>;
 var<workgroup> sh_k: array<u32, KT_SMALL_NODE>;
 var<workgroup> wg_sp: u32;
 // (nodes made, references made, deepest node below the root, leaves made)
@@ -57,22 +57,18 @@ var<workgroup> wg_state: vec4<u32>;
 // (1 when the node just visited became a leaf, its first reference in the subtree)
 var<workgroup> wg_leaf: vec2<u32>;
 
-// tri_kdtree.rs sah_extent.
-fn kt_extent(e: f32, scale: f32) -> f32 {
-    if e < 1.17549435e-38 {
-        return 0.0;
+// tri_kdtree.rs sah_extent: 14 fractional bits of the scaled extent, in an integer.
+fn kt_extent(e: f32, scale: f32) -> u32 {
+    if !(e >= 1.17549435e-38) {
+        return 0u;
     }
-    let v = bitcast<f32>(bitcast<u32>(e * scale) & 0xfffff000u);
-    if v < 8.881784e-16 {
-        return 0.0;
-    }
-    return v;
+    return min(u32(floor(e * scale * 16384.0)), 32767u);
 }
 
 // tri_kdtree.rs sah_area over the extents of the cell lo..hi.
-fn kt_area(lo: vec3<f32>, hi: vec3<f32>, scale: f32) -> f32 {
-    let e = vec3<f32>(kt_extent(hi.x - lo.x, scale), kt_extent(hi.y - lo.y, scale), kt_extent(hi.z - lo.z, scale));
-    return bitcast<f32>(bitcast<u32>(e.x * e.y + e.y * e.z + e.z * e.x) & 0xffffff80u);
+fn kt_area(lo: vec3<f32>, hi: vec3<f32>, scale: f32) -> u32 {
+    let e = vec3<u32>(kt_extent(hi.x - lo.x, scale), kt_extent(hi.y - lo.y, scale), kt_extent(hi.z - lo.z, scale));
+    return ((e.x * e.y) >> 7u) + ((e.y * e.z) >> 7u) + ((e.z * e.x) >> 7u);
 }
 
 // tri_kdtree.rs sah_scale.
@@ -95,7 +91,7 @@ fn popcount2(mask: vec2<u32>) -> u32 {
 
 // Whether (cost_b, k_b) comes before (cost_a, k_a): a candidate before none, the cheaper, then
 // the earlier.
-fn better(cost_b: f32, k_b: u32, cost_a: f32, k_a: u32) -> bool {
+fn better(cost_b: u32, k_b: u32, cost_a: u32, k_a: u32) -> bool {
     if k_b == KT_NONE {
         return false;
     }
@@ -163,7 +159,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         workgroupBarrier();
         let count = popcount2(task.mask);
         let area = kt_area(task.lo.xyz, task.hi.xyz, scale);
-        var best_cost = 0.0;
+        var best_cost = 0u;
         var best_k = KT_NONE;
         if count > 0u && task.depth < KT_MAX_DEPTH {
             for (var k = t; k < 6u * n; k += KT_SMALL_NODE) {
@@ -179,7 +175,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 right_lo[a] = plane;
                 let nl = popcount2(task.mask & sh_left[k]);
                 let nr = popcount2(task.mask & sh_right[k]);
-                let cost = f32(nl) * kt_area(task.lo.xyz, left_hi, scale) + f32(nr) * kt_area(right_lo, task.hi.xyz, scale);
+                let cost = nl * kt_area(task.lo.xyz, left_hi, scale) + nr * kt_area(right_lo, task.hi.xyz, scale);
                 if best_k == KT_NONE || cost < best_cost {
                     best_cost = cost;
                     best_k = k;
@@ -201,7 +197,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             state.z = max(state.z, task.depth - root.span.z);
             let k = sh_k[0];
             let place = select(root.place.x + task.index - 1u, root.span.w, task.index == 0u);
-            if k != KT_NONE && KT_TRAVERSAL_COST * area + sh_cost[0] < f32(count) * area {
+            if k != KT_NONE && KT_TRAVERSAL_COST * area + sh_cost[0] < count * area {
                 let a = k / (2u * n);
                 let plane = sh_plane[k];
                 let left = state.x;

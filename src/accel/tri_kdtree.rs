@@ -27,7 +27,7 @@
 //!    candidates are taken in the order axis, primitive, side (min, max); one is valid when the
 //!    node holds its primitive and its plane lies strictly inside the node's cell. The node is
 //!    split at the first strict minimum of `S = N_L·A_L + N_R·A_R` when
-//!    `TRAVERSAL_COST·A + S < N·A` (areas of cells; see [`sah_area`] for how they are made exact
+//!    `TRAVERSAL_COST·A + S < N·A` (areas of cells; see [`sah_area`] for how they are made the
 //!    on both backends), or becomes a leaf.
 //!
 //! A node with no primitives is an empty leaf.
@@ -67,8 +67,8 @@ pub const SMALL_NODE: usize = 64;
 /// along the axis is cut off as an empty leaf (paper 002, after Zhou et al.).
 pub const EMPTY_CUT_FRACTION: f32 = 0.25;
 /// The SAH cost of visiting a node, in units of one primitive test. A power of two, so that
-/// `TRAVERSAL_COST·A` is exact.
-pub const TRAVERSAL_COST: f32 = 0.5;
+/// An integer, as the costs are (see [`sah_area`]).
+pub const TRAVERSAL_COST: u32 = 1;
 /// The deepest node, in internal nodes from the root (both stages).
 pub const MAX_DEPTH: u32 = 64;
 /// The tag of a leaf in bits 30–31 of its first word.
@@ -128,20 +128,6 @@ pub enum Decision {
     Split { axis: usize, plane: f32 },
 }
 
-/// `x` with its 12 lowest mantissa bits cleared (12 significant bits): the product of two is
-/// exact.
-#[inline]
-pub fn truncate_extent(x: f32) -> f32 {
-    f32::from_bits(x.to_bits() & 0xffff_f000)
-}
-
-/// `x` with its 7 lowest mantissa bits cleared (17 significant bits): its product by a count of
-/// at most 64 is exact.
-#[inline]
-pub fn truncate_area(x: f32) -> f32 {
-    f32::from_bits(x.to_bits() & 0xffff_ff80)
-}
-
 /// The power of two by which a small root's extents are scaled: `2^-e` for the exponent `e` of
 /// its largest extent, made from bits (1 for a cell of no extent, a subnormal one or one of
 /// 2^127 or more).
@@ -155,27 +141,23 @@ pub fn sah_scale(cell: &Cell) -> f32 {
     }
 }
 
-/// A scaled extent as the SAH uses it: truncated to 12 bits, and 0 below 2^-50 or for a
-/// subnormal extent (so that nothing the SAH multiplies is subnormal, which a GPU may flush).
+/// A cell's extent as the SAH measures it: in fixed point, 14 fractional bits of the extent
+/// scaled by [`sah_scale`] (below 2, so below 2^15), 0 for a subnormal or empty extent. Integers,
+/// so that both backends compare the very same costs (a GPU may fuse or reorder float sums).
 #[inline]
-pub fn sah_extent(e: f32, scale: f32) -> f32 {
-    if e < f32::MIN_POSITIVE {
-        return 0.0;
+pub fn sah_extent(e: f32, scale: f32) -> u32 {
+    if !(e >= f32::MIN_POSITIVE) {
+        return 0;
     }
-    let v = truncate_extent(e * scale);
-    if v < 8.881784e-16 {
-        0.0
-    } else {
-        v
-    }
+    ((e * scale * 16384.0).floor() as u32).min(32767)
 }
 
-/// The half surface area of a box of scaled extents `e` (from [`sah_extent`]), truncated by
-/// [`truncate_area`]: every product is exact and the sums round the same on both backends,
-/// fused or not (the twin of `kd_sah_area` in the GPU build).
+/// The half surface area of a box of fixed-point extents `e` (from [`sah_extent`]): each
+/// product shifted right by 7 bits, so that a cost (two areas times counts of at most 64) fits
+/// in 32 bits (the twin of `kt_area` in `kdtree_tri/small.wgsl`).
 #[inline]
-pub fn sah_area(e: [f32; 3]) -> f32 {
-    truncate_area(e[0] * e[1] + e[1] * e[2] + e[2] * e[0])
+pub fn sah_area(e: [u32; 3]) -> u32 {
+    (e[0] * e[1] >> 7) + (e[1] * e[2] >> 7) + (e[2] * e[0] >> 7)
 }
 
 /// The tight box of `items` (in the order of the GPU's atomics on ordered keys).
@@ -409,22 +391,22 @@ fn build_small(items: &[Item], cell: Cell, depth: u32) -> SmallTree {
         let count = mask.count_ones();
         let ext = |c: &Cell| [0, 1, 2].map(|a| sah_extent(c.1[a] - c.0[a], scale));
         let area = sah_area(ext(&cell));
-        let mut best: Option<(f32, usize)> = None;
+        let mut best: Option<(u32, usize)> = None;
         if count > 0 && d < MAX_DEPTH {
             for (k, &(a, i, plane, left, right)) in candidates.iter().enumerate() {
                 if mask >> i & 1 == 0 || !(cell.0[a] < plane && plane < cell.1[a]) {
                     continue;
                 }
                 let (lc, rc) = split_cells(&cell, a, plane);
-                let cost = (mask & left).count_ones() as f32 * sah_area(ext(&lc))
-                    + (mask & right).count_ones() as f32 * sah_area(ext(&rc));
+                let cost = (mask & left).count_ones() * sah_area(ext(&lc))
+                    + (mask & right).count_ones() * sah_area(ext(&rc));
                 if best.is_none_or(|(b, _)| cost < b) {
                     best = Some((cost, k));
                 }
             }
         }
         match best {
-            Some((cost, k)) if TRAVERSAL_COST * area + cost < count as f32 * area => {
+            Some((cost, k)) if TRAVERSAL_COST * area + cost < count * area => {
                 let (a, _, plane, left, right) = candidates[k];
                 let first = nodes.len() as u32;
                 nodes[index as usize] = SmallNode::Inner {
@@ -773,12 +755,21 @@ mod tests {
     }
 
     #[test]
-    fn truncated_extents_multiply_exactly_and_areas_times_counts_are_exact() {
-        let a = truncate_extent(1.2345678);
-        let b = truncate_extent(0.98765432);
-        assert_eq!(f64::from(a * b), f64::from(a) * f64::from(b));
-        let area = truncate_area(a * b + b * b + a * a);
-        assert_eq!(f64::from(63.0 * area), 63.0 * f64::from(area));
+    fn sah_areas_are_fixed_point_half_surfaces_and_the_largest_cost_fits_in_32_bits() {
+        let cell: Cell = ([0.0; 3], [1.0, 0.5, 0.25]);
+        let scale = sah_scale(&cell);
+        assert_eq!(scale, 1.0);
+        let e = [0, 1, 2].map(|a| sah_extent(cell.1[a] - cell.0[a], scale));
+        assert_eq!(e, [16384, 8192, 4096]);
+        // (1·0.5 + 0.5·0.25 + 0.25·1) · 2^28 / 2^7
+        assert_eq!(sah_area(e), (0.875 * f64::from(1 << 21)) as u32);
+        let most = sah_area([32767; 3]);
+        assert!(u64::from(most) * 128 + u64::from(most) < 1 << 32);
+        assert_eq!(
+            sah_extent(f32::from_bits(1), 1.0),
+            0,
+            "subnormal extents are 0"
+        );
     }
 
     #[test]

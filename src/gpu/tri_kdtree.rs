@@ -559,8 +559,8 @@ mod tests {
         for constant in [
             format!("const KT_SMALL_NODE: u32 = {SMALL_NODE}u;"),
             format!("const KT_MAX_DEPTH: u32 = {MAX_DEPTH}u;"),
-            format!("const KT_EMPTY_CUT_FRACTION: f32 = {EMPTY_CUT_FRACTION};"),
-            format!("const KT_TRAVERSAL_COST: f32 = {TRAVERSAL_COST};"),
+            format!("const KT_EMPTY_CUT_FRACTION: f32 = {EMPTY_CUT_FRACTION:?};"),
+            format!("const KT_TRAVERSAL_COST: u32 = {TRAVERSAL_COST}u;"),
             format!("const KT_LEAF: u32 = 0x{LEAF:08x}u;"),
             format!("const KT_HEADER_WORDS: u32 = {HEADER_WORDS}u;"),
         ] {
