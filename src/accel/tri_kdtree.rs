@@ -146,7 +146,8 @@ pub fn sah_scale(cell: &Cell) -> f32 {
 /// so that both backends compare the very same costs (a GPU may fuse or reorder float sums).
 #[inline]
 pub fn sah_extent(e: f32, scale: f32) -> u32 {
-    if !(e >= f32::MIN_POSITIVE) {
+    // NaN too.
+    if e.partial_cmp(&f32::MIN_POSITIVE).is_none_or(|o| o.is_lt()) {
         return 0;
     }
     ((e * scale * 16384.0).floor() as u32).min(32767)
@@ -157,7 +158,7 @@ pub fn sah_extent(e: f32, scale: f32) -> u32 {
 /// in 32 bits (the twin of `kt_area` in `kdtree_tri/small.wgsl`).
 #[inline]
 pub fn sah_area(e: [u32; 3]) -> u32 {
-    (e[0] * e[1] >> 7) + (e[1] * e[2] >> 7) + (e[2] * e[0] >> 7)
+    ((e[0] * e[1]) >> 7) + ((e[1] * e[2]) >> 7) + ((e[2] * e[0]) >> 7)
 }
 
 /// The tight box of `items` (in the order of the GPU's atomics on ordered keys).
