@@ -12,11 +12,7 @@ use accel_support::*;
 use caustica::accel::prepared::{MESH_KDTREE, MESH_MERGED};
 use caustica::accel::tri_kdtree::{build_kdtree, walk, HEADER_WORDS, INDEX_MASK, SHORT_STACK};
 use caustica::accel::{Aabb, BvhBuilder, BvhLayout, PrepareOptions, Prepared, Ray};
-use caustica::gpu::kernel::Checks;
-use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::{test_context, GpuBackend};
-use caustica::io::AssetCache;
-use caustica::SceneFile;
 use glam::{Affine3A, Vec3};
 
 fn kdtree_options(layout: BvhLayout) -> PrepareOptions {
@@ -254,118 +250,25 @@ fn triangle_kdtree_walks_that_overflow_the_short_stack_restart_and_find_the_clos
 
 #[test]
 fn triangle_kdtree_leaves_vd_and_sphere_meshes_their_trees_and_names_the_choice() {
-    let (layout, builder) = caustica::parse_accel("kdtree").unwrap();
-    assert_eq!((layout, builder), (BvhLayout::Wide, BvhBuilder::Kdtree));
-    let (layout, builder) = caustica::parse_accel("qbvh:kdtree").unwrap();
-    assert_eq!((layout, builder), (BvhLayout::Qbvh, BvhBuilder::Kdtree));
-    assert!(caustica::describe_accels().contains("wide:kdtree"));
-    let text = r#"
-camera { position 0 1 4  look_at 0 0.5 0  fov 40 }
-film { resolution 8 8 spp 1 accel kdtree }
-material clay { diffuse 0.8 0.8 0.8 }
-mesh ball { sphere radius 0.5 analytic }
-mesh floor { quad size 4 4 divisions 2 2 }
-instance { mesh ball material clay translate 0 0.5 0 }
-instance { mesh floor material clay }
-light point { position 1 3 2 power 50 50 50 }
-"#;
-    let file = SceneFile::from_str("kdtree.csc", text).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    assert_eq!(scene.film.accel, Some(BvhLayout::Wide));
-    assert_eq!(scene.film.builder, Some(BvhBuilder::Kdtree));
-    let prepared = Prepared::build(&scene, &PrepareOptions::for_scene(&scene)).unwrap();
-    let flags: Vec<u32> = prepared.meshes.iter().map(|m| m.flags).collect();
-    assert_eq!(
-        flags[0] & MESH_KDTREE,
-        0,
-        "the analytic sphere keeps its tree"
-    );
-    assert_ne!(flags[1] & MESH_KDTREE, 0, "the floor is a kd-tree");
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let file = caustica::load_scene(&root.join("scenes/vd_patches.csc")).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    let prepared = Prepared::build(&scene, &kdtree_options(BvhLayout::Wide)).unwrap();
-    let displaced = caustica::accel::prepared::MESH_DISPLACED;
-    assert!(prepared.meshes.iter().any(|m| m.flags & displaced != 0));
-    for m in &prepared.meshes {
-        assert!(
-            m.flags & displaced == 0 || m.flags & MESH_KDTREE == 0,
-            "VD patches keep a tree"
-        );
-    }
+    assert_structure_choice("kdtree", BvhBuilder::Kdtree, MESH_KDTREE);
 }
 
 #[test]
 fn triangle_kdtree_frames_render_the_bits_of_the_default_structure_on_the_cpu() {
-    let file = SceneFile::from_str("kdtree.csc", SCENE).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
     let cpu = caustica::cpu::CpuBackend;
-    let default = render(&cpu, &scene, PrepareOptions::default());
-    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-        let tree = render(&cpu, &scene, kdtree_options(layout));
-        assert!(bits(&tree) == bits(&default), "{}:kdtree", layout.name());
-    }
+    assert_frames_match_default(&cpu, PrepareOptions::default(), BvhBuilder::Kdtree);
 }
 
 #[test]
 fn triangle_kdtree_gpu_frames_render_the_bits_of_the_default_structure() {
     let Some(ctx) = test_context() else { return };
     let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let file = SceneFile::from_str("kdtree.csc", SCENE).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    let default = render(&backend, &scene, PrepareOptions::layout(BvhLayout::Wide));
-    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-        let tree = render(&backend, &scene, kdtree_options(layout));
-        assert!(bits(&tree) == bits(&default), "{}:kdtree", layout.name());
-    }
+    let default = PrepareOptions::layout(BvhLayout::Wide);
+    assert_frames_match_default(&backend, default, BvhBuilder::Kdtree);
 }
 
 #[test]
 fn triangle_kdtree_gpu_traversal_of_every_ray_kind_equals_the_cpu() {
     let Some(ctx) = test_context() else { return };
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let assets = AssetCache::default();
-    // cornell_mcguire: one OBJ's parts merged into one tree, the top level's one instance.
-    for name in ["cornell_spheres.csc", "cornell_mcguire.csc"] {
-        let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
-        let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
-        for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-            let prepared = Prepared::build(&scene, &kdtree_options(layout)).unwrap();
-            assert!(prepared.meshes.iter().any(|m| m.flags & MESH_KDTREE != 0));
-            let sets = make_ray_sets(&scene, &prepared, 96, 72);
-            let rows = measure(
-                &ctx,
-                &scene,
-                &prepared,
-                &sets,
-                MeasureOptions {
-                    checks: Checks::Checked,
-                    runs: 1,
-                    with_vd_code: false,
-                    check_every: 1,
-                    defines: &[],
-                    fused: false,
-                },
-            )
-            .unwrap();
-            assert_eq!(rows.len(), 4, "{name}: every ray kind is measured");
-            for r in rows {
-                assert!(r.rays > 0);
-                // As tests/gpu_raybench.rs: a hardware GPU may fuse multiply-adds in the
-                // triangle test and flip a ray at a shared edge; lavapipe agrees on every ray.
-                let bar = if r.kind == "primary" { 0.999 } else { 0.99 };
-                assert!(
-                    r.agreement >= bar,
-                    "{name} {}:kdtree {}: GPU and CPU agree on only {}",
-                    layout.name(),
-                    r.kind,
-                    r.agreement
-                );
-            }
-        }
-    }
+    assert_gpu_traversal_matches_cpu(&ctx, BvhBuilder::Kdtree, MESH_KDTREE);
 }

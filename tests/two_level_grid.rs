@@ -11,11 +11,7 @@ use std::sync::Arc;
 use accel_support::*;
 use caustica::accel::prepared::{MESH_GRID, MESH_MERGED};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared, Ray};
-use caustica::gpu::kernel::Checks;
-use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
 use caustica::gpu::{test_context, GpuBackend};
-use caustica::io::AssetCache;
-use caustica::SceneFile;
 use glam::{Affine3A, Vec3};
 
 fn grid_options(layout: BvhLayout) -> PrepareOptions {
@@ -90,120 +86,27 @@ fn two_level_grid_of_the_bunny_equals_brute_force_on_camera_rays() {
 
 #[test]
 fn two_level_grid_leaves_vd_and_sphere_meshes_their_trees_and_names_the_choice() {
-    let (layout, builder) = caustica::parse_accel("grid").unwrap();
-    assert_eq!((layout, builder), (BvhLayout::Wide, BvhBuilder::Grid));
-    let (layout, builder) = caustica::parse_accel("qbvh:grid").unwrap();
-    assert_eq!((layout, builder), (BvhLayout::Qbvh, BvhBuilder::Grid));
-    assert!(caustica::describe_accels().contains("wide:grid"));
-    let text = r#"
-camera { position 0 1 4  look_at 0 0.5 0  fov 40 }
-film { resolution 8 8 spp 1 accel grid }
-material clay { diffuse 0.8 0.8 0.8 }
-mesh ball { sphere radius 0.5 analytic }
-mesh floor { quad size 4 4 divisions 2 2 }
-instance { mesh ball material clay translate 0 0.5 0 }
-instance { mesh floor material clay }
-light point { position 1 3 2 power 50 50 50 }
-"#;
-    let file = SceneFile::from_str("grid.csc", text).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    assert_eq!(scene.film.accel, Some(BvhLayout::Wide));
-    assert_eq!(scene.film.builder, Some(BvhBuilder::Grid));
-    let prepared = Prepared::build(&scene, &PrepareOptions::for_scene(&scene)).unwrap();
-    let flags: Vec<u32> = prepared.meshes.iter().map(|m| m.flags).collect();
-    assert_eq!(
-        flags[0] & MESH_GRID,
-        0,
-        "the analytic sphere keeps its tree"
-    );
-    assert_ne!(flags[1] & MESH_GRID, 0, "the floor is a grid");
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let file = caustica::load_scene(&root.join("scenes/vd_patches.csc")).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    let prepared = Prepared::build(&scene, &grid_options(BvhLayout::Wide)).unwrap();
-    let displaced = caustica::accel::prepared::MESH_DISPLACED;
-    assert!(prepared.meshes.iter().any(|m| m.flags & displaced != 0));
-    for m in &prepared.meshes {
-        assert!(
-            m.flags & displaced == 0 || m.flags & MESH_GRID == 0,
-            "VD patches keep a tree"
-        );
-    }
+    assert_structure_choice("grid", BvhBuilder::Grid, MESH_GRID);
 }
 
 #[test]
 fn two_level_grid_frames_render_the_bits_of_the_default_structure_on_the_cpu() {
-    let file = SceneFile::from_str("grid.csc", SCENE).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
     let cpu = caustica::cpu::CpuBackend;
-    let default = render(&cpu, &scene, PrepareOptions::default());
-    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-        let grid = render(&cpu, &scene, grid_options(layout));
-        assert!(bits(&grid) == bits(&default), "{}:grid", layout.name());
-    }
+    assert_frames_match_default(&cpu, PrepareOptions::default(), BvhBuilder::Grid);
 }
 
 #[test]
 fn two_level_grid_gpu_frames_render_the_bits_of_the_default_structure() {
     let Some(ctx) = test_context() else { return };
     let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
-    let file = SceneFile::from_str("grid.csc", SCENE).unwrap();
-    let scene =
-        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
-    let default = render(&backend, &scene, PrepareOptions::layout(BvhLayout::Wide));
-    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-        let grid = render(&backend, &scene, grid_options(layout));
-        assert!(bits(&grid) == bits(&default), "{}:grid", layout.name());
-    }
+    let default = PrepareOptions::layout(BvhLayout::Wide);
+    assert_frames_match_default(&backend, default, BvhBuilder::Grid);
 }
 
 #[test]
 fn two_level_grid_gpu_traversal_of_every_ray_kind_equals_the_cpu() {
     let Some(ctx) = test_context() else { return };
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let assets = AssetCache::default();
-    // cornell_mcguire: one OBJ's parts merged into one grid, the top level's one instance.
-    for name in ["cornell_spheres.csc", "cornell_mcguire.csc"] {
-        let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
-        let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
-        for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
-            let prepared = Prepared::build(&scene, &grid_options(layout)).unwrap();
-            assert!(prepared.meshes.iter().any(|m| m.flags & MESH_GRID != 0));
-            let sets = make_ray_sets(&scene, &prepared, 96, 72);
-            let rows = measure(
-                &ctx,
-                &scene,
-                &prepared,
-                &sets,
-                MeasureOptions {
-                    checks: Checks::Checked,
-                    runs: 1,
-                    with_vd_code: false,
-                    check_every: 1,
-                    defines: &[],
-                    fused: false,
-                },
-            )
-            .unwrap();
-            assert_eq!(rows.len(), 4, "{name}: every ray kind is measured");
-            for r in rows {
-                assert!(r.rays > 0);
-                // As tests/gpu_raybench.rs: a hardware GPU may fuse multiply-adds in the
-                // triangle test and flip a ray at a shared edge; lavapipe agrees on every ray.
-                let bar = if r.kind == "primary" { 0.999 } else { 0.99 };
-                assert!(
-                    r.agreement >= bar,
-                    "{name} {}:grid {}: GPU and CPU agree on only {}",
-                    layout.name(),
-                    r.kind,
-                    r.agreement
-                );
-            }
-        }
-    }
+    assert_gpu_traversal_matches_cpu(&ctx, BvhBuilder::Grid, MESH_GRID);
 }
 
 /// Rays that run along the grid's own cell planes, start on them, or pass through cell

@@ -176,13 +176,15 @@ mod tests {
         // kdtree/build_split_node.wgsl its bindings and list accessor: they are validated
         // through their includers (shared/irradiance.wgsl, shared/photon_estimate.wgsl and the
         // kernels; build_split and build_medium), not on their own; so are the two layouts'
-        // trace loops, joined by shared/traverse.wgsl (with and without WIDE_BVH below).
+        // trace loops and the grid's and kd-tree's walks, joined by shared/traverse.wgsl (with and
+        // without WIDE_BVH and GRID below).
         let needs_includer = [
             ("shared/knn.wgsl", "KNN_HEAP_SIZE"),
             ("kdtree/build_split_node.wgsl", "split_list("),
             ("shared/traverse_qbvh.wgsl", "test_reference("),
             ("shared/traverse_wide.wgsl", "test_reference("),
             ("shared/traverse_grid.wgsl", "test_reference("),
+            ("shared/traverse_kdtree.wgsl", "test_reference("),
             // The SAH's accumulators take their span from bvh/sah_bounds.wgsl and
             // bvh/sah_bins.wgsl, and its Morton split the code accessor of bvh/sah_split.wgsl
             // and bvh/sah_small.wgsl.

@@ -4,10 +4,15 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use caustica::accel::{Hit, PrepareOptions, Prepared, Ray};
+use caustica::accel::{BvhBuilder, BvhLayout, Hit, PrepareOptions, Prepared, Ray};
+use caustica::gpu::kernel::Checks;
+use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
+use caustica::gpu::GpuContext;
+use caustica::io::AssetCache;
 use caustica::render::{Backend, Frame};
 use caustica::scene::shapes::{box_mesh, grid_quad, uv_sphere};
 use caustica::scene::{Instance, Mesh, MeshData, MeshOrigin, Scene, Span, VdMap};
+use caustica::SceneFile;
 use glam::{Affine3A, Quat, Vec2, Vec3};
 
 /// xorshift64* : reproducible randomness without a dependency.
@@ -272,4 +277,126 @@ pub fn render(
     backend
         .render_frame(scene, &prepared, &Default::default())
         .unwrap()
+}
+
+/// The options of the structure `builder` under `layout`'s top level.
+pub fn structure_options(layout: BvhLayout, builder: BvhBuilder) -> PrepareOptions {
+    PrepareOptions {
+        layout,
+        builder,
+        ..PrepareOptions::default()
+    }
+}
+
+/// `--accel NAME` and `qbvh:NAME` name the structure `builder` (flag `flag` in its meshes'
+/// records), `film { accel NAME }` too; an analytic sphere and VD patches keep their trees.
+pub fn assert_structure_choice(name: &str, builder: BvhBuilder, flag: u32) {
+    let (layout, parsed) = caustica::parse_accel(name).unwrap();
+    assert_eq!((layout, parsed), (BvhLayout::Wide, builder));
+    let (layout, parsed) = caustica::parse_accel(&format!("qbvh:{name}")).unwrap();
+    assert_eq!((layout, parsed), (BvhLayout::Qbvh, builder));
+    assert!(caustica::describe_accels().contains(&format!("wide:{name}")));
+    let text = format!(
+        r#"
+camera {{ position 0 1 4  look_at 0 0.5 0  fov 40 }}
+film {{ resolution 8 8 spp 1 accel {name} }}
+material clay {{ diffuse 0.8 0.8 0.8 }}
+mesh ball {{ sphere radius 0.5 analytic }}
+mesh floor {{ quad size 4 4 divisions 2 2 }}
+instance {{ mesh ball material clay translate 0 0.5 0 }}
+instance {{ mesh floor material clay }}
+light point {{ position 1 3 2 power 50 50 50 }}
+"#
+    );
+    let file = SceneFile::from_str("choice.csc", &text).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    assert_eq!(scene.film.accel, Some(BvhLayout::Wide));
+    assert_eq!(scene.film.builder, Some(builder));
+    let prepared = Prepared::build(&scene, &PrepareOptions::for_scene(&scene)).unwrap();
+    let flags: Vec<u32> = prepared.meshes.iter().map(|m| m.flags).collect();
+    assert_eq!(flags[0] & flag, 0, "the analytic sphere keeps its tree");
+    assert_ne!(flags[1] & flag, 0, "the floor is a {name}");
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let file = caustica::load_scene(&root.join("scenes/vd_patches.csc")).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    let prepared = Prepared::build(&scene, &structure_options(BvhLayout::Wide, builder)).unwrap();
+    let displaced = caustica::accel::prepared::MESH_DISPLACED;
+    assert!(prepared.meshes.iter().any(|m| m.flags & displaced != 0));
+    for m in &prepared.meshes {
+        assert!(
+            m.flags & displaced == 0 || m.flags & flag == 0,
+            "VD patches keep a tree"
+        );
+    }
+}
+
+/// Frames of [`SCENE`] with the structure `builder` under either layout's top level render the
+/// bits of `default`'s structure on `backend`.
+pub fn assert_frames_match_default(
+    backend: &dyn Backend,
+    default: PrepareOptions,
+    builder: BvhBuilder,
+) {
+    let file = SceneFile::from_str("frames.csc", SCENE).unwrap();
+    let scene =
+        caustica::evaluate_frame(&file, 1, &AssetCache::default(), &Default::default()).unwrap();
+    let reference = render(backend, &scene, default);
+    for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+        let frame = render(backend, &scene, structure_options(layout, builder));
+        assert!(
+            bits(&frame) == bits(&reference),
+            "{}:{}",
+            layout.name(),
+            builder.name()
+        );
+    }
+}
+
+/// The GPU's closest and any hits of every ray kind through the structure `builder` (flag
+/// `flag`) agree with the CPU's on two Cornell boxes, under either layout's top level.
+pub fn assert_gpu_traversal_matches_cpu(ctx: &GpuContext, builder: BvhBuilder, flag: u32) {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let assets = AssetCache::default();
+    // cornell_mcguire: one OBJ's parts merged into one structure, the top level's one instance.
+    for name in ["cornell_spheres.csc", "cornell_mcguire.csc"] {
+        let file = caustica::load_scene(&root.join("scenes").join(name)).unwrap();
+        let scene = caustica::evaluate_frame(&file, 1, &assets, &Default::default()).unwrap();
+        for layout in [BvhLayout::Qbvh, BvhLayout::Wide] {
+            let prepared = Prepared::build(&scene, &structure_options(layout, builder)).unwrap();
+            assert!(prepared.meshes.iter().any(|m| m.flags & flag != 0));
+            let sets = make_ray_sets(&scene, &prepared, 96, 72);
+            let rows = measure(
+                ctx,
+                &scene,
+                &prepared,
+                &sets,
+                MeasureOptions {
+                    checks: Checks::Checked,
+                    runs: 1,
+                    with_vd_code: false,
+                    check_every: 1,
+                    defines: &[],
+                    fused: false,
+                },
+            )
+            .unwrap();
+            assert_eq!(rows.len(), 4, "{name}: every ray kind is measured");
+            for r in rows {
+                assert!(r.rays > 0);
+                // As tests/gpu_raybench.rs: a hardware GPU may fuse multiply-adds in the
+                // triangle test and flip a ray at a shared edge; lavapipe agrees on every ray.
+                let bar = if r.kind == "primary" { 0.999 } else { 0.99 };
+                assert!(
+                    r.agreement >= bar,
+                    "{name} {}:{} {}: GPU and CPU agree on only {}",
+                    layout.name(),
+                    builder.name(),
+                    r.kind,
+                    r.agreement
+                );
+            }
+        }
+    }
 }
