@@ -19,7 +19,12 @@
 //! The rounds take the structures in turn (rays, then frames), so that a GPU whose clocks ramp
 //! up favours none of them.
 //!
-//! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium] [--resolution 1920x1080]
+//! With `CAUSTICA_KERNEL_TIMES=1`, each structure's GPU builds also print the device's time per
+//! kernel (summed over the builds, `gpu::kernel_times`); `--rounds 0` leaves out the rays and
+//! the frames.
+//!
+//! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium]
+//!  [--structures qbvh,wide,grid,kdtree] [--resolution 1920x1080]
 //!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3] [--rounds 3]`
 
 mod support;
@@ -82,6 +87,7 @@ fn main() {
     let (width, height) = size(&args, "--resolution", (1920, 1080));
     let frame_size = size(&args, "--frame-resolution", (1024, 1024));
     let scenes = arg(&args, "--scenes").unwrap_or_else(|| "sponza,dragon,stadium".into());
+    let chosen = arg(&args, "--structures").unwrap_or_else(|| "qbvh,wide,grid,kdtree".into());
     let ctx = match GpuContext::open(caustica::gpu_required()) {
         Ok(ctx) => Arc::new(ctx),
         Err(e) => {
@@ -124,6 +130,10 @@ fn main() {
         ("grid", BvhLayout::Wide, BvhBuilder::Grid),
         ("kdtree", BvhLayout::Wide, BvhBuilder::Kdtree),
     ];
+    let structures: Vec<_> = structures
+        .into_iter()
+        .filter(|(label, _, _)| chosen.split(',').any(|c| c == *label))
+        .collect();
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     for name in scenes.split(',') {
         let path = root.join("benches/scenes").join(format!("{name}.csc"));
@@ -177,9 +187,11 @@ fn main() {
                     prepared = Some(p);
                 }
                 let prepared = prepared.expect("built");
+                let gpu_build = gpu_build_ms(&ctx, &builders, &prims, &prepared);
+                print_kernel_times(&ctx, name, label);
                 Row {
                     label,
-                    gpu_build: gpu_build_ms(&ctx, &builders, &prims, &prepared),
+                    gpu_build,
                     frame_prepared: Prepared::build(&frame_scene, &options).expect("builds"),
                     prepared,
                     build_ms: median(build_ms),
@@ -255,6 +267,22 @@ fn main() {
                 median(row.frame_ms)
             );
         }
+    }
+}
+
+/// With kernel times on, the device's time per kernel since the last reading (the GPU builds of
+/// one structure), the longest first.
+fn print_kernel_times(ctx: &GpuContext, scene: &str, structure: &str) {
+    match ctx.read_kernel_times() {
+        Ok(Some(kernels)) if !kernels.is_empty() => {
+            let total: f64 = kernels.iter().map(|k| k.ms).sum();
+            println!("{scene} {structure}: GPU builds' kernels, {total:.2} ms in all");
+            for k in kernels {
+                println!("  {:<28} {:>6} dispatches {:>9.3} ms", k.kernel, k.dispatches, k.ms);
+            }
+        }
+        Ok(_) => {}
+        Err(e) => eprintln!("{scene} {structure}: {e}"),
     }
 }
 

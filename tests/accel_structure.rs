@@ -443,9 +443,9 @@ fn every_layout_and_builder_pair_matches_brute_force_on_the_mixed_scene() {
         }
     }
     assert_eq!(
-        pairs, 10,
+        pairs, 13,
         "qbvh, binary and wide by cpu_sah, wide by gpu_lbvh, gpu_sah, gpu_hybrid and gpu_ploc, \
-         and the grid under each layout's top level"
+         and the grid and the kd-tree under each layout's top level"
     );
 }
 
