@@ -19,12 +19,15 @@
 //! The rounds take the structures in turn (rays, then frames), so that a GPU whose clocks ramp
 //! up favours none of them.
 //!
-//! With `CAUSTICA_KERNEL_TIMES=1`, each structure's GPU builds also print the device's time per
-//! kernel (summed over the builds, `gpu::kernel_times`); `--rounds 0` leaves out the rays and
-//! the frames.
+//! `--kd-small-logs none` builds the kd-trees on the GPU without the small stage's logs (every
+//! small root measured twice, as before the replay), and `--kd-subgroups off` reduces the small
+//! stage's candidates in workgroup memory alone. With `CAUSTICA_KERNEL_TIMES=1`, each
+//! structure's GPU builds also print the device's time per kernel (summed over the builds,
+//! `gpu::kernel_times`); `--rounds 0` leaves out the rays and the frames.
 //!
 //! `cargo bench --bench accels -- [--scenes sponza,dragon,stadium]
-//!  [--structures qbvh,wide,grid,kdtree] [--resolution 1920x1080]
+//!  [--structures qbvh,wide,grid,kdtree] [--kd-small-logs pooled|none]
+//!  [--kd-subgroups on|off] [--resolution 1920x1080]
 //!  [--frame-resolution 1024x1024] [--runs 5] [--builds 3] [--frames 3] [--rounds 3]`
 
 mod support;
@@ -42,7 +45,7 @@ use caustica::gpu::grid::GridBuilder;
 use caustica::gpu::kernel::Checks;
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::raybench::{make_ray_sets, measure, MeasureOptions};
-use caustica::gpu::tri_kdtree::KdTreeBuilder;
+use caustica::gpu::tri_kdtree::{KdTreeBuilder, SmallLogs};
 use caustica::gpu::{GpuBackend, GpuContext};
 use caustica::io::AssetCache;
 use caustica::render::Backend;
@@ -87,6 +90,10 @@ fn main() {
     let (width, height) = size(&args, "--resolution", (1920, 1080));
     let frame_size = size(&args, "--frame-resolution", (1024, 1024));
     let scenes = arg(&args, "--scenes").unwrap_or_else(|| "sponza,dragon,stadium".into());
+    let small_logs = match arg(&args, "--kd-small-logs").as_deref() {
+        Some("none") => SmallLogs::Words(0),
+        _ => SmallLogs::Pooled,
+    };
     let chosen = arg(&args, "--structures").unwrap_or_else(|| "qbvh,wide,grid,kdtree".into());
     let ctx = match GpuContext::open(caustica::gpu_required()) {
         Ok(ctx) => Arc::new(ctx),
@@ -98,7 +105,11 @@ fn main() {
     let backend = GpuBackend::new(ctx.clone()).expect("the kernels compile");
     let builders = (
         GridBuilder::new(&ctx).expect("the grid kernels compile"),
-        KdTreeBuilder::new(&ctx).expect("the kd-tree kernels compile"),
+        KdTreeBuilder::with_subgroups(
+            &ctx,
+            ctx.info.features.subgroups && arg(&args, "--kd-subgroups").as_deref() != Some("off"),
+        )
+        .expect("the kd-tree kernels compile"),
     );
     let prims = Primitives::new(&ctx).expect("the primitives compile");
     println!(
@@ -187,7 +198,7 @@ fn main() {
                     prepared = Some(p);
                 }
                 let prepared = prepared.expect("built");
-                let gpu_build = gpu_build_ms(&ctx, &builders, &prims, &prepared);
+                let gpu_build = gpu_build_ms(&ctx, &builders, &prims, &prepared, small_logs);
                 print_kernel_times(&ctx, name, label);
                 Row {
                     label,
@@ -278,7 +289,10 @@ fn print_kernel_times(ctx: &GpuContext, scene: &str, structure: &str) {
             let total: f64 = kernels.iter().map(|k| k.ms).sum();
             println!("{scene} {structure}: GPU builds' kernels, {total:.2} ms in all");
             for k in kernels {
-                println!("  {:<28} {:>6} dispatches {:>9.3} ms", k.kernel, k.dispatches, k.ms);
+                println!(
+                    "  {:<28} {:>6} dispatches {:>9.3} ms",
+                    k.kernel, k.dispatches, k.ms
+                );
             }
         }
         Ok(_) => {}
@@ -302,6 +316,7 @@ fn gpu_build_ms(
     builders: &(GridBuilder, KdTreeBuilder),
     prims: &Primitives,
     p: &Prepared,
+    small_logs: SmallLogs,
 ) -> Option<(f64, f64)> {
     let (mut device, mut wall) = (0.0, 0.0);
     let mut any = false;
@@ -327,10 +342,13 @@ fn gpu_build_ms(
         for _ in 0..3 {
             let start = Instant::now();
             let built = if m.flags & MESH_KDTREE != 0 {
-                builders.1.build_vec(ctx, prims, &boxes).map(|r| {
-                    r.map(|b| (b.words, b.device_ms))
-                        .map_err(|e| format!("{e:?}"))
-                })
+                builders
+                    .1
+                    .build_vec_with(ctx, prims, &boxes, small_logs)
+                    .map(|r| {
+                        r.map(|b| (b.words, b.device_ms))
+                            .map_err(|e| format!("{e:?}"))
+                    })
             } else {
                 builders.0.build_vec(ctx, prims, &boxes).map(|r| {
                     r.map(|b| (b.words, b.device_ms))

@@ -10,7 +10,7 @@ use caustica::accel::aabb::Aabb;
 use caustica::accel::tri_kdtree::{build_kdtree, KdBuild};
 use caustica::gpu::prims::Primitives;
 use caustica::gpu::test_context;
-use caustica::gpu::tri_kdtree::KdTreeBuilder;
+use caustica::gpu::tri_kdtree::{GpuKdBuild, KdTreeBuilder, SmallLogs};
 use caustica::gpu::GpuContext;
 use glam::Vec3;
 
@@ -23,16 +23,33 @@ fn setup() -> Option<(GpuContext, Primitives, KdTreeBuilder)> {
     Some((ctx, prims, kd))
 }
 
-/// The GPU's words equal the CPU twin's, every one (the first difference is named); returns
-/// the twin's build.
+/// The GPU's words equal the CPU twin's, every one (the first difference is named), with the
+/// small stage's logs in the default pool, where every small root is replayed; returns the
+/// twin's build.
 fn assert_gpu_equals_cpu(
-    (ctx, prims, kd): &(GpuContext, Primitives, KdTreeBuilder),
+    gpu: &(GpuContext, Primitives, KdTreeBuilder),
     what: &str,
     boxes: &[Aabb],
 ) -> KdBuild {
+    let (cpu, got) = assert_gpu_equals_cpu_with(gpu, what, boxes, SmallLogs::Pooled);
+    assert_eq!(
+        (got.replayed_roots as usize, got.measured_again_roots),
+        (cpu.small_roots, 0),
+        "{what}: every small root replays its log"
+    );
+    cpu
+}
+
+/// The GPU's words, built with the small stage's logs in `logs`, equal the CPU twin's.
+fn assert_gpu_equals_cpu_with(
+    (ctx, prims, kd): &(GpuContext, Primitives, KdTreeBuilder),
+    what: &str,
+    boxes: &[Aabb],
+    logs: SmallLogs,
+) -> (KdBuild, GpuKdBuild) {
     let cpu = build_kdtree(boxes).unwrap_or_else(|e| panic!("{what}: the CPU build fails: {e:?}"));
     let got = kd
-        .build_vec(ctx, prims, boxes)
+        .build_vec_with(ctx, prims, boxes, logs)
         .expect("the GPU build runs")
         .unwrap_or_else(|e| panic!("{what}: the GPU build fails: {e:?}"));
     assert_eq!(
@@ -51,7 +68,7 @@ fn assert_gpu_equals_cpu(
         );
     }
     assert_eq!(got.depth, cpu.depth, "{what}: depth");
-    cpu
+    (cpu, got)
 }
 
 #[test]
@@ -150,4 +167,49 @@ fn triangle_kdtree_gpu_words_equal_the_cpu_twins_on_the_bunny() {
         .map(|t| Aabb::from_points([p(t[0]), p(t[1]), p(t[2])]))
         .collect();
     assert_gpu_equals_cpu(&gpu, "the bunny", &boxes);
+}
+
+#[test]
+fn triangle_kdtree_gpu_roots_without_a_log_are_measured_again_to_the_same_words() {
+    let Some(gpu) = setup() else { return };
+    let mut rng = Random(37);
+    let boxes = random_boxes(&mut rng, 20000);
+    let (cpu, none) = assert_gpu_equals_cpu_with(&gpu, "no pool", &boxes, SmallLogs::Words(0));
+    assert!(cpu.small_roots > 100, "{cpu:?}");
+    assert_eq!(
+        (none.replayed_roots, none.measured_again_roots as usize),
+        (0, cpu.small_roots)
+    );
+    // A pool of a few words: the first roots to finish are replayed, the rest measured again.
+    let (_, some) = assert_gpu_equals_cpu_with(&gpu, "a small pool", &boxes, SmallLogs::Words(300));
+    assert!(
+        some.replayed_roots > 0 && some.measured_again_roots > 0,
+        "{} replayed, {} measured again",
+        some.replayed_roots,
+        some.measured_again_roots
+    );
+    assert_eq!(
+        (some.replayed_roots + some.measured_again_roots) as usize,
+        cpu.small_roots
+    );
+}
+
+#[test]
+fn triangle_kdtree_gpu_words_without_subgroups_equal_the_cpu_twins() {
+    let Some((ctx, prims, _)) = setup() else {
+        return;
+    };
+    let kd = KdTreeBuilder::with_subgroups(&ctx, false).expect("the kd-tree kernels build");
+    let gpu = (ctx, prims, kd);
+    let mut rng = Random(41);
+    for n in [65, 5000] {
+        let boxes = random_boxes(&mut rng, n);
+        assert_gpu_equals_cpu(&gpu, &format!("{n} random boxes, no subgroups"), &boxes);
+        assert_gpu_equals_cpu_with(
+            &gpu,
+            &format!("{n} random boxes, no subgroups, measured again"),
+            &boxes,
+            SmallLogs::Words(0),
+        );
+    }
 }

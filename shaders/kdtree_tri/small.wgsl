@@ -5,8 +5,11 @@
 // every node it measures the candidates t, t + 64, ... and the workgroup reduces them to the
 // first of the cheapest. Invocation 0 keeps the stack (the node's mask, cell, depth and index
 // in the subtree), depth first, the left child first, the children side by side at the end.
-// With COUNT it writes each root's (nodes, references, depth below the root, leaves); with WRITE the
-// host has placed the subtrees (roots[r].place: the node index of the subtree's node 1 and
+// With COUNT it writes each root's (nodes, references, depth below the root, leaves) and logs
+// the decision at every node it visits (the candidate split at, or KT_LOG_LEAF; 16 bits each,
+// in visiting order) into a pool shared by the roots, for small_replay.wgsl; a root whose
+// subtree outgrows KT_LOG_CAP nodes, or finds no room left in the pool, is not logged. With
+// WRITE (the roots not logged) the host has placed the subtrees (roots[r].place: the node index of the subtree's node 1 and
 // the first reference, from the start of the references) and it writes the nodes' words and
 // the leaves' references.
 //!include "kdtree_tri/common.wgsl"
@@ -33,6 +36,17 @@ struct Task {
 @group(0) @binding(2) var<storage, read> small_items: array<vec4<u32>>;
 //!if COUNT
 @group(0) @binding(3) var<storage, read_write> sizes: array<vec4<u32>>;
+// Per root: (the log's first word, 1 when the root was logged).
+@group(0) @binding(4) var<storage, read_write> logs: array<vec2<u32>>;
+@group(0) @binding(5) var<storage, read_write> log_words: array<u32>;
+// The pool's next free word (zeroed by the host).
+@group(0) @binding(6) var<storage, read_write> log_next: atomic<u32>;
+
+// The most nodes a root's log holds (small_replay.wgsl), two a word.
+const KT_LOG_CAP: u32 = 1024u;
+const KT_LOG_LEAF: u32 = 0xffffu;
+var<workgroup> sh_log: array<u32, 512>;
+var<workgroup> wg_log_at: u32;
 //!endif
 //!if WRITE
 @group(0) @binding(3) var<storage, read_write> words: array<u32>;
@@ -98,9 +112,27 @@ fn better(cost_b: u32, k_b: u32, cost_a: u32, k_a: u32) -> bool {
     return k_a == KT_NONE || cost_b < cost_a || (cost_b == cost_a && k_b < k_a);
 }
 
+//!if SUBGROUPS
+struct Inputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+    @builtin(subgroup_id) sg_id: u32,
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(num_subgroups) num_sg: u32,
+}
+//!else
+struct Inputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) t: u32,
+}
+//!endif
+
 @compute @workgroup_size(KT_SMALL_NODE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let r = wid.x + wid.y * nwg.x;
+fn main(inputs: Inputs) {
+    let t = inputs.t;
+    let r = inputs.wid.x + inputs.wid.y * inputs.nwg.x;
     if r >= params.roots {
         return;
     }
@@ -114,6 +146,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         sh_hi[t] = vec4<f32>(bitcast<vec3<f32>>(hi.xyz), 0.0);
         sh_prim[t] = lo.w;
     }
+//!if COUNT
+    for (var i = t; i < KT_LOG_CAP / 2u; i += KT_SMALL_NODE) {
+        sh_log[i] = 0u;
+    }
+//!endif
     if t == 0u {
         var all = vec2<u32>(0xffffffffu, 0xffffffffu);
         if n < 32u {
@@ -155,8 +192,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
         if sp == 0u {
             break;
         }
+        // Invocation 0 writes the stack only after the reduction's barrier below.
         let task = sh_stack[sp - 1u];
-        workgroupBarrier();
         let count = popcount2(task.mask);
         let area = kt_area(task.lo.xyz, task.hi.xyz, scale);
         var best_cost = 0u;
@@ -182,6 +219,26 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
                 }
             }
         }
+//!if SUBGROUPS
+        // The first of the cheapest in each subgroup (none: the largest key, which no cost
+        // reaches), then invocation 0 takes the first of the subgroups' in turn.
+        let key = select(best_cost, 0xffffffffu, best_k == KT_NONE);
+        let low = subgroupMin(key);
+        let low_k = subgroupMin(select(KT_NONE, best_k, key == low));
+        if inputs.sg_lane == 0u {
+            sh_cost[inputs.sg_id] = low;
+            sh_k[inputs.sg_id] = low_k;
+        }
+        workgroupBarrier();
+        if t == 0u {
+            for (var g = 1u; g < inputs.num_sg; g++) {
+                if better(sh_cost[g], sh_k[g], sh_cost[0], sh_k[0]) {
+                    sh_cost[0] = sh_cost[g];
+                    sh_k[0] = sh_k[g];
+                }
+            }
+        }
+//!else
         sh_cost[t] = best_cost;
         sh_k[t] = best_k;
         workgroupBarrier();
@@ -192,12 +249,21 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             workgroupBarrier();
         }
+//!endif
         if t == 0u {
             var state = wg_state;
             state.z = max(state.z, task.depth - root.span.z);
             let k = sh_k[0];
             let place = select(root.place.x + task.index - 1u, root.span.w, task.index == 0u);
-            if k != KT_NONE && KT_TRAVERSAL_COST * area + sh_cost[0] < count * area {
+            let splits = k != KT_NONE && KT_TRAVERSAL_COST * area + sh_cost[0] < count * area;
+//!if COUNT
+            // The nodes visited before this one: those made, less the pending ones.
+            let visit = state.x - sp;
+            if visit < KT_LOG_CAP {
+                sh_log[visit / 2u] |= select(KT_LOG_LEAF, k, splits) << (16u * (visit & 1u));
+            }
+//!endif
+            if splits {
                 let a = k / (2u * n);
                 let plane = sh_plane[k];
                 let left = state.x;
@@ -226,8 +292,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
             }
             wg_state = state;
         }
-        workgroupBarrier();
 //!if WRITE
+        workgroupBarrier();
         let leaf = wg_leaf;
         if leaf.x != 0u && t < n && bit_of(task.mask, t) != 0u {
             var below = vec2<u32>(0u);
@@ -241,8 +307,24 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 //!endif
     }
 //!if COUNT
+    let state = workgroupUniformLoad(&wg_state);
     if t == 0u {
-        sizes[r] = wg_state;
+        sizes[r] = state;
+        wg_log_at = 0xffffffffu;
+        if state.x <= KT_LOG_CAP {
+            let need = (state.x + 1u) / 2u;
+            let at = atomicAdd(&log_next, need);
+            if at + need <= arrayLength(&log_words) {
+                wg_log_at = at;
+            }
+        }
+        logs[r] = select(vec2<u32>(wg_log_at, 1u), vec2<u32>(0u), wg_log_at == 0xffffffffu);
+    }
+    let at = workgroupUniformLoad(&wg_log_at);
+    if at != 0xffffffffu {
+        for (var i = t; i < (state.x + 1u) / 2u; i += KT_SMALL_NODE) {
+            log_words[at + i] = sh_log[i];
+        }
     }
 //!endif
 }

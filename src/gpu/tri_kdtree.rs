@@ -14,13 +14,16 @@
 //!    [`plan_level`] (node words, the next level's cells, where every node's pairs go);
 //!    `scatter.wgsl` then moves each pair to its child (clipped), to the small roots' items or
 //!    to the large leaves' references.
-//! 2. **Small stage**: `small.wgsl`, one workgroup of 64 invocations per small root, the exact
-//!    SAH with `u64` masks (two `u32`s) and popcounts, run twice: with `COUNT` for each
-//!    subtree's size (read back, scanned on the host into places), then with `WRITE` for the
-//!    words and references.
+//! 2. **Small stage**: `small.wgsl` with `COUNT`, one workgroup of 64 invocations per small
+//!    root, the exact SAH with `u64` masks (two `u32`s) and popcounts: each subtree's size (read
+//!    back, scanned on the host into places) and a log of the decision at every node, 16 bits
+//!    each, in a pool the roots share. Then `small_replay.wgsl`, one invocation per logged
+//!    root, writes the words and references by walking its log, which measures no candidate
+//!    again; the roots without a log (more than 1024 nodes, or no room left in the pool) are
+//!    measured again by `small.wgsl` with `WRITE`.
 //!
-//! The paper's warp votes and ballots become a workgroup's reductions in workgroup memory,
-//! which every adapter has, so there is no subgroup path to fall back from.
+//! The paper's warp reductions (the cheapest candidate of a node) are subgroup minima where
+//! the adapter has subgroups, and a reduction in workgroup memory where it has not.
 //!
 //! A build over no placeable box is the twin's one empty leaf, written by the host.
 
@@ -90,6 +93,19 @@ pub struct GpuKdBuild {
     pub levels: u32,
     /// The deepest leaf, in internal nodes from the root (the twin's `KdBuild::depth`).
     pub depth: u32,
+    /// Small roots whose words were written from their logs (`small_replay.wgsl`).
+    pub replayed_roots: u32,
+    /// Small roots without a log, whose words `small.wgsl` (`WRITE`) measured again.
+    pub measured_again_roots: u32,
+}
+
+/// The pool the small stage logs its decisions in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SmallLogs {
+    /// Four 16-bit entries per small item, within one binding.
+    Pooled,
+    /// So many 32-bit words (tests: 0 measures every root again, a few words some of them).
+    Words(u64),
 }
 
 /// The kd-tree kernels, built once per context.
@@ -101,6 +117,7 @@ pub struct KdTreeBuilder {
     scatter: Kernel,
     small_count: Kernel,
     small_write: Kernel,
+    small_replay: Kernel,
 }
 
 fn cell_words(cell: &Cell) -> ([f32; 4], [f32; 4]) {
@@ -121,10 +138,26 @@ fn unpack_decision(code: u32, plane: u32) -> Decision {
 }
 
 impl KdTreeBuilder {
-    /// Builds the kernels.
+    /// Builds the kernels, the small stage's with subgroup reductions where the adapter has
+    /// subgroups.
     pub fn new(ctx: &GpuContext) -> Result<KdTreeBuilder, GpuError> {
+        KdTreeBuilder::with_subgroups(ctx, ctx.info.features.subgroups)
+    }
+
+    /// Builds the kernels, the small stage's reductions by subgroup operations or in workgroup
+    /// memory alone (the fallback; tests build both).
+    pub fn with_subgroups(ctx: &GpuContext, subgroups: bool) -> Result<KdTreeBuilder, GpuError> {
         let kernel = |file: &str, defines: &[&str]| {
-            Kernel::new(ctx, &format!("kdtree_tri/{file}"), defines, Checks::Checked)
+            let mut defines = defines.to_vec();
+            if subgroups && file == "small.wgsl" {
+                defines.push("SUBGROUPS");
+            }
+            Kernel::new(
+                ctx,
+                &format!("kdtree_tri/{file}"),
+                &defines,
+                Checks::Checked,
+            )
         };
         Ok(KdTreeBuilder {
             tight: kernel("tight.wgsl", &[])?,
@@ -134,6 +167,7 @@ impl KdTreeBuilder {
             scatter: kernel("scatter.wgsl", &[])?,
             small_count: kernel("small.wgsl", &["COUNT"])?,
             small_write: kernel("small.wgsl", &["WRITE"])?,
+            small_replay: kernel("small_replay.wgsl", &[])?,
         })
     }
 
@@ -178,6 +212,17 @@ impl KdTreeBuilder {
         ctx: &GpuContext,
         prims: &Primitives,
         boxes: &[Aabb],
+    ) -> Result<Result<GpuKdBuild, KdTreeTooLarge>, GpuError> {
+        self.build_vec_with(ctx, prims, boxes, SmallLogs::Pooled)
+    }
+
+    /// [`KdTreeBuilder::build_vec`] with the small stage's logs chosen.
+    pub fn build_vec_with(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        boxes: &[Aabb],
+        logs: SmallLogs,
     ) -> Result<Result<GpuKdBuild, KdTreeTooLarge>, GpuError> {
         ctx.reset_clocks();
         let start = Instant::now();
@@ -436,11 +481,25 @@ impl KdTreeBuilder {
             ..Default::default()
         };
         let mut sizes: Vec<[u32; 4]> = Vec::new();
+        let mut logged: Vec<[u32; 2]> = Vec::new();
+        let pool_words = match logs {
+            SmallLogs::Pooled => (u64::from(small_total) * 2).min(ctx.info.binding_limit() / 4),
+            SmallLogs::Words(words) => words.min(ctx.info.binding_limit() / 4),
+        };
+        let log_words = sized_buffer(ctx, "kd-tree small logs", pool_words.max(1) * 4)?;
+        let log_roots = sized_buffer(
+            ctx,
+            "kd-tree small log places",
+            u64::from(root_count.max(1)) * 8,
+        )?;
         if root_count > 0 {
             let uniform = uniform_buffer(ctx, "kd-tree params", &params);
             let root_buffer = storage_buffer(ctx, "kd-tree small roots", &roots)?;
             let size_buffer =
                 sized_buffer(ctx, "kd-tree subtree sizes", u64::from(root_count) * 16)?;
+            // No pool at all: its one word is taken, so no root finds room.
+            let log_next =
+                storage_buffer(ctx, "kd-tree small log next", &[u32::from(pool_words == 0)])?;
             self.run_groups(
                 ctx,
                 &mut encoder,
@@ -451,10 +510,14 @@ impl KdTreeBuilder {
                     ("roots", &root_buffer),
                     ("small_items", &small_items),
                     ("sizes", &size_buffer),
+                    ("logs", &log_roots),
+                    ("log_words", &log_words),
+                    ("log_next", &log_next),
                 ],
             )?;
             ctx.submit([std::mem::replace(&mut encoder, Encoder::new(ctx)).finish()]);
             sizes = read_buffer(ctx, &size_buffer, root_count as usize)?;
+            logged = read_buffer(ctx, &log_roots, root_count as usize)?;
         }
         let mut node_total = u64::from(large_nodes);
         let mut refs_total = u64::from(large_refs_total);
@@ -498,15 +561,43 @@ impl KdTreeBuilder {
             let to = (u64::from(refs_at) + u64::from(*first)) * 4;
             encoder.copy_buffer_to_buffer(chunk, 0, &words, to, u64::from(*count) * 4);
         }
-        if root_count > 0 {
+        // The logged roots replay their logs; the others are measured again.
+        let again: Vec<DeviceRoot> = roots
+            .iter()
+            .zip(&logged)
+            .filter(|(_, log)| log[1] == 0)
+            .map(|(root, _)| *root)
+            .collect();
+        let measured_again_roots = again.len() as u32;
+        if root_count > measured_again_roots {
             params.refs_at = refs_at;
             let uniform = uniform_buffer(ctx, "kd-tree params", &params);
             let root_buffer = storage_buffer(ctx, "kd-tree small roots", &roots)?;
+            self.run(
+                ctx,
+                &mut encoder,
+                &self.small_replay,
+                u64::from(root_count),
+                &[
+                    ("params", &uniform),
+                    ("roots", &root_buffer),
+                    ("small_items", &small_items),
+                    ("logs", &log_roots),
+                    ("log_words", &log_words),
+                    ("words", &words),
+                ],
+            )?;
+        }
+        if measured_again_roots > 0 {
+            params.refs_at = refs_at;
+            params.roots = measured_again_roots;
+            let uniform = uniform_buffer(ctx, "kd-tree params", &params);
+            let root_buffer = storage_buffer(ctx, "kd-tree small roots", &again)?;
             self.run_groups(
                 ctx,
                 &mut encoder,
                 &self.small_write,
-                u64::from(root_count),
+                u64::from(measured_again_roots),
                 &[
                     ("params", &uniform),
                     ("roots", &root_buffer),
@@ -525,6 +616,8 @@ impl KdTreeBuilder {
             wall_ms,
             levels,
             depth,
+            replayed_roots: root_count - measured_again_roots,
+            measured_again_roots,
         }))
     }
 }
