@@ -627,7 +627,7 @@ fn accel_picks_the_layout_without_changing_the_image_and_bad_choices_are_usage_e
         ),
         (
             "wide:gpu_sha",
-            "error: --accel wide:gpu_sha: unknown builder \"gpu_sha\": expected one of cpu_sah, gpu_lbvh, gpu_sah, gpu_hybrid, gpu_ploc, grid\n",
+            "error: --accel wide:gpu_sha: unknown builder \"gpu_sha\": expected one of cpu_sah, gpu_lbvh, gpu_sah, gpu_hybrid, gpu_ploc, grid, kdtree\n",
         ),
         (
             "qbvh:gpu_lbvh",

@@ -316,9 +316,19 @@ mod tests {
     fn multi_device_panic_in_a_backend_counts_as_a_device_failure() {
         let (good, bad) = (Named("good"), Named("bad"));
         let devices: [&dyn Backend; 2] = [&bad, &good];
+        let bad_started = std::sync::atomic::AtomicBool::new(false);
         let work = |d: &dyn Backend, _item: usize| {
             if d.name() == "bad" {
+                bad_started.store(true, Ordering::SeqCst);
                 panic!("driver exploded");
+            }
+            // The good device waits (5 s at most) for the bad one to take an item, so that it
+            // cannot finish them all first.
+            for _ in 0..5000 {
+                if bad_started.load(Ordering::SeqCst) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
             }
             Ok(d.name())
         };
