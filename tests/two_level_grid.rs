@@ -12,7 +12,7 @@ use accel_support::*;
 use caustica::accel::prepared::{MESH_GRID, MESH_MERGED};
 use caustica::accel::{BvhBuilder, BvhLayout, PrepareOptions, Prepared, Ray};
 use caustica::gpu::{test_context, GpuBackend};
-use glam::{Affine3A, Vec3};
+use glam::Vec3;
 
 fn grid_options(layout: BvhLayout) -> PrepareOptions {
     PrepareOptions {
@@ -62,26 +62,7 @@ fn two_level_grid_closest_and_any_hits_equal_brute_force_under_both_layouts_top_
 
 #[test]
 fn two_level_grid_of_the_bunny_equals_brute_force_on_camera_rays() {
-    let Some(bunny) = bunny() else {
-        return;
-    };
-    let scene = scene(
-        vec![mesh("bunny", bunny, None)],
-        vec![instance(0, 0, Affine3A::from_scale(Vec3::splat(10.0)))],
-        Vec::new(),
-    );
-    let prepared = Prepared::build(&scene, &grid_options(BvhLayout::Wide)).unwrap();
-    let (lo, hi) = prepared.world_bounds();
-    let eye = (lo + hi) * 0.5 + Vec3::new(0.2, 0.5, 2.5) * (hi - lo).length();
-    let mut hits = 0;
-    for y in 0..40 {
-        for x in 0..40 {
-            let target = lo + (hi - lo) * Vec3::new(x as f32 / 39.0, y as f32 / 39.0, 0.5);
-            let ray = Ray::new(eye, target - eye);
-            hits += assert_matches_brute_force(&prepared, &ray) as usize;
-        }
-    }
-    assert!(hits > 400, "{hits} of 1600 camera rays hit the bunny");
+    assert_bunny_camera_rays_match_brute_force(&grid_options(BvhLayout::Wide));
 }
 
 #[test]

@@ -400,3 +400,28 @@ pub fn assert_gpu_traversal_matches_cpu(ctx: &GpuContext, builder: BvhBuilder, f
         }
     }
 }
+
+/// Closest hits through the structure `options` picks, on 1600 camera rays at the bunny (scaled
+/// by 10), equal brute force; at least 400 of them hit. Skips (returns) without the asset.
+pub fn assert_bunny_camera_rays_match_brute_force(options: &PrepareOptions) {
+    let Some(bunny) = bunny() else {
+        return;
+    };
+    let scene = scene(
+        vec![mesh("bunny", bunny, None)],
+        vec![instance(0, 0, Affine3A::from_scale(Vec3::splat(10.0)))],
+        Vec::new(),
+    );
+    let prepared = Prepared::build(&scene, options).unwrap();
+    let (lo, hi) = prepared.world_bounds();
+    let eye = (lo + hi) * 0.5 + Vec3::new(0.2, 0.5, 2.5) * (hi - lo).length();
+    let mut hits = 0;
+    for y in 0..40 {
+        for x in 0..40 {
+            let target = lo + (hi - lo) * Vec3::new(x as f32 / 39.0, y as f32 / 39.0, 0.5);
+            let ray = Ray::new(eye, target - eye);
+            hits += assert_matches_brute_force(&prepared, &ray) as usize;
+        }
+    }
+    assert!(hits > 400, "{hits} of 1600 camera rays hit the bunny");
+}
