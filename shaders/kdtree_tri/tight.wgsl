@@ -2,7 +2,8 @@
 // its pairs' clipped boxes in the order of f32::total_cmp (tri_kdtree.rs tight_box), as
 // atomics on ordered keys: `tight[6 * node + a]` holds the complement of the least key on axis
 // a, `tight[6 * node + 3 + a]` the greatest key (both start at 0). A workgroup whose pairs all
-// belong to one node reduces them in workgroup memory first and adds six atomics.
+// belong to one node reduces them in workgroup memory first and adds six atomics; with
+// SUBGROUPS each subgroup reduces its pairs first where they share a node.
 //!include "kdtree_tri/common.wgsl"
 
 @group(0) @binding(0) var<uniform> params: KdBuildParams;
@@ -13,13 +14,25 @@
 var<workgroup> wg_box: array<atomic<u32>, 6>;
 var<workgroup> wg_nodes: vec2<u32>;
 
-@compute @workgroup_size(KT_WG_SIZE)
-fn main(
+//!if SUBGROUPS
+struct Inputs {
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) nwg: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
-) {
-    let first = (wid.x + wid.y * nwg.x) * KT_WG_SIZE;
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+}
+//!else
+struct Inputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+}
+//!endif
+
+@compute @workgroup_size(KT_WG_SIZE)
+fn main(inputs: Inputs) {
+    let lid = inputs.lid;
+    let first = (inputs.wid.x + inputs.wid.y * inputs.nwg.x) * KT_WG_SIZE;
     if first >= params.pairs {
         return;
     }
@@ -34,22 +47,49 @@ fn main(
     workgroupBarrier();
     let nodes = wg_nodes;
     let one_node = nodes.x == nodes.y;
+    // The pair's six keys (0, which no maximum needs, past the last pair) and its node.
+    var keys = array<u32, 6>(0u, 0u, 0u, 0u, 0u, 0u);
+    var node = 0xffffffffu;
     if i < params.pairs {
         let lo = pair_lo[i];
         let hi = pair_hi[i];
-        if one_node {
-            for (var a = 0u; a < 3u; a++) {
-                atomicMax(&wg_box[a], ~kt_key(lo[a]));
-                atomicMax(&wg_box[3u + a], kt_key(hi[a]));
+        node = hi.w;
+        for (var a = 0u; a < 3u; a++) {
+            keys[a] = ~kt_key(lo[a]);
+            keys[3u + a] = kt_key(hi[a]);
+        }
+    }
+//!if SUBGROUPS
+    // The paper's warp reduction: a subgroup whose pairs share one node adds one atomic per
+    // key, in workgroup memory when the whole workgroup shares it, else in the node's words.
+    let one_subgroup_node = subgroupAll(node == subgroupBroadcastFirst(node));
+    if one_subgroup_node {
+        for (var k = 0u; k < 6u; k++) {
+            let m = subgroupMax(keys[k]);
+            if inputs.sg_lane == 0u && node != 0xffffffffu {
+                if one_node {
+                    atomicMax(&wg_box[k], m);
+                } else {
+                    atomicMax(&tight[6u * node + k], m);
+                }
             }
-        } else {
-            let node = hi.w;
-            for (var a = 0u; a < 3u; a++) {
-                atomicMax(&tight[6u * node + a], ~kt_key(lo[a]));
-                atomicMax(&tight[6u * node + 3u + a], kt_key(hi[a]));
+        }
+    } else if node != 0xffffffffu {
+        for (var k = 0u; k < 6u; k++) {
+            atomicMax(&tight[6u * node + k], keys[k]);
+        }
+    }
+//!else
+    if node != 0xffffffffu {
+        for (var k = 0u; k < 6u; k++) {
+            if one_node {
+                atomicMax(&wg_box[k], keys[k]);
+            } else {
+                atomicMax(&tight[6u * node + k], keys[k]);
             }
         }
     }
+//!endif
     workgroupBarrier();
     if one_node && lid < 6u {
         atomicMax(&tight[6u * nodes.x + lid], atomicLoad(&wg_box[lid]));

@@ -22,8 +22,9 @@
 //!    again; the roots without a log (more than 1024 nodes, or no room left in the pool) are
 //!    measured again by `small.wgsl` with `WRITE`.
 //!
-//! The paper's warp reductions (the cheapest candidate of a node) are subgroup minima where
-//! the adapter has subgroups, and a reduction in workgroup memory where it has not.
+//! The paper's warp reductions (the cheapest candidate of a node, a chunk's tight box) are
+//! subgroup minima and maxima where the adapter has subgroups, and reductions in workgroup
+//! memory (atomics on the box) where it has not.
 //!
 //! A build over no placeable box is the twin's one empty leaf, written by the host.
 
@@ -138,18 +139,18 @@ fn unpack_decision(code: u32, plane: u32) -> Decision {
 }
 
 impl KdTreeBuilder {
-    /// Builds the kernels, the small stage's with subgroup reductions where the adapter has
-    /// subgroups.
+    /// Builds the kernels, the tight boxes' and the small stage's with subgroup reductions
+    /// where the adapter has subgroups.
     pub fn new(ctx: &GpuContext) -> Result<KdTreeBuilder, GpuError> {
         KdTreeBuilder::with_subgroups(ctx, ctx.info.features.subgroups)
     }
 
-    /// Builds the kernels, the small stage's reductions by subgroup operations or in workgroup
-    /// memory alone (the fallback; tests build both).
+    /// Builds the kernels, the tight boxes' and the small stage's reductions by subgroup
+    /// operations or in workgroup memory alone (the fallback; tests build both).
     pub fn with_subgroups(ctx: &GpuContext, subgroups: bool) -> Result<KdTreeBuilder, GpuError> {
         let kernel = |file: &str, defines: &[&str]| {
             let mut defines = defines.to_vec();
-            if subgroups && file == "small.wgsl" {
+            if subgroups && (file == "small.wgsl" || file == "tight.wgsl") {
                 defines.push("SUBGROUPS");
             }
             Kernel::new(
