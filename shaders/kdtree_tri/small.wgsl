@@ -2,7 +2,7 @@
 // builds the root's SAH subtree as tri_kdtree.rs build_small does, word for word. Invocation t
 // loads item t (the root's primitives ascending, their boxes clipped to its cell) and makes
 // its six candidates' masks (axis a, side s at a * 2n + 2t + s: the CPU twin's order); at
-// every node it measures the candidates t, t + 64, ... and the workgroup reduces them to the
+// every node it measures its own item's candidates and the workgroup reduces them to the
 // first of the cheapest. Invocation 0 keeps the stack (the node's mask, cell, depth and index
 // in the subtree), depth first, the left child first, the children side by side at the end.
 // With COUNT it writes each root's (nodes, references, depth below the root, leaves) and logs
@@ -79,9 +79,13 @@ fn kt_extent(e: f32, scale: f32) -> u32 {
     return min(u32(floor(e * scale * 16384.0)), 32767u);
 }
 
-// tri_kdtree.rs sah_area over the extents of the cell lo..hi.
-fn kt_area(lo: vec3<f32>, hi: vec3<f32>, scale: f32) -> u32 {
-    let e = vec3<u32>(kt_extent(hi.x - lo.x, scale), kt_extent(hi.y - lo.y, scale), kt_extent(hi.z - lo.z, scale));
+// The extents of the cell lo..hi, as tri_kdtree.rs sah_area takes them.
+fn kt_extents(lo: vec3<f32>, hi: vec3<f32>, scale: f32) -> vec3<u32> {
+    return vec3<u32>(kt_extent(hi.x - lo.x, scale), kt_extent(hi.y - lo.y, scale), kt_extent(hi.z - lo.z, scale));
+}
+
+// tri_kdtree.rs sah_area.
+fn kt_area_of(e: vec3<u32>) -> u32 {
     return ((e.x * e.y) >> 7u) + ((e.y * e.z) >> 7u) + ((e.z * e.x) >> 7u);
 }
 
@@ -163,27 +167,35 @@ fn main(inputs: Inputs) {
         wg_state = vec4<u32>(1u, 0u, 0u, 0u);
     }
     workgroupBarrier();
+    // Invocation t makes item t's six candidates (axis a, side s: the plane of its box's low or
+    // high side) and their masks, reading every item's box once.
     if t < n {
-        for (var a = 0u; a < 3u; a++) {
-            for (var side = 0u; side < 2u; side++) {
-                let plane = select(sh_lo[t][a], sh_hi[t][a], side == 1u);
-                var left = vec2<u32>(0u);
-                var right = vec2<u32>(0u);
-                for (var j = 0u; j < n; j++) {
-                    let word = select(1u, 0u, j < 32u);
-                    let bit = 1u << (j & 31u);
-                    if sh_lo[j][a] < plane {
-                        left[word] |= bit;
-                    }
-                    if sh_hi[j][a] > plane {
-                        right[word] |= bit;
-                    }
+        let own_lo = sh_lo[t];
+        let own_hi = sh_hi[t];
+        var left = array<vec2<u32>, 6>();
+        var right = array<vec2<u32>, 6>();
+        for (var j = 0u; j < n; j++) {
+            let lo = sh_lo[j];
+            let hi = sh_hi[j];
+            let word = select(1u, 0u, j < 32u);
+            let bit = 1u << (j & 31u);
+            for (var c = 0u; c < 6u; c++) {
+                let a = c >> 1u;
+                let plane = select(own_lo[a], own_hi[a], (c & 1u) == 1u);
+                if lo[a] < plane {
+                    left[c][word] |= bit;
                 }
-                let k = a * 2u * n + 2u * t + side;
-                sh_plane[k] = plane;
-                sh_left[k] = left;
-                sh_right[k] = right;
+                if hi[a] > plane {
+                    right[c][word] |= bit;
+                }
             }
+        }
+        for (var c = 0u; c < 6u; c++) {
+            let a = c >> 1u;
+            let k = a * 2u * n + 2u * t + (c & 1u);
+            sh_plane[k] = select(own_lo[a], own_hi[a], (c & 1u) == 1u);
+            sh_left[k] = left[c];
+            sh_right[k] = right[c];
         }
     }
     let scale = kt_scale(root.lo.xyz, root.hi.xyz);
@@ -195,24 +207,27 @@ fn main(inputs: Inputs) {
         // Invocation 0 writes the stack only after the reduction's barrier below.
         let task = sh_stack[sp - 1u];
         let count = popcount2(task.mask);
-        let area = kt_area(task.lo.xyz, task.hi.xyz, scale);
+        let extents = kt_extents(task.lo.xyz, task.hi.xyz, scale);
+        let area = kt_area_of(extents);
         var best_cost = 0u;
         var best_k = KT_NONE;
-        if count > 0u && task.depth < KT_MAX_DEPTH {
-            for (var k = t; k < 6u * n; k += KT_SMALL_NODE) {
-                let a = k / (2u * n);
-                let i = (k - a * 2u * n) / 2u;
+        // Invocation t measures item t's candidates, in ascending k.
+        if count > 0u && task.depth < KT_MAX_DEPTH && t < n && bit_of(task.mask, t) != 0u {
+            for (var c = 0u; c < 6u; c++) {
+                let a = c >> 1u;
+                let k = a * 2u * n + 2u * t + (c & 1u);
                 let plane = sh_plane[k];
-                if bit_of(task.mask, i) == 0u || !(task.lo[a] < plane && plane < task.hi[a]) {
+                if !(task.lo[a] < plane && plane < task.hi[a]) {
                     continue;
                 }
-                var left_hi = task.hi.xyz;
-                left_hi[a] = plane;
-                var right_lo = task.lo.xyz;
-                right_lo[a] = plane;
+                // The children's cells differ from the node's on axis a only.
+                var left_e = extents;
+                left_e[a] = kt_extent(plane - task.lo[a], scale);
+                var right_e = extents;
+                right_e[a] = kt_extent(task.hi[a] - plane, scale);
                 let nl = popcount2(task.mask & sh_left[k]);
                 let nr = popcount2(task.mask & sh_right[k]);
-                let cost = nl * kt_area(task.lo.xyz, left_hi, scale) + nr * kt_area(right_lo, task.hi.xyz, scale);
+                let cost = nl * kt_area_of(left_e) + nr * kt_area_of(right_e);
                 if best_k == KT_NONE || cost < best_cost {
                     best_cost = cost;
                     best_k = k;
