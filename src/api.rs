@@ -512,6 +512,29 @@ pub fn prepare_cached_as(
     Ok(Prepared::build_cached(scene, &options, cache)?)
 }
 
+/// [`prepare_cached_as`] for rendering on `backends`: with `--accel kdtree` and one GPU, its
+/// device builds the kd-trees (to the CPU twin's words); with several devices, or none that
+/// builds them, the CPU twin does, so that no device's build waits on another's frame.
+pub fn prepare_for(
+    scene: &Scene,
+    cache: &accel::MeshBuildCache,
+    backends: &[&dyn render::Backend],
+) -> Result<Prepared, Error> {
+    let options = prepare_options_for(scene, backends);
+    let kdtree_device = match backends {
+        [backend] if options.device_builds && options.builder == accel::BvhBuilder::Kdtree => {
+            backend.kdtree_device()
+        }
+        _ => None,
+    };
+    Ok(Prepared::build_cached_on(
+        scene,
+        &options,
+        cache,
+        kdtree_device,
+    )?)
+}
+
 /// Builds the hierarchy of a scene with default options (the scene's layout, else the QBVH).
 pub fn prepare(scene: &Scene) -> Result<Prepared, Error> {
     Ok(Prepared::build(scene, &PrepareOptions::for_scene(scene))?)

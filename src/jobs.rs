@@ -8,8 +8,7 @@ use std::sync::{mpsc, Mutex};
 use std::time::Instant;
 
 use crate::api::{
-    evaluate_frame, load_scene_scoped, prepare_cached_as, prepare_options_for, select_backends,
-    Device, Error, Overrides,
+    evaluate_frame, load_scene_scoped, prepare_for, select_backends, Device, Error, Overrides,
 };
 use crate::render::progress::ProgressSink;
 use crate::render::schedule::WorkError;
@@ -573,7 +572,7 @@ fn render_scene(
     job: &RenderJob,
 ) -> Result<Frame, Error> {
     let build_start = Instant::now();
-    let prepared = prepare_cached_as(scene, meshes, prepare_options_for(scene, devices))?;
+    let prepared = prepare_for(scene, meshes, devices)?;
     let build_seconds = build_start.elapsed().as_secs_f64();
     let progression = render::progressive::Progression::of(scene, job.time_limit);
     // With one device its failure is the caller's to report; with several, a failing one

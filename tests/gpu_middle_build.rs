@@ -3,7 +3,8 @@
 //! CPU twins build, a deforming mesh is rebuilt on the device every frame it changes (and only
 //! it), a frame that changes nothing builds nothing, a later frame renders what a fresh
 //! process renders, and a file's parts merged into one device-built tree render as they do apart.
-//! The two-level grids of `--accel grid`, which the GPU builds too, are held to the same.
+//! The two-level grids of `--accel grid`, which the GPU builds too, are held to the same, and
+//! the kd-trees of `--accel kdtree`, which the GPU builds for `Prepared`, give the twin's words.
 
 use std::sync::Arc;
 
@@ -216,5 +217,45 @@ fn a_merged_tree_of_a_files_parts_built_on_the_gpu_renders_the_bits_of_the_parts
         );
         let lit = built.color.iter().filter(|c| c.max_element() > 0.0).count();
         assert!(lit > 800, "most of the 1600 pixels see the lit box: {lit}");
+    }
+}
+
+#[test]
+fn a_deforming_mesh_gets_its_kdtree_from_the_gpu_every_frame_with_the_cpu_twins_words() {
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let text = SCENE.replace("accel wide gpu_lbvh", "accel wide kdtree");
+    let file = SceneFile::from_str("deforming.csc", &text).unwrap();
+    let cache = MeshBuildCache::default();
+    for n in 1..=3 {
+        let scene = frame_scene(&file, n);
+        let on_device = caustica::prepare_for(&scene, &cache, &[&backend]).unwrap();
+        let options = caustica::prepare_options_for(&scene, &[&backend]);
+        let twin = caustica::accel::Prepared::build(&scene, &options).unwrap();
+        let stats = on_device.stats();
+        assert_eq!(
+            stats.kdtrees, 3,
+            "frame {n}: the sphere, the box and the floor"
+        );
+        assert_eq!(
+            stats.kdtrees_on_device, 3,
+            "frame {n}: every kd-tree came from the device"
+        );
+        assert_eq!(twin.stats().kdtrees_on_device, 0);
+        // Frame 1 builds all three; later frames only the sphere, whose vertices moved.
+        assert_eq!(stats.meshes_reused, if n == 1 { 0 } else { 2 }, "frame {n}");
+        assert!(
+            on_device.grid_cells == twin.grid_cells,
+            "frame {n}: the device's kd-tree words are the CPU twin's"
+        );
+        let frame = backend
+            .render_frame(&scene, &on_device, &Default::default())
+            .unwrap();
+        let twin_frame = backend
+            .render_frame(&scene, &twin, &Default::default())
+            .unwrap();
+        assert!(bits(&frame) == bits(&twin_frame), "frame {n}");
     }
 }

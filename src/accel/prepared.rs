@@ -32,7 +32,7 @@ use super::qbvh::{
     MAX_TREE_NODES,
 };
 use super::sah_build::{build_sah, SahVariant};
-use super::tri_kdtree::{build_kdtree, KdTreeTooLarge};
+use super::tri_kdtree::{build_kdtree, KdTreeDevice, KdTreeTooLarge};
 use super::vd_bottom::{lod_level, PatchBvh, PatchEdges, MAX_LEVEL};
 use super::vd_frame::VdFrame;
 use super::vd_patch::{vd_patch_bounds, VdPatchRecord};
@@ -282,6 +282,9 @@ pub struct Prepared {
     pub top_depth: u32,
     /// Meshes whose middle level came from a [`MeshBuildCache`] instead of a build.
     pub meshes_reused: u32,
+    /// Kd-trees (`--accel kdtree`) whose words a [`KdTreeDevice`] built, this frame or when
+    /// the cache took them.
+    pub kdtrees_on_device: u32,
     /// Displaced meshes built again (moved or deformed) whose patches' reaches came from the
     /// cache: only their patch bounds and tree were built.
     pub vd_reaches_reused: u32,
@@ -428,6 +431,8 @@ struct MeshBuild {
     /// The primitives' boxes, when the backend builds this mesh's tree on the device (`wide`
     /// then holds zeroed room for it and `prim_refs` the references in primitive order).
     device_boxes: Option<Arc<Vec<Aabb>>>,
+    /// Whether a [`KdTreeDevice`] built `grid`'s kd-tree words (else the CPU twin did).
+    kdtree_on_device: bool,
 }
 
 /// A middle-level tree over primitive boxes: what [`build_tree`] makes.
@@ -441,6 +446,7 @@ struct Tree {
     depth: usize,
     bounds: Aabb,
     device_boxes: Option<Arc<Vec<Aabb>>>,
+    kdtree_on_device: bool,
 }
 
 impl From<Tree> for MeshBuild {
@@ -458,6 +464,7 @@ impl From<Tree> for MeshBuild {
             patch_seams: None,
             patch_reach: None,
             device_boxes: tree.device_boxes,
+            kdtree_on_device: tree.kdtree_on_device,
         }
     }
 }
@@ -488,6 +495,7 @@ fn build_mesh_level(
     mesh_index: usize,
     options: &PrepareOptions,
     reaches: &HashMap<u128, CachedReach>,
+    kdtree_device: Option<&dyn KdTreeDevice>,
 ) -> Result<MeshBuild, AccelError> {
     let mesh = &scene.meshes[mesh_index];
     let data = hierarchy_data(mesh);
@@ -567,7 +575,9 @@ fn build_mesh_level(
     } else {
         options
     };
-    let tree = build_tree(bounds, options, || format!("mesh \"{}\"", mesh.name))?;
+    let tree = build_tree(bounds, options, kdtree_device, || {
+        format!("mesh \"{}\"", mesh.name)
+    })?;
     Ok(MeshBuild {
         patch_bounds,
         patch_seams,
@@ -605,10 +615,11 @@ fn merged_build(
     scene: &Scene,
     set: &[u32],
     options: &PrepareOptions,
+    kdtree_device: Option<&dyn KdTreeDevice>,
 ) -> Result<MeshBuild, AccelError> {
     let boxes = merged_boxes(scene, set);
     to_u32("primitives in one mesh", boxes.len())?;
-    let tree = build_tree(boxes, options, || {
+    let tree = build_tree(boxes, options, kdtree_device, || {
         format!(
             "the merged tree of mesh \"{}\" and {} more",
             scene.meshes[set[0] as usize].name,
@@ -619,10 +630,12 @@ fn merged_build(
 }
 
 /// The tree of the layout and builder of `options` over one box per primitive; `tree` names it
-/// in errors.
+/// in errors. A kd-tree comes from `kdtree_device` when there is one and it builds (the twin's
+/// words), else from the CPU twin.
 fn build_tree(
     bounds: Vec<Aabb>,
     options: &PrepareOptions,
+    kdtree_device: Option<&dyn KdTreeDevice>,
     tree: impl Fn() -> String,
 ) -> Result<Tree, AccelError> {
     let layout = options.layout;
@@ -655,16 +668,34 @@ fn build_tree(
         });
     }
     if options.builder == BvhBuilder::Kdtree {
-        let build =
-            build_kdtree(&bounds).map_err(|e: KdTreeTooLarge| AccelError::KdTreeTooLarge {
-                tree: tree(),
-                words: e.words,
-                limit: e.limit,
-            })?;
+        let too_large = |e: KdTreeTooLarge| AccelError::KdTreeTooLarge {
+            tree: tree(),
+            words: e.words,
+            limit: e.limit,
+        };
+        let on_device = match kdtree_device.filter(|_| !bounds.is_empty()) {
+            Some(device) => match device.build_kdtree_words(&bounds) {
+                Ok(built) => Some(built.map_err(too_large)?),
+                Err(e) => {
+                    log::warn!(
+                        "{}: the device's kd-tree build failed ({e}); built on the CPU",
+                        tree()
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let kdtree_on_device = on_device.is_some();
+        let words = match on_device {
+            Some(words) => words,
+            None => build_kdtree(&bounds).map_err(too_large)?.words,
+        };
         return Ok(Tree {
-            grid: build.words,
+            grid: words,
             walk_flag: MESH_KDTREE,
             bounds: bounds.iter().fold(Aabb::EMPTY, |a, b| a.union(*b)),
+            kdtree_on_device,
             ..Tree::default()
         });
     }
@@ -732,6 +763,7 @@ fn build_tree(
         depth,
         bounds,
         device_boxes,
+        kdtree_on_device: false,
     })
 }
 
@@ -780,6 +812,18 @@ impl Prepared {
         scene: &Scene,
         options: &PrepareOptions,
         cache: &MeshBuildCache,
+    ) -> Result<Prepared, AccelError> {
+        Prepared::build_cached_on(scene, options, cache, None)
+    }
+
+    /// [`Prepared::build_cached`], with the kd-trees of `--accel kdtree` built by
+    /// `kdtree_device` (a GPU backend's, [`KdTreeDevice`]) where there is one: the same words
+    /// as the CPU twin's, which builds a tree the device fails on.
+    pub fn build_cached_on(
+        scene: &Scene,
+        options: &PrepareOptions,
+        cache: &MeshBuildCache,
+        kdtree_device: Option<&dyn KdTreeDevice>,
     ) -> Result<Prepared, AccelError> {
         let build_start = Instant::now();
         let mut out = Prepared {
@@ -842,7 +886,13 @@ impl Prepared {
                     _images: Vec::new(),
                 }),
                 None => Ok(CachedBuild {
-                    build: Arc::new(build_mesh_level(scene, m, options, &reaches)?),
+                    build: Arc::new(build_mesh_level(
+                        scene,
+                        m,
+                        options,
+                        &reaches,
+                        kdtree_device,
+                    )?),
                     _images: scene.meshes[m]
                         .displacement
                         .and_then(|id| scene.vdmaps.get(id as usize))
@@ -857,11 +907,14 @@ impl Prepared {
             .map(|(set, key)| match cached.get(key) {
                 Some(c) => Ok(c.clone()),
                 None => Ok(CachedBuild {
-                    build: Arc::new(merged_build(scene, set, options)?),
+                    build: Arc::new(merged_build(scene, set, options, kdtree_device)?),
                     _images: Vec::new(),
                 }),
             })
             .collect::<Result<_, AccelError>>()?;
+        out.kdtrees_on_device = (builds.iter().chain(&group_builds))
+            .filter(|b| b.build.kdtree_on_device)
+            .count() as u32;
         out.meshes_reused = (keys.iter().enumerate())
             .filter(|&(m, k)| !member[m] && cached.contains_key(k))
             .count() as u32
@@ -1851,6 +1904,7 @@ impl Prepared {
             kdtree_references: kdtrees
                 .map(|m| u64::from(self.grid_cells[m.node_offset as usize + 9]))
                 .sum(),
+            kdtrees_on_device: self.kdtrees_on_device as u64,
             top_depth: self.top_depth as u64,
             middle_depth_max: self.meshes.iter().map(|m| m.depth).max().unwrap_or(0) as u64,
             build_ms: self.total_build_ms,
@@ -1886,6 +1940,8 @@ pub struct BvhStats {
     /// leaves hold.
     pub kdtrees: u64,
     pub kdtree_references: u64,
+    /// Of those, the kd-trees a device built (`Prepared::kdtrees_on_device`).
+    pub kdtrees_on_device: u64,
     pub top_depth: u64,
     pub middle_depth_max: u64,
     pub build_ms: f64,
@@ -1902,7 +1958,7 @@ impl BvhStats {
     /// The named figures (`bvh/...`), the nodes and the memory in all included.
     pub fn entries(&self, out: &mut Vec<(String, f64)>) {
         let total: usize = self.memory.iter().map(|(_, b)| b).sum();
-        let figures: [(&str, f64); 23] = [
+        let figures: [(&str, f64); 24] = [
             ("instances", self.instances as f64),
             ("merged_instances", self.merged_instances as f64),
             ("meshes", self.meshes as f64),
@@ -1917,6 +1973,7 @@ impl BvhStats {
             ("grid_references", self.grid_references as f64),
             ("kdtrees", self.kdtrees as f64),
             ("kdtree_references", self.kdtree_references as f64),
+            ("kdtrees_on_device", self.kdtrees_on_device as f64),
             ("top_depth", self.top_depth as f64),
             ("middle_depth_max", self.middle_depth_max as f64),
             ("build_ms", self.build_ms),

@@ -431,6 +431,17 @@ fn build_small(items: &[Item], cell: Cell, depth: u32) -> SmallTree {
     }
 }
 
+/// A device that builds the kd-tree over a mesh's boxes to [`build_kdtree`]'s words (a GPU
+/// backend's `gpu::tri_kdtree`), which `Prepared::build_cached_on` asks instead of the twin.
+pub trait KdTreeDevice: Sync {
+    /// The words of `build_kdtree(boxes)` or its [`KdTreeTooLarge`]; `Err` with the reason
+    /// when the device could not build.
+    fn build_kdtree_words(
+        &self,
+        boxes: &[Aabb],
+    ) -> Result<Result<Vec<u32>, KdTreeTooLarge>, String>;
+}
+
 /// The most words a tree may take: every index fits in 30 bits.
 pub const MAX_WORDS: u64 = 1 << 30;
 

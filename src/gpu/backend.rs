@@ -30,7 +30,9 @@ use super::upload::{
 };
 use super::vd_pipeline::{VdFrameGpu, VdKernels};
 use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
+use crate::accel::aabb::Aabb;
 use crate::accel::photon_estimate::PhotonRecord;
+use crate::accel::tri_kdtree::{KdTreeDevice, KdTreeTooLarge};
 use crate::accel::{BvhLayout, Prepared};
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
@@ -66,10 +68,28 @@ pub struct GpuBackend {
     photons: Mutex<Option<Arc<PhotonKernels>>>,
     /// The kernels of the middle levels the device builds, compiled on first use.
     middle_build: Mutex<Option<Arc<MiddleBuildKernels>>>,
+    /// Held by the kd-tree build in progress ([`KdTreeDevice`]).
+    kdtree_builds: Mutex<()>,
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
     /// The last frames' shade-tree sizes: the next frame's levels take their room from them.
     tree_sizes: FrameHistory,
+}
+
+impl KdTreeDevice for GpuBackend {
+    /// One build at a time (`Prepared` builds its meshes on rayon's threads): each build's
+    /// levels wait for the device, and builds side by side would only contend for it.
+    fn build_kdtree_words(
+        &self,
+        boxes: &[Aabb],
+    ) -> Result<Result<Vec<u32>, KdTreeTooLarge>, String> {
+        let kernels = self.middle_build_kernels().map_err(|e| e.to_string())?;
+        // Only poisoned if a build panicked; the next one starts afresh.
+        let _one = self.kdtree_builds.lock().unwrap_or_else(|e| e.into_inner());
+        kernels
+            .kdtree_words(&self.ctx, &self.prims, boxes)
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// The shade-tree sizes of the last frames ([`TreeHistory`]), which the devices of one render
@@ -108,6 +128,7 @@ impl GpuBackend {
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             middle_build: Mutex::new(None),
+            kdtree_builds: Mutex::new(()),
             resident: Mutex::new(ResidentScene::default()),
             tree_sizes: FrameHistory::default(),
             core: GpuCore::new(ctx, prims?),
@@ -1043,6 +1064,10 @@ impl Backend for GpuBackend {
 
     fn builds_on_device(&self) -> bool {
         true
+    }
+
+    fn kdtree_device(&self) -> Option<&dyn KdTreeDevice> {
+        Some(self)
     }
 
     fn render_frame(

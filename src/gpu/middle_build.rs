@@ -20,8 +20,10 @@ use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
+use crate::accel::aabb::Aabb;
 use crate::accel::lbvh::lbvh_frame;
 use crate::accel::sah_build::SahVariant;
+use crate::accel::tri_kdtree::KdTreeTooLarge;
 use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
 use crate::accel::BvhBuilder;
@@ -33,6 +35,7 @@ use crate::gpu::lbvh::{box_words, LbvhBuilder};
 use crate::gpu::ploc::PlocBuilder;
 use crate::gpu::prims::Primitives;
 use crate::gpu::sah_build::SahBuilder;
+use crate::gpu::tri_kdtree::{KdTreeBuilder, SmallLogs};
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
 use crate::gpu::{GpuContext, GpuError, Kernel};
@@ -54,6 +57,9 @@ pub struct MiddleBuildKernels {
     ploc: OnceLock<PlocBuilder>,
     sah: OnceLock<SahBuilder>,
     grid: OnceLock<GridBuilder>,
+    /// Paper 002's kd-tree (`--accel kdtree`), which the backend builds for `Prepared` before
+    /// a frame ([`MiddleBuildKernels::kdtree_words`]), not into the resident arrays.
+    kdtree: OnceLock<KdTreeBuilder>,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
 }
@@ -81,9 +87,24 @@ impl MiddleBuildKernels {
             ploc: OnceLock::new(),
             sah: OnceLock::new(),
             grid: OnceLock::new(),
+            kdtree: OnceLock::new(),
             collapse: WideCollapse::new(ctx)?,
             leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
         })
+    }
+
+    /// The words of paper 002's kd-tree over `boxes`, built on the device (the CPU twin's
+    /// words, read back for `Prepared`), or the twin's error.
+    pub fn kdtree_words(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        boxes: &[Aabb],
+    ) -> Result<Result<Vec<u32>, KdTreeTooLarge>, GpuError> {
+        let builder = get_or_make(&self.kdtree, || KdTreeBuilder::new(ctx))?;
+        Ok(builder
+            .build_unclocked(ctx, prims, boxes, SmallLogs::Pooled)?
+            .map(|b| b.words))
     }
 
     /// Builds the trees of `builds` (device builds of `prepared`) into `buffers`.

@@ -226,6 +226,20 @@ impl KdTreeBuilder {
         logs: SmallLogs,
     ) -> Result<Result<GpuKdBuild, KdTreeTooLarge>, GpuError> {
         ctx.reset_clocks();
+        let built = self.build_unclocked(ctx, prims, boxes, logs)?;
+        let device_ms = ctx.read_device_clock()?.map(|c| c.device_ms);
+        Ok(built.map(|b| GpuKdBuild { device_ms, ..b }))
+    }
+
+    /// [`KdTreeBuilder::build_vec_with`] without the device clock (`device_ms` is `None`), so
+    /// that a build before a frame leaves the frame's clock alone.
+    pub fn build_unclocked(
+        &self,
+        ctx: &GpuContext,
+        prims: &Primitives,
+        boxes: &[Aabb],
+        logs: SmallLogs,
+    ) -> Result<Result<GpuKdBuild, KdTreeTooLarge>, GpuError> {
         let start = Instant::now();
         let (root_cell, margin, items) = root_items(boxes);
         if items.is_empty() {
@@ -610,10 +624,9 @@ impl KdTreeBuilder {
         ctx.submit([encoder.finish()]);
         let out: Vec<u32> = read_buffer(ctx, &words, words_needed as usize)?;
         let wall_ms = start.elapsed().as_secs_f64() * 1e3;
-        let device_ms = ctx.read_device_clock()?.map(|c| c.device_ms);
         Ok(Ok(GpuKdBuild {
             words: out,
-            device_ms,
+            device_ms: None,
             wall_ms,
             levels,
             depth,

@@ -69,6 +69,11 @@ pub trait Backend: Send + Sync {
     fn builds_on_device(&self) -> bool {
         false
     }
+    /// The device that builds `--accel kdtree`'s kd-trees for [`Prepared`] (to the CPU twin's
+    /// words), if the backend has one.
+    fn kdtree_device(&self) -> Option<&dyn crate::accel::tri_kdtree::KdTreeDevice> {
+        None
+    }
     /// Renders `scene` (already built into `prepared`) into a frame with the scene's film
     /// settings and the requested output layers.
     fn render_frame(
