@@ -15,6 +15,9 @@ const KT_MAX_DEPTH: u32 = 64u;
 const KT_EMPTY_CUT_FRACTION: f32 = 0.25;
 const KT_TRAVERSAL_COST: u32 = 1u;
 const KT_LEAF: u32 = 0xc0000000u;
+const KT_HEADER_WORDS: u32 = 16u;
+// A leaf in the small stage's logs (the other entries are the candidate a node split at).
+const KT_LOG_LEAF: u32 = 0xffffu;
 // Decision codes (tri_kdtree::Decision) and fate kinds (tri_kdtree::Fate).
 const KT_LEAF_CODE: u32 = 0u;
 const KT_SMALL_CODE: u32 = 1u;
@@ -51,4 +54,25 @@ fn kt_key(bits: u32) -> u32 {
 
 fn kt_unkey(key: u32) -> u32 {
     return key ^ select(0xffffffffu, 0x80000000u, (key & 0x80000000u) != 0u);
+}
+
+// A small root (small.wgsl, small_replay.wgsl): its cell, and where its items and its subtree
+// go.
+struct SmallRoot {
+    lo: vec4<f32>,
+    hi: vec4<f32>,
+    // (first item, items, depth, slot)
+    span: vec4<u32>,
+    // (node index of the subtree's node 1, first reference, 0, 0)
+    place: vec4<u32>,
+}
+
+// The mask of a small root's n items (n <= 64), two words.
+fn kt_all_items(n: u32) -> vec2<u32> {
+    if n < 32u {
+        return vec2<u32>((1u << n) - 1u, 0u);
+    } else if n < 64u {
+        return vec2<u32>(0xffffffffu, (1u << (n - 32u)) - 1u);
+    }
+    return vec2<u32>(0xffffffffu, 0xffffffffu);
 }

@@ -14,15 +14,6 @@
 // the leaves' references.
 //!include "kdtree_tri/common.wgsl"
 
-struct SmallRoot {
-    lo: vec4<f32>,
-    hi: vec4<f32>,
-    // (first item, items, depth, slot)
-    span: vec4<u32>,
-    // (node index of the subtree's node 1, first reference, 0, 0)
-    place: vec4<u32>,
-}
-
 struct Task {
     mask: vec2<u32>,
     depth: u32,
@@ -44,7 +35,6 @@ struct Task {
 
 // The most nodes a root's log holds (small_replay.wgsl), two a word.
 const KT_LOG_CAP: u32 = 1024u;
-const KT_LOG_LEAF: u32 = 0xffffu;
 var<workgroup> sh_log: array<u32, 512>;
 var<workgroup> wg_log_at: u32;
 //!endif
@@ -54,7 +44,6 @@ var<workgroup> wg_log_at: u32;
 
 const KT_CANDIDATES: u32 = 384u;
 const KT_NONE: u32 = 0xffffffffu;
-const KT_HEADER_WORDS: u32 = 16u;
 
 var<workgroup> sh_lo: array<vec4<f32>, KT_SMALL_NODE>;
 var<workgroup> sh_hi: array<vec4<f32>, KT_SMALL_NODE>;
@@ -156,12 +145,7 @@ fn main(inputs: Inputs) {
     }
 //!endif
     if t == 0u {
-        var all = vec2<u32>(0xffffffffu, 0xffffffffu);
-        if n < 32u {
-            all = vec2<u32>((1u << n) - 1u, 0u);
-        } else if n < 64u {
-            all = vec2<u32>(0xffffffffu, (1u << (n - 32u)) - 1u);
-        }
+        let all = kt_all_items(n);
         sh_stack[0] = Task(all, root.span.z, 0u, root.lo, root.hi);
         wg_sp = 1u;
         wg_state = vec4<u32>(1u, 0u, 0u, 0u);

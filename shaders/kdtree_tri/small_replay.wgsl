@@ -9,15 +9,6 @@
 // left in the pool) are skipped here and written by small.wgsl (WRITE).
 //!include "kdtree_tri/common.wgsl"
 
-struct SmallRoot {
-    lo: vec4<f32>,
-    hi: vec4<f32>,
-    // (first item, items, depth, slot)
-    span: vec4<u32>,
-    // (node index of the subtree's node 1, first reference, 0, 0)
-    place: vec4<u32>,
-}
-
 @group(0) @binding(0) var<uniform> params: KdBuildParams;
 @group(0) @binding(1) var<storage, read> roots: array<SmallRoot>;
 @group(0) @binding(2) var<storage, read> small_items: array<vec4<u32>>;
@@ -26,9 +17,7 @@ struct SmallRoot {
 @group(0) @binding(4) var<storage, read> log_words: array<u32>;
 @group(0) @binding(5) var<storage, read_write> words: array<u32>;
 
-const KT_LOG_LEAF: u32 = 0xffffu;
 const KT_REPLAY_WG: u32 = 64u;
-const KT_HEADER_WORDS: u32 = 16u;
 
 // A pending node: its mask of the root's items, and its index in the subtree.
 struct Pending {
@@ -45,12 +34,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let root = roots[r];
     let first = root.span.x;
     let n = root.span.y;
-    var all = vec2<u32>(0xffffffffu, 0xffffffffu);
-    if n < 32u {
-        all = vec2<u32>((1u << n) - 1u, 0u);
-    } else if n < 64u {
-        all = vec2<u32>(0xffffffffu, (1u << (n - 32u)) - 1u);
-    }
+    let all = kt_all_items(n);
     var stack: array<Pending, 66>;
     stack[0] = Pending(all, 0u);
     var sp = 1u;

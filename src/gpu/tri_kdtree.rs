@@ -68,7 +68,7 @@ struct DeviceNode {
     meta: [u32; 4],
 }
 
-/// A small root on the device (`SmallRoot` in `small.wgsl`).
+/// A small root on the device (`SmallRoot` in `kdtree_tri/common.wgsl`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
 struct DeviceRoot {
@@ -654,6 +654,23 @@ mod tests {
                 field("nodes", std::mem::offset_of!(KdBuildParams, nodes)),
                 field("roots", std::mem::offset_of!(KdBuildParams, roots)),
                 field("refs_at", std::mem::offset_of!(KdBuildParams, refs_at)),
+            ]
+        );
+    }
+
+    /// The host's small root has the size and field offsets of `SmallRoot` in the kernels.
+    #[test]
+    fn device_roots_match_their_wgsl_twin() {
+        let (span, offsets) = shader::struct_layout("kdtree_tri/small_replay.wgsl", "SmallRoot");
+        assert_eq!(span as usize, std::mem::size_of::<DeviceRoot>());
+        let field = |name: &str, offset: usize| (name.to_string(), offset as u32);
+        assert_eq!(
+            offsets,
+            vec![
+                field("lo", std::mem::offset_of!(DeviceRoot, lo)),
+                field("hi", std::mem::offset_of!(DeviceRoot, hi)),
+                field("span", std::mem::offset_of!(DeviceRoot, meta)),
+                field("place", std::mem::offset_of!(DeviceRoot, place)),
             ]
         );
     }
