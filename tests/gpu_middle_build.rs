@@ -259,3 +259,26 @@ fn a_deforming_mesh_gets_its_kdtree_from_the_gpu_every_frame_with_the_cpu_twins_
         assert!(bits(&frame) == bits(&twin_frame), "frame {n}");
     }
 }
+
+#[test]
+fn a_files_merged_parts_get_one_kdtree_from_the_gpu_with_the_cpu_twins_words() {
+    let Some(ctx) = test_context() else {
+        return;
+    };
+    let backend = GpuBackend::new(Arc::new(ctx)).unwrap();
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let file = caustica::load_scene(&root.join("scenes/cornell_mcguire.csc")).unwrap();
+    let mut scene = frame_scene(&file, 1);
+    scene.film.builder = Some(caustica::accel::BvhBuilder::Kdtree);
+    let on_device = caustica::prepare_for(&scene, &MeshBuildCache::default(), &[&backend]).unwrap();
+    let twin = caustica::accel::Prepared::build(
+        &scene,
+        &caustica::prepare_options_for(&scene, &[&backend]),
+    )
+    .unwrap();
+    let stats = on_device.stats();
+    assert!(stats.merged_instances > 1, "{stats:?}");
+    assert!(stats.kdtrees >= 1);
+    assert_eq!(stats.kdtrees_on_device, stats.kdtrees);
+    assert!(on_device.grid_cells == twin.grid_cells);
+}
