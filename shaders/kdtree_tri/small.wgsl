@@ -9,9 +9,9 @@
 // the decision at every node it visits (the candidate split at, or KT_LOG_LEAF; 16 bits each,
 // in visiting order) into a pool shared by the roots, for small_replay.wgsl; a root whose
 // subtree outgrows KT_LOG_CAP nodes, or finds no room left in the pool, is not logged. With
-// WRITE (the roots not logged) the host has placed the subtrees (roots[r].place: the node index of the subtree's node 1 and
-// the first reference, from the start of the references) and it writes the nodes' words and
-// the leaves' references.
+// WRITE (the roots not logged) the host has placed the subtrees (roots[r].place: the node
+// index of the subtree's node 1 and the first reference, from the start of the references)
+// and it writes the nodes' words and the leaves' references.
 //!include "kdtree_tri/common.wgsl"
 
 struct Task {
@@ -30,7 +30,7 @@ struct Task {
 // Per root: (the log's first word, 1 when the root was logged).
 @group(0) @binding(4) var<storage, read_write> logs: array<vec2<u32>>;
 @group(0) @binding(5) var<storage, read_write> log_words: array<u32>;
-// The pool's next free word (zeroed by the host).
+// The pool's next free word (0 from the host; 1 when the pool is none, so nothing fits).
 @group(0) @binding(6) var<storage, read_write> log_next: atomic<u32>;
 
 // The most nodes a root's log holds (small_replay.wgsl), two a word.
