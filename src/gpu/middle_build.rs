@@ -14,6 +14,10 @@
 //! still's later passes build none), each its own LBVH and all of them in one collapse; it then reads back the collapse's few
 //! state words once, to check the tree's depth against
 //! the traversal's stack and to count its nodes.
+//!
+//! The kernels also hold paper 002's kd-tree builder ([`crate::gpu::tri_kdtree`]), whose words
+//! `--accel kdtree` takes for [`Prepared`] before a frame, read back (`GpuBackend`'s
+//! `KdTreeDevice`): its levels need the host, so it does not build into the resident arrays.
 
 use std::sync::OnceLock;
 use std::time::Instant;
