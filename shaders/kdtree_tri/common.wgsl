@@ -42,6 +42,25 @@ struct LevelNode {
     span: vec4<u32>,
 }
 
+// The builtins of a kernel that works by workgroups (tight.wgsl, small.wgsl); with SUBGROUPS
+// also the subgroup's and the invocation's place in it.
+//!if SUBGROUPS
+struct KtGroupInputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+    @builtin(subgroup_id) sg_id: u32,
+    @builtin(subgroup_invocation_id) sg_lane: u32,
+    @builtin(num_subgroups) num_sg: u32,
+}
+//!else
+struct KtGroupInputs {
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32,
+}
+//!endif
+
 // The linear invocation index of a grid that may spill into y (`Kernel::grid_for`).
 fn kt_index(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * KT_WG_SIZE;

@@ -105,26 +105,9 @@ fn better(cost_b: u32, k_b: u32, cost_a: u32, k_a: u32) -> bool {
     return k_a == KT_NONE || cost_b < cost_a || (cost_b == cost_a && k_b < k_a);
 }
 
-//!if SUBGROUPS
-struct Inputs {
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-    @builtin(subgroup_id) sg_id: u32,
-    @builtin(subgroup_invocation_id) sg_lane: u32,
-    @builtin(num_subgroups) num_sg: u32,
-}
-//!else
-struct Inputs {
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) t: u32,
-}
-//!endif
-
 @compute @workgroup_size(KT_SMALL_NODE)
-fn main(inputs: Inputs) {
-    let t = inputs.t;
+fn main(inputs: KtGroupInputs) {
+    let t = inputs.lid;
     let r = inputs.wid.x + inputs.wid.y * inputs.nwg.x;
     if r >= params.roots {
         return;

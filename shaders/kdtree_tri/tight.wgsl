@@ -14,23 +14,8 @@
 var<workgroup> wg_box: array<atomic<u32>, 6>;
 var<workgroup> wg_nodes: vec2<u32>;
 
-//!if SUBGROUPS
-struct Inputs {
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-    @builtin(subgroup_invocation_id) sg_lane: u32,
-}
-//!else
-struct Inputs {
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) nwg: vec3<u32>,
-    @builtin(local_invocation_index) lid: u32,
-}
-//!endif
-
 @compute @workgroup_size(KT_WG_SIZE)
-fn main(inputs: Inputs) {
+fn main(inputs: KtGroupInputs) {
     let lid = inputs.lid;
     let first = (inputs.wid.x + inputs.wid.y * inputs.nwg.x) * KT_WG_SIZE;
     if first >= params.pairs {

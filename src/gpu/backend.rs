@@ -24,6 +24,7 @@ use super::photons::{MapSteps, PhotonKernels};
 use super::pool::GpuBuffer;
 use super::prims::{CountBuffer, Primitives};
 use super::tree_sizes::{TreeCounts, TreeHistory, TreeSizes};
+use super::tri_kdtree::{KdTreeBuilder, SmallLogs};
 use super::upload::{
     frame_params, grid_walk, one_instance_loop, upload_scene, FrameParams, ResidentScene,
     SceneBuffers,
@@ -33,6 +34,7 @@ use super::whitted::{pass_params, ShadeTrees, WhittedKernels};
 use crate::accel::aabb::Aabb;
 use crate::accel::photon_estimate::PhotonRecord;
 use crate::accel::tri_kdtree::{KdTreeDevice, KdTreeTooLarge};
+
 use crate::accel::{BvhLayout, Prepared};
 use crate::render::photons::{PhotonPass, PhotonPassStats};
 use crate::render::plan::{FramePlan, PassPlan, TILE_SIDE};
@@ -68,8 +70,9 @@ pub struct GpuBackend {
     photons: Mutex<Option<Arc<PhotonKernels>>>,
     /// The kernels of the middle levels the device builds, compiled on first use.
     middle_build: Mutex<Option<Arc<MiddleBuildKernels>>>,
-    /// Held by the kd-tree build in progress ([`KdTreeDevice`]).
-    kdtree_builds: Mutex<()>,
+    /// Paper 002's kd-tree builder for `Prepared` ([`KdTreeDevice`]), compiled on first use;
+    /// its lock is held by the build in progress.
+    kdtree: Mutex<Option<KdTreeBuilder>>,
     /// The scene's arrays, kept on the device from frame to frame.
     resident: Mutex<ResidentScene>,
     /// The last frames' shade-tree sizes: the next frame's levels take their room from them.
@@ -83,12 +86,14 @@ impl KdTreeDevice for GpuBackend {
         &self,
         boxes: &[Aabb],
     ) -> Result<Result<Vec<u32>, KdTreeTooLarge>, String> {
-        let kernels = self.middle_build_kernels().map_err(|e| e.to_string())?;
         // Only poisoned if a build panicked; the next one starts afresh.
-        let _one = self.kdtree_builds.lock().unwrap_or_else(|e| e.into_inner());
-        kernels
-            .kdtree_words(&self.ctx, &self.prims, boxes)
-            .map_err(|e| e.to_string())
+        let mut slot = self.kdtree.lock().unwrap_or_else(|e| e.into_inner());
+        if slot.is_none() {
+            *slot = Some(KdTreeBuilder::new(&self.ctx).map_err(|e| e.to_string())?);
+        }
+        let builder = slot.as_ref().expect("made above");
+        let built = builder.build_unclocked(&self.ctx, &self.prims, boxes, SmallLogs::Pooled);
+        Ok(built.map_err(|e| e.to_string())?.map(|b| b.words))
     }
 }
 
@@ -128,7 +133,7 @@ impl GpuBackend {
             vd: Mutex::new(None),
             photons: Mutex::new(None),
             middle_build: Mutex::new(None),
-            kdtree_builds: Mutex::new(()),
+            kdtree: Mutex::new(None),
             resident: Mutex::new(ResidentScene::default()),
             tree_sizes: FrameHistory::default(),
             core: GpuCore::new(ctx, prims?),

@@ -14,20 +14,14 @@
 //! still's later passes build none), each its own LBVH and all of them in one collapse; it then reads back the collapse's few
 //! state words once, to check the tree's depth against
 //! the traversal's stack and to count its nodes.
-//!
-//! The kernels also hold paper 002's kd-tree builder ([`crate::gpu::tri_kdtree`]), whose words
-//! `--accel kdtree` takes for [`Prepared`] before a frame, read back (`GpuBackend`'s
-//! `KdTreeDevice`): its levels need the host, so it does not build into the resident arrays.
 
 use std::sync::OnceLock;
 use std::time::Instant;
 
 use bytemuck::{Pod, Zeroable};
 
-use crate::accel::aabb::Aabb;
 use crate::accel::lbvh::lbvh_frame;
 use crate::accel::sah_build::SahVariant;
-use crate::accel::tri_kdtree::KdTreeTooLarge;
 use crate::accel::wide::WIDE_LEAF_MAX;
 use crate::accel::wide::WIDE_STACK_SIZE;
 use crate::accel::BvhBuilder;
@@ -39,7 +33,6 @@ use crate::gpu::lbvh::{box_words, LbvhBuilder};
 use crate::gpu::ploc::PlocBuilder;
 use crate::gpu::prims::Primitives;
 use crate::gpu::sah_build::SahBuilder;
-use crate::gpu::tri_kdtree::{KdTreeBuilder, SmallLogs};
 use crate::gpu::upload::SceneBuffers;
 use crate::gpu::wide_collapse::{CollapseJob, CollapseTarget, WideCollapse};
 use crate::gpu::{GpuContext, GpuError, Kernel};
@@ -61,9 +54,6 @@ pub struct MiddleBuildKernels {
     ploc: OnceLock<PlocBuilder>,
     sah: OnceLock<SahBuilder>,
     grid: OnceLock<GridBuilder>,
-    /// Paper 002's kd-tree (`--accel kdtree`), which the backend builds for `Prepared` before
-    /// a frame ([`MiddleBuildKernels::kdtree_words`]), not into the resident arrays.
-    kdtree: OnceLock<KdTreeBuilder>,
     collapse: WideCollapse,
     leaf_triangles: Kernel,
 }
@@ -91,24 +81,9 @@ impl MiddleBuildKernels {
             ploc: OnceLock::new(),
             sah: OnceLock::new(),
             grid: OnceLock::new(),
-            kdtree: OnceLock::new(),
             collapse: WideCollapse::new(ctx)?,
             leaf_triangles: Kernel::new(ctx, "bvh/leaf_triangles.wgsl", &[], Checks::Checked)?,
         })
-    }
-
-    /// The words of paper 002's kd-tree over `boxes`, built on the device (the CPU twin's
-    /// words, read back for `Prepared`), or the twin's error.
-    pub fn kdtree_words(
-        &self,
-        ctx: &GpuContext,
-        prims: &Primitives,
-        boxes: &[Aabb],
-    ) -> Result<Result<Vec<u32>, KdTreeTooLarge>, GpuError> {
-        let builder = get_or_make(&self.kdtree, || KdTreeBuilder::new(ctx))?;
-        Ok(builder
-            .build_unclocked(ctx, prims, boxes, SmallLogs::Pooled)?
-            .map(|b| b.words))
     }
 
     /// Builds the trees of `builds` (device builds of `prepared`) into `buffers`.

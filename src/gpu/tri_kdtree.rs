@@ -584,8 +584,8 @@ impl KdTreeBuilder {
             .map(|(root, _)| *root)
             .collect();
         let measured_again_roots = again.len() as u32;
+        params.refs_at = refs_at;
         if root_count > measured_again_roots {
-            params.refs_at = refs_at;
             let uniform = uniform_buffer(ctx, "kd-tree params", &params);
             let root_buffer = storage_buffer(ctx, "kd-tree small roots", &roots)?;
             self.run(
@@ -604,7 +604,6 @@ impl KdTreeBuilder {
             )?;
         }
         if measured_again_roots > 0 {
-            params.refs_at = refs_at;
             params.roots = measured_again_roots;
             let uniform = uniform_buffer(ctx, "kd-tree params", &params);
             let root_buffer = storage_buffer(ctx, "kd-tree small roots", &again)?;
@@ -641,37 +640,49 @@ mod tests {
     use super::*;
     use crate::gpu::shader;
 
+    /// The WGSL struct `name` of `path` has the host struct's `size` and, in order, the
+    /// fields `(WGSL name, host offset)`.
+    fn assert_wgsl_twin(path: &str, name: &str, size: usize, fields: &[(&str, usize)]) {
+        let (span, offsets) = shader::struct_layout(path, name);
+        assert_eq!(span as usize, size, "{name}");
+        let expected: Vec<(String, u32)> = fields
+            .iter()
+            .map(|&(field, offset)| (field.to_string(), offset as u32))
+            .collect();
+        assert_eq!(offsets, expected, "{name}");
+    }
+
     /// The host `KdBuildParams` has the size and field offsets naga reflects for its WGSL twin.
     #[test]
     fn kd_build_params_match_their_wgsl_twin() {
-        let (span, offsets) = shader::struct_layout("kdtree_tri/decide.wgsl", "KdBuildParams");
-        assert_eq!(span as usize, std::mem::size_of::<KdBuildParams>());
-        let field = |name: &str, offset: usize| (name.to_string(), offset as u32);
-        assert_eq!(
-            offsets,
-            vec![
-                field("pairs", std::mem::offset_of!(KdBuildParams, pairs)),
-                field("nodes", std::mem::offset_of!(KdBuildParams, nodes)),
-                field("roots", std::mem::offset_of!(KdBuildParams, roots)),
-                field("refs_at", std::mem::offset_of!(KdBuildParams, refs_at)),
-            ]
+        use std::mem::offset_of;
+        assert_wgsl_twin(
+            "kdtree_tri/decide.wgsl",
+            "KdBuildParams",
+            std::mem::size_of::<KdBuildParams>(),
+            &[
+                ("pairs", offset_of!(KdBuildParams, pairs)),
+                ("nodes", offset_of!(KdBuildParams, nodes)),
+                ("roots", offset_of!(KdBuildParams, roots)),
+                ("refs_at", offset_of!(KdBuildParams, refs_at)),
+            ],
         );
     }
 
     /// The host's small root has the size and field offsets of `SmallRoot` in the kernels.
     #[test]
     fn device_roots_match_their_wgsl_twin() {
-        let (span, offsets) = shader::struct_layout("kdtree_tri/small_replay.wgsl", "SmallRoot");
-        assert_eq!(span as usize, std::mem::size_of::<DeviceRoot>());
-        let field = |name: &str, offset: usize| (name.to_string(), offset as u32);
-        assert_eq!(
-            offsets,
-            vec![
-                field("lo", std::mem::offset_of!(DeviceRoot, lo)),
-                field("hi", std::mem::offset_of!(DeviceRoot, hi)),
-                field("span", std::mem::offset_of!(DeviceRoot, meta)),
-                field("place", std::mem::offset_of!(DeviceRoot, place)),
-            ]
+        use std::mem::offset_of;
+        assert_wgsl_twin(
+            "kdtree_tri/small_replay.wgsl",
+            "SmallRoot",
+            std::mem::size_of::<DeviceRoot>(),
+            &[
+                ("lo", offset_of!(DeviceRoot, lo)),
+                ("hi", offset_of!(DeviceRoot, hi)),
+                ("span", offset_of!(DeviceRoot, meta)),
+                ("place", offset_of!(DeviceRoot, place)),
+            ],
         );
     }
 
